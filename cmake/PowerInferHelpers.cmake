@@ -1,0 +1,55 @@
+# Shared CMake helpers.
+
+# pi_module(NAME SOURCES... [DEPS ...]) — one static library per engine folder,
+# so that each folder's dependencies are explicit and layering is checkable.
+function(pi_module name)
+  cmake_parse_arguments(ARG "" "" "SOURCES;DEPS" ${ARGN})
+  add_library(${name} STATIC ${ARG_SOURCES})
+  target_include_directories(${name} PUBLIC ${PROJECT_SOURCE_DIR}/engine ${PROJECT_SOURCE_DIR}/engine/include)
+  target_link_libraries(${name} PUBLIC ${ARG_DEPS})
+  pi_warnings(${name})
+endfunction()
+
+function(pi_warnings target)
+  if(MSVC)
+    target_compile_options(${target} PRIVATE /W4 /permissive-)
+  else()
+    target_compile_options(${target} PRIVATE -Wall -Wextra -Wno-unused-parameter)
+  endif()
+endfunction()
+
+# pi_qt_test(NAME SOURCES... [DEPS ...] [ENV ...]) — a Qt Test executable
+# registered with CTest, headless. Only for WITH_QT builds.
+function(pi_qt_test name)
+  cmake_parse_arguments(ARG "" "TIMEOUT" "SOURCES;DEPS;ENV" ${ARGN})
+  if(NOT WITH_QT)
+    return()
+  endif()
+  add_executable(${name} ${ARG_SOURCES})
+  target_link_libraries(${name} PRIVATE Qt6::Test ${ARG_DEPS})
+  target_compile_definitions(${name} PRIVATE
+    POWERINFER_SOURCE_DIR="${PROJECT_SOURCE_DIR}"
+    POWERINFER_BINARY_DIR="${PROJECT_BINARY_DIR}")
+  pi_warnings(${name})
+  add_test(NAME ${name} COMMAND ${name})
+  if(NOT ARG_TIMEOUT)
+    set(ARG_TIMEOUT 300)
+  endif()
+  set_tests_properties(${name} PROPERTIES TIMEOUT ${ARG_TIMEOUT}
+    ENVIRONMENT "QT_QPA_PLATFORM=offscreen;${ARG_ENV}")
+endfunction()
+
+# pi_plain_test(NAME SOURCES... [DEPS ...]) — a plain C++ test (no Qt) that
+# prints "N passed, N failed"; used where Qt is absent (the GPU machine).
+function(pi_plain_test name)
+  cmake_parse_arguments(ARG "" "TIMEOUT" "SOURCES;DEPS" ${ARGN})
+  add_executable(${name} ${ARG_SOURCES})
+  target_link_libraries(${name} PRIVATE ${ARG_DEPS})
+  target_compile_definitions(${name} PRIVATE POWERINFER_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
+  pi_warnings(${name})
+  add_test(NAME ${name} COMMAND ${name})
+  if(NOT ARG_TIMEOUT)
+    set(ARG_TIMEOUT 300)
+  endif()
+  set_tests_properties(${name} PROPERTIES TIMEOUT ${ARG_TIMEOUT})
+endfunction()

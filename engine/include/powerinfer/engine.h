@@ -1,0 +1,177 @@
+// The engine's public facade, shared by the CLI, the GUI and the server.
+// Qt-free. Errors a user can cause (bad file, bad option) are thrown as
+// powerinfer::EngineError with a message that says what to do; nothing here
+// aborts on bad input.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/error.h"
+
+namespace powerinfer {
+
+// The live knobs (docs/architecture.md, "Knobs"). Same keys in config.json.
+struct Tuning {
+    double hot_neuron_threshold = 0.85;
+    double predictor_threshold = 0.5;
+    int cache_window_size = 8;
+    int prefetch_depth = 2;
+    int chunk_size = 256;
+    std::vector<int> force_full_precision_layers;
+    int64_t vram_budget_mb = -1;  // -1 = auto
+    bool sparse = true;
+};
+
+struct LoadOptions {
+    std::filesystem::path model_path;
+    std::filesystem::path sidecar_path;  // empty: MODEL.powerinfer.gguf next to the model
+    int n_threads = 0;                   // 0: all cores
+    int n_ctx = 2048;                    // context length (capped by the model's)
+    std::string device = "auto";         // "auto", "cpu", "cuda:N"
+    Tuning tuning;
+    // Called with progress in [0,1]; return false to cancel (load throws
+    // LoadCancelled).
+    std::function<bool(float)> progress;
+};
+
+class LoadCancelled : public EngineError {
+public:
+    LoadCancelled() : EngineError("model load cancelled") {}
+};
+
+struct SamplingParams {
+    float temperature = 0.7f;  // 0 = greedy
+    int top_k = 40;            // 0 = off
+    float top_p = 0.95f;       // 1 = off
+    float min_p = 0.05f;       // 0 = off
+    float repeat_penalty = 1.0f;
+    int repeat_last_n = 64;
+    uint64_t seed = 0;  // 0: random
+};
+
+struct ChatMessage {
+    std::string role;  // "system", "user", "assistant"
+    std::string content;
+};
+
+struct GenerateRequest {
+    // Either a chat (formatted with the model's template and a generation
+    // prompt) or a raw prompt (used as is; BOS added per the model).
+    std::vector<ChatMessage> messages;
+    std::string prompt;
+    int max_tokens = 256;
+    SamplingParams sampling;
+    std::vector<std::string> stop;  // stop strings (not included in the output)
+    // Reuse the KV cache for a shared token prefix with the previous request
+    // (multi-turn chat only evaluates new tokens).
+    bool reuse_cache = true;
+};
+
+// Per-token metrics sample (cheap; collected always).
+struct TokenMetrics {
+    int64_t token_index = 0;
+    double token_ms = 0;           // wall time of this token
+    double predictor_ms = 0;       // sparse only
+    double device_ms = 0;          // hot part
+    double cpu_ms = 0;             // cold part
+    int64_t ffn_neurons_total = 0; // over all layers
+    int64_t active = 0;            // predicted active
+    int64_t hot_hits = 0;
+    int64_t cache_hits = 0;
+    int64_t cold_misses = 0;
+    double hit_rate() const { return active ? double(hot_hits + cache_hits) / double(active) : 0.0; }
+    double sparsity() const { return ffn_neurons_total ? 1.0 - double(active) / double(ffn_neurons_total) : 0.0; }
+    std::vector<float> layer_hit_rate;        // per layer (sparse only)
+    std::vector<float> layer_active_fraction; // per layer (sparse only)
+    double recall = -1;                       // validate mode sample, -1 if none
+};
+
+struct TokenEvent {
+    std::string piece;  // complete UTF-8 (may be empty while a character is pending)
+    int32_t token = -1;
+    TokenMetrics metrics;
+};
+
+enum class FinishReason { Length, Stop, Cancelled, ContextFull, Error };
+
+struct GenerateResult {
+    std::string text;
+    FinishReason finish = FinishReason::Length;
+    int prompt_tokens = 0;      // tokens in the prompt
+    int evaluated_prompt_tokens = 0;  // not served from the KV cache
+    int generated_tokens = 0;
+    double prompt_tokens_per_s = 0;
+    double decode_tokens_per_s = 0;
+    double time_to_first_token_ms = 0;
+    std::string notice;  // e.g. "context full: oldest tokens dropped"
+};
+
+// Memory by category, for the metrics panel and /metrics.
+struct MemoryReport {
+    std::string device_name;  // "CPU device (simulated budget)" or the GPU's name
+    bool simulated = true;
+    int64_t budget_bytes = 0;
+    int64_t dense_weights = 0, hot_neurons = 0, neuron_cache = 0, kv_cache = 0, predictors = 0;
+    int64_t host_weights = 0;  // what stays in RAM
+};
+
+struct ModelInfo {
+    std::string architecture;   // e.g. "llama"
+    std::string name;
+    std::string quant;          // dominant weight type, e.g. "Q4_1"
+    int64_t n_params = 0;
+    int64_t file_bytes = 0;
+    int n_layers = 0, n_embd = 0, n_ff = 0, n_head = 0, n_head_kv = 0, n_vocab = 0;
+    int n_ctx_train = 0, n_ctx = 0;
+    std::string chat_template_name;  // recognised template ("chatml", ...)
+    std::string template_warning;    // non-empty if we fell back to ChatML
+    bool has_sidecar = false;
+    std::string sparse_status;       // "sparse: ..." or why it runs dense
+    std::string device;              // where it runs
+};
+
+class Engine {
+public:
+    // Throws EngineError (missing file, not a GGUF, unsupported architecture,
+    // corrupt data) or LoadCancelled.
+    static std::unique_ptr<Engine> load(const LoadOptions& options);
+    virtual ~Engine() = default;
+
+    virtual const ModelInfo& info() const = 0;
+
+    // Generates until max_tokens, EOS/EOT, a stop string, or cancel becomes
+    // true (checked between tokens; the partial text is returned). on_token
+    // may be null. Throws EngineError only for invalid requests.
+    virtual GenerateResult generate(const GenerateRequest& request,
+                                    const std::function<void(const TokenEvent&)>& on_token,
+                                    const std::atomic<bool>* cancel = nullptr) = 0;
+
+    // Formats messages with the model's chat template (with generation prompt).
+    virtual std::string format_chat(const std::vector<ChatMessage>& messages) const = 0;
+    virtual std::vector<int32_t> tokenize(const std::string& text, bool add_special) const = 0;
+    virtual std::string detokenize(const std::vector<int32_t>& tokens) const = 0;
+
+    // Live knobs: applied before the next token, no reload.
+    virtual void set_tuning(const Tuning& tuning) = 0;
+    virtual Tuning tuning() const = 0;
+    virtual TokenMetrics last_metrics() const = 0;
+    virtual MemoryReport memory() const = 0;
+    // Drops the KV cache (a new conversation).
+    virtual void reset() = 0;
+};
+
+// Per-model config.json (same keys as the knobs). Missing file → defaults.
+// Malformed JSON throws EngineError naming the file and the problem.
+Tuning load_tuning(const std::filesystem::path& config_json);
+void save_tuning(const std::filesystem::path& config_json, const Tuning& tuning);
+
+std::string version_string();
+
+}  // namespace powerinfer
