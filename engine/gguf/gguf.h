@@ -29,8 +29,19 @@ public:
 
 // GGUF metadata value type ids (gguf_type in the spec).
 enum class ValueType : uint32_t {
-    UINT8 = 0, INT8 = 1, UINT16 = 2, INT16 = 3, UINT32 = 4, INT32 = 5, FLOAT32 = 6,
-    BOOL = 7, STRING = 8, ARRAY = 9, UINT64 = 10, INT64 = 11, FLOAT64 = 12,
+    UINT8 = 0,
+    INT8 = 1,
+    UINT16 = 2,
+    INT16 = 3,
+    UINT32 = 4,
+    INT32 = 5,
+    FLOAT32 = 6,
+    BOOL = 7,
+    STRING = 8,
+    ARRAY = 9,
+    UINT64 = 10,
+    INT64 = 11,
+    FLOAT64 = 12,
 };
 
 struct Value;
@@ -39,7 +50,12 @@ struct Value;
 struct Array {
     ValueType elem_type = ValueType::UINT8;
     std::vector<Value> items;
+
+    bool operator==(const Array&) const = default;
 };
+
+// "uint8", "string", "array", ...; "unknown" for ids outside the enum.
+std::string_view value_type_name(ValueType t);
 
 struct Value {
     ValueType type = ValueType::UINT8;
@@ -54,14 +70,21 @@ struct Value {
     const std::string* as_string() const;
     const Array* as_array() const;
 
+    static Value u8(uint8_t x);
+    static Value i8(int8_t x);
+    static Value u16(uint16_t x);
+    static Value i16(int16_t x);
     static Value u32(uint32_t x);
     static Value i32(int32_t x);
     static Value u64(uint64_t x);
+    static Value i64(int64_t x);
     static Value f32(float x);
     static Value f64(double x);
     static Value boolean(bool x);
     static Value str(std::string s);
     static Value array(ValueType elem, std::vector<Value> items);
+
+    bool operator==(const Value&) const = default;
 };
 
 struct TensorInfo {
