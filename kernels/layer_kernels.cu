@@ -1,0 +1,189 @@
+// Norms, RoPE, elementwise ops and one-token attention for decode layers that
+// run wholly on the GPU (attention, dense layers under layer offload).
+#include <cuda_runtime.h>
+
+#include <cmath>
+#include <string>
+
+#include "cuda_ops.h"
+#include "quant_dot.cuh"
+
+namespace powerinfer::cuda {
+namespace {
+
+__global__ void rms_norm_kernel(const float* x, const float* w, float* y, int64_t n, float eps) {
+    __shared__ float partial[32];
+    float s = 0.f;
+    for (int64_t i = threadIdx.x; i < n; i += blockDim.x) s += x[i] * x[i];
+    s = warp_sum(s);
+    if ((threadIdx.x & 31) == 0) partial[threadIdx.x >> 5] = s;
+    __syncthreads();
+    if (threadIdx.x < 32) {
+        float v = threadIdx.x < (blockDim.x >> 5) ? partial[threadIdx.x] : 0.f;
+        v = warp_sum(v);
+        if (threadIdx.x == 0) partial[0] = v;
+    }
+    __syncthreads();
+    const float scale = rsqrtf(partial[0] / float(n) + eps);
+    for (int64_t i = threadIdx.x; i < n; i += blockDim.x) y[i] = x[i] * scale * w[i];
+}
+
+__global__ void add_kernel(float* y, const float* x, int64_t n) {
+    const int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+    if (i < n) y[i] += x[i];
+}
+
+__global__ void act_mul_kernel(const float* g, const float* u, float* h, int64_t n, bool relu) {
+    const int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+    if (i < n) h[i] = (relu ? fmaxf(g[i], 0.f) : g[i] / (1.f + __expf(-g[i]))) * u[i];
+}
+
+__global__ void bias_act_kernel(float* v, const float* bias, int64_t n, int act) {
+    const int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    float x = v[i] + (bias ? bias[i] : 0.f);
+    v[i] = act == 1 ? fmaxf(x, 0.f) : x;
+}
+
+__global__ void rope_kernel(float* v, int64_t head_dim, int64_t pos, float freq_base, bool neox) {
+    float* head = v + int64_t(blockIdx.x) * head_dim;
+    const int64_t half = head_dim / 2;
+    for (int64_t i = threadIdx.x; i < half; i += blockDim.x) {
+        const float theta = float(pos) * powf(freq_base, -2.f * float(i) / float(head_dim));
+        float c, s;
+        sincosf(theta, &s, &c);
+        const int64_t a = neox ? i : 2 * i;
+        const int64_t b = neox ? i + half : 2 * i + 1;
+        const float x0 = head[a], x1 = head[b];
+        head[a] = x0 * c - x1 * s;
+        head[b] = x0 * s + x1 * c;
+    }
+}
+
+// One block per head: scores over all positions, softmax, weighted V sum.
+__global__ void attention_kernel(const float* q, const float* k_cache, const float* v_cache,
+                                 float* out, int64_t n_head_kv, int64_t head_dim, int64_t n_past,
+                                 int64_t group, float* scores_all) {
+    const int64_t h = blockIdx.x;
+    const int64_t kvh = h / group;
+    const int64_t n = n_past + 1;
+    const int64_t kv_stride = n_head_kv * head_dim;
+    float* scores = scores_all + h * n;
+    const float* qh = q + h * head_dim;
+    const float scale = rsqrtf(float(head_dim));
+    const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, warps = blockDim.x >> 5;
+    for (int64_t t = warp; t < n; t += warps) {
+        const float* kt = k_cache + t * kv_stride + kvh * head_dim;
+        float s = 0.f;
+        for (int64_t d = lane; d < head_dim; d += 32) s += qh[d] * kt[d];
+        s = warp_sum(s);
+        if (lane == 0) scores[t] = s * scale;
+    }
+    __syncthreads();
+    __shared__ float red[32];
+    float m = -INFINITY;
+    for (int64_t t = threadIdx.x; t < n; t += blockDim.x) m = fmaxf(m, scores[t]);
+    for (int o = 16; o > 0; o >>= 1) m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, o));
+    if (lane == 0) red[warp] = m;
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        float mm = red[0];
+        for (int w = 1; w < warps; ++w) mm = fmaxf(mm, red[w]);
+        red[0] = mm;
+    }
+    __syncthreads();
+    m = red[0];
+    __syncthreads();
+    float sum = 0.f;
+    for (int64_t t = threadIdx.x; t < n; t += blockDim.x) {
+        const float e = __expf(scores[t] - m);
+        scores[t] = e;
+        sum += e;
+    }
+    sum = warp_sum(sum);
+    if (lane == 0) red[warp] = sum;
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        float ss = 0.f;
+        for (int w = 0; w < warps; ++w) ss += red[w];
+        red[0] = ss;
+    }
+    __syncthreads();
+    const float inv = 1.f / red[0];
+    for (int64_t d = threadIdx.x; d < head_dim; d += blockDim.x) {
+        float acc = 0.f;
+        for (int64_t t = 0; t < n; ++t) acc += scores[t] * v_cache[t * kv_stride + kvh * head_dim + d];
+        out[h * head_dim + d] = acc * inv;
+    }
+}
+
+unsigned blocks_for(int64_t n, int threads) { return unsigned((n + threads - 1) / threads); }
+
+}  // namespace
+
+DeviceProbe probe_device(int ordinal) {
+    DeviceProbe p;
+    int count = 0;
+    const cudaError_t err = cudaGetDeviceCount(&count);
+    if (err != cudaSuccess || count <= ordinal) {
+        cudaGetLastError();
+        p.reason = err == cudaSuccess ? "no CUDA device: running on CPU"
+                                      : std::string("no CUDA device (") + cudaGetErrorString(err) +
+                                            "): running on CPU";
+        return p;
+    }
+    cudaDeviceProp prop{};
+    if (cudaGetDeviceProperties(&prop, ordinal) != cudaSuccess || cudaSetDevice(ordinal) != cudaSuccess) {
+        p.reason = "CUDA device " + std::to_string(ordinal) + " could not be opened: running on CPU";
+        cudaGetLastError();
+        return p;
+    }
+    size_t free_b = 0, total_b = 0;
+    if (cudaMemGetInfo(&free_b, &total_b) != cudaSuccess) {
+        p.reason = "CUDA device memory could not be queried: running on CPU";
+        cudaGetLastError();
+        return p;
+    }
+    p.available = true;
+    p.name = prop.name;
+    p.total_bytes = int64_t(total_b);
+    p.free_bytes = int64_t(free_b);
+    p.compute_capability = prop.major * 10 + prop.minor;
+    return p;
+}
+
+void rms_norm(const float* x, const float* w, float* y, int64_t n, float eps, cudaStream_t s) {
+    rms_norm_kernel<<<1, 512, 0, s>>>(x, w, y, n, eps);
+}
+
+void add_inplace(float* y, const float* x, int64_t n, cudaStream_t s) {
+    add_kernel<<<blocks_for(n, 256), 256, 0, s>>>(y, x, n);
+}
+
+void act_mul(const float* g, const float* u, float* h, int64_t n, bool relu, cudaStream_t s) {
+    act_mul_kernel<<<blocks_for(n, 256), 256, 0, s>>>(g, u, h, n, relu);
+}
+
+void bias_act(float* v, const float* bias, int64_t n, int act, cudaStream_t s) {
+    bias_act_kernel<<<blocks_for(n, 256), 256, 0, s>>>(v, bias, n, act);
+}
+
+void rope(float* v, int64_t n_head, int64_t head_dim, int64_t pos, float freq_base, bool neox,
+          cudaStream_t s) {
+    rope_kernel<<<unsigned(n_head), 64, 0, s>>>(v, head_dim, pos, freq_base, neox);
+}
+
+void attention_decode(const float* q, const float* k_cache, const float* v_cache, float* out,
+                      int64_t n_head, int64_t n_head_kv, int64_t head_dim, int64_t n_past,
+                      float* scores_scratch, cudaStream_t s) {
+    attention_kernel<<<unsigned(n_head), 256, 0, s>>>(q, k_cache, v_cache, out, n_head_kv,
+                                                      head_dim, n_past, n_head / n_head_kv,
+                                                      scores_scratch);
+}
+
+std::string last_error() {
+    const cudaError_t e = cudaGetLastError();
+    return e == cudaSuccess ? std::string() : std::string(cudaGetErrorString(e));
+}
+
+}  // namespace powerinfer::cuda

@@ -1,0 +1,149 @@
+// Device-side quantized dot products, bit-compatible with the GGUF block
+// formats (engine/tensor is the CPU reference). Every type is walked in
+// "units" of 32 elements so that one warp can spread a row over its lanes the
+// same way for all types: a 32-element block is one unit; a 256-element
+// K-quant super-block is eight.
+#pragma once
+
+#include <cuda_fp16.h>
+
+#include <cstdint>
+
+namespace powerinfer::cuda {
+
+__device__ __forceinline__ float load_half(const uint8_t* p) {
+    uint16_t bits = static_cast<uint16_t>(p[0] | (p[1] << 8));
+    return __half2float(__ushort_as_half(bits));
+}
+
+// Type ids as in GgmlType (engine/common/ggml_types.h).
+enum : uint32_t {
+    kF32 = 0, kF16 = 1, kQ4_0 = 2, kQ4_1 = 3, kQ5_0 = 6, kQ5_1 = 7, kQ8_0 = 8,
+    kQ4_K = 12, kQ5_K = 13, kQ6_K = 14, kBF16 = 30,
+};
+
+__device__ __forceinline__ void k_scale_min(int j, const uint8_t* q, int& d, int& m) {
+    if (j < 4) {
+        d = q[j] & 63;
+        m = q[j + 4] & 63;
+    } else {
+        d = (q[j + 4] & 0xF) | ((q[j - 4] >> 6) << 4);
+        m = (q[j + 4] >> 4) | ((q[j] >> 6) << 4);
+    }
+}
+
+// Dot of unit `u` (elements 32u..32u+31) of a row with x (already offset to
+// the row start).
+template <uint32_t T>
+__device__ __forceinline__ float unit_dot(const uint8_t* row, int u, const float* x) {
+    const float* xs = x + 32 * u;
+    float acc = 0.f;
+    if constexpr (T == kF32) {
+        const float* w = reinterpret_cast<const float*>(row) + 32 * u;
+#pragma unroll
+        for (int i = 0; i < 32; ++i) acc += w[i] * xs[i];
+    } else if constexpr (T == kF16) {
+        const __half* w = reinterpret_cast<const __half*>(row) + 32 * u;
+#pragma unroll
+        for (int i = 0; i < 32; ++i) acc += __half2float(w[i]) * xs[i];
+    } else if constexpr (T == kBF16) {
+        const uint16_t* w = reinterpret_cast<const uint16_t*>(row) + 32 * u;
+#pragma unroll
+        for (int i = 0; i < 32; ++i) acc += __uint_as_float(uint32_t(w[i]) << 16) * xs[i];
+    } else if constexpr (T == kQ4_0) {
+        const uint8_t* b = row + 18 * u;
+        const float d = load_half(b);
+        const uint8_t* qs = b + 2;
+#pragma unroll
+        for (int i = 0; i < 16; ++i)
+            acc += (float((qs[i] & 0xF) - 8) * xs[i]) + (float((qs[i] >> 4) - 8) * xs[i + 16]);
+        acc *= d;
+    } else if constexpr (T == kQ4_1) {
+        const uint8_t* b = row + 20 * u;
+        const float d = load_half(b), m = load_half(b + 2);
+        const uint8_t* qs = b + 4;
+        float sx = 0.f;
+#pragma unroll
+        for (int i = 0; i < 16; ++i) {
+            acc += float(qs[i] & 0xF) * xs[i] + float(qs[i] >> 4) * xs[i + 16];
+            sx += xs[i] + xs[i + 16];
+        }
+        acc = acc * d + sx * m;
+    } else if constexpr (T == kQ5_0 || T == kQ5_1) {
+        constexpr bool has_min = (T == kQ5_1);
+        const uint8_t* b = row + (has_min ? 24 : 22) * u;
+        const float d = load_half(b);
+        const float m = has_min ? load_half(b + 2) : 0.f;
+        const uint8_t* qhp = b + (has_min ? 4 : 2);
+        const uint32_t qh = uint32_t(qhp[0]) | (uint32_t(qhp[1]) << 8) | (uint32_t(qhp[2]) << 16) |
+                            (uint32_t(qhp[3]) << 24);
+        const uint8_t* qs = qhp + 4;
+        const int off = has_min ? 0 : 16;
+        float sx = 0.f;
+#pragma unroll
+        for (int i = 0; i < 16; ++i) {
+            const int x0 = ((qs[i] & 0xF) | (((qh >> i) << 4) & 0x10)) - off;
+            const int x1 = ((qs[i] >> 4) | ((qh >> (i + 12)) & 0x10)) - off;
+            acc += float(x0) * xs[i] + float(x1) * xs[i + 16];
+            sx += xs[i] + xs[i + 16];
+        }
+        acc = acc * d + sx * m;
+    } else if constexpr (T == kQ4_K || T == kQ5_K) {
+        constexpr bool five = (T == kQ5_K);
+        const uint8_t* b = row + (five ? 176 : 144) * (u >> 3);
+        const int j = u & 7;
+        const float d = load_half(b), dmin = load_half(b + 2);
+        const uint8_t* scales = b + 4;
+        const uint8_t* qh = b + 16;
+        const uint8_t* qs = b + (five ? 48 : 16) + 32 * (j >> 1);
+        int sc, mn;
+        k_scale_min(j, scales, sc, mn);
+        const int shift = (j & 1) ? 4 : 0;
+        float sx = 0.f;
+#pragma unroll
+        for (int i = 0; i < 32; ++i) {
+            int q = (qs[i] >> shift) & 0xF;
+            if constexpr (five) q += ((qh[i] >> j) & 1) << 4;
+            acc += float(q) * xs[i];
+            sx += xs[i];
+        }
+        acc = d * float(sc) * acc - dmin * float(mn) * sx;
+    } else if constexpr (T == kQ6_K) {
+        const uint8_t* b = row + 210 * (u >> 3);
+        const int j = u & 7, n = j >> 2, k = j & 3;
+        const uint8_t* ql = b + 64 * n + (k & 1) * 32;
+        const uint8_t* qh = b + 128 + 32 * n;
+        const int8_t* sc = reinterpret_cast<const int8_t*>(b + 192) + 8 * n + 2 * k;
+        const float d = load_half(b + 208);
+        const int qshift = (k >= 2) ? 4 : 0;
+        float a0 = 0.f, a1 = 0.f;
+#pragma unroll
+        for (int i = 0; i < 32; ++i) {
+            const int q = (((ql[i] >> qshift) & 0xF) | (((qh[i] >> (2 * k)) & 3) << 4)) - 32;
+            if (i < 16)
+                a0 += float(q) * xs[i];
+            else
+                a1 += float(q) * xs[i];
+        }
+        acc = d * (float(sc[0]) * a0 + float(sc[1]) * a1);
+    }
+    return acc;
+}
+
+__device__ __forceinline__ float warp_sum(float v) {
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+    return v;
+}
+
+// One warp computes the dot of a whole row (cols elements) with x.
+template <uint32_t T>
+__device__ __forceinline__ float warp_row_dot(const uint8_t* row, int64_t cols, const float* x) {
+    const int lane = threadIdx.x & 31;
+    const int units = static_cast<int>(cols / 32);
+    float acc = 0.f;
+    for (int u = lane; u < units; u += 32) acc += unit_dot<T>(row, u, x);
+    return warp_sum(acc);
+}
+
+}  // namespace powerinfer::cuda
