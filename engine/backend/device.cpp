@@ -1,0 +1,62 @@
+#include "backend/device.h"
+
+#include <string>
+
+namespace powerinfer::backend {
+
+std::string_view mem_category_name(MemCategory c) {
+    switch (c) {
+        case MemCategory::DenseWeights:
+            return "dense_weights";
+        case MemCategory::HotNeurons:
+            return "hot_neurons";
+        case MemCategory::NeuronCache:
+            return "neuron_cache";
+        case MemCategory::KvCache:
+            return "kv_cache";
+        case MemCategory::Predictors:
+            return "predictors";
+        case MemCategory::Scratch:
+            return "scratch";
+    }
+    return "unknown";
+}
+
+int64_t DeviceMemoryInfo::used_total() const {
+    int64_t total = 0;
+    for (int64_t u : used) total += u;
+    return total;
+}
+
+NeuronFormat make_neuron_format(int64_t n_embd, int64_t n_ff, GgmlType gate_type, GgmlType up_type,
+                                GgmlType down_type, FfnActivation activation) {
+    auto row = [&](GgmlType t, const char* what) -> int64_t {
+        auto bytes = ggml_row_bytes(t, static_cast<uint64_t>(n_embd));
+        if (n_embd <= 0 || !bytes) {
+            throw EngineError(std::string("FFN ") + what + " rows of " + std::to_string(n_embd) +
+                              " elements do not fit type " + std::string(ggml_type_name(t)));
+        }
+        return static_cast<int64_t>(*bytes);
+    };
+    if (down_type != GgmlType::F32 && down_type != GgmlType::F16) {
+        throw EngineError("the neuron-major down copy must be F32 or F16");
+    }
+    NeuronFormat f;
+    f.n_embd = n_embd;
+    f.n_ff = n_ff;
+    f.gate_type = gate_type;
+    f.up_type = up_type;
+    f.down_type = down_type;
+    f.gate_row_bytes = row(gate_type, "gate");
+    f.up_row_bytes = row(up_type, "up");
+    f.down_col_bytes = row(down_type, "down");
+    f.activation = activation;
+    return f;
+}
+
+int64_t PredictorWeights::bytes() const {
+    const int64_t elem = type == GgmlType::F16 ? 2 : 4;
+    return (rank * n_embd + n_ff * rank) * elem + (rank + n_ff) * 4;
+}
+
+}  // namespace powerinfer::backend

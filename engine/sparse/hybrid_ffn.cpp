@@ -1,0 +1,559 @@
+#include "sparse/hybrid_ffn.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstring>
+
+#include "gguf/gguf.h"
+#include "tensor/matmul.h"
+#include "tensor/ops.h"
+
+namespace powerinfer::sparse {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double ms_since(Clock::time_point t0) {
+    return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+}
+
+// Per-neuron probabilities p_k = min(1, c (k+1)^-s) over hot-first ranks,
+// with c chosen so that sum p_k = active_fraction * n (bisection).
+std::vector<float> zipf_probabilities(int64_t n, double s, double active_fraction) {
+    std::vector<float> p(static_cast<size_t>(n));
+    const double want = std::clamp(active_fraction, 0.0, 1.0) * static_cast<double>(n);
+    double lo = 0, hi = 1;
+    auto total = [&](double c) {
+        double t = 0;
+        for (int64_t k = 0; k < n; ++k) t += std::min(1.0, c * std::pow(double(k + 1), -s));
+        return t;
+    };
+    while (total(hi) < want && hi < 1e30) hi *= 2;
+    for (int it = 0; it < 60; ++it) {
+        const double mid = 0.5 * (lo + hi);
+        (total(mid) < want ? lo : hi) = mid;
+    }
+    for (int64_t k = 0; k < n; ++k) {
+        p[static_cast<size_t>(k)] =
+            static_cast<float>(std::min(1.0, hi * std::pow(double(k + 1), -s)));
+    }
+    return p;
+}
+
+}  // namespace
+
+struct HybridFfn::LayerState {
+    backend::NeuronSource src;
+    std::vector<uint8_t> down_t;       // neuron-major down copy (n_ff rows of n_embd)
+    std::vector<float> down_norm;      // ||down column j|| (for validation's activity test)
+    std::vector<int32_t> last_active;  // token index a neuron was last active/staged; -1 never
+    std::vector<int32_t> cached;       // ids resident as NeuronCache
+    std::vector<float> zipf_p;         // synthetic activity, by hot-first rank
+    int64_t hot_count = 0;
+    // Per-token counters.
+    int64_t active = 0, hot_hits = 0, cache_hits = 0, cold_misses = 0;
+};
+
+HybridFfn::HybridFfn(tensor::ThreadPool& pool, std::vector<model::FfnWeights> layers,
+                     Sidecar sidecar, std::unique_ptr<backend::Device> device,
+                     model::FfnExecutor& dense, const Tuning& tuning, const HybridOptions& options)
+    : pool_(pool),
+      weights_(std::move(layers)),
+      sidecar_(std::move(sidecar)),
+      device_(std::move(device)),
+      dense_(dense),
+      opt_(options),
+      rng_(options.seed),
+      tuning_(tuning) {
+    const int64_t nl = static_cast<int64_t>(weights_.size());
+    if (nl != sidecar_.n_layer || nl == 0 || weights_[0].gate.cols != sidecar_.n_embd ||
+        weights_[0].gate.rows != sidecar_.n_ff) {
+        throw SidecarError("sidecar shape (" + std::to_string(sidecar_.n_layer) + " layers, " +
+                           std::to_string(sidecar_.n_embd) + "x" + std::to_string(sidecar_.n_ff) +
+                           ") does not match the model; recalibrate with "
+                           "`powerinfer-calibrate -m MODEL`");
+    }
+    const int64_t n_embd = sidecar_.n_embd, n_ff = sidecar_.n_ff;
+    const auto down_row = ggml_row_bytes(opt_.down_type, static_cast<uint64_t>(n_embd));
+    if (!down_row) throw EngineError("n_embd does not fit the neuron-major down type");
+    std::vector<backend::NeuronFormat> formats;
+    std::vector<float> col(static_cast<size_t>(n_embd)), row(static_cast<size_t>(n_ff));
+    for (int64_t l = 0; l < nl; ++l) {
+        const model::FfnWeights& w = weights_[static_cast<size_t>(l)];
+        auto st = std::make_unique<LayerState>();
+        // Neuron-major down: dequantize each row of ffn_down (one output
+        // dimension over all neurons) and scatter it into the columns.
+        std::vector<float> t(static_cast<size_t>(n_ff * n_embd));
+        for (int64_t i = 0; i < n_embd; ++i) {
+            tensor::dequantize_row(w.down.type, w.down.row(i), row.data(), n_ff);
+            for (int64_t j = 0; j < n_ff; ++j)
+                t[static_cast<size_t>(j * n_embd + i)] = row[static_cast<size_t>(j)];
+        }
+        st->down_norm.resize(static_cast<size_t>(n_ff));
+        st->down_t.resize(static_cast<size_t>(n_ff) * *down_row);
+        for (int64_t j = 0; j < n_ff; ++j) {
+            const float* c = t.data() + j * n_embd;
+            double s = 0;
+            for (int64_t i = 0; i < n_embd; ++i) s += double(c[i]) * c[i];
+            st->down_norm[static_cast<size_t>(j)] = static_cast<float>(std::sqrt(s));
+            uint8_t* dst = st->down_t.data() + static_cast<size_t>(j) * *down_row;
+            if (opt_.down_type == GgmlType::F32) {
+                std::memcpy(dst, c, static_cast<size_t>(n_embd) * 4);
+            } else {
+                tensor::quantize_row_ref(opt_.down_type, c, dst, n_embd);
+            }
+        }
+        st->src.gate = w.gate;
+        st->src.up = w.up;
+        st->src.down_t = {opt_.down_type, st->down_t.data(), n_ff, n_embd, *down_row};
+        st->last_active.assign(static_cast<size_t>(n_ff), -1);
+        formats.push_back(backend::make_neuron_format(n_embd, n_ff, w.gate.type, w.up.type,
+                                                      opt_.down_type, sidecar_.activation));
+        layers_.push_back(std::move(st));
+    }
+    if (opt_.synthetic_activity) {
+        const auto p = zipf_probabilities(n_ff, sidecar_.zipf_s, 1.0 - sidecar_.target_sparsity);
+        for (auto& st : layers_) st->zipf_p = p;
+    }
+    device_->configure_layers(formats);
+    // Fixed parts first: they are accounted on the device whatever fits.
+    fixed_bytes_ = opt_.dense_device_bytes + opt_.kv_cache_bytes;
+    if (opt_.dense_device_bytes > 0 && opt_.dense_device_bytes <= device_->memory().available()) {
+        device_->allocate(backend::MemCategory::DenseWeights, opt_.dense_device_bytes);
+    }
+    if (opt_.kv_cache_bytes > 0 && opt_.kv_cache_bytes <= device_->memory().available()) {
+        device_->allocate(backend::MemCategory::KvCache, opt_.kv_cache_bytes);
+    }
+    summary_.resize(static_cast<size_t>(nl));
+    apply_tuning_locked();
+}
+
+HybridFfn::~HybridFfn() { device_->synchronize(); }
+
+bool HybridFfn::layer_dense(int layer) const {
+    if (!tuning_.sparse) return true;
+    const auto& f = tuning_.force_full_precision_layers;
+    return std::find(f.begin(), f.end(), layer) != f.end();
+}
+
+void HybridFfn::set_tuning(const Tuning& tuning) {
+    std::lock_guard<std::mutex> lock(mu_);
+    pending_ = tuning;
+    pending_set_ = true;
+}
+
+Tuning HybridFfn::tuning() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return pending_set_ ? pending_ : tuning_;
+}
+
+void HybridFfn::apply_tuning_locked() {
+    const int64_t nl = static_cast<int64_t>(layers_.size());
+    // Predictors are uploaded for every sparse layer that fits.
+    for (int64_t l = 0; l < nl; ++l) {
+        if (!device_->has_predictor(static_cast<int>(l))) {
+            const auto& p = sidecar_.layers[static_cast<size_t>(l)].predictor;
+            device_->set_predictor(static_cast<int>(l), p.view(sidecar_.n_embd, sidecar_.n_ff));
+        }
+    }
+    const int64_t per_neuron = device_->layer_format(0).bytes_per_neuron();
+    int64_t budget = tuning_.vram_budget_mb >= 0 ? tuning_.vram_budget_mb * (int64_t{1} << 20) : -1;
+    if (budget < 0) {
+        const auto mem = device_->memory();
+        if (!mem.simulated && mem.device_free_bytes >= 0) {
+            // A real device: what it has free now plus what we already hold,
+            // less a margin for the driver and other programs.
+            budget = mem.used_total() + mem.device_free_bytes - (int64_t{512} << 20);
+        } else {
+            budget = fixed_bytes_ + device_->memory().used_by(backend::MemCategory::Predictors) +
+                     nl * sidecar_.n_ff * per_neuron;
+        }
+    }
+    device_->set_budget(budget);
+    place();
+}
+
+void HybridFfn::place() {
+    const int64_t nl = static_cast<int64_t>(layers_.size());
+    PlacementInput in;
+    in.hot_neuron_threshold = tuning_.hot_neuron_threshold;
+    in.budget_bytes = device_->budget();
+    in.fixed_bytes = fixed_bytes_ + device_->memory().used_by(backend::MemCategory::Predictors);
+    for (int64_t l = 0; l < nl; ++l) {
+        const auto& ls = sidecar_.layers[static_cast<size_t>(l)];
+        PlacementLayer pl;
+        pl.bytes_per_neuron = device_->layer_format(static_cast<int>(l)).bytes_per_neuron();
+        pl.dense = layer_dense(static_cast<int>(l));
+        pl.mass_sorted.reserve(ls.perm.size());
+        for (int32_t id : ls.perm) pl.mass_sorted.push_back(ls.act_mass[static_cast<size_t>(id)]);
+        in.layers.push_back(std::move(pl));
+    }
+    placement_ = place_hot_neurons(in);
+    // Drop the cache and the old hot sets beyond the new counts first, so
+    // that the uploads below have room.
+    for (int64_t l = 0; l < nl; ++l) {
+        LayerState& st = *layers_[static_cast<size_t>(l)];
+        device_->evict_neurons(static_cast<int>(l), st.cached.data(),
+                               static_cast<int64_t>(st.cached.size()));
+        st.cached.clear();
+        const auto& perm = sidecar_.layers[static_cast<size_t>(l)].perm;
+        const int64_t keep = placement_.hot_count[static_cast<size_t>(l)];
+        device_->evict_neurons(static_cast<int>(l), perm.data() + keep,
+                               static_cast<int64_t>(perm.size()) - keep);
+    }
+    for (int64_t l = 0; l < nl; ++l) {
+        LayerState& st = *layers_[static_cast<size_t>(l)];
+        const auto& perm = sidecar_.layers[static_cast<size_t>(l)].perm;
+        const int64_t want = placement_.hot_count[static_cast<size_t>(l)];
+        st.hot_count = device_->upload_neurons(
+            static_cast<int>(l), backend::MemCategory::HotNeurons, perm.data(), want, st.src);
+        summary_[static_cast<size_t>(l)].hot_count = st.hot_count;
+    }
+}
+
+void HybridFfn::run(int layer, const float* x, int64_t n_tokens, float* out) {
+    if (layer == 0) {
+        std::lock_guard<std::mutex> lock(mu_);
+        if (pending_set_) {
+            const Tuning old = tuning_;
+            tuning_ = pending_;
+            pending_set_ = false;
+            if (old.hot_neuron_threshold != tuning_.hot_neuron_threshold ||
+                old.vram_budget_mb != tuning_.vram_budget_mb || old.sparse != tuning_.sparse ||
+                old.force_full_precision_layers != tuning_.force_full_precision_layers) {
+                apply_tuning_locked();
+            }
+        }
+    }
+    if (n_tokens != 1 || layer_dense(layer)) {
+        dense_.run(layer, x, n_tokens, out);
+        return;
+    }
+    run_sparse(layer, x, out);
+}
+
+void HybridFfn::run_sparse(int layer, const float* x, float* out) {
+    LayerState& st = *layers_[static_cast<size_t>(layer)];
+    const int64_t n_embd = sidecar_.n_embd;
+    const float thr = static_cast<float>(tuning_.predictor_threshold);
+
+    auto t0 = Clock::now();
+    device_->predict(layer, x, thr, active_);
+    if (opt_.synthetic_activity) sample_synthetic(layer, active_);
+    current_.predictor_ms += ms_since(t0);
+
+    dev_ids_.clear();
+    cold_ids_.clear();
+    int64_t hot = 0, cached = 0;
+    const int32_t tok = static_cast<int32_t>(token_);
+    for (int32_t j : active_) {
+        st.last_active[static_cast<size_t>(j)] = tok;
+        switch (device_->residency(layer, j)) {
+            case backend::MemCategory::HotNeurons:
+                ++hot;
+                dev_ids_.push_back(j);
+                break;
+            case backend::MemCategory::NeuronCache:
+                ++cached;
+                dev_ids_.push_back(j);
+                break;
+            default:
+                cold_ids_.push_back(j);
+        }
+    }
+    st.active += static_cast<int64_t>(active_.size());
+    st.hot_hits += hot;
+    st.cache_hits += cached;
+    st.cold_misses += static_cast<int64_t>(cold_ids_.size());
+
+    y_dev_.resize(static_cast<size_t>(n_embd));
+    y_cpu_.resize(static_cast<size_t>(n_embd));
+    device_->run_hot(layer, x, dev_ids_.data(), static_cast<int64_t>(dev_ids_.size()),
+                     y_dev_.data());
+    t0 = Clock::now();
+    cold_part(layer, x, cold_ids_, y_cpu_.data());
+    current_.cpu_ms += ms_since(t0);
+    current_.device_ms += device_->synchronize();
+    for (int64_t i = 0; i < n_embd; ++i)
+        out[i] = y_dev_[static_cast<size_t>(i)] + y_cpu_[static_cast<size_t>(i)];
+
+    if (validating_) validate(layer, x, active_, out);
+    // This token's cold neurons stay on the device for the cache window.
+    if (tuning_.cache_window_size > 0 && !cold_ids_.empty()) cache_insert(layer, cold_ids_);
+    if (tuning_.prefetch_depth > 0) prefetch(layer, x);
+}
+
+void HybridFfn::cold_part(int layer, const float* x, const std::vector<int32_t>& ids, float* y) {
+    const model::FfnWeights& w = weights_[static_cast<size_t>(layer)];
+    const LayerState& st = *layers_[static_cast<size_t>(layer)];
+    const int64_t n = static_cast<int64_t>(ids.size());
+    std::fill(y, y + sidecar_.n_embd, 0.0f);
+    if (n == 0) return;
+    g_.resize(static_cast<size_t>(n));
+    u_.resize(static_cast<size_t>(n));
+    tensor::quantize_activations(w.gate.type, x, w.gate.cols, xq_gate_);
+    const bool same = tensor::vec_dot_type(w.up.type) == tensor::vec_dot_type(w.gate.type);
+    if (!same) tensor::quantize_activations(w.up.type, x, w.up.cols, xq_up_);
+    tensor::matvec_rows(pool_, w.gate, xq_gate_, ids.data(), n, g_.data());
+    tensor::matvec_rows(pool_, w.up, same ? xq_gate_ : xq_up_, ids.data(), n, u_.data());
+    if (sidecar_.activation == backend::FfnActivation::SiLU) {
+        tensor::swiglu(g_.data(), u_.data(), g_.data(), n);
+    } else {
+        for (int64_t i = 0; i < n; ++i)
+            g_[static_cast<size_t>(i)] =
+                std::max(0.0f, g_[static_cast<size_t>(i)]) * u_[static_cast<size_t>(i)];
+    }
+    tensor::axpy_rows(pool_, st.src.down_t, ids.data(), g_.data(), n, y);
+}
+
+void HybridFfn::cache_insert(int layer, const std::vector<int32_t>& ids) {
+    LayerState& st = *layers_[static_cast<size_t>(layer)];
+    int64_t done = device_->upload_neurons(layer, backend::MemCategory::NeuronCache, ids.data(),
+                                           static_cast<int64_t>(ids.size()), st.src);
+    if (done < static_cast<int64_t>(ids.size()) && !st.cached.empty()) {
+        // Full: evict this layer's least recently active cache entries that
+        // were not used for this token, then retry once.
+        const int32_t tok = static_cast<int32_t>(token_);
+        std::vector<int32_t> victims;
+        for (int32_t id : st.cached) {
+            if (st.last_active[static_cast<size_t>(id)] < tok) victims.push_back(id);
+        }
+        std::sort(victims.begin(), victims.end(), [&](int32_t a, int32_t b) {
+            const int32_t la = st.last_active[static_cast<size_t>(a)],
+                          lb = st.last_active[static_cast<size_t>(b)];
+            return la != lb ? la < lb : a < b;
+        });
+        const size_t need = ids.size() - static_cast<size_t>(done);
+        if (victims.size() > need) victims.resize(need);
+        device_->evict_neurons(layer, victims.data(), static_cast<int64_t>(victims.size()));
+        std::vector<int32_t> gone(victims.begin(), victims.end());
+        std::sort(gone.begin(), gone.end());
+        st.cached.erase(std::remove_if(st.cached.begin(), st.cached.end(),
+                                       [&](int32_t id) {
+                                           return std::binary_search(gone.begin(), gone.end(), id);
+                                       }),
+                        st.cached.end());
+        done += device_->upload_neurons(layer, backend::MemCategory::NeuronCache, ids.data() + done,
+                                        static_cast<int64_t>(ids.size()) - done, st.src);
+    }
+    st.cached.insert(st.cached.end(), ids.begin(), ids.begin() + done);
+}
+
+void HybridFfn::prefetch(int layer, const float* x) {
+    const int nl = static_cast<int>(layers_.size());
+    const float thr = static_cast<float>(tuning_.predictor_threshold);
+    for (int k = 1; k <= tuning_.prefetch_depth && layer + k < nl; ++k) {
+        const int m = layer + k;
+        if (layer_dense(m)) continue;
+        const auto t0 = Clock::now();
+        device_->predict(m, x, thr, pred_);
+        current_.predictor_ms += ms_since(t0);
+        LayerState& st = *layers_[static_cast<size_t>(m)];
+        std::vector<int32_t> stage;
+        for (int32_t j : pred_) {
+            if (!device_->is_resident(m, j)) stage.push_back(j);
+        }
+        if (stage.empty()) continue;
+        // Staged neurons count as used now so that the window keeps them.
+        for (int32_t j : stage) {
+            st.last_active[static_cast<size_t>(j)] =
+                std::max(st.last_active[static_cast<size_t>(j)], static_cast<int32_t>(token_));
+        }
+        cache_insert(m, stage);
+    }
+}
+
+void HybridFfn::sample_synthetic(int layer, std::vector<int32_t>& active) {
+    const LayerState& st = *layers_[static_cast<size_t>(layer)];
+    const auto& perm = sidecar_.layers[static_cast<size_t>(layer)].perm;
+    std::uniform_real_distribution<float> u(0.0f, 1.0f);
+    active.clear();
+    for (size_t k = 0; k < perm.size(); ++k) {
+        if (u(rng_) < st.zipf_p[k]) active.push_back(perm[k]);
+    }
+    std::sort(active.begin(), active.end());
+}
+
+void HybridFfn::validate(int layer, const float* x, const std::vector<int32_t>& active,
+                         const float* out) {
+    const model::FfnWeights& w = weights_[static_cast<size_t>(layer)];
+    const LayerState& st = *layers_[static_cast<size_t>(layer)];
+    const int64_t n_ff = sidecar_.n_ff, n_embd = sidecar_.n_embd;
+    g_.resize(static_cast<size_t>(n_ff));
+    u_.resize(static_cast<size_t>(n_ff));
+    tensor::matvec(pool_, w.gate, x, g_.data());
+    tensor::matvec(pool_, w.up, x, u_.data());
+    const float thr = sidecar_.layers[static_cast<size_t>(layer)].threshold;
+    int64_t truly = 0, caught = 0;
+    size_t ai = 0;
+    for (int64_t j = 0; j < n_ff; ++j) {
+        const float g = g_[static_cast<size_t>(j)];
+        const float a = sidecar_.activation == backend::FfnActivation::SiLU
+                            ? g / (1.0f + std::exp(-g)) * u_[static_cast<size_t>(j)]
+                            : std::max(0.0f, g) * u_[static_cast<size_t>(j)];
+        while (ai < active.size() && active[ai] < j) ++ai;
+        if (std::fabs(a) * st.down_norm[static_cast<size_t>(j)] > thr) {
+            ++truly;
+            if (ai < active.size() && active[ai] == j) ++caught;
+        }
+    }
+    dense_out_.resize(static_cast<size_t>(n_embd));
+    dense_.run(layer, x, 1, dense_out_.data());
+    double num = 0, den = 0;
+    for (int64_t i = 0; i < n_embd; ++i) {
+        const double d = double(out[i]) - dense_out_[static_cast<size_t>(i)];
+        num += d * d;
+        den += double(dense_out_[static_cast<size_t>(i)]) * dense_out_[static_cast<size_t>(i)];
+    }
+    std::lock_guard<std::mutex> lock(mu_);
+    LayerSummary& s = summary_[static_cast<size_t>(layer)];
+    s.recall_sum += truly ? double(caught) / double(truly) : 1.0;
+    s.recall_samples += 1;
+    s.rel_err_sum += den > 0 ? std::sqrt(num / den) : 0.0;
+    current_.recall = (current_.recall < 0 ? 0 : current_.recall) +
+                      (truly ? double(caught) / double(truly) : 1.0) / double(layers_.size());
+}
+
+void HybridFfn::end_token() {
+    const int64_t nl = static_cast<int64_t>(layers_.size());
+    TokenMetrics m = std::move(current_);
+    current_ = TokenMetrics{};
+    bool sparse_token = false;
+    m.layer_hit_rate.assign(static_cast<size_t>(nl), 0.0f);
+    m.layer_active_fraction.assign(static_cast<size_t>(nl), 0.0f);
+    {
+        std::lock_guard<std::mutex> lock(mu_);
+        for (int64_t l = 0; l < nl; ++l) {
+            LayerState& st = *layers_[static_cast<size_t>(l)];
+            LayerSummary& s = summary_[static_cast<size_t>(l)];
+            s.n_ff = sidecar_.n_ff;
+            s.dense = layer_dense(static_cast<int>(l));
+            m.ffn_neurons_total += sidecar_.n_ff;
+            if (s.dense) {
+                m.active += sidecar_.n_ff;  // dense layers compute everything
+                m.layer_active_fraction[static_cast<size_t>(l)] = 1.0f;
+                continue;
+            }
+            if (st.active + st.cold_misses + st.hot_hits > 0) sparse_token = true;
+            m.active += st.active;
+            m.hot_hits += st.hot_hits;
+            m.cache_hits += st.cache_hits;
+            m.cold_misses += st.cold_misses;
+            m.layer_active_fraction[static_cast<size_t>(l)] =
+                float(st.active) / float(sidecar_.n_ff);
+            m.layer_hit_rate[static_cast<size_t>(l)] =
+                st.active ? float(st.hot_hits + st.cache_hits) / float(st.active) : 1.0f;
+            s.tokens += 1;
+            s.active += st.active;
+            s.hot_hits += st.hot_hits;
+            s.cache_hits += st.cache_hits;
+            s.cold_misses += st.cold_misses;
+            st.active = st.hot_hits = st.cache_hits = st.cold_misses = 0;
+        }
+        if (sparse_token) {
+            m.token_index = token_;
+            last_ = std::move(m);
+        }
+    }
+    // Expire cache entries older than the window.
+    const int32_t oldest =
+        static_cast<int32_t>(token_ - std::max(0, tuning_.cache_window_size) + 1);
+    std::vector<int32_t> expired;
+    for (int64_t l = 0; l < nl; ++l) {
+        LayerState& st = *layers_[static_cast<size_t>(l)];
+        expired.clear();
+        auto keep_end = std::partition(st.cached.begin(), st.cached.end(), [&](int32_t id) {
+            return st.last_active[static_cast<size_t>(id)] >= oldest;
+        });
+        expired.assign(keep_end, st.cached.end());
+        st.cached.erase(keep_end, st.cached.end());
+        if (!expired.empty()) {
+            device_->evict_neurons(static_cast<int>(l), expired.data(),
+                                   static_cast<int64_t>(expired.size()));
+        }
+    }
+    ++token_;
+    validating_ = opt_.validate_every > 0 && token_ % opt_.validate_every == 0;
+}
+
+TokenMetrics HybridFfn::last_metrics() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return last_;
+}
+
+std::vector<LayerSummary> HybridFfn::layer_summary() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return summary_;
+}
+
+void HybridFfn::reset_summary() {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (auto& s : summary_) {
+        const int64_t hot = s.hot_count;
+        s = LayerSummary{};
+        s.hot_count = hot;
+    }
+}
+
+MemoryReport HybridFfn::memory() const {
+    const auto m = device_->memory();
+    MemoryReport r;
+    r.device_name = m.name;
+    r.simulated = m.simulated;
+    r.budget_bytes = m.budget_bytes;
+    r.dense_weights = m.used_by(backend::MemCategory::DenseWeights);
+    r.hot_neurons = m.used_by(backend::MemCategory::HotNeurons);
+    r.neuron_cache = m.used_by(backend::MemCategory::NeuronCache);
+    r.kv_cache = m.used_by(backend::MemCategory::KvCache);
+    r.predictors = m.used_by(backend::MemCategory::Predictors);
+    return r;
+}
+
+std::string HybridFfn::status() const {
+    int64_t hot = 0;
+    for (int64_t c : placement_.hot_count) hot += c;
+    const int64_t total = sidecar_.n_ff * sidecar_.n_layer;
+    char buf[256];
+    std::snprintf(buf, sizeof buf,
+                  "sparse: %s, %lld/%lld neurons hot (%.0f%%)%s, calibrated at %.0f%% sparsity%s",
+                  device_->name().c_str(), static_cast<long long>(hot),
+                  static_cast<long long>(total), total ? 100.0 * double(hot) / double(total) : 0.0,
+                  placement_.budget_limited ? " (budget-limited)" : "",
+                  100.0 * sidecar_.target_sparsity,
+                  opt_.synthetic_activity ? ", synthetic activity" : "");
+    return buf;
+}
+
+std::unique_ptr<HybridFfn> make_hybrid_ffn(tensor::ThreadPool& pool,
+                                           std::vector<model::FfnWeights> layers,
+                                           model::FfnExecutor& dense, SparseSetup setup,
+                                           std::string& status) {
+    if (!setup.tuning.sparse) {
+        status = "dense: sparse inference is off (tuning.sparse = false)";
+        return nullptr;
+    }
+    const auto path =
+        setup.sidecar_path.empty() ? default_sidecar_path(setup.model_path) : setup.sidecar_path;
+    if (!std::filesystem::exists(path)) {
+        status = "dense: no sidecar " + path.string() +
+                 "; run `powerinfer-calibrate -m MODEL` to enable sparse inference";
+        return nullptr;
+    }
+    try {
+        Sidecar sc = read_sidecar(path, setup.model_hash);
+        if (sc.synthetic) setup.options.synthetic_activity = true;
+        auto device = setup.device
+                          ? std::move(setup.device)
+                          : backend::make_cpu_device({int64_t{1} << 40, setup.device_threads});
+        auto ffn =
+            std::make_unique<HybridFfn>(pool, std::move(layers), std::move(sc), std::move(device),
+                                        dense, setup.tuning, setup.options);
+        status = ffn->status();
+        return ffn;
+    } catch (const EngineError& e) {
+        status = std::string("dense: ") + e.what();
+        return nullptr;
+    }
+}
+
+}  // namespace powerinfer::sparse

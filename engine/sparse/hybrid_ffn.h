@@ -1,0 +1,150 @@
+// The hybrid sparse FFN executor (docs/architecture.md, "Sparse subsystem").
+//
+// Per decoded token and layer: the layer's predictor (on the device) gives
+// the active set; active neurons resident on the device (hot set + neuron
+// cache) run there (Device::run_hot, asynchronous), the rest ("cold misses")
+// run on the model's CPU pool at the same time (gate/up row-sparse, down
+// column-sparse over a neuron-major copy); the two partial outputs are added
+// in a fixed order, so results are deterministic. Prefill (n_tokens > 1),
+// force_full_precision_layers and sparse=false go to the dense executor.
+//
+// Neuron cache: cold neurons active within the last cache_window_size tokens
+// are uploaded to the device (into what the placement left free, LRU by last
+// active token). Prefetch: after layer l, the predictors of layers
+// l+1..l+prefetch_depth run on l's FFN input and their predicted cold neurons
+// are staged into the cache, overlapping with the next attention block.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "backend/device.h"
+#include "model/ffn_executor.h"
+#include "powerinfer/engine.h"
+#include "sparse/placement.h"
+#include "sparse/sidecar.h"
+#include "tensor/quant.h"
+#include "tensor/thread_pool.h"
+
+namespace powerinfer::sparse {
+
+struct HybridOptions {
+    // Neuron-major down copy: F32 (lossless vs the dequantized model), F16
+    // or Q8_0 (smaller; see docs/benchmarks.md for the measured error).
+    GgmlType down_type = GgmlType::F32;
+    // Every Nth decoded token also runs the dense FFN and measures recall
+    // and output error (0 = off).
+    int validate_every = 0;
+    // Device bytes the rest of the model takes (dense weights placed on the
+    // device, KV cache, scratch): counted before any neuron is placed.
+    int64_t dense_device_bytes = 0;
+    int64_t kv_cache_bytes = 0;
+    // Synthetic models: the active set is drawn from the sidecar's power law
+    // (the predictor still runs, its answer is ignored). Defaults to the
+    // sidecar's `synthetic` flag.
+    bool synthetic_activity = false;
+    uint64_t seed = 1234;
+};
+
+// Accumulated per-layer counters (the --metrics table).
+struct LayerSummary {
+    int64_t tokens = 0;
+    int64_t active = 0, hot_hits = 0, cache_hits = 0, cold_misses = 0;
+    int64_t hot_count = 0;  // placement
+    int64_t n_ff = 0;
+    double recall_sum = 0;
+    int64_t recall_samples = 0;
+    double rel_err_sum = 0;
+    bool dense = false;
+};
+
+class HybridFfn final : public model::FfnExecutor {
+public:
+    // `dense` is the exact executor (prefill, dense layers, sparse=false,
+    // validation); layers are the model's FFN weights. Throws EngineError if
+    // the sidecar does not match the model's shapes.
+    HybridFfn(tensor::ThreadPool& pool, std::vector<model::FfnWeights> layers, Sidecar sidecar,
+              std::unique_ptr<backend::Device> device, model::FfnExecutor& dense,
+              const Tuning& tuning, const HybridOptions& options);
+    ~HybridFfn() override;
+
+    void run(int layer, const float* x, int64_t n_tokens, float* out) override;
+    void end_token() override;
+
+    // Thread-safe: takes effect before the next token (placement re-runs if
+    // the threshold, budget or dense layers changed).
+    void set_tuning(const Tuning& tuning);
+    Tuning tuning() const;
+
+    // Thread-safe copies.
+    TokenMetrics last_metrics() const;
+    std::vector<LayerSummary> layer_summary() const;
+    MemoryReport memory() const;
+    std::string status() const;
+
+    const Sidecar& sidecar() const { return sidecar_; }
+    backend::Device& device() { return *device_; }
+    const Placement& placement() const { return placement_; }
+    void reset_summary();
+
+private:
+    struct LayerState;
+    void apply_tuning_locked();
+    void place();
+    void run_sparse(int layer, const float* x, float* out);
+    void cold_part(int layer, const float* x, const std::vector<int32_t>& ids, float* y);
+    void cache_insert(int layer, const std::vector<int32_t>& ids);
+    void prefetch(int layer, const float* x);
+    void validate(int layer, const float* x, const std::vector<int32_t>& active, const float* out);
+    void sample_synthetic(int layer, std::vector<int32_t>& active);
+    bool layer_dense(int layer) const;
+
+    tensor::ThreadPool& pool_;
+    std::vector<model::FfnWeights> weights_;
+    Sidecar sidecar_;
+    std::unique_ptr<backend::Device> device_;
+    model::FfnExecutor& dense_;
+    HybridOptions opt_;
+    std::vector<std::unique_ptr<LayerState>> layers_;
+    Placement placement_;
+    int64_t fixed_bytes_ = 0;
+    int64_t token_ = 0;
+    std::mt19937_64 rng_;
+
+    Tuning tuning_;  // applied
+    mutable std::mutex mu_;
+    Tuning pending_;
+    bool pending_set_ = false;
+    TokenMetrics current_, last_;
+    std::vector<LayerSummary> summary_;
+    bool validating_ = false;
+
+    // Scratch.
+    std::vector<int32_t> active_, dev_ids_, cold_ids_, pred_;
+    std::vector<float> y_dev_, y_cpu_, g_, u_, a_, dense_out_;
+    tensor::QuantizedVector xq_gate_, xq_up_;
+};
+
+// Loads the sidecar for `model_path` and builds the hybrid executor with a
+// CpuDevice (or `device` if given). On any problem (no sidecar, mismatch,
+// sparse=false) returns nullptr and sets `status` to a user-facing reason;
+// the caller then runs dense.
+struct SparseSetup {
+    std::filesystem::path model_path;
+    std::filesystem::path sidecar_path;  // empty: default_sidecar_path(model_path)
+    std::string model_hash;              // model_hash() of the loaded file
+    Tuning tuning;
+    HybridOptions options;
+    std::unique_ptr<backend::Device> device;  // null: a CpuDevice
+    int device_threads = 1;
+};
+std::unique_ptr<HybridFfn> make_hybrid_ffn(tensor::ThreadPool& pool,
+                                           std::vector<model::FfnWeights> layers,
+                                           model::FfnExecutor& dense, SparseSetup setup,
+                                           std::string& status);
+
+}  // namespace powerinfer::sparse

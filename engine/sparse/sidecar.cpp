@@ -1,0 +1,286 @@
+#include "sparse/sidecar.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <numeric>
+
+#include "gguf/gguf.h"
+#include "tensor/quant.h"
+
+namespace powerinfer::sparse {
+namespace {
+
+using gguf::Value;
+using gguf::ValueType;
+
+constexpr uint64_t kFnvOffset = 0xcbf29ce484222325ull;
+constexpr uint64_t kFnvPrime = 0x100000001b3ull;
+
+// FNV-1a over 8-byte words with a final avalanche: simple, portable, fast
+// enough for the few MB the fingerprint reads.
+struct Hasher {
+    uint64_t h = kFnvOffset;
+    void bytes(const uint8_t* p, size_t n) {
+        size_t i = 0;
+        for (; i + 8 <= n; i += 8) {
+            uint64_t w;
+            std::memcpy(&w, p + i, 8);
+            h = (h ^ w) * kFnvPrime;
+        }
+        for (; i < n; ++i) h = (h ^ p[i]) * kFnvPrime;
+    }
+    void u64(uint64_t x) { bytes(reinterpret_cast<const uint8_t*>(&x), 8); }
+    void str(const std::string& s) {
+        u64(s.size());
+        bytes(reinterpret_cast<const uint8_t*>(s.data()), s.size());
+    }
+    uint64_t finish() const {
+        uint64_t x = h;
+        x ^= x >> 33;
+        x *= 0xff51afd7ed558ccdull;
+        x ^= x >> 33;
+        x *= 0xc4ceb9fe1a85ec53ull;
+        x ^= x >> 33;
+        return x;
+    }
+};
+
+[[noreturn]] void refuse(const std::filesystem::path& path, const std::string& problem) {
+    throw SidecarError("sidecar " + path.string() + ": " + problem +
+                       "; recalibrate with `powerinfer-calibrate -m MODEL` (the engine runs dense "
+                       "until then)");
+}
+
+std::string layer_key(int64_t l, const char* what) {
+    return "blk." + std::to_string(l) + "." + what;
+}
+
+template <typename T>
+std::vector<uint8_t> as_bytes(const std::vector<T>& v) {
+    std::vector<uint8_t> out(v.size() * sizeof(T));
+    if (!v.empty()) std::memcpy(out.data(), v.data(), out.size());
+    return out;
+}
+
+Value f32_array(const std::vector<float>& v) {
+    std::vector<Value> items;
+    items.reserve(v.size());
+    for (float x : v) items.push_back(Value::f32(x));
+    return Value::array(ValueType::FLOAT32, std::move(items));
+}
+
+size_t elem_size(GgmlType t) { return t == GgmlType::F16 ? 2 : 4; }
+
+// Matrix-vector product over an F32/F16 row-major matrix (host path).
+void small_matvec(GgmlType t, const uint8_t* w, int64_t rows, int64_t cols, const float* x,
+                  float* y) {
+    std::vector<float> row(static_cast<size_t>(cols));
+    const size_t rb = static_cast<size_t>(cols) * elem_size(t);
+    for (int64_t r = 0; r < rows; ++r) {
+        tensor::dequantize_row_ref(t, w + static_cast<size_t>(r) * rb, row.data(), cols);
+        float acc = 0;
+        for (int64_t c = 0; c < cols; ++c) acc += row[static_cast<size_t>(c)] * x[c];
+        y[r] = acc;
+    }
+}
+
+}  // namespace
+
+backend::PredictorWeights LayerPredictor::view(int64_t n_embd, int64_t n_ff) const {
+    return {n_embd, rank, n_ff, type, w1.data(), b1.data(), w2.data(), b2.data()};
+}
+
+void LayerPredictor::logits(const float* x, int64_t n_embd, int64_t n_ff, float* out) const {
+    std::vector<float> h(static_cast<size_t>(rank));
+    small_matvec(type, w1.data(), rank, n_embd, x, h.data());
+    for (int64_t i = 0; i < rank; ++i) h[i] = std::max(0.0f, h[i] + b1[i]);
+    small_matvec(type, w2.data(), n_ff, rank, h.data(), out);
+    for (int64_t j = 0; j < n_ff; ++j) out[j] += b2[j];
+}
+
+std::vector<int32_t> predict_active(const LayerPredictor& p, const float* x, int64_t n_embd,
+                                    int64_t n_ff, float threshold) {
+    std::vector<float> z(static_cast<size_t>(n_ff));
+    p.logits(x, n_embd, n_ff, z.data());
+    const float t = std::clamp(threshold, 1e-6f, 1.0f - 1e-6f);
+    const float cut = std::log(t / (1.0f - t));
+    std::vector<int32_t> out;
+    for (int64_t j = 0; j < n_ff; ++j) {
+        if (z[j] > cut) out.push_back(static_cast<int32_t>(j));
+    }
+    return out;
+}
+
+std::string model_hash(const gguf::GgufFile& model) {
+    constexpr uint64_t kSample = 4096, kStride = uint64_t{1} << 20;
+    Hasher h;
+    h.u64(model.file_size());
+    for (const auto& t : model.tensors()) {
+        h.str(t.name);
+        h.u64(static_cast<uint64_t>(t.type));
+        for (uint64_t d : t.shape) h.u64(d);
+        h.u64(t.offset);
+        const uint64_t n = t.n_bytes;
+        for (uint64_t off = 0; off < n; off += kStride) {
+            h.bytes(t.data + off, static_cast<size_t>(std::min(kSample, n - off)));
+        }
+        if (n > kSample) h.bytes(t.data + (n - kSample), kSample);
+    }
+    static const char* digits = "0123456789abcdef";
+    const uint64_t x = h.finish();
+    std::string s(16, '0');
+    for (int i = 0; i < 16; ++i) s[static_cast<size_t>(15 - i)] = digits[(x >> (4 * i)) & 15];
+    return s;
+}
+
+std::filesystem::path default_sidecar_path(const std::filesystem::path& model) {
+    std::filesystem::path p = model;
+    p += ".powerinfer.gguf";
+    return p;
+}
+
+void write_sidecar(const std::filesystem::path& path, const Sidecar& s) {
+    gguf::GgufWriter w;
+    w.set("general.architecture", Value::str("powerinfer-sidecar"));
+    w.set("powerinfer.format_version", Value::u32(kSidecarFormatVersion));
+    w.set("powerinfer.tool_version", Value::str(s.tool_version));
+    w.set("powerinfer.model_hash", Value::str(s.model_hash));
+    w.set("powerinfer.model_bytes", Value::u64(s.model_bytes));
+    w.set("powerinfer.activation",
+          Value::str(s.activation == backend::FfnActivation::SiLU ? "silu" : "relu"));
+    w.set("powerinfer.n_layer", Value::u32(static_cast<uint32_t>(s.n_layer)));
+    w.set("powerinfer.n_embd", Value::u32(static_cast<uint32_t>(s.n_embd)));
+    w.set("powerinfer.n_ff", Value::u32(static_cast<uint32_t>(s.n_ff)));
+    w.set("powerinfer.target_sparsity", Value::f32(s.target_sparsity));
+    w.set("powerinfer.calib_tokens", Value::u64(s.calib_tokens));
+    w.set("powerinfer.synthetic", Value::boolean(s.synthetic));
+    w.set("powerinfer.zipf_s", Value::f32(s.zipf_s));
+    std::vector<float> thr, rec, prec;
+    std::vector<Value> ranks;
+    for (const auto& l : s.layers) {
+        thr.push_back(l.threshold);
+        rec.push_back(l.recall);
+        prec.push_back(l.precision);
+        ranks.push_back(Value::u32(static_cast<uint32_t>(l.predictor.rank)));
+    }
+    w.set("powerinfer.threshold", f32_array(thr));
+    w.set("powerinfer.recall", f32_array(rec));
+    w.set("powerinfer.precision", f32_array(prec));
+    w.set("powerinfer.rank", Value::array(ValueType::UINT32, std::move(ranks)));
+    const uint64_t n_embd = static_cast<uint64_t>(s.n_embd), n_ff = static_cast<uint64_t>(s.n_ff);
+    for (size_t i = 0; i < s.layers.size(); ++i) {
+        const LayerStats& l = s.layers[i];
+        const int64_t li = static_cast<int64_t>(i);
+        const uint64_t r = static_cast<uint64_t>(l.predictor.rank);
+        w.add_tensor(layer_key(li, "act_freq"), GgmlType::F32, {n_ff}, as_bytes(l.act_freq));
+        w.add_tensor(layer_key(li, "act_mass"), GgmlType::F32, {n_ff}, as_bytes(l.act_mass));
+        w.add_tensor(layer_key(li, "perm"), GgmlType::I32, {n_ff}, as_bytes(l.perm));
+        w.add_tensor(layer_key(li, "pred_w1"), l.predictor.type, {n_embd, r}, l.predictor.w1);
+        w.add_tensor(layer_key(li, "pred_b1"), GgmlType::F32, {r}, as_bytes(l.predictor.b1));
+        w.add_tensor(layer_key(li, "pred_w2"), l.predictor.type, {r, n_ff}, l.predictor.w2);
+        w.add_tensor(layer_key(li, "pred_b2"), GgmlType::F32, {n_ff}, as_bytes(l.predictor.b2));
+    }
+    w.write(path);
+}
+
+Sidecar read_sidecar(const std::filesystem::path& path, const std::string& expected_hash) {
+    if (!std::filesystem::exists(path)) refuse(path, "not found");
+    std::unique_ptr<gguf::GgufFile> f;
+    try {
+        f = gguf::GgufFile::open(path);
+    } catch (const EngineError& e) {
+        refuse(path, std::string("unreadable (") + e.what() + ")");
+    }
+    if (f->get_string("general.architecture").value_or("") != "powerinfer-sidecar") {
+        refuse(path, "not a PowerInfer sidecar");
+    }
+    if (f->get_int("powerinfer.format_version").value_or(0) != kSidecarFormatVersion) {
+        refuse(path, "written by an incompatible version of powerinfer-calibrate");
+    }
+    Sidecar s;
+    s.model_hash = f->get_string("powerinfer.model_hash").value_or("");
+    if (!expected_hash.empty() && s.model_hash != expected_hash) {
+        refuse(path, "made for another model file (hash " + s.model_hash + ", model " +
+                         expected_hash + ")");
+    }
+    s.model_bytes = static_cast<uint64_t>(f->get_int("powerinfer.model_bytes").value_or(0));
+    s.tool_version = f->get_string("powerinfer.tool_version").value_or("");
+    const std::string act = f->get_string("powerinfer.activation").value_or("");
+    if (act != "silu" && act != "relu") refuse(path, "unknown activation '" + act + "'");
+    s.activation = act == "silu" ? backend::FfnActivation::SiLU : backend::FfnActivation::ReLU;
+    s.n_layer = f->get_int("powerinfer.n_layer").value_or(0);
+    s.n_embd = f->get_int("powerinfer.n_embd").value_or(0);
+    s.n_ff = f->get_int("powerinfer.n_ff").value_or(0);
+    s.target_sparsity = static_cast<float>(f->get_float("powerinfer.target_sparsity").value_or(0));
+    s.calib_tokens = static_cast<uint64_t>(f->get_int("powerinfer.calib_tokens").value_or(0));
+    s.synthetic = f->get_bool("powerinfer.synthetic").value_or(false);
+    s.zipf_s = static_cast<float>(f->get_float("powerinfer.zipf_s").value_or(0));
+    if (s.n_layer <= 0 || s.n_layer > 4096 || s.n_embd <= 0 || s.n_ff <= 0) {
+        refuse(path, "invalid layer dimensions");
+    }
+    const auto thr = f->get_float_array("powerinfer.threshold");
+    const auto rec = f->get_float_array("powerinfer.recall");
+    const auto prec = f->get_float_array("powerinfer.precision");
+    const auto ranks = f->get_int_array("powerinfer.rank");
+    const size_t nl = static_cast<size_t>(s.n_layer);
+    if (thr.size() != nl || rec.size() != nl || prec.size() != nl || ranks.size() != nl) {
+        refuse(path, "per-layer arrays do not match n_layer");
+    }
+    auto tensor = [&](int64_t l, const char* what, std::vector<uint64_t> shape,
+                      bool float_weights) -> const gguf::TensorInfo& {
+        const auto* t = f->tensor(layer_key(l, what));
+        if (!t) refuse(path, "missing tensor " + layer_key(l, what));
+        if (t->shape != shape) refuse(path, "tensor " + layer_key(l, what) + " has a wrong shape");
+        if (float_weights
+                ? (t->type != GgmlType::F32 && t->type != GgmlType::F16)
+                : (t->type != (std::string(what) == "perm" ? GgmlType::I32 : GgmlType::F32))) {
+            refuse(path, "tensor " + layer_key(l, what) + " has a wrong type");
+        }
+        return *t;
+    };
+    auto floats = [&](const gguf::TensorInfo& t) {
+        std::vector<float> v(static_cast<size_t>(t.n_elements));
+        std::memcpy(v.data(), t.data, v.size() * 4);
+        for (float x : v) {
+            if (!std::isfinite(x)) refuse(path, "tensor " + t.name + " holds non-finite values");
+        }
+        return v;
+    };
+    const uint64_t n_embd = static_cast<uint64_t>(s.n_embd), n_ff = static_cast<uint64_t>(s.n_ff);
+    s.layers.resize(nl);
+    for (size_t i = 0; i < nl; ++i) {
+        const int64_t l = static_cast<int64_t>(i);
+        LayerStats& ls = s.layers[i];
+        ls.threshold = thr[i];
+        ls.recall = rec[i];
+        ls.precision = prec[i];
+        ls.act_freq = floats(tensor(l, "act_freq", {n_ff}, false));
+        ls.act_mass = floats(tensor(l, "act_mass", {n_ff}, false));
+        const auto& tp = tensor(l, "perm", {n_ff}, false);
+        ls.perm.resize(static_cast<size_t>(n_ff));
+        std::memcpy(ls.perm.data(), tp.data, ls.perm.size() * 4);
+        std::vector<char> seen(static_cast<size_t>(n_ff), 0);
+        for (int32_t p : ls.perm) {
+            if (p < 0 || static_cast<uint64_t>(p) >= n_ff || seen[static_cast<size_t>(p)]) {
+                refuse(path, "layer " + std::to_string(l) + " permutation is invalid");
+            }
+            seen[static_cast<size_t>(p)] = 1;
+        }
+        const int64_t r = ranks[i];
+        if (r <= 0 || r > s.n_embd * 4) refuse(path, "invalid predictor rank");
+        LayerPredictor& p = ls.predictor;
+        p.rank = r;
+        const auto& w1 = tensor(l, "pred_w1", {n_embd, static_cast<uint64_t>(r)}, true);
+        const auto& w2 = tensor(l, "pred_w2", {static_cast<uint64_t>(r), n_ff}, true);
+        if (w1.type != w2.type) refuse(path, "predictor weight types differ");
+        p.type = w1.type;
+        p.w1.assign(w1.data, w1.data + w1.n_bytes);
+        p.w2.assign(w2.data, w2.data + w2.n_bytes);
+        p.b1 = floats(tensor(l, "pred_b1", {static_cast<uint64_t>(r)}, false));
+        p.b2 = floats(tensor(l, "pred_b2", {n_ff}, false));
+    }
+    return s;
+}
+
+}  // namespace powerinfer::sparse

@@ -1,0 +1,99 @@
+// The calibration sidecar `<model>.powerinfer.gguf`: per-layer neuron
+// statistics, activation thresholds, the hot-first permutation and the
+// activation predictors, tied to one model file by a hash.
+//
+// Layout (GGUF v3, written with gguf::GgufWriter):
+//   general.architecture = "powerinfer-sidecar"
+//   powerinfer.format_version u32, powerinfer.tool_version str,
+//   powerinfer.model_hash str (16 hex digits, see model_hash()),
+//   powerinfer.model_bytes u64, powerinfer.activation "silu"|"relu",
+//   powerinfer.n_layer/n_embd/n_ff u32, powerinfer.target_sparsity f32,
+//   powerinfer.calib_tokens u64, powerinfer.synthetic bool (+ zipf_s f32),
+//   powerinfer.threshold / .rank / .recall / .precision: f32/u32 arrays [n_layer]
+//   tensors per layer l: blk.l.act_freq F32[n_ff], blk.l.act_mass F32[n_ff],
+//   blk.l.perm I32[n_ff] (hot-first), blk.l.pred_w1 [n_embd, rank] F16|F32,
+//   blk.l.pred_b1 F32[rank], blk.l.pred_w2 [rank, n_ff] F16|F32, blk.l.pred_b2 F32[n_ff]
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "backend/device.h"
+#include "common/error.h"
+#include "common/ggml_types.h"
+
+namespace powerinfer::gguf {
+class GgufFile;
+}
+
+namespace powerinfer::sparse {
+
+inline constexpr uint32_t kSidecarFormatVersion = 1;
+inline constexpr const char* kSidecarToolVersion = "powerinfer-calibrate 0.1";
+
+// Thrown for a missing, corrupt or mismatched sidecar; the message tells the
+// user to recalibrate.
+class SidecarError : public EngineError {
+public:
+    using EngineError::EngineError;
+};
+
+struct LayerPredictor {
+    int64_t rank = 0;
+    GgmlType type = GgmlType::F32;  // of w1/w2: F32 or F16
+    std::vector<uint8_t> w1;        // rank rows of n_embd
+    std::vector<float> b1;          // rank
+    std::vector<uint8_t> w2;        // n_ff rows of rank
+    std::vector<float> b2;          // n_ff
+
+    backend::PredictorWeights view(int64_t n_embd, int64_t n_ff) const;
+    // Host forward pass (tests, validation): logits[n_ff].
+    void logits(const float* x, int64_t n_embd, int64_t n_ff, float* out) const;
+};
+
+struct LayerStats {
+    std::vector<float> act_freq;  // fraction of calibration tokens where the neuron is active
+    std::vector<float> act_mass;  // mean |contribution| (activation mass), >= 0
+    std::vector<int32_t> perm;    // neuron ids, most active first
+    float threshold = 0;          // |silu(g)*u| * ||down col|| above which a neuron counts active
+    float recall = -1;            // predictor recall / precision on held-out tokens
+    float precision = -1;
+    LayerPredictor predictor;
+};
+
+struct Sidecar {
+    std::string model_hash;
+    uint64_t model_bytes = 0;
+    std::string tool_version = kSidecarToolVersion;
+    backend::FfnActivation activation = backend::FfnActivation::SiLU;
+    int64_t n_layer = 0, n_embd = 0, n_ff = 0;
+    float target_sparsity = 0;
+    uint64_t calib_tokens = 0;
+    bool synthetic = false;  // synthetic model: activity follows a power law
+    float zipf_s = 0;
+    std::vector<LayerStats> layers;
+};
+
+// Fast 64-bit fingerprint of a model file, as 16 hex digits: FNV-1a/mixer
+// over the file size, every tensor's name, type, shape and offset, and 4 KiB
+// samples of tensor data every 1 MiB (plus each tensor's first and last
+// 4 KiB). Reads a few MB even for a 7B model, yet any re-quantization,
+// re-conversion or different model changes it.
+std::string model_hash(const gguf::GgufFile& model);
+
+// The default sidecar path for a model: "<model>.powerinfer.gguf".
+std::filesystem::path default_sidecar_path(const std::filesystem::path& model);
+
+void write_sidecar(const std::filesystem::path& path, const Sidecar& sidecar);
+// Reads and validates (shapes, counts, permutation, finite values). If
+// expected_hash is non-empty the sidecar must match it. Throws SidecarError
+// whose message says to run `powerinfer-calibrate -m MODEL`.
+Sidecar read_sidecar(const std::filesystem::path& path, const std::string& expected_hash = {});
+
+// Predicted-active neurons for x, thresholded like Device::predict (host path).
+std::vector<int32_t> predict_active(const LayerPredictor& p, const float* x, int64_t n_embd,
+                                    int64_t n_ff, float threshold);
+
+}  // namespace powerinfer::sparse
