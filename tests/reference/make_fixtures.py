@@ -1,0 +1,387 @@
+#!/usr/bin/env python3
+"""Generates the llama.cpp conformance fixtures in tests/fixtures/.
+
+llama.cpp (through llama-cpp-python) is the reference our tokenizer, chat
+templates and dense forward pass are checked against. The product never runs
+Python; this script only regenerates the committed JSON files. Use the
+`make-fixtures` wrapper next to it, which prepares the virtualenv.
+
+    python make_fixtures.py [--model PATH] [--out DIR] [--corpus PATH] [--only NAME,...]
+
+Outputs (see README.md for the fields): tokenizer.json, chat.json,
+greedy.json, perplexity.json.
+"""
+
+import argparse
+import json
+import math
+import os
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+REPO = Path(__file__).resolve().parents[2]
+DEFAULT_MODEL = Path.home() / ".cache/powerinfer/models/SmolLM2-135M-Instruct.Q4_1.gguf"
+DEFAULT_CORPUS = Path("/work/shared/data/frankenstein.txt")
+
+# Strings covering the pre-tokenizer's branches: letters, digits (split one
+# by one for SmolLM), punctuation runs, whitespace runs, contractions, and
+# non-Latin scripts (multi-byte UTF-8 through byte-level BPE).
+TOKENIZER_STRINGS = [
+    "",
+    " ",
+    "  ",
+    "\n",
+    "\n\n\n",
+    "\t",
+    "Hello world",
+    " Hello world",
+    "Hello, world!",
+    "The quick brown fox jumps over the lazy dog.",
+    "It's a test; isn't it? We're sure they'll say I'm right, you've seen, he'd go.",
+    "IT'S LOUD AND WE'RE HERE",
+    "12345",
+    "In 1984 there were 3.14159 apples and 1,000,000 oranges.",
+    "phone: +1 (555) 123-4567",
+    "   leading spaces",
+    "trailing spaces   ",
+    "multiple   spaces\tand\ttabs\n\nand newlines \n end",
+    "line one\r\nline two\r\n",
+    "!!!???...,,,;;;",
+    "a-b_c.d/e\\f|g@h#i$j%k^l&m*n(o)p",
+    "\"quoted\" 'single' `backtick`",
+    "Emoji: 😀🎉👍🏽 and 🇫🇷 flag",
+    "你好，世界！这是一个测试。",
+    "日本語のテキストとカタカナ、ひらがな。",
+    "한국어 문장입니다.",
+    "Café naïve façade résumé über Straße",
+    "Привет, мир! Как дела?",
+    "Ελληνικά γράμματα",
+    "مرحبا بالعالم",
+    "हिन्दी पाठ",
+    "Mixed: English, 中文, русский, and emoji 🚀 in one line.",
+    "def fib(n):\n    return n if n < 2 else fib(n-1) + fib(n-2)\n",
+    "for (int i = 0; i < 10; ++i) { printf(\"%d\\n\", i); }",
+    "<html><body class=\"main\">Hi</body></html>",
+    "x = [1, 2, 3]; y = {'a': 1}",
+    "https://example.com/path?query=1&b=2#frag",
+    "user@example.com",
+    "ĠċĊ raw byte-level symbols",
+    "ﬁ ligature and ＦＵＬＬＷＩＤＴＨ",
+    "<|im_start|>user\nHi<|im_end|>",
+    "The year 2024 was 366 days long.",
+]
+
+# Strings also tokenized with add_bos=True.
+BOS_STRINGS = ["Hello world", "12345", ""]
+
+# Strings containing control tokens, tokenized with special=True as well.
+SPECIAL_STRINGS = [
+    "<|im_start|>user\nHi<|im_end|>",
+    "<|im_start|>system\nYou are helpful.<|im_end|>\n<|im_start|>user\nHello!<|im_end|>\n<|im_start|>assistant\n",
+    "text<|im_end|>more<|endoftext|>",
+    "<|im_start|><|im_start|>",
+    "not special: <|im_start",
+]
+
+CONVERSATIONS = {
+    "system_user": [
+        {"role": "system", "content": "You are a concise assistant."},
+        {"role": "user", "content": "What is the capital of France?"},
+    ],
+    "user_only": [
+        {"role": "user", "content": "Write a haiku about the sea."},
+    ],
+    "multi_turn": [
+        {"role": "user", "content": "Hi there!"},
+        {"role": "assistant", "content": "Hello! How can I help you today?"},
+        {"role": "user", "content": "Tell me a fun fact about octopuses."},
+    ],
+    "system_multi_turn": [
+        {"role": "system", "content": "You answer in one sentence."},
+        {"role": "user", "content": "Why is the sky blue?"},
+        {"role": "assistant", "content": "Because air scatters blue light more than red light."},
+        {"role": "user", "content": "And sunsets?"},
+    ],
+    "unicode": [
+        {"role": "user", "content": "Traduis « bonjour » en 日本語, s'il te plaît 🙂\nMerci."},
+    ],
+}
+
+RAW_PROMPTS = [
+    "The capital of France is",
+    "Once upon a time, in a small village,",
+    "def add(a, b):\n",
+    "1, 2, 3, 4, 5,",
+    "The theory of relativity states that",
+    "Water boils at",
+    "Translate to French: Hello, how are you?\nFrench:",
+]
+
+CHAT_PROMPTS = [
+    [{"role": "user", "content": "What is 2 + 2?"}],
+    [{"role": "user", "content": "Name three colors."}],
+    [
+        {"role": "system", "content": "You are a helpful assistant."},
+        {"role": "user", "content": "Give me a short tip for learning to cook."},
+    ],
+    [{"role": "user", "content": "Write one sentence about cats."}],
+    [
+        {"role": "user", "content": "Hi!"},
+        {"role": "assistant", "content": "Hello! How can I help?"},
+        {"role": "user", "content": "What is the largest planet?"},
+    ],
+]
+
+GREEDY_STEPS = 32
+TOP_K = 5
+PPL_CTX = 512
+PPL_SUBSET_WINDOWS = 20
+
+
+def load_model(model_path):
+    import llama_cpp
+
+    llm = llama_cpp.Llama(
+        model_path=str(model_path),
+        n_ctx=2048,
+        logits_all=True,
+        verbose=False,
+        seed=0,
+        n_threads=2,
+    )
+    return llm
+
+
+def model_metadata(llm):
+    md = dict(llm.metadata)
+    keep = {
+        k: md[k]
+        for k in sorted(md)
+        if k.startswith("tokenizer.") and k not in ("tokenizer.chat_template",)
+    }
+    keep["general.name"] = md.get("general.name", "")
+    return keep
+
+
+def to_text(b):
+    return b.decode("utf-8", errors="replace")
+
+
+def make_tokenizer(llm):
+    cases = []
+    for text in TOKENIZER_STRINGS:
+        ids = llm.tokenize(text.encode("utf-8"), add_bos=False, special=False)
+        cases.append(
+            {
+                "text": text,
+                "add_bos": False,
+                "special": False,
+                "ids": ids,
+                "pieces": [to_text(llm.detokenize([t])) for t in ids],
+                "detokenized": to_text(llm.detokenize(ids)),
+            }
+        )
+    for text in BOS_STRINGS:
+        ids = llm.tokenize(text.encode("utf-8"), add_bos=True, special=False)
+        cases.append({"text": text, "add_bos": True, "special": False, "ids": ids})
+    for text in SPECIAL_STRINGS:
+        for special in (False, True):
+            ids = llm.tokenize(text.encode("utf-8"), add_bos=False, special=special)
+            cases.append({"text": text, "add_bos": False, "special": special, "ids": ids})
+    return {
+        "procedure": "llm.tokenize(text.encode(), add_bos=ADD_BOS, special=SPECIAL); "
+        "pieces = llm.detokenize([id]) per token; detokenized = llm.detokenize(ids) "
+        "(control tokens render as empty text)",
+        "cases": cases,
+    }
+
+
+def chat_formatter(llm):
+    from llama_cpp.llama_chat_format import Jinja2ChatFormatter
+
+    md = llm.metadata
+    vocab_tokens = lambda key: llm._model.token_get_text(int(md[key])) if key in md else ""
+    return Jinja2ChatFormatter(
+        template=md["tokenizer.chat_template"],
+        eos_token=vocab_tokens("tokenizer.ggml.eos_token_id"),
+        bos_token=vocab_tokens("tokenizer.ggml.bos_token_id"),
+    )
+
+
+def format_chat(formatter, messages):
+    # Jinja2ChatFormatter always renders with add_generation_prompt=True.
+    return formatter(messages=messages).prompt
+
+
+def make_chat(llm):
+    formatter = chat_formatter(llm)
+    cases = []
+    for name, messages in CONVERSATIONS.items():
+        prompt = format_chat(formatter, messages)
+        ids = llm.tokenize(prompt.encode("utf-8"), add_bos=False, special=True)
+        cases.append({"name": name, "messages": messages, "prompt": prompt, "prompt_ids": ids})
+    return {
+        "procedure": "llama_cpp.llama_chat_format.Jinja2ChatFormatter(tokenizer.chat_template, "
+        "bos/eos from the vocab) with add_generation_prompt=True; prompt_ids = "
+        "llm.tokenize(prompt, add_bos=False, special=True)",
+        "chat_template": llm.metadata["tokenizer.chat_template"],
+        "add_generation_prompt": True,
+        "cases": cases,
+    }
+
+
+def greedy_run(llm, prompt_ids, eog):
+    llm.reset()
+    llm.eval(prompt_ids)
+    generated, steps, stopped_at = [], [], None
+    for step in range(GREEDY_STEPS):
+        logits = np.asarray(llm.scores[llm.n_tokens - 1], dtype=np.float32)
+        order = np.argsort(-logits, kind="stable")[:TOP_K]
+        tok = int(order[0])
+        steps.append([[int(t), float(logits[t])] for t in order])
+        generated.append(tok)
+        if tok in eog:
+            stopped_at = step
+            break
+        llm.eval([tok])
+    return generated, steps, stopped_at
+
+
+def make_greedy(llm):
+    md = llm.metadata
+    eos = int(md["tokenizer.ggml.eos_token_id"])
+    eog = {eos}
+    if "tokenizer.ggml.eot_token_id" in md:
+        eog.add(int(md["tokenizer.ggml.eot_token_id"]))
+    add_bos = md.get("tokenizer.ggml.add_bos_token", "false") == "true"
+    formatter = chat_formatter(llm)
+    cases = []
+    prompts = [("raw", p, None) for p in RAW_PROMPTS]
+    prompts += [("chat", format_chat(formatter, m), m) for m in CHAT_PROMPTS]
+    for kind, text, messages in prompts:
+        if kind == "raw":
+            ids = llm.tokenize(text.encode("utf-8"), add_bos=add_bos, special=False)
+        else:
+            ids = llm.tokenize(text.encode("utf-8"), add_bos=False, special=True)
+        generated, steps, stopped_at = greedy_run(llm, ids, eog)
+        case = {
+            "kind": kind,
+            "prompt": text,
+            "prompt_ids": ids,
+            "generated_ids": generated,
+            "generated_text": to_text(llm.detokenize(generated)),
+            "top5": steps,
+            "stopped_at_eog_step": stopped_at,
+        }
+        if messages is not None:
+            case["messages"] = messages
+        cases.append(case)
+    return {
+        "procedure": "llm.reset(); llm.eval(prompt_ids); repeat: logits = llm.scores[n_tokens-1]; "
+        "tok = argmax; record top-5 (id, logit) sorted by logit desc; stop after the EOG "
+        f"token is recorded or after {GREEDY_STEPS} steps; llm.eval([tok]). Raw prompts: "
+        "tokenize(add_bos=model's add_bos_token, special=False); chat prompts: formatted "
+        "with the model's template, tokenize(add_bos=False, special=True).",
+        "eog_ids": sorted(eog),
+        "max_steps": GREEDY_STEPS,
+        "cases": cases,
+    }
+
+
+def log_softmax_nll(logits, targets):
+    logits = logits.astype(np.float64)
+    m = logits.max(axis=1, keepdims=True)
+    lse = np.log(np.exp(logits - m).sum(axis=1)) + m[:, 0]
+    return lse - logits[np.arange(len(targets)), targets]
+
+
+def make_perplexity(llm, corpus):
+    md = llm.metadata
+    add_bos = md.get("tokenizer.ggml.add_bos_token", "false") == "true"
+    bos = int(md["tokenizer.ggml.bos_token_id"])
+    text = Path(corpus).read_text(encoding="utf-8")
+    tokens = llm.tokenize(text.encode("utf-8"), add_bos=add_bos, special=False)
+    n_windows = len(tokens) // PPL_CTX
+    first = PPL_CTX // 2
+    window_nll = []
+    t0 = time.time()
+    for w in range(n_windows):
+        window = list(tokens[w * PPL_CTX : (w + 1) * PPL_CTX])
+        if add_bos:
+            window[0] = bos
+        llm.reset()
+        llm.eval(window)
+        logits = np.asarray(llm.scores[first : PPL_CTX - 1], dtype=np.float32)
+        targets = np.asarray(window[first + 1 : PPL_CTX])
+        nll = log_softmax_nll(logits, targets)
+        window_nll.append(float(nll.sum()))
+        if w % 20 == 0:
+            print(f"  window {w}/{n_windows} ({time.time() - t0:.0f}s)", file=sys.stderr)
+    per_window = PPL_CTX - 1 - first
+
+    def summary(k):
+        total = sum(window_nll[:k])
+        n = k * per_window
+        return {"n_windows": k, "tokens_scored": n, "mean_nll": total / n, "ppl": math.exp(total / n)}
+
+    return {
+        "procedure": "llama-perplexity style: tokens = tokenize(whole file, add_bos=model's "
+        "add_bos_token, special=False); n_windows = len(tokens) // n_ctx non-overlapping windows; "
+        "if add_bos the first token of each window is replaced by BOS; each window is evaluated "
+        "from an empty KV cache; logits at positions n_ctx/2 .. n_ctx-2 are scored against the "
+        "next token with log-softmax; ppl = exp(sum NLL / tokens scored).",
+        "corpus": str(corpus),
+        "corpus_bytes": len(text.encode("utf-8")),
+        "n_ctx": PPL_CTX,
+        "add_bos": add_bos,
+        "bos_id": bos,
+        "n_tokens": len(tokens),
+        "first_tokens": tokens[:16],
+        "tokens_per_window_scored": per_window,
+        "full": summary(n_windows),
+        "subset": summary(min(PPL_SUBSET_WINDOWS, n_windows)),
+        "window_nll_sums": window_nll,
+    }
+
+
+def write_json(path, data, meta):
+    data = {"generator": meta, **data}
+    path.write_text(json.dumps(data, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
+    print(f"wrote {path}", file=sys.stderr)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--model", default=os.environ.get("POWERINFER_MODEL", str(DEFAULT_MODEL)))
+    ap.add_argument("--out", default=str(REPO / "tests/fixtures"))
+    ap.add_argument("--corpus", default=str(DEFAULT_CORPUS))
+    ap.add_argument("--only", default="tokenizer,chat,greedy,perplexity")
+    args = ap.parse_args()
+
+    import llama_cpp
+
+    llm = load_model(args.model)
+    meta = {
+        "script": "tests/reference/make_fixtures.py",
+        "llama_cpp_python": llama_cpp.__version__,
+        "model": Path(args.model).name,
+        "model_metadata": model_metadata(llm),
+    }
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    only = set(args.only.split(","))
+    if "tokenizer" in only:
+        write_json(out / "tokenizer.json", make_tokenizer(llm), meta)
+    if "chat" in only:
+        write_json(out / "chat.json", make_chat(llm), meta)
+    if "greedy" in only:
+        write_json(out / "greedy.json", make_greedy(llm), meta)
+    if "perplexity" in only:
+        write_json(out / "perplexity.json", make_perplexity(llm, args.corpus), meta)
+
+
+if __name__ == "__main__":
+    main()
