@@ -66,6 +66,23 @@ std::string format_value(const Value& v) {
     return "?";
 }
 
+// llama.cpp's llama_ftype: what general.file_type means.
+std::string_view file_type_name(int64_t ftype) {
+    static constexpr std::pair<int64_t, std::string_view> kNames[] = {
+        {0, "all F32"},     {1, "mostly F16"},   {2, "mostly Q4_0"}, {3, "mostly Q4_1"},
+        {7, "mostly Q8_0"}, {8, "mostly Q5_0"},  {9, "mostly Q5_1"}, {10, "mostly Q2_K"},
+        {11, "Q3_K_S"},     {12, "Q3_K_M"},      {13, "Q3_K_L"},     {14, "Q4_K_S"},
+        {15, "Q4_K_M"},     {16, "Q5_K_S"},      {17, "Q5_K_M"},     {18, "Q6_K"},
+        {19, "IQ2_XXS"},    {20, "IQ2_XS"},      {21, "Q2_K_S"},     {22, "IQ3_XS"},
+        {23, "IQ3_XXS"},    {24, "IQ1_S"},       {25, "IQ4_NL"},     {26, "IQ3_S"},
+        {27, "IQ3_M"},      {28, "IQ2_S"},       {29, "IQ2_M"},      {30, "IQ4_XS"},
+        {31, "IQ1_M"},      {32, "mostly BF16"}, {36, "TQ1_0"},      {37, "TQ2_0"},
+    };
+    for (const auto& [id, name] : kNames)
+        if (id == ftype) return name;
+    return "unknown";
+}
+
 std::string pad(std::string s, size_t width, bool right = false) {
     if (s.size() >= width) return s;
     return right ? std::string(width - s.size(), ' ') + s : s + std::string(width - s.size(), ' ');
@@ -101,7 +118,9 @@ std::string describe(const GgufFile& file) {
     line("architecture", arch.empty() ? "(not set)" : arch);
     key_line("name", "general.name");
     key_line("size label", "general.size_label");
-    key_line("file type", "general.file_type");
+    if (const auto ftype = file.get_int("general.file_type"))
+        line("file type",
+             std::to_string(*ftype) + " (" + std::string(file_type_name(*ftype)) + ")");
     if (!arch.empty()) {
         static constexpr std::pair<const char*, const char*> kHyper[] = {
             {"context length", "context_length"},

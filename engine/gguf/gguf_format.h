@@ -1,8 +1,11 @@
-// Format constants and sanity limits shared by the GGUF reader and writer, so
-// that the writer never produces a file the reader rejects.
+// Format constants, sanity limits and helpers shared by the GGUF reader and
+// writer, so that the writer never produces a file the reader rejects.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
+#include <filesystem>
+#include <string>
 
 namespace powerinfer::gguf::detail {
 
@@ -53,5 +56,17 @@ constexpr uint64_t min_value_bytes(uint32_t type) {
 constexpr uint64_t kMinKvBytes = 8 + 4 + 1;
 // One tensor info: name length, n_dims, one dim, type, offset.
 constexpr uint64_t kMinTensorInfoBytes = 8 + 4 + 8 + 4 + 8;
+
+// Hostile counts must not turn into huge up-front allocations: reserve at
+// most this many entries and let vectors grow for real data.
+constexpr uint64_t kMaxReserve = uint64_t{1} << 16;
+inline size_t capped_reserve(uint64_t n) { return static_cast<size_t>(std::min(n, kMaxReserve)); }
+
+// UTF-8 for messages; path::string() can throw on Windows for names outside
+// the ANSI code page.
+inline std::string display_path(const std::filesystem::path& p) {
+    const auto u8 = p.u8string();
+    return std::string(u8.begin(), u8.end());
+}
 
 }  // namespace powerinfer::gguf::detail

@@ -7,7 +7,7 @@
 #include <string>
 
 #include "gguf/gguf.h"
-#include "gguf/gguf_limits.h"
+#include "gguf/gguf_format.h"
 #include "gguf/mapped_file.h"
 
 namespace powerinfer::gguf {
@@ -171,7 +171,7 @@ public:
         items_ += len;
         Array a;
         a.elem_type = static_cast<ValueType>(elem);
-        a.items.reserve(static_cast<size_t>(len));
+        a.items.reserve(capped_reserve(len));
         for (uint64_t i = 0; i < len; ++i) a.items.push_back(value(elem, at, key, depth + 1));
         return {ValueType::ARRAY, std::move(a)};
     }
@@ -187,7 +187,7 @@ std::unique_ptr<GgufFile> GgufFile::open(const std::filesystem::path& path) {
     f->path_ = path;
     f->mapping_ = MappedFile::open(path);
     f->bytes_ = f->mapping_->bytes();
-    f->parse(path.string());
+    f->parse(display_path(path));
     return f;
 }
 
@@ -247,7 +247,7 @@ void GgufFile::parse(std::string_view name) {
 
     // Metadata.
     uint64_t alignment_value_at = 0;
-    kv_.reserve(static_cast<size_t>(n_kv));
+    kv_.reserve(capped_reserve(n_kv));
     for (uint64_t i = 0; i < n_kv; ++i) {
         const uint64_t key_at = c.pos();
         std::string key = c.str("metadata key");
@@ -279,8 +279,8 @@ void GgufFile::parse(std::string_view name) {
                kHintTruncatedOrCorrupt);
     }
     std::vector<uint64_t> info_at;
-    tensors_.reserve(static_cast<size_t>(n_tensors));
-    info_at.reserve(static_cast<size_t>(n_tensors));
+    tensors_.reserve(capped_reserve(n_tensors));
+    info_at.reserve(capped_reserve(n_tensors));
     for (uint64_t i = 0; i < n_tensors; ++i) {
         const uint64_t at = c.pos();
         TensorInfo t;

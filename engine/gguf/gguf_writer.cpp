@@ -8,7 +8,7 @@
 #include <set>
 
 #include "gguf/gguf.h"
-#include "gguf/gguf_limits.h"
+#include "gguf/gguf_format.h"
 
 namespace powerinfer::gguf {
 namespace {
@@ -245,7 +245,7 @@ void GgufWriter::write(const std::filesystem::path& path) const {
     const auto io_fail = [&](const std::string& what) {
         std::error_code ec;
         std::filesystem::remove(tmp, ec);
-        throw GgufError(path.string() + ": " + what +
+        throw GgufError(display_path(path) + ": " + what +
                         " — check that the folder exists, is writable and has free space");
     };
     {

@@ -5,6 +5,7 @@
 #include <system_error>
 
 #include "gguf/gguf.h"
+#include "gguf/gguf_format.h"
 
 #ifdef _WIN32
 #ifndef NOMINMAX
@@ -22,7 +23,7 @@ namespace powerinfer::gguf {
 namespace {
 
 [[noreturn]] void fail(const std::filesystem::path& path, const std::string& problem) {
-    throw GgufError(path.string() + ": " + problem);
+    throw GgufError(detail::display_path(path) + ": " + problem);
 }
 
 // Checks what std::filesystem can tell portably, so both platforms give the
