@@ -1,0 +1,47 @@
+// The one place that asks the CPU which instruction sets it has.
+#include "tensor/kernels.h"
+
+#if defined(_MSC_VER) && !defined(__clang__) && (defined(_M_X64) || defined(_M_IX86))
+#include <immintrin.h>
+#include <intrin.h>
+#define PI_CPUID_MSVC 1
+#elif (defined(__GNUC__) || defined(__clang__)) && (defined(__x86_64__) || defined(__i386__))
+#define PI_CPUID_GNU 1
+#endif
+
+namespace powerinfer::tensor::kernels {
+
+CpuFeatures detect_cpu_features() {
+    CpuFeatures f;
+#if defined(PI_CPUID_GNU)
+    __builtin_cpu_init();
+    f.avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
+             __builtin_cpu_supports("f16c");
+    f.avx512 = f.avx2 && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+               __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512vnni");
+#elif defined(PI_CPUID_MSVC)
+    int info[4] = {};
+    __cpuid(info, 0);
+    const int max_leaf = info[0];
+    __cpuid(info, 1);
+    const bool osxsave = (info[2] >> 27) & 1;
+    const bool fma = (info[2] >> 12) & 1;
+    const bool f16c = (info[2] >> 29) & 1;
+    if (!osxsave || max_leaf < 7) return f;
+    // The OS must save the YMM (and for AVX-512, the opmask/ZMM) state.
+    const unsigned long long xcr0 = _xgetbv(0);
+    const bool os_avx = (xcr0 & 0x6) == 0x6;
+    const bool os_avx512 = (xcr0 & 0xE6) == 0xE6;
+    __cpuidex(info, 7, 0);
+    const bool avx2 = (info[1] >> 5) & 1;
+    const bool avx512f = (info[1] >> 16) & 1;
+    const bool avx512bw = (info[1] >> 30) & 1;
+    const bool avx512vl = (info[1] >> 31) & 1;
+    const bool avx512vnni = (info[2] >> 11) & 1;
+    f.avx2 = os_avx && avx2 && fma && f16c;
+    f.avx512 = f.avx2 && os_avx512 && avx512f && avx512bw && avx512vl && avx512vnni;
+#endif
+    return f;
+}
+
+}  // namespace powerinfer::tensor::kernels

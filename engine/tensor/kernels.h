@@ -1,0 +1,89 @@
+// The dispatch table: one set of kernel function pointers per SIMD level.
+// The scalar table is complete; a SIMD table may leave entries null, and the
+// dispatcher then falls back to the next lower level's kernel.
+//
+// Internal header: not part of the public API.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "common/ggml_types.h"
+
+namespace powerinfer::tensor::kernels {
+
+// dst[n] = dequantized src; n a multiple of the block size.
+using DequantizeFn = void (*)(const void* src, float* dst, int64_t n);
+// Dot of one weight row (n elements) with activations in the vec_dot format.
+using DotFn = float (*)(int64_t n, const void* w, const void* x);
+// Dots of one weight row with `count` activation vectors, x_stride bytes
+// apart: out[k] = dot(w, x + k * x_stride). Lets matmul decode a row once.
+using DotMultiFn = void (*)(int64_t n, const void* w, const void* x, size_t x_stride, int count,
+                            float* out);
+// y[n] += a * dequantized w (n elements starting at a block boundary).
+using AxpyFn = void (*)(int64_t n, const void* w, float a, float* y);
+// Quantize n floats into an activation format.
+using QuantizeFn = void (*)(const float* x, void* dst, int64_t n);
+
+enum TypeIndex : int {
+    kF32,
+    kF16,
+    kBF16,
+    kQ4_0,
+    kQ4_1,
+    kQ5_0,
+    kQ5_1,
+    kQ8_0,
+    kQ4_K,
+    kQ5_K,
+    kQ6_K,
+    kNumTypes
+};
+
+// -1 for a type the kernels do not implement.
+int type_index(GgmlType t);
+
+// No default member initializers here: they would give these structs an
+// inline constructor, which the AVX-512 file could emit and the linker could
+// then hand to baseline code. Value-initialize instead (`KernelTable t{};`).
+struct TypeKernels {
+    DequantizeFn dequantize;
+    DotFn dot;
+    DotMultiFn dot_multi;
+    AxpyFn axpy;
+};
+
+// Activation formats, indexed separately from the weight types.
+enum ActIndex : int { kActQ8_0, kActQ8_1, kActQ8_K, kNumActs };
+
+struct KernelTable {
+    const char* name;
+    TypeKernels types[kNumTypes];
+    QuantizeFn quantize_act[kNumActs];
+};
+
+const KernelTable& scalar_table();
+// Null where the file was not compiled for this target. Call only after the
+// CPU has been checked for the level's instructions.
+const KernelTable* avx2_table();
+const KernelTable* avx512_table();
+
+// Which levels the CPU can run; implemented in cpu_features.cpp, the one
+// file that talks to cpuid.
+struct CpuFeatures {
+    bool avx2 = false;    // AVX2 + FMA + F16C
+    bool avx512 = false;  // AVX-512 F/BW/VL/VNNI
+};
+CpuFeatures detect_cpu_features();
+
+}  // namespace powerinfer::tensor::kernels
+
+namespace powerinfer::tensor::kernels {
+
+// The table for the level currently selected (best available unless
+// force_simd_level changed it); entries are never null.
+const KernelTable& active_table();
+// The complete scalar table (for the *_ref functions).
+const KernelTable& reference_table();
+
+}  // namespace powerinfer::tensor::kernels

@@ -1,0 +1,152 @@
+#include "tensor/matmul.h"
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "common/error.h"
+#include "tensor/kernels.h"
+
+namespace powerinfer::tensor {
+
+namespace {
+
+// Below this many weight bytes a product runs on the calling thread: waking
+// the workers would cost more than it saves.
+constexpr size_t kMinParallelBytes = 64 * 1024;
+// Tokens per matmul tile: their quantized activations (~4.5 KB per 4096
+// columns) stay in L2 while the weight rows stream past.
+constexpr int64_t kTokenTile = 64;
+constexpr int kMultiDot = 8;  // tokens per dot_multi call
+
+const kernels::TypeKernels& kernels_for(const WeightView& w) {
+    const int i = kernels::type_index(w.type);
+    if (i < 0)
+        throw EngineError("tensor type " + std::string(ggml_type_name(w.type)) +
+                          " is not supported by the CPU kernels");
+    return kernels::active_table().types[i];
+}
+
+void check_view(const WeightView& w) {
+    const auto bytes = ggml_row_bytes(w.type, static_cast<uint64_t>(w.cols));
+    if (!w.data || w.rows < 0 || w.cols <= 0 || !bytes || *bytes != w.row_bytes)
+        throw EngineError("weight view is inconsistent (" + std::to_string(w.rows) + " x " +
+                          std::to_string(w.cols) + " " + std::string(ggml_type_name(w.type)) +
+                          ", " + std::to_string(w.row_bytes) + " bytes per row)");
+}
+
+void check_indices(const WeightView& w, const int32_t* idx, int64_t count) {
+    for (int64_t i = 0; i < count; ++i)
+        if (idx[i] < 0 || idx[i] >= w.rows)
+            throw EngineError("row index " + std::to_string(idx[i]) + " is outside the " +
+                              std::to_string(w.rows) + "-row matrix");
+}
+
+bool worth_parallel(const ThreadPool& pool, size_t bytes) {
+    return pool.size() > 1 && bytes >= kMinParallelBytes;
+}
+
+}  // namespace
+
+void matvec(ThreadPool& pool, const WeightView& w, const float* x, float* y) {
+    // Per calling thread, so that concurrent callers do not share it.
+    thread_local QuantizedVector xq;
+    quantize_activations(w.type, x, w.cols, xq);
+    matvec_q(pool, w, xq, y);
+}
+
+void matvec_q(ThreadPool& pool, const WeightView& w, const QuantizedVector& xq, float* y) {
+    check_view(w);
+    if (xq.type != vec_dot_type(w.type) || xq.n != w.cols)
+        throw EngineError("activations do not match the weight matrix (type or length)");
+    const kernels::DotFn dot = kernels_for(w).dot;
+    const void* x = xq.data.data();
+    auto rows = [&](int64_t begin, int64_t end, int) {
+        for (int64_t r = begin; r < end; ++r) y[r] = dot(w.cols, w.row(r), x);
+    };
+    if (!worth_parallel(pool, w.row_bytes * static_cast<size_t>(w.rows))) {
+        if (w.rows > 0) rows(0, w.rows, 0);
+        return;
+    }
+    pool.parallel_for(w.rows, rows, 16);
+}
+
+void matmul(ThreadPool& pool, const WeightView& w, const float* X, int64_t n, float* Y) {
+    check_view(w);
+    if (n <= 0) return;
+    if (n == 1) return matvec(pool, w, X, Y);
+    const kernels::TypeKernels& k = kernels_for(w);
+    const GgmlType act = vec_dot_type(w.type);
+    const size_t stride = *ggml_row_bytes(act, static_cast<uint64_t>(w.cols));
+
+    // Quantize every token once, in parallel over tokens.
+    thread_local std::vector<uint8_t> xq;
+    xq.resize(stride * static_cast<size_t>(n));
+    uint8_t* xq_data = xq.data();
+    pool.parallel_for(n, [&](int64_t begin, int64_t end, int) {
+        QuantizedVector one;
+        for (int64_t t = begin; t < end; ++t) {
+            quantize_activations(w.type, X + t * w.cols, w.cols, one);
+            std::copy(one.data.begin(), one.data.end(), xq_data + static_cast<size_t>(t) * stride);
+        }
+    });
+
+    // Each worker owns a contiguous range of rows (outputs) and walks the
+    // tokens tile by tile, so a weight row is decoded against kMultiDot
+    // tokens at a time while those tokens' activations stay in cache.
+    pool.parallel_for(
+        w.rows,
+        [&](int64_t begin, int64_t end, int) {
+            float out[kMultiDot];
+            for (int64_t t0 = 0; t0 < n; t0 += kTokenTile) {
+                const int64_t t1 = t0 + kTokenTile < n ? t0 + kTokenTile : n;
+                for (int64_t r = begin; r < end; ++r) {
+                    for (int64_t t = t0; t < t1; t += kMultiDot) {
+                        const int count = static_cast<int>(t1 - t < kMultiDot ? t1 - t : kMultiDot);
+                        k.dot_multi(w.cols, w.row(r), xq_data + static_cast<size_t>(t) * stride,
+                                    stride, count, out);
+                        for (int j = 0; j < count; ++j) Y[(t + j) * w.rows + r] = out[j];
+                    }
+                }
+            }
+        },
+        16);
+}
+
+void matvec_rows(ThreadPool& pool, const WeightView& w, const QuantizedVector& xq,
+                 const int32_t* idx, int64_t count, float* y) {
+    check_view(w);
+    if (xq.type != vec_dot_type(w.type) || xq.n != w.cols)
+        throw EngineError("activations do not match the weight matrix (type or length)");
+    if (count <= 0) return;
+    check_indices(w, idx, count);
+    const kernels::DotFn dot = kernels_for(w).dot;
+    const void* x = xq.data.data();
+    auto rows = [&](int64_t begin, int64_t end, int) {
+        for (int64_t i = begin; i < end; ++i) y[i] = dot(w.cols, w.row(idx[i]), x);
+    };
+    if (!worth_parallel(pool, w.row_bytes * static_cast<size_t>(count))) return rows(0, count, 0);
+    pool.parallel_for(count, rows, 16);
+}
+
+void axpy_rows(ThreadPool& pool, const WeightView& w, const int32_t* idx, const float* a,
+               int64_t count, float* y) {
+    check_view(w);
+    if (count <= 0) return;
+    check_indices(w, idx, count);
+    const kernels::AxpyFn axpy = kernels_for(w).axpy;
+    const auto traits = ggml_traits(w.type);
+    const int64_t block = traits.block_elems;
+    // Slices of y start on block boundaries and, for float types, on
+    // 16-element (cache line) boundaries.
+    const int64_t grain = block > 16 ? block : 16;
+    auto cols = [&](int64_t begin, int64_t end, int) {
+        const size_t offset = static_cast<size_t>(begin / block) * traits.block_bytes;
+        for (int64_t i = 0; i < count; ++i)
+            axpy(end - begin, w.row(idx[i]) + offset, a[i], y + begin);
+    };
+    if (!worth_parallel(pool, w.row_bytes * static_cast<size_t>(count))) return cols(0, w.cols, 0);
+    pool.parallel_for(w.cols, cols, grain);
+}
+
+}  // namespace powerinfer::tensor

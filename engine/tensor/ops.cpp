@@ -1,0 +1,78 @@
+#include "tensor/ops.h"
+
+#include <cmath>
+#include <string>
+
+#include "common/error.h"
+
+namespace powerinfer::tensor {
+
+// As ggml: the sum of squares in double, the scale in float.
+void rms_norm(const float* x, const float* weight, float* y, int64_t n, float eps) {
+    double sum = 0;
+    for (int64_t i = 0; i < n; ++i) sum += static_cast<double>(x[i]) * x[i];
+    const float mean = static_cast<float>(sum / static_cast<double>(n));
+    const float scale = 1.0f / std::sqrt(mean + eps);
+    for (int64_t i = 0; i < n; ++i) y[i] = (x[i] * scale) * weight[i];
+}
+
+void rope(float* head, int64_t head_dim, int64_t n_rot, int64_t pos, float freq_base,
+          float freq_scale, bool neox) {
+    if (n_rot <= 0 || n_rot % 2 != 0 || n_rot > head_dim)
+        throw EngineError("rope: rotary dimension " + std::to_string(n_rot) +
+                          " must be even and at most the head size " + std::to_string(head_dim) +
+                          "; check the model's rope metadata");
+    const int64_t half = n_rot / 2;
+    // theta_i = pos * freq_scale * base^(-2i/n_rot), in double: at positions
+    // in the thousands a float product would lose the angle's low bits.
+    const double p = static_cast<double>(pos) * freq_scale;
+    const double log_base = std::log(static_cast<double>(freq_base));
+    for (int64_t i = 0; i < half; ++i) {
+        const double theta = p * std::exp(-2.0 * static_cast<double>(i) / n_rot * log_base);
+        const float c = static_cast<float>(std::cos(theta));
+        const float s = static_cast<float>(std::sin(theta));
+        const int64_t a = neox ? i : 2 * i;
+        const int64_t b = neox ? i + half : 2 * i + 1;
+        const float x0 = head[a];
+        const float x1 = head[b];
+        head[a] = x0 * c - x1 * s;
+        head[b] = x0 * s + x1 * c;
+    }
+}
+
+void silu(float* x, int64_t n) {
+    for (int64_t i = 0; i < n; ++i) x[i] = x[i] / (1.0f + std::exp(-x[i]));
+}
+
+// The tanh approximation, as ggml's gelu.
+void gelu(float* x, int64_t n) {
+    constexpr float kSqrt2OverPi = 0.79788456080286535587989211986876f;
+    constexpr float kCoefA = 0.044715f;
+    for (int64_t i = 0; i < n; ++i) {
+        const float v = x[i];
+        x[i] = 0.5f * v * (1.0f + std::tanh(kSqrt2OverPi * v * (1.0f + kCoefA * v * v)));
+    }
+}
+
+void swiglu(const float* gate, const float* up, float* out, int64_t n) {
+    for (int64_t i = 0; i < n; ++i) out[i] = gate[i] / (1.0f + std::exp(-gate[i])) * up[i];
+}
+
+void softmax(float* x, int64_t n) {
+    if (n <= 0) return;
+    float max = x[0];
+    for (int64_t i = 1; i < n; ++i) max = x[i] > max ? x[i] : max;
+    double sum = 0;
+    for (int64_t i = 0; i < n; ++i) {
+        x[i] = std::exp(x[i] - max);
+        sum += x[i];
+    }
+    const float inv = static_cast<float>(1.0 / sum);
+    for (int64_t i = 0; i < n; ++i) x[i] *= inv;
+}
+
+void add(float* y, const float* x, int64_t n) {
+    for (int64_t i = 0; i < n; ++i) y[i] += x[i];
+}
+
+}  // namespace powerinfer::tensor

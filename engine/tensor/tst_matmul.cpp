@@ -1,0 +1,243 @@
+// matvec / matmul / matvec_rows / axpy_rows against float64 references
+// built from dequantize_row_ref, on every SIMD level, and their determinism
+// across thread counts.
+#include <QTest>
+#include <cmath>
+#include <random>
+#include <vector>
+
+#include "common/error.h"
+#include "tensor/matmul.h"
+#include "tensor/quant.h"
+#include "tensor/test_support.h"
+
+using namespace powerinfer;
+using namespace powerinfer::tensor;
+using namespace powerinfer::tensor::testing;
+
+namespace {
+
+struct Matrix {
+    std::vector<uint8_t> bytes;
+    std::vector<float> deq;  // dequantize_row_ref of every row
+    WeightView view;
+};
+
+Matrix make_matrix(GgmlType t, int64_t rows, int64_t cols, unsigned seed) {
+    std::mt19937 rng(seed);
+    Matrix m;
+    const size_t rb = row_bytes(t, cols);
+    m.bytes.resize(rb * static_cast<size_t>(rows));
+    m.deq.resize(static_cast<size_t>(rows * cols));
+    for (int64_t r = 0; r < rows; ++r) {
+        const auto row = random_row(rng, t, cols, r % 2 == 1);
+        std::copy(row.begin(), row.end(), m.bytes.begin() + static_cast<std::ptrdiff_t>(r * rb));
+        dequantize_row_ref(t, row.data(), m.deq.data() + r * cols, cols);
+    }
+    m.view = {t, m.bytes.data(), rows, cols, rb};
+    return m;
+}
+
+// y = W xq in float64 from the dequantized weights and activations; the
+// tolerance only covers float accumulation in the kernels.
+void check_products(const Matrix& m, const std::vector<double>& x, const float* y,
+                    const int64_t* rows, int64_t count) {
+    for (int64_t i = 0; i < count; ++i) {
+        const int64_t r = rows ? rows[i] : i;
+        double want = 0, mag = 0;
+        for (int64_t c = 0; c < m.view.cols; ++c) {
+            const double p = double(m.deq[r * m.view.cols + c]) * x[c];
+            want += p;
+            mag += std::fabs(p);
+        }
+        double tol = 1e-5 * mag + 1e-30;
+        if (vec_dot_type(m.view.type) == GgmlType::Q8_1) {
+            // The kernels use the block sum s = d * sum(q) rounded to fp16
+            // (times the weight block's offset m, |m| <= 2 max|w|).
+            for (int64_t b = 0; b < m.view.cols; b += 32) {
+                double wmax = 0, xsum = 0;
+                for (int64_t c = b; c < b + 32; ++c) {
+                    wmax = std::max(wmax, std::fabs(double(m.deq[r * m.view.cols + c])));
+                    xsum += x[c];
+                }
+                tol += 2 * wmax * std::fabs(xsum) * std::ldexp(1.0, -10);
+            }
+        }
+        if (!(std::fabs(y[i] - want) <= tol))
+            QFAIL(qPrintable(QString("%1 row %2: got %3 want %4 (tol %5)")
+                                 .arg(ggml_type_name(m.view.type).data())
+                                 .arg(r)
+                                 .arg(y[i], 0, 'g', 9)
+                                 .arg(want, 0, 'g', 9)
+                                 .arg(tol)));
+    }
+}
+
+void add_type_rows() {
+    QTest::addColumn<int>("type");
+    for (GgmlType t : weight_types()) QTest::newRow(ggml_type_name(t).data()) << int(t);
+}
+
+}  // namespace
+
+class TestMatmul : public QObject {
+    Q_OBJECT
+
+private slots:
+    void matvecMatchesReference_data() { add_type_rows(); }
+    void matvecMatchesReference() {
+        QFETCH(int, type);
+        const auto t = static_cast<GgmlType>(type);
+        LevelGuard guard;
+        // Big enough (>64 KB) to take the parallel path.
+        const Matrix m = make_matrix(t, 301, 512, 1);
+        std::mt19937 rng(2);
+        const auto x = random_floats(rng, 512);
+        ThreadPool pool(2);
+        for (const auto& level : simd_levels()) {
+            QVERIFY(force_simd_level(level));
+            QuantizedVector xq;
+            quantize_activations(t, x.data(), 512, xq);
+            const auto xd = dequantize_activations(xq);
+            std::vector<float> y(301), y2(301);
+            matvec_q(pool, m.view, xq, y.data());
+            check_products(m, xd, y.data(), nullptr, 301);
+            matvec(pool, m.view, x.data(), y2.data());
+            QVERIFY(y == y2);
+        }
+    }
+
+    void matvecIdenticalAcrossThreadCounts() {
+        const Matrix m = make_matrix(GgmlType::Q4_1, 1000, 1024, 3);
+        std::mt19937 rng(4);
+        const auto x = random_floats(rng, 1024);
+        std::vector<float> first;
+        for (int threads : {1, 2, 3, 2}) {
+            ThreadPool pool(threads);
+            std::vector<float> y(1000);
+            matvec(pool, m.view, x.data(), y.data());
+            if (first.empty())
+                first = y;
+            else
+                QVERIFY(y == first);
+        }
+    }
+
+    void matmulMatchesReference_data() { add_type_rows(); }
+    void matmulMatchesReference() {
+        QFETCH(int, type);
+        const auto t = static_cast<GgmlType>(type);
+        LevelGuard guard;
+        const int64_t rows = 67, cols = 512;
+        const Matrix m = make_matrix(t, rows, cols, 5);
+        ThreadPool pool(2);
+        std::mt19937 rng(6);
+        for (const auto& level : simd_levels()) {
+            QVERIFY(force_simd_level(level));
+            // 70 tokens cross a token tile boundary; 3 and 1 are small batches.
+            for (int64_t n : {int64_t(1), int64_t(3), int64_t(70)}) {
+                const auto X = random_floats(rng, n * cols);
+                std::vector<float> Y(static_cast<size_t>(n * rows));
+                matmul(pool, m.view, X.data(), n, Y.data());
+                for (int64_t tok = 0; tok < n; ++tok) {
+                    QuantizedVector xq;
+                    quantize_activations(t, X.data() + tok * cols, cols, xq);
+                    check_products(m, dequantize_activations(xq), Y.data() + tok * rows, nullptr,
+                                   rows);
+                    // The batched product equals the per-token one.
+                    std::vector<float> y(rows);
+                    matvec_q(pool, m.view, xq, y.data());
+                    for (int64_t r = 0; r < rows; ++r)
+                        QVERIFY(std::fabs(y[r] - Y[tok * rows + r]) <=
+                                1e-5f * (std::fabs(y[r]) + 1e-3f));
+                }
+            }
+        }
+    }
+
+    void matvecRowsSelectsRows_data() { add_type_rows(); }
+    void matvecRowsSelectsRows() {
+        QFETCH(int, type);
+        const auto t = static_cast<GgmlType>(type);
+        const Matrix m = make_matrix(t, 200, 256, 7);
+        std::mt19937 rng(8);
+        const auto x = random_floats(rng, 256);
+        QuantizedVector xq;
+        quantize_activations(t, x.data(), 256, xq);
+        const std::vector<int32_t> idx = {199, 0, 5, 5, 77, 123, 1, 198};
+        ThreadPool pool(2);
+        std::vector<float> full(200), sparse(idx.size());
+        matvec_q(pool, m.view, xq, full.data());
+        matvec_rows(pool, m.view, xq, idx.data(), int64_t(idx.size()), sparse.data());
+        std::vector<int64_t> rows(idx.begin(), idx.end());
+        check_products(m, dequantize_activations(xq), sparse.data(), rows.data(),
+                       int64_t(rows.size()));
+        for (size_t i = 0; i < idx.size(); ++i)
+            QCOMPARE(sparse[i], full[static_cast<size_t>(idx[i])]);
+    }
+
+    void axpyRowsMatchesReference_data() { add_type_rows(); }
+    void axpyRowsMatchesReference() {
+        QFETCH(int, type);
+        const auto t = static_cast<GgmlType>(type);
+        LevelGuard guard;
+        // cols = 1536: several K-quant blocks, so slices differ per thread count.
+        const int64_t rows = 300, cols = 1536;
+        const Matrix m = make_matrix(t, rows, cols, 9);
+        std::mt19937 rng(10);
+        std::vector<int32_t> idx;
+        std::vector<float> a;
+        std::uniform_int_distribution<int> pick(0, rows - 1);
+        std::normal_distribution<float> coef(0.0f, 1.0f);
+        for (int i = 0; i < 90; ++i) {
+            idx.push_back(pick(rng));
+            a.push_back(coef(rng));
+        }
+        const auto y0 = random_floats(rng, cols);
+        std::vector<double> want(y0.begin(), y0.end());
+        std::vector<double> mag(cols);
+        for (size_t i = 0; i < idx.size(); ++i)
+            for (int64_t c = 0; c < cols; ++c) {
+                const double p = double(a[i]) * m.deq[idx[i] * cols + c];
+                want[c] += p;
+                mag[c] += std::fabs(p);
+            }
+        for (const auto& level : simd_levels()) {
+            QVERIFY(force_simd_level(level));
+            std::vector<float> first;
+            for (int threads : {1, 2, 3}) {
+                ThreadPool pool(threads);
+                std::vector<float> y = y0;
+                axpy_rows(pool, m.view, idx.data(), a.data(), int64_t(idx.size()), y.data());
+                for (int64_t c = 0; c < cols; ++c)
+                    QVERIFY2(
+                        std::fabs(y[c] - want[c]) <= 1e-5 * (mag[c] + std::fabs(y0[c])) + 1e-30,
+                        qPrintable(QString("%1 col %2").arg(level.c_str()).arg(c)));
+                if (first.empty())
+                    first = y;
+                else
+                    QVERIFY2(y == first, "axpy_rows depends on the thread count");
+            }
+        }
+    }
+
+    void badInputThrows() {
+        const Matrix m = make_matrix(GgmlType::Q8_0, 4, 64, 11);
+        ThreadPool pool(2);
+        std::vector<float> x(64, 1.0f), y(64);
+        QuantizedVector xq;
+        quantize_activations(GgmlType::Q4_1, x.data(), 64, xq);
+        QVERIFY_THROWS_EXCEPTION(EngineError, matvec_q(pool, m.view, xq, y.data()));
+        quantize_activations(GgmlType::Q8_0, x.data(), 64, xq);
+        const int32_t bad[] = {0, 4};
+        const float a[] = {1.0f, 1.0f};
+        QVERIFY_THROWS_EXCEPTION(EngineError, matvec_rows(pool, m.view, xq, bad, 2, y.data()));
+        QVERIFY_THROWS_EXCEPTION(EngineError, axpy_rows(pool, m.view, bad, a, 2, y.data()));
+        WeightView broken = m.view;
+        broken.row_bytes = 10;
+        QVERIFY_THROWS_EXCEPTION(EngineError, matvec(pool, broken, x.data(), y.data()));
+    }
+};
+
+QTEST_APPLESS_MAIN(TestMatmul)
+#include "tst_matmul.moc"

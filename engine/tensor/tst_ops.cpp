@@ -1,0 +1,159 @@
+// Elementwise and normalisation ops against float64 references.
+#include <QTest>
+#include <cmath>
+#include <random>
+#include <vector>
+
+#include "common/error.h"
+#include "tensor/ops.h"
+
+using namespace powerinfer;
+using namespace powerinfer::tensor;
+
+namespace {
+
+std::vector<float> random_vec(int n, float scale, unsigned seed) {
+    std::mt19937 rng(seed);
+    std::normal_distribution<float> d(0.0f, scale);
+    std::vector<float> v(static_cast<size_t>(n));
+    for (auto& x : v) x = d(rng);
+    return v;
+}
+
+void expect_close(const std::vector<float>& got, const std::vector<double>& want, double rel,
+                  double abs_tol) {
+    QCOMPARE(got.size(), want.size());
+    for (size_t i = 0; i < got.size(); ++i) {
+        const double tol = abs_tol + rel * std::fabs(want[i]);
+        if (!(std::fabs(got[i] - want[i]) <= tol))
+            QFAIL(
+                qPrintable(QString("element %1: got %2 want %3").arg(i).arg(got[i]).arg(want[i])));
+    }
+}
+
+// The rotation the ggml rope applies, in double.
+std::vector<double> rope_ref(const std::vector<float>& x, int n_rot, int pos, double base,
+                             double scale, bool neox) {
+    std::vector<double> y(x.begin(), x.end());
+    for (int i = 0; i < n_rot / 2; ++i) {
+        const double theta = pos * scale * std::pow(base, -2.0 * i / n_rot);
+        const int a = neox ? i : 2 * i;
+        const int b = neox ? i + n_rot / 2 : 2 * i + 1;
+        y[a] = x[a] * std::cos(theta) - x[b] * std::sin(theta);
+        y[b] = x[a] * std::sin(theta) + x[b] * std::cos(theta);
+    }
+    return y;
+}
+
+}  // namespace
+
+class TestOps : public QObject {
+    Q_OBJECT
+
+private slots:
+    void rmsNorm() {
+        const int n = 576;
+        const auto x = random_vec(n, 3.0f, 1);
+        const auto w = random_vec(n, 1.0f, 2);
+        std::vector<float> y(n);
+        const float eps = 1e-5f;
+        rms_norm(x.data(), w.data(), y.data(), n, eps);
+        double ss = 0;
+        for (float v : x) ss += double(v) * v;
+        const double scale = 1.0 / std::sqrt(ss / n + eps);
+        std::vector<double> want(n);
+        for (int i = 0; i < n; ++i) want[i] = x[i] * scale * w[i];
+        expect_close(y, want, 1e-6, 1e-7);
+        // In place works too (the model normalises its residual copy).
+        std::vector<float> inplace = x;
+        rms_norm(inplace.data(), w.data(), inplace.data(), n, eps);
+        QVERIFY(inplace == y);
+    }
+
+    void ropeNormalAndNeox_data() {
+        QTest::addColumn<bool>("neox");
+        QTest::addColumn<int>("n_rot");
+        QTest::addColumn<int>("pos");
+        QTest::addColumn<float>("freq_scale");
+        QTest::newRow("normal/full/pos0") << false << 64 << 0 << 1.0f;
+        QTest::newRow("normal/full/pos17") << false << 64 << 17 << 1.0f;
+        QTest::newRow("normal/partial/pos4000") << false << 32 << 4000 << 1.0f;
+        QTest::newRow("neox/full/pos123") << true << 64 << 123 << 1.0f;
+        QTest::newRow("neox/partial/pos8191/scaled") << true << 48 << 8191 << 0.25f;
+    }
+    void ropeNormalAndNeox() {
+        QFETCH(bool, neox);
+        QFETCH(int, n_rot);
+        QFETCH(int, pos);
+        QFETCH(float, freq_scale);
+        const int head_dim = 64;
+        const auto x = random_vec(head_dim, 1.0f, 3);
+        std::vector<float> y = x;
+        rope(y.data(), head_dim, n_rot, pos, 10000.0f, freq_scale, neox);
+        expect_close(y, rope_ref(x, n_rot, pos, 10000.0, freq_scale, neox), 1e-6, 1e-6);
+        // Dimensions past n_rot are untouched.
+        for (int i = n_rot; i < head_dim; ++i) QCOMPARE(y[i], x[i]);
+        if (pos == 0) QVERIFY(y == x);
+    }
+
+    void ropeRejectsBadDimensions() {
+        std::vector<float> h(64);
+        QVERIFY_THROWS_EXCEPTION(EngineError, rope(h.data(), 64, 65, 1, 1e4f, 1.0f, false));
+        QVERIFY_THROWS_EXCEPTION(EngineError, rope(h.data(), 64, 7, 1, 1e4f, 1.0f, true));
+    }
+
+    void siluGeluSwiglu() {
+        const int n = 1000;
+        auto x = random_vec(n, 4.0f, 4);
+        x[0] = -80.0f;  // exp overflow territory
+        x[1] = 80.0f;
+        x[2] = 0.0f;
+        std::vector<double> want_silu(n), want_gelu(n), want_swiglu(n);
+        const auto up = random_vec(n, 1.0f, 5);
+        for (int i = 0; i < n; ++i) {
+            const double v = x[i];
+            want_silu[i] = v / (1.0 + std::exp(-v));
+            want_gelu[i] = 0.5 * v *
+                           (1.0 + std::tanh(std::sqrt(2.0 / 3.14159265358979323846) * v *
+                                            (1.0 + 0.044715 * v * v)));
+            want_swiglu[i] = want_silu[i] * up[i];
+        }
+        std::vector<float> s = x;
+        silu(s.data(), n);
+        expect_close(s, want_silu, 1e-6, 1e-7);
+        std::vector<float> g = x;
+        gelu(g.data(), n);
+        expect_close(g, want_gelu, 1e-6, 1e-6);
+        std::vector<float> sw(n);
+        swiglu(x.data(), up.data(), sw.data(), n);
+        expect_close(sw, want_swiglu, 1e-6, 1e-7);
+    }
+
+    void softmaxIsStable() {
+        for (float scale : {1.0f, 50.0f}) {
+            const int n = 300;
+            auto x = random_vec(n, scale, 6);
+            x[10] = 1000.0f;  // would overflow exp without the max shift
+            std::vector<double> want(n);
+            double m = x[0];
+            for (float v : x) m = std::max(m, double(v));
+            double sum = 0;
+            for (int i = 0; i < n; ++i) sum += want[i] = std::exp(x[i] - m);
+            for (auto& w : want) w /= sum;
+            softmax(x.data(), n);
+            expect_close(x, want, 1e-6, 1e-9);
+        }
+    }
+
+    void addAccumulates() {
+        auto y = random_vec(100, 1.0f, 7);
+        const auto x = random_vec(100, 1.0f, 8);
+        std::vector<double> want(100);
+        for (int i = 0; i < 100; ++i) want[i] = double(y[i]) + x[i];
+        add(y.data(), x.data(), 100);
+        expect_close(y, want, 1e-7, 1e-7);
+    }
+};
+
+QTEST_APPLESS_MAIN(TestOps)
+#include "tst_ops.moc"

@@ -1,0 +1,147 @@
+// The worker pool: partitioning, determinism, persistent threads,
+// exceptions and nested calls.
+#include <QTest>
+#include <atomic>
+#include <chrono>
+#include <mutex>
+#include <set>
+#include <stdexcept>
+#include <thread>
+#include <vector>
+
+#include "tensor/thread_pool.h"
+
+using powerinfer::tensor::ThreadPool;
+
+class TestThreadPool : public QObject {
+    Q_OBJECT
+
+private slots:
+    void sizeDefaultsToHardware() {
+        ThreadPool pool(0);
+        QVERIFY(pool.size() >= 1);
+        ThreadPool three(3);
+        QCOMPARE(three.size(), 3);
+    }
+
+    // Every index once; contiguous chunks aligned to the grain, in worker order.
+    void partitionsContiguouslyAndDeterministically() {
+        for (int threads : {1, 2, 3, 5}) {
+            ThreadPool pool(threads);
+            for (int64_t n : {int64_t(1), int64_t(7), int64_t(64), int64_t(1000), int64_t(4097)}) {
+                for (int64_t grain : {int64_t(1), int64_t(16), int64_t(32)}) {
+                    std::vector<int> hits(static_cast<size_t>(n), 0);
+                    std::vector<std::pair<int64_t, int64_t>> ranges(static_cast<size_t>(threads),
+                                                                    {-1, -1});
+                    auto record = [&](int64_t b, int64_t e, int w) {
+                        ranges[static_cast<size_t>(w)] = {b, e};
+                        for (int64_t i = b; i < e; ++i) hits[static_cast<size_t>(i)]++;
+                    };
+                    pool.parallel_for(n, record, grain);
+                    for (int h : hits) QCOMPARE(h, 1);
+                    int64_t next = 0;
+                    for (const auto& [b, e] : ranges) {
+                        if (b < 0) continue;  // an empty chunk is not run
+                        QCOMPARE(b, next);
+                        QVERIFY(b % grain == 0);
+                        next = e;
+                    }
+                    QCOMPARE(next, n);
+                    // The same call partitions the same way again.
+                    auto first = ranges;
+                    pool.parallel_for(n, record, grain);
+                    QVERIFY(first == ranges);
+                }
+            }
+        }
+    }
+
+    // Results written per index do not depend on the thread count or run.
+    void resultsIdenticalAcrossThreadCounts() {
+        const int64_t n = 100000;
+        auto compute = [&](int threads) {
+            ThreadPool pool(threads);
+            std::vector<float> out(static_cast<size_t>(n));
+            pool.parallel_for(n, [&](int64_t b, int64_t e, int) {
+                for (int64_t i = b; i < e; ++i) {
+                    float acc = 0;
+                    for (int k = 0; k < 16; ++k) acc += 1.0f / float(i + k + 1);
+                    out[static_cast<size_t>(i)] = acc;
+                }
+            });
+            return out;
+        };
+        const auto one = compute(1);
+        QVERIFY(one == compute(2));
+        QVERIFY(one == compute(3));
+        QVERIFY(one == compute(2));
+    }
+
+    // Workers are created once: many calls see at most size() distinct threads.
+    void noThreadCreationPerCall() {
+        ThreadPool pool(2);
+        std::mutex mu;
+        std::set<std::thread::id> ids;
+        for (int call = 0; call < 2000; ++call) {
+            pool.parallel_for(2, [&](int64_t, int64_t, int) {
+                std::lock_guard<std::mutex> lk(mu);
+                ids.insert(std::this_thread::get_id());
+            });
+        }
+        QVERIFY(ids.size() <= 2);
+        QVERIFY(ids.count(std::this_thread::get_id()) == 1);  // the caller is worker 0
+    }
+
+    void dispatchOverheadIsSmall() {
+        ThreadPool pool(2);
+        std::atomic<int64_t> sum{0};
+        auto body = [&](int64_t b, int64_t e, int) { sum += e - b; };
+        for (int i = 0; i < 100; ++i) pool.parallel_for(2, body);
+        const int calls = 20000;
+        const auto t0 = std::chrono::steady_clock::now();
+        for (int i = 0; i < calls; ++i) pool.parallel_for(2, body);
+        const double us =
+            std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0)
+                .count() /
+            calls;
+        QCOMPARE(sum.load(), int64_t(2) * (calls + 100));
+        qInfo("parallel_for dispatch on 2 threads: %.2f us per call", us);
+        // Generous: a shared 2-core machine can preempt a worker mid-call.
+        QVERIFY2(us < 200.0, QByteArray::number(us).constData());
+    }
+
+    void workersSleepAndWakeUp() {
+        ThreadPool pool(2);
+        std::atomic<int> count{0};
+        pool.parallel_for(2, [&](int64_t b, int64_t e, int) { count += int(e - b); });
+        // Long enough for the workers to stop spinning and wait on the condition variable.
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        pool.parallel_for(2, [&](int64_t b, int64_t e, int) { count += int(e - b); });
+        QCOMPARE(count.load(), 4);
+    }
+
+    void exceptionsReachTheCaller() {
+        ThreadPool pool(3);
+        QVERIFY_THROWS_EXCEPTION(std::runtime_error,
+                                 pool.parallel_for(300, [](int64_t b, int64_t, int) {
+                                     if (b > 0) throw std::runtime_error("worker failed");
+                                 }));
+        // The pool keeps working afterwards.
+        std::atomic<int64_t> sum{0};
+        pool.parallel_for(300, [&](int64_t b, int64_t e, int) { sum += e - b; });
+        QCOMPARE(sum.load(), int64_t(300));
+    }
+
+    void nestedCallsRunInline() {
+        ThreadPool pool(2);
+        std::atomic<int64_t> sum{0};
+        pool.parallel_for(4, [&](int64_t b, int64_t e, int) {
+            for (int64_t i = b; i < e; ++i)
+                pool.parallel_for(10, [&](int64_t b2, int64_t e2, int) { sum += e2 - b2; });
+        });
+        QCOMPARE(sum.load(), int64_t(40));
+    }
+};
+
+QTEST_APPLESS_MAIN(TestThreadPool)
+#include "tst_thread_pool.moc"
