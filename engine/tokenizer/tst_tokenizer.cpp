@@ -121,6 +121,32 @@ private slots:
         QCOMPARE(words("a+=1234567", PreTokenizer::Default), (Words{"a", "+=", "123", "456", "7"}));
     }
 
+    // Splits equal the Hugging Face regexes (run by Python's `regex` module)
+    // for every pre-tokenizer family, on fixed and random strings.
+    void preTokenizersMatchReferenceRegexes() {
+        const QJsonObject fx = load_fixture("pretokenizer.json");
+        const QJsonArray cases = fx["cases"].toArray();
+        QVERIFY2(cases.size() > 400, "tests/fixtures/pretokenizer.json is missing or empty");
+        int compared = 0;
+        for (const auto& c : cases) {
+            const QJsonObject o = c.toObject();
+            const std::string text = o["text"].toString().toStdString();
+            const QJsonObject splits = o["splits"].toObject();
+            for (auto it = splits.begin(); it != splits.end(); ++it) {
+                Words expected;
+                for (const auto& w : it.value().toArray())
+                    expected.push_back(w.toString().toStdString());
+                const Words got = words(text, pre_tokenizer_from_name(it.key().toStdString()));
+                if (got != expected) {
+                    QFAIL(qPrintable(it.key() + " splits differ for " +
+                                     QString::fromStdString(text).toHtmlEscaped()));
+                }
+                ++compared;
+            }
+        }
+        qInfo() << compared << "splits compared";
+    }
+
     void unicodeClasses() {
         using unicode::CharClass;
         QCOMPARE(unicode::char_class('a'), CharClass::Letter);

@@ -135,6 +135,42 @@ CHAT_PROMPTS = [
     ],
 ]
 
+# Random strings over characters that exercise every pre-tokenizer branch
+# (fixed seed, so regenerating gives the same set).
+RANDOM_POOL = (
+    list("abcdeXYZ ' \t\n\r  .,;:!?()[]{}<>=+-*/\\\"$^~|_@#%&0123456789")
+    + list("éüßñ你好世界日本")
+    + ["😀", "🎉", "👍🏽", "🇫🇷", "\u00a0", "\u3000", "\u2028", "\u0301", "½", "²", "٣", "Ж", "ж", "Ω",
+       "\u200b", "\u0085", "'s", "'T", "'re", "'LL", "'ve", "'d", "'M", "\ufffd", "\u2581", "Ġ"]
+)
+N_RANDOM = 400
+
+
+def random_strings():
+    import random
+
+    rng = random.Random(20240601)
+    return ["".join(rng.choice(RANDOM_POOL) for _ in range(rng.randint(0, 25))) for _ in range(N_RANDOM)]
+
+
+# The Hugging Face pre-tokenizer regexes that llama.cpp implements for each
+# `tokenizer.ggml.pre` family; stages apply in order, each splitting the
+# previous stage's pieces into matches and the text between them.
+GPT2_RE = r"""'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)"""
+PRE_TOKENIZER_STAGES = {
+    "default": [r"[\p{P}\$\+<=>\^~\|]+", GPT2_RE, r"\p{N}+", r"[0-9][0-9][0-9]"],
+    "gpt2": [GPT2_RE],
+    "llama-bpe": [
+        r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*"
+        r"|\s*[\r\n]+|\s+(?!\S)|\s+"
+    ],
+    "qwen2": [
+        r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*"
+        r"|\s*[\r\n]+|\s+(?!\S)|\s+"
+    ],
+    "smollm": [r"\p{N}", GPT2_RE],
+}
+
 GREEDY_STEPS = 32
 TOP_K = 5
 PPL_CTX = 512
@@ -191,10 +227,48 @@ def make_tokenizer(llm):
         for special in (False, True):
             ids = llm.tokenize(text.encode("utf-8"), add_bos=False, special=special)
             cases.append({"text": text, "add_bos": False, "special": special, "ids": ids})
+    for text in random_strings():
+        ids = llm.tokenize(text.encode("utf-8"), add_bos=False, special=False)
+        cases.append({"text": text, "add_bos": False, "special": False, "ids": ids, "random": True})
     return {
         "procedure": "llm.tokenize(text.encode(), add_bos=ADD_BOS, special=SPECIAL); "
         "pieces = llm.detokenize([id]) per token; detokenized = llm.detokenize(ids) "
         "(control tokens render as empty text)",
+        "cases": cases,
+    }
+
+
+def regex_split(pattern, pieces):
+    import regex
+
+    compiled = regex.compile(pattern)
+    out = []
+    for piece in pieces:
+        last = 0
+        for m in compiled.finditer(piece):
+            if m.start() > last:
+                out.append(piece[last : m.start()])
+            out.append(m.group())
+            last = m.end()
+        if last < len(piece):
+            out.append(piece[last:])
+    return out
+
+
+def make_pretokenizer():
+    cases = []
+    for text in TOKENIZER_STRINGS + random_strings():
+        splits = {}
+        for name, stages in PRE_TOKENIZER_STAGES.items():
+            pieces = [text] if text else []
+            for pattern in stages:
+                pieces = regex_split(pattern, pieces)
+            splits[name] = pieces
+        cases.append({"text": text, "splits": splits})
+    return {
+        "procedure": "Python `regex` finditer with the Hugging Face pre-tokenizer patterns; "
+        "unmatched text between matches is kept as its own piece; stages apply in order.",
+        "patterns": PRE_TOKENIZER_STAGES,
         "cases": cases,
     }
 
@@ -358,7 +432,7 @@ def main():
     ap.add_argument("--model", default=os.environ.get("POWERINFER_MODEL", str(DEFAULT_MODEL)))
     ap.add_argument("--out", default=str(REPO / "tests/fixtures"))
     ap.add_argument("--corpus", default=str(DEFAULT_CORPUS))
-    ap.add_argument("--only", default="tokenizer,chat,greedy,perplexity")
+    ap.add_argument("--only", default="pretokenizer,tokenizer,chat,greedy,perplexity")
     args = ap.parse_args()
 
     import llama_cpp
@@ -373,6 +447,8 @@ def main():
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     only = set(args.only.split(","))
+    if "pretokenizer" in only:
+        write_json(out / "pretokenizer.json", make_pretokenizer(), {"script": meta["script"]})
     if "tokenizer" in only:
         write_json(out / "tokenizer.json", make_tokenizer(llm), meta)
     if "chat" in only:
