@@ -4,6 +4,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <exception>
+#include <memory>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -40,7 +41,11 @@ struct ThreadPool::Impl {
     int64_t grain = 1;
 
     std::atomic<uint64_t> generation{0};
-    std::atomic<int> pending{0};
+    std::atomic<int> pending{0};  // chunks 1..n-1 not yet finished
+    // claimed[k]: chunk k of the current job has been taken, by worker k or
+    // by the caller (which runs chunks whose worker has not woken up yet:
+    // the partition stays the same, only the thread running it differs).
+    std::unique_ptr<std::atomic<int>[]> claimed;
     std::atomic<int> sleepers{0};
     std::atomic<bool> stop{false};
     std::mutex mu;
@@ -49,6 +54,8 @@ struct ThreadPool::Impl {
 
     std::mutex error_mu;
     std::exception_ptr error;
+
+    bool claim(int idx) { return claimed[idx].exchange(1, std::memory_order_acq_rel) == 0; }
 
     void run_chunk(int idx) {
         const int64_t blocks = (n + grain - 1) / grain;
@@ -98,8 +105,10 @@ void ThreadPool::Impl::worker_loop(int idx) {
         }
         if (stop.load(std::memory_order_acquire)) return;
         seen = g;
-        run_chunk(idx);
-        pending.fetch_sub(1, std::memory_order_acq_rel);
+        if (claim(idx)) {
+            run_chunk(idx);
+            pending.fetch_sub(1, std::memory_order_acq_rel);
+        }
     }
 }
 
@@ -107,6 +116,8 @@ ThreadPool::ThreadPool(int n_threads) : impl_(std::make_unique<Impl>()) {
     if (n_threads <= 0) n_threads = static_cast<int>(std::thread::hardware_concurrency());
     if (n_threads <= 0) n_threads = 1;
     impl_->n_threads = n_threads;
+    impl_->claimed = std::make_unique<std::atomic<int>[]>(static_cast<size_t>(n_threads));
+    for (int i = 0; i < n_threads; ++i) impl_->claimed[i].store(1);
     impl_->workers.reserve(static_cast<size_t>(n_threads - 1));
     for (int i = 1; i < n_threads; ++i)
         impl_->workers.emplace_back([impl = impl_.get(), i] { impl->worker_loop(i); });
@@ -139,6 +150,8 @@ void ThreadPool::parallel_for(int64_t n, const Fn& fn, int64_t grain) {
     p.grain = grain;
     p.error = nullptr;
     p.pending.store(p.n_threads - 1, std::memory_order_relaxed);
+    // Released with the job above; a worker that claims a chunk sees both.
+    for (int i = 1; i < p.n_threads; ++i) p.claimed[i].store(0, std::memory_order_release);
     p.generation.fetch_add(1, std::memory_order_seq_cst);
     if (p.sleepers.load(std::memory_order_seq_cst) > 0) {
         // Taking the lock orders the wake-up after a sleeper's last check.
@@ -148,6 +161,14 @@ void ThreadPool::parallel_for(int64_t n, const Fn& fn, int64_t grain) {
     const void* outer = t_current_pool;
     t_current_pool = &p;
     p.run_chunk(0);
+    // Chunks whose worker is still asleep or descheduled (a busy machine)
+    // run here instead of being waited for.
+    for (int i = 1; i < p.n_threads; ++i) {
+        if (p.claim(i)) {
+            p.run_chunk(i);
+            p.pending.fetch_sub(1, std::memory_order_acq_rel);
+        }
+    }
     t_current_pool = outer;
     for (int i = 0; p.pending.load(std::memory_order_acquire) != 0; ++i) {
         if (i < kWaitSpinsBeforeYield)
