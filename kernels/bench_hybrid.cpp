@@ -72,14 +72,14 @@ uint64_t splitmix(uint64_t& s) {
 // Random but valid Q4_0 rows: fp16 scale about 0.01, random nibbles.
 std::vector<uint8_t> random_q4_0(int64_t rows, int64_t cols, uint64_t seed) {
     const size_t row_bytes = *ggml_row_bytes(kType, uint64_t(cols));
-    std::vector<uint8_t> data(row_bytes * size_t(rows));
+    std::vector<uint8_t> data(row_bytes * static_cast<size_t>(rows));
     uint64_t s = seed;
     const uint16_t d = tensor::fp32_to_fp16(0.01f);
     for (size_t b = 0; b < data.size(); b += 18) {
         std::memcpy(&data[b], &d, 2);
         for (int i = 0; i < 16; i += 8) {
             const uint64_t r = splitmix(s);
-            std::memcpy(&data[b + 2 + size_t(i)], &r, 8);
+            std::memcpy(&data[b + 2 + static_cast<size_t>(i)], &r, 8);
         }
     }
     return data;
@@ -113,12 +113,12 @@ struct Model {
 Model make_model(const Shape& sh, int rank, int ctx, GgmlType down_type) {
     Model m;
     m.shape = sh;
-    m.layers.resize(size_t(sh.n_layer));
+    m.layers.resize(static_cast<size_t>(sh.n_layer));
     const int64_t e = sh.n_embd, f = sh.n_ff, kv = int64_t(sh.n_head_kv) * sh.head_dim();
     std::vector<std::thread> workers;
     for (int l = 0; l < sh.n_layer; ++l) {
         workers.emplace_back([&, l] {
-            HostLayer& L = m.layers[size_t(l)];
+            HostLayer& L = m.layers[static_cast<size_t>(l)];
             const uint64_t seed = 1000 + uint64_t(l) * 16;
             L.wq = random_q4_0(e, e, seed);
             L.wk = random_q4_0(kv, e, seed + 1);
@@ -128,28 +128,28 @@ Model make_model(const Shape& sh, int rank, int ctx, GgmlType down_type) {
             L.up = random_q4_0(f, e, seed + 5);
             L.down = random_q4_0(e, f, seed + 6);
             // The engine makes this neuron-major copy from ffn_down at load.
-            std::vector<float> full(size_t(f * e)), row(size_t(f));
+            std::vector<float> full(static_cast<size_t>(f * e)), row(static_cast<size_t>(f));
             const size_t down_row = *ggml_row_bytes(kType, uint64_t(f));
             for (int64_t r = 0; r < e; ++r) {
-                tensor::dequantize_row_ref(kType, L.down.data() + size_t(r) * down_row, row.data(), f);
-                for (int64_t j = 0; j < f; ++j) full[size_t(j * e + r)] = row[size_t(j)];
+                tensor::dequantize_row_ref(kType, L.down.data() + static_cast<size_t>(r) * down_row, row.data(), f);
+                for (int64_t j = 0; j < f; ++j) full[static_cast<size_t>(j * e + r)] = row[static_cast<size_t>(j)];
             }
             const size_t col_bytes = *ggml_row_bytes(down_type, uint64_t(e));
-            L.down_t.resize(col_bytes * size_t(f));
+            L.down_t.resize(col_bytes * static_cast<size_t>(f));
             for (int64_t j = 0; j < f; ++j)
-                tensor::quantize_row_ref(down_type, full.data() + j * e, L.down_t.data() + size_t(j) * col_bytes, e);
-            L.attn_norm.assign(size_t(e), 1.f);
-            L.ffn_norm.assign(size_t(e), 1.f);
+                tensor::quantize_row_ref(down_type, full.data() + j * e, L.down_t.data() + static_cast<size_t>(j) * col_bytes, e);
+            L.attn_norm.assign(static_cast<size_t>(e), 1.f);
+            L.ffn_norm.assign(static_cast<size_t>(e), 1.f);
             // F16 predictor weights, as the sidecar stores them.
             auto to_f16 = [](const std::vector<float>& v) {
                 std::vector<uint16_t> h(v.size());
                 for (size_t i = 0; i < v.size(); ++i) h[i] = tensor::fp32_to_fp16(v[i]);
                 return h;
             };
-            L.w1 = to_f16(random_floats(size_t(rank * e), seed + 7, 0.05f));
-            L.b1 = random_floats(size_t(rank), seed + 8, 0.05f);
-            L.w2 = to_f16(random_floats(size_t(f * rank), seed + 9, 0.05f));
-            L.b2 = random_floats(size_t(f), seed + 10, 0.05f);
+            L.w1 = to_f16(random_floats(static_cast<size_t>(rank * e), seed + 7, 0.05f));
+            L.b1 = random_floats(static_cast<size_t>(rank), seed + 8, 0.05f);
+            L.w2 = to_f16(random_floats(static_cast<size_t>(f * rank), seed + 9, 0.05f));
+            L.b2 = random_floats(static_cast<size_t>(f), seed + 10, 0.05f);
         });
         if (workers.size() == std::thread::hardware_concurrency() || l + 1 == sh.n_layer) {
             for (auto& w : workers) w.join();
@@ -169,7 +169,7 @@ Model make_model(const Shape& sh, int rank, int ctx, GgmlType down_type) {
 void set_activity(Model& m, double sparsity, double zipf) {
     const int f = m.shape.n_ff;
     for (size_t l = 0; l < m.layers.size(); ++l) {
-        std::vector<int> perm(size_t(f));
+        std::vector<int> perm(static_cast<size_t>(f));
         std::iota(perm.begin(), perm.end(), 0);
         std::shuffle(perm.begin(), perm.end(), std::mt19937(unsigned(l + 7)));
         auto mean_for = [&](double c) {
@@ -183,8 +183,8 @@ void set_activity(Model& m, double sparsity, double zipf) {
             (mean_for(mid) < 1.0 - sparsity ? lo : hi) = mid;
         }
         auto& p = m.layers[l].p;
-        p.assign(size_t(f), 0);
-        for (int r = 0; r < f; ++r) p[size_t(perm[size_t(r)])] = std::min(1.0, hi / std::pow(r + 1.0, zipf));
+        p.assign(static_cast<size_t>(f), 0);
+        for (int r = 0; r < f; ++r) p[static_cast<size_t>(perm[static_cast<size_t>(r)])] = std::min(1.0, hi / std::pow(r + 1.0, zipf));
     }
 }
 
@@ -211,25 +211,25 @@ void cpu_attention(tensor::ThreadPool& pool, const Model& m, const HostLayer& L,
     tensor::matvec_q(pool, view(L.wv, kv, e), xq, s.v.data());
     for (int h = 0; h < sh.n_head; ++h) tensor::rope(s.q.data() + h * hd, hd, hd, pos, 10000.f, 1.f, false);
     for (int h = 0; h < sh.n_head_kv; ++h) tensor::rope(s.k.data() + h * hd, hd, hd, pos, 10000.f, 1.f, false);
-    auto& kc = s.kc[size_t(layer)];
-    auto& vc = s.vc[size_t(layer)];
+    auto& kc = s.kc[static_cast<size_t>(layer)];
+    auto& vc = s.vc[static_cast<size_t>(layer)];
     std::copy(s.k.begin(), s.k.end(), kc.begin() + pos * kv);
     std::copy(s.v.begin(), s.v.end(), vc.begin() + pos * kv);
     const int group = sh.n_head / sh.n_head_kv;
     pool.parallel_for(sh.n_head, [&](int64_t b, int64_t en, int) {
-        std::vector<float> sc(size_t(pos + 1));
+        std::vector<float> sc(static_cast<size_t>(pos + 1));
         for (int64_t h = b; h < en; ++h) {
             const int64_t kvh = h / group;
             for (int t = 0; t <= pos; ++t) {
                 float d = 0;
-                for (int64_t i = 0; i < hd; ++i) d += s.q[size_t(h * hd + i)] * kc[size_t(t * kv + kvh * hd + i)];
-                sc[size_t(t)] = d / std::sqrt(float(hd));
+                for (int64_t i = 0; i < hd; ++i) d += s.q[static_cast<size_t>(h * hd + i)] * kc[static_cast<size_t>(t * kv + kvh * hd + i)];
+                sc[static_cast<size_t>(t)] = d / std::sqrt(float(hd));
             }
             tensor::softmax(sc.data(), pos + 1);
             for (int64_t i = 0; i < hd; ++i) {
                 float a = 0;
-                for (int t = 0; t <= pos; ++t) a += sc[size_t(t)] * vc[size_t(t * kv + kvh * hd + i)];
-                s.att[size_t(h * hd + i)] = a;
+                for (int t = 0; t <= pos; ++t) a += sc[static_cast<size_t>(t)] * vc[static_cast<size_t>(t * kv + kvh * hd + i)];
+                s.att[static_cast<size_t>(h * hd + i)] = a;
             }
         }
     });
@@ -282,9 +282,9 @@ GpuLayer upload_layer(backend::Device& dev, const Model& m, const HostLayer& L, 
     upload_bytes(dev, g.weights, off, L.wk.data(), L.wk.size(), base, g.wk);
     upload_bytes(dev, g.weights, off, L.wv.data(), L.wv.size(), base, g.wv);
     upload_bytes(dev, g.weights, off, L.wo.data(), L.wo.size(), base, g.wo);
-    upload_bytes(dev, g.weights, off, L.attn_norm.data(), size_t(e) * 4, base, p);
+    upload_bytes(dev, g.weights, off, L.attn_norm.data(), static_cast<size_t>(e) * 4, base, p);
     g.attn_norm = reinterpret_cast<float*>(p);
-    upload_bytes(dev, g.weights, off, L.ffn_norm.data(), size_t(e) * 4, base, p);
+    upload_bytes(dev, g.weights, off, L.ffn_norm.data(), static_cast<size_t>(e) * 4, base, p);
     g.ffn_norm = reinterpret_cast<float*>(p);
     if (with_ffn) {
         upload_bytes(dev, g.weights, off, L.gate.data(), L.gate.size(), base, g.gate);
@@ -358,13 +358,13 @@ Result run(const Model& m, const Options& o, const std::string& mode, double spa
     // (read every token), then hot neurons by firing frequency per byte.
     int gpu_full = 0, gpu_attn = 0;
     const int64_t layer_all = m.attn_bytes + m.ffn_bytes + m.kv_bytes;
-    std::vector<std::vector<int32_t>> hot_ids(size_t(sh.n_layer));
+    std::vector<std::vector<int32_t>> hot_ids(static_cast<size_t>(sh.n_layer));
     if (mode == "hybrid") {
-        std::vector<backend::NeuronFormat> formats(size_t(sh.n_layer),
+        std::vector<backend::NeuronFormat> formats(static_cast<size_t>(sh.n_layer),
                                                    backend::make_neuron_format(e, f, kType, kType, o.down_type));
         dev->configure_layers(formats);
         for (int l = 0; l < sh.n_layer; ++l) {
-            const HostLayer& L = m.layers[size_t(l)];
+            const HostLayer& L = m.layers[static_cast<size_t>(l)];
             backend::PredictorWeights pw;
             pw.n_embd = e;
             pw.rank = o.predictor_rank;
@@ -380,10 +380,10 @@ Result run(const Model& m, const Options& o, const std::string& mode, double spa
     }
     if (mode == "gpu") gpu_full = sh.n_layer;
     if (mode == "offload") gpu_full = int(std::min<int64_t>(sh.n_layer, budget / layer_all));
-    std::vector<GpuLayer> gl(size_t(sh.n_layer));
+    std::vector<GpuLayer> gl(static_cast<size_t>(sh.n_layer));
     for (int l = 0; l < sh.n_layer; ++l) {
-        if (l < gpu_full) gl[size_t(l)] = upload_layer(*dev, m, m.layers[size_t(l)], true, ctx);
-        else if (l < gpu_attn) gl[size_t(l)] = upload_layer(*dev, m, m.layers[size_t(l)], false, ctx);
+        if (l < gpu_full) gl[static_cast<size_t>(l)] = upload_layer(*dev, m, m.layers[static_cast<size_t>(l)], true, ctx);
+        else if (l < gpu_attn) gl[static_cast<size_t>(l)] = upload_layer(*dev, m, m.layers[static_cast<size_t>(l)], false, ctx);
     }
     if (mode == "hybrid") {
         // Hot neurons: the most frequently firing first, across all layers
@@ -391,19 +391,19 @@ Result run(const Model& m, const Options& o, const std::string& mode, double spa
         // frequency).
         std::vector<std::pair<double, int64_t>> order;
         for (int l = 0; l < sh.n_layer; ++l)
-            for (int j = 0; j < f; ++j) order.push_back({m.layers[size_t(l)].p[size_t(j)], int64_t(l) * f + j});
+            for (int j = 0; j < f; ++j) order.push_back({m.layers[static_cast<size_t>(l)].p[static_cast<size_t>(j)], int64_t(l) * f + j});
         std::stable_sort(order.begin(), order.end(), [](auto& a, auto& b) { return a.first > b.first; });
         const int64_t fit = std::max<int64_t>(0, dev->memory().available() / m.neuron_bytes);
         for (int64_t i = 0; i < std::min<int64_t>(fit, int64_t(order.size())); ++i)
-            hot_ids[size_t(order[size_t(i)].second / f)].push_back(int32_t(order[size_t(i)].second % f));
+            hot_ids[static_cast<size_t>(order[static_cast<size_t>(i)].second / f)].push_back(int32_t(order[static_cast<size_t>(i)].second % f));
         for (int l = 0; l < sh.n_layer; ++l) {
-            auto& ids = hot_ids[size_t(l)];
+            auto& ids = hot_ids[static_cast<size_t>(l)];
             std::sort(ids.begin(), ids.end());
-            const HostLayer& L = m.layers[size_t(l)];
+            const HostLayer& L = m.layers[static_cast<size_t>(l)];
             const tensor::WeightView dt{o.down_type, L.down_t.data(), f, e, *ggml_row_bytes(o.down_type, uint64_t(e))};
             backend::NeuronSource src{view(L.gate, f, e), view(L.up, f, e), dt};
             const int64_t n = dev->upload_neurons(l, MemCategory::HotNeurons, ids.data(), int64_t(ids.size()), src);
-            ids.resize(size_t(n));
+            ids.resize(static_cast<size_t>(n));
             r.hot_neurons += n;
         }
     }
@@ -416,14 +416,14 @@ Result run(const Model& m, const Options& o, const std::string& mode, double spa
     double active_total = 0;
     if (mode == "hybrid") {
         uint64_t seed = 42;
-        active.resize(size_t(ctx));
+        active.resize(static_cast<size_t>(ctx));
         for (int t = 0; t < ctx; ++t) {
-            active[size_t(t)].resize(size_t(sh.n_layer));
+            active[static_cast<size_t>(t)].resize(static_cast<size_t>(sh.n_layer));
             for (int l = 0; l < sh.n_layer; ++l) {
-                const auto& p = m.layers[size_t(l)].p;
-                auto& a = active[size_t(t)][size_t(l)];
+                const auto& p = m.layers[static_cast<size_t>(l)].p;
+                auto& a = active[static_cast<size_t>(t)][static_cast<size_t>(l)];
                 for (int j = 0; j < f; ++j)
-                    if (double(splitmix(seed) >> 11) * 0x1.0p-53 < p[size_t(j)]) a.push_back(j);
+                    if (double(splitmix(seed) >> 11) * 0x1.0p-53 < p[static_cast<size_t>(j)]) a.push_back(j);
                 active_total += double(a.size());
             }
         }
@@ -431,16 +431,16 @@ Result run(const Model& m, const Options& o, const std::string& mode, double spa
     }
 
     CpuState s;
-    for (auto* v : {&s.xn, &s.q, &s.att, &s.tmp, &s.y}) v->assign(size_t(e), 0.f);
-    s.k.assign(size_t(kvw), 0.f);
-    s.v.assign(size_t(kvw), 0.f);
-    for (auto* v : {&s.g, &s.u, &s.h}) v->assign(size_t(f), 0.f);
-    s.kc.assign(size_t(sh.n_layer), std::vector<float>(size_t(ctx * kvw)));
-    s.vc.assign(size_t(sh.n_layer), std::vector<float>(size_t(ctx * kvw)));
+    for (auto* v : {&s.xn, &s.q, &s.att, &s.tmp, &s.y}) v->assign(static_cast<size_t>(e), 0.f);
+    s.k.assign(static_cast<size_t>(kvw), 0.f);
+    s.v.assign(static_cast<size_t>(kvw), 0.f);
+    for (auto* v : {&s.g, &s.u, &s.h}) v->assign(static_cast<size_t>(f), 0.f);
+    s.kc.assign(static_cast<size_t>(sh.n_layer), std::vector<float>(static_cast<size_t>(ctx * kvw)));
+    s.vc.assign(static_cast<size_t>(sh.n_layer), std::vector<float>(static_cast<size_t>(ctx * kvw)));
     GpuScratch gs{};
     float* gbuf = nullptr;
-    const size_t gfloats = size_t(6 * e + 3 * f + 2 * kvw) + size_t(sh.n_head) * size_t(ctx);
-    cudaMalloc(&gbuf, gfloats * 4);
+    const size_t gfloats = static_cast<size_t>(6 * e + 3 * f + 2 * kvw) + static_cast<size_t>(sh.n_head) * static_cast<size_t>(ctx);
+    cudaMalloc(reinterpret_cast<void**>(&gbuf), gfloats * 4);
     float* gp = gbuf;
     for (float** p : {&gs.x, &gs.xn, &gs.q, &gs.att, &gs.tmp}) { *p = gp; gp += e; }
     for (float** p : {&gs.g, &gs.u, &gs.h}) { *p = gp; gp += f; }
@@ -448,7 +448,7 @@ Result run(const Model& m, const Options& o, const std::string& mode, double spa
     gs.v = gp; gp += kvw;
     gs.scores = gp;
 
-    std::vector<float> x(size_t(e), 0.1f), x_hot(size_t(e));
+    std::vector<float> x(static_cast<size_t>(e), 0.1f), x_hot(static_cast<size_t>(e));
     std::vector<int32_t> predicted, hot, cold;
     std::vector<double> times, dev_ms, cpu_ms, pred_ms;
     tensor::QuantizedVector xq;
@@ -461,22 +461,22 @@ Result run(const Model& m, const Options& o, const std::string& mode, double spa
         double t_dev = 0, t_cpu = 0, t_pred = 0;
         bool x_on_gpu = false;
         for (int l = 0; l < sh.n_layer; ++l) {
-            const HostLayer& L = m.layers[size_t(l)];
+            const HostLayer& L = m.layers[static_cast<size_t>(l)];
             const bool full = l < gpu_full, attn = full || l < gpu_attn;
             if (attn) {
-                if (!x_on_gpu) cudaMemcpyAsync(gs.x, x.data(), size_t(e) * 4, cudaMemcpyHostToDevice, st);
+                if (!x_on_gpu) cudaMemcpyAsync(gs.x, x.data(), static_cast<size_t>(e) * 4, cudaMemcpyHostToDevice, st);
                 x_on_gpu = true;
-                gpu_attention(m, gl[size_t(l)], gs, pos, st);
+                gpu_attention(m, gl[static_cast<size_t>(l)], gs, pos, st);
                 if (full) {
-                    gpu_dense_ffn(m, gl[size_t(l)], gs, st);
+                    gpu_dense_ffn(m, gl[static_cast<size_t>(l)], gs, st);
                     continue;
                 }
-                cudaMemcpyAsync(x.data(), gs.x, size_t(e) * 4, cudaMemcpyDeviceToHost, st);
+                cudaMemcpyAsync(x.data(), gs.x, static_cast<size_t>(e) * 4, cudaMemcpyDeviceToHost, st);
                 cudaStreamSynchronize(st);
                 x_on_gpu = false;
             } else {
                 if (x_on_gpu) {
-                    cudaMemcpyAsync(x.data(), gs.x, size_t(e) * 4, cudaMemcpyDeviceToHost, st);
+                    cudaMemcpyAsync(x.data(), gs.x, static_cast<size_t>(e) * 4, cudaMemcpyDeviceToHost, st);
                     cudaStreamSynchronize(st);
                     x_on_gpu = false;
                 }
@@ -491,7 +491,7 @@ Result run(const Model& m, const Options& o, const std::string& mode, double spa
             const auto tp = now();
             dev->predict(l, s.xn.data(), 0.5f, predicted);
             t_pred += ms(tp, now());
-            const auto& act = active[size_t(pos)][size_t(l)];
+            const auto& act = active[static_cast<size_t>(pos)][static_cast<size_t>(l)];
             hot.clear();
             cold.clear();
             for (int32_t j : act) (dev->is_resident(l, j) ? hot : cold).push_back(j);
@@ -514,7 +514,7 @@ Result run(const Model& m, const Options& o, const std::string& mode, double spa
             tensor::add(x.data(), x_hot.data(), e);
         }
         if (x_on_gpu) {
-            cudaMemcpyAsync(x.data(), gs.x, size_t(e) * 4, cudaMemcpyDeviceToHost, st);
+            cudaMemcpyAsync(x.data(), gs.x, static_cast<size_t>(e) * 4, cudaMemcpyDeviceToHost, st);
             cudaStreamSynchronize(st);
         }
         const double t = ms(t0, now());

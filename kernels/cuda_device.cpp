@@ -223,7 +223,7 @@ public:
         LayerSlots& l = layer_at(layer);
         const NeuronFormat& f = l.format;
         const int64_t n = f.n_embd;
-        std::vector<int32_t> slots(size_t(count));
+        std::vector<int32_t> slots(static_cast<size_t>(count));
         for (int64_t i = 0; i < count; ++i) {
             const int32_t id = ids[i];
             if (id < 0 || id >= f.n_ff || l.slot_of[size_t(id)] < 0)

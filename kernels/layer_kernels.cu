@@ -128,8 +128,8 @@ DeviceProbe probe_device(int ordinal) {
     if (err != cudaSuccess || count <= ordinal) {
         cudaGetLastError();
         p.reason = err == cudaSuccess ? "no CUDA device: running on CPU"
-                                      : std::string("no CUDA device (") + cudaGetErrorString(err) +
-                                            "): running on CPU";
+                                      : std::string("no CUDA device: running on CPU (") +
+                                            cudaGetErrorString(err) + ")";
         return p;
     }
     cudaDeviceProp prop{};

@@ -26,10 +26,10 @@ struct LayerData {
     std::vector<float> down_t;
     backend::NeuronSource source() const {
         backend::NeuronSource s;
-        s.gate = {format.gate_type, gate.data(), format.n_ff, format.n_embd, size_t(format.gate_row_bytes)};
-        s.up = {format.up_type, up.data(), format.n_ff, format.n_embd, size_t(format.up_row_bytes)};
+        s.gate = {format.gate_type, gate.data(), format.n_ff, format.n_embd, static_cast<size_t>(format.gate_row_bytes)};
+        s.up = {format.up_type, up.data(), format.n_ff, format.n_embd, static_cast<size_t>(format.up_row_bytes)};
         s.down_t = {GgmlType::F32, reinterpret_cast<const uint8_t*>(down_t.data()), format.n_ff,
-                    format.n_embd, size_t(format.down_col_bytes)};
+                    format.n_embd, static_cast<size_t>(format.down_col_bytes)};
         return s;
     }
 };
@@ -38,16 +38,16 @@ LayerData make_layer(GgmlType t, int64_t n_embd, int64_t n_ff, std::mt19937& rng
     LayerData d;
     d.format = backend::make_neuron_format(n_embd, n_ff, t, t, GgmlType::F32);
     std::normal_distribution<float> dist(0.f, 0.05f);
-    std::vector<float> row(size_t(n_embd));
-    d.gate.resize(size_t(n_ff * d.format.gate_row_bytes));
-    d.up.resize(size_t(n_ff * d.format.up_row_bytes));
+    std::vector<float> row(static_cast<size_t>(n_embd));
+    d.gate.resize(static_cast<size_t>(n_ff * d.format.gate_row_bytes));
+    d.up.resize(static_cast<size_t>(n_ff * d.format.up_row_bytes));
     for (int64_t j = 0; j < n_ff; ++j) {
         for (auto& v : row) v = dist(rng);
         tensor::quantize_row_ref(t, row.data(), d.gate.data() + j * d.format.gate_row_bytes, n_embd);
         for (auto& v : row) v = dist(rng);
         tensor::quantize_row_ref(t, row.data(), d.up.data() + j * d.format.up_row_bytes, n_embd);
     }
-    d.down_t.resize(size_t(n_ff * n_embd));
+    d.down_t.resize(static_cast<size_t>(n_ff * n_embd));
     for (auto& v : d.down_t) v = dist(rng);
     return d;
 }
@@ -71,14 +71,14 @@ void test_hot_ffn_matches_cpu(gputest::Counter& c, std::mt19937& rng) {
             c.check(n == int64_t(ids.size()), "all neurons uploaded");
         }
         std::normal_distribution<float> dist(0.f, 1.f);
-        std::vector<float> x(size_t(n_embd)), y_gpu(size_t(n_embd)), y_cpu(size_t(n_embd));
+        std::vector<float> x(static_cast<size_t>(n_embd)), y_gpu(static_cast<size_t>(n_embd)), y_cpu(static_cast<size_t>(n_embd));
         for (auto& v : x) v = dist(rng);
         gpu->run_hot(0, x.data(), ids.data(), int64_t(ids.size()), y_gpu.data());
         cpu->run_hot(0, x.data(), ids.data(), int64_t(ids.size()), y_cpu.data());
         gpu->synchronize();
         cpu->synchronize();
         bool ok = true;
-        for (int64_t i = 0; i < n_embd; ++i) ok &= close(y_gpu[size_t(i)], y_cpu[size_t(i)], 2e-2f);
+        for (int64_t i = 0; i < n_embd; ++i) ok &= close(y_gpu[static_cast<size_t>(i)], y_cpu[static_cast<size_t>(i)], 2e-2f);
         c.check(ok, (std::string("run_hot matches CpuDevice for ") +
                      std::string(ggml_type_name(t))).c_str());
     }
@@ -90,7 +90,7 @@ void test_budget(gputest::Counter& c, std::mt19937& rng) {
     auto gpu = cuda::make_cuda_device({0, per * 100 + per / 2});
     gpu->configure_layers({layer.format});
     std::vector<int32_t> ids(1024);
-    for (int32_t j = 0; j < 1024; ++j) ids[size_t(j)] = j;
+    for (int32_t j = 0; j < 1024; ++j) ids[static_cast<size_t>(j)] = j;
     const int64_t n = gpu->upload_neurons(0, MemCategory::HotNeurons, ids.data(), 1024, layer.source());
     c.check(n == 100, "upload stops at the budget (100 neurons fit)");
     const auto mem = gpu->memory();
@@ -112,8 +112,8 @@ void test_budget(gputest::Counter& c, std::mt19937& rng) {
 void test_predictor(gputest::Counter& c, std::mt19937& rng) {
     const int64_t n_embd = 576, rank = 64, n_ff = 1536;
     std::normal_distribution<float> dist(0.f, 0.2f);
-    std::vector<float> w1(size_t(rank * n_embd)), b1(size_t(rank)), w2(size_t(n_ff * rank)),
-        b2(size_t(n_ff)), x(size_t(n_embd));
+    std::vector<float> w1(static_cast<size_t>(rank * n_embd)), b1(static_cast<size_t>(rank)), w2(static_cast<size_t>(n_ff * rank)),
+        b2(static_cast<size_t>(n_ff)), x(static_cast<size_t>(n_embd));
     for (auto* v : {&w1, &b1, &w2, &b2, &x})
         for (auto& e : *v) e = dist(rng);
     backend::PredictorWeights pw;
@@ -127,7 +127,7 @@ void test_predictor(gputest::Counter& c, std::mt19937& rng) {
     const LayerData layer = make_layer(GgmlType::Q4_0, n_embd, n_ff, rng);
     auto gpu = cuda::make_cuda_device({});
     auto cpu = backend::make_cpu_device({int64_t{1} << 30, 1});
-    std::vector<float> lg(size_t(n_ff)), lc(size_t(n_ff));
+    std::vector<float> lg(static_cast<size_t>(n_ff)), lc(static_cast<size_t>(n_ff));
     std::vector<int32_t> ag, ac;
     for (auto* dev : {gpu.get(), cpu.get()}) {
         dev->configure_layers({layer.format});
@@ -136,7 +136,7 @@ void test_predictor(gputest::Counter& c, std::mt19937& rng) {
     gpu->predict(0, x.data(), 0.5f, ag, lg.data());
     cpu->predict(0, x.data(), 0.5f, ac, lc.data());
     bool ok = true;
-    for (int64_t j = 0; j < n_ff; ++j) ok &= close(lg[size_t(j)], lc[size_t(j)], 1e-3f);
+    for (int64_t j = 0; j < n_ff; ++j) ok &= close(lg[static_cast<size_t>(j)], lc[static_cast<size_t>(j)], 1e-3f);
     c.check(ok, "predictor logits match CpuDevice");
     size_t same = 0;
     for (int32_t j : ag) same += std::binary_search(ac.begin(), ac.end(), j);
@@ -151,11 +151,11 @@ void test_overlap(gputest::Counter& c, std::mt19937& rng) {
     const LayerData layer = make_layer(GgmlType::Q4_0, n_embd, n_ff, rng);
     auto gpu = cuda::make_cuda_device({});
     gpu->configure_layers({layer.format});
-    std::vector<int32_t> ids(size_t(n_ff));
-    for (int32_t j = 0; j < n_ff; ++j) ids[size_t(j)] = j;
+    std::vector<int32_t> ids(static_cast<size_t>(n_ff));
+    for (int32_t j = 0; j < n_ff; ++j) ids[static_cast<size_t>(j)] = j;
     gpu->upload_neurons(0, MemCategory::HotNeurons, ids.data(), n_ff, layer.source());
     gpu->synchronize();
-    std::vector<float> x(size_t(n_embd), 0.01f), y(size_t(n_embd));
+    std::vector<float> x(static_cast<size_t>(n_embd), 0.01f), y(static_cast<size_t>(n_embd));
     auto now = [] { return std::chrono::steady_clock::now(); };
     auto ms = [](auto a, auto b) { return std::chrono::duration<double, std::milli>(b - a).count(); };
     auto gpu_work = [&] {

@@ -385,13 +385,22 @@ private:
                     if (f.down_type == GgmlType::F32) {
                         const float* c = reinterpret_cast<const float*>(col);
                         for (int64_t k = b; k < e; ++k) y[k] += a * c[k];
-                    } else {
+                    } else if (f.down_type == GgmlType::F16) {
                         const uint16_t* c = reinterpret_cast<const uint16_t*>(col);
                         for (int64_t k = b; k < e; ++k) y[k] += a * tensor::fp16_to_fp32(c[k]);
+                    } else {
+                        // Block-quantized column: this worker's slice starts on a
+                        // block boundary (grain 32).
+                        const auto tr = ggml_traits(f.down_type);
+                        thread_local std::vector<float> buf;
+                        buf.resize(static_cast<size_t>(e - b));
+                        tensor::dequantize_row(f.down_type, col + (b / tr.block_elems) * tr.block_bytes,
+                                               buf.data(), e - b);
+                        for (int64_t k = b; k < e; ++k) y[k] += a * buf[static_cast<size_t>(k - b)];
                     }
                 }
             },
-            16);
+            32);
     }
 
     void enqueue(std::function<void()> fn) {

@@ -38,8 +38,10 @@ NeuronFormat make_neuron_format(int64_t n_embd, int64_t n_ff, GgmlType gate_type
         }
         return static_cast<int64_t>(*bytes);
     };
-    if (down_type != GgmlType::F32 && down_type != GgmlType::F16) {
-        throw EngineError("the neuron-major down copy must be F32 or F16");
+    // F32 is lossless; F16 and Q8_0 trade a measured error for fewer bytes
+    // per neuron, which is what the cold (CPU) part is bound by.
+    if (down_type != GgmlType::F32 && down_type != GgmlType::F16 && down_type != GgmlType::Q8_0) {
+        throw EngineError("the neuron-major down copy must be F32, F16 or Q8_0");
     }
     NeuronFormat f;
     f.n_embd = n_embd;
