@@ -17,29 +17,6 @@ double ms_since(Clock::time_point t0) {
     return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
 }
 
-// Per-neuron probabilities p_k = min(1, c (k+1)^-s) over hot-first ranks,
-// with c chosen so that sum p_k = active_fraction * n (bisection).
-std::vector<float> zipf_probabilities(int64_t n, double s, double active_fraction) {
-    std::vector<float> p(static_cast<size_t>(n));
-    const double want = std::clamp(active_fraction, 0.0, 1.0) * static_cast<double>(n);
-    double lo = 0, hi = 1;
-    auto total = [&](double c) {
-        double t = 0;
-        for (int64_t k = 0; k < n; ++k) t += std::min(1.0, c * std::pow(double(k + 1), -s));
-        return t;
-    };
-    while (total(hi) < want && hi < 1e30) hi *= 2;
-    for (int it = 0; it < 60; ++it) {
-        const double mid = 0.5 * (lo + hi);
-        (total(mid) < want ? lo : hi) = mid;
-    }
-    for (int64_t k = 0; k < n; ++k) {
-        p[static_cast<size_t>(k)] =
-            static_cast<float>(std::min(1.0, hi * std::pow(double(k + 1), -s)));
-    }
-    return p;
-}
-
 }  // namespace
 
 struct HybridFfn::LayerState {
@@ -112,7 +89,7 @@ HybridFfn::HybridFfn(tensor::ThreadPool& pool, std::vector<model::FfnWeights> la
         layers_.push_back(std::move(st));
     }
     if (opt_.synthetic_activity) {
-        const auto p = zipf_probabilities(n_ff, sidecar_.zipf_s, 1.0 - sidecar_.target_sparsity);
+        const auto p = zipf_activity(n_ff, sidecar_.zipf_s, 1.0 - sidecar_.target_sparsity);
         for (auto& st : layers_) st->zipf_p = p;
     }
     device_->configure_layers(formats);

@@ -112,6 +112,27 @@ std::vector<int32_t> predict_active(const LayerPredictor& p, const float* x, int
     return out;
 }
 
+std::vector<float> zipf_activity(int64_t n, double s, double active_fraction) {
+    std::vector<float> p(static_cast<size_t>(n));
+    const double want = std::clamp(active_fraction, 0.0, 1.0) * static_cast<double>(n);
+    double lo = 0, hi = 1;
+    auto total = [&](double c) {
+        double t = 0;
+        for (int64_t k = 0; k < n; ++k) t += std::min(1.0, c * std::pow(double(k + 1), -s));
+        return t;
+    };
+    while (total(hi) < want && hi < 1e30) hi *= 2;
+    for (int it = 0; it < 60; ++it) {
+        const double mid = 0.5 * (lo + hi);
+        (total(mid) < want ? lo : hi) = mid;
+    }
+    for (int64_t k = 0; k < n; ++k) {
+        p[static_cast<size_t>(k)] =
+            static_cast<float>(std::min(1.0, hi * std::pow(double(k + 1), -s)));
+    }
+    return p;
+}
+
 std::string model_hash(const gguf::GgufFile& model) {
     constexpr uint64_t kSample = 4096, kStride = uint64_t{1} << 20;
     Hasher h;
@@ -136,7 +157,7 @@ std::string model_hash(const gguf::GgufFile& model) {
 
 std::filesystem::path default_sidecar_path(const std::filesystem::path& model) {
     std::filesystem::path p = model;
-    p += ".powerinfer.gguf";
+    p.replace_extension(".powerinfer.gguf");
     return p;
 }
 

@@ -83,7 +83,7 @@ struct Sidecar {
 // re-conversion or different model changes it.
 std::string model_hash(const gguf::GgufFile& model);
 
-// The default sidecar path for a model: "<model>.powerinfer.gguf".
+// The default sidecar path: "dir/name.gguf" -> "dir/name.powerinfer.gguf".
 std::filesystem::path default_sidecar_path(const std::filesystem::path& model);
 
 void write_sidecar(const std::filesystem::path& path, const Sidecar& sidecar);
@@ -95,5 +95,9 @@ Sidecar read_sidecar(const std::filesystem::path& path, const std::string& expec
 // Predicted-active neurons for x, thresholded like Device::predict (host path).
 std::vector<int32_t> predict_active(const LayerPredictor& p, const float* x, int64_t n_embd,
                                     int64_t n_ff, float threshold);
+
+// Synthetic activity: p_k = min(1, c (k+1)^-s) for hot-first rank k, with c
+// chosen (bisection) so that sum p_k = active_fraction * n.
+std::vector<float> zipf_activity(int64_t n, double s, double active_fraction);
 
 }  // namespace powerinfer::sparse

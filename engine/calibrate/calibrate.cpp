@@ -1,0 +1,449 @@
+#include "calibrate/calibrate.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <numeric>
+#include <random>
+#include <sstream>
+
+#include "common/error.h"
+#include "gguf/gguf.h"
+#include "model/model.h"
+#include "sparse/sidecar.h"
+#include "tensor/matmul.h"
+#include "tensor/ops.h"
+#include "tensor/quant.h"
+#include "tensor/thread_pool.h"
+#include "tokenizer/tokenizer.h"
+
+namespace powerinfer::calibrate {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double seconds_since(Clock::time_point t0) {
+    return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+std::string fmt(const char* f, double a = 0, double b = 0, double c = 0, double d = 0,
+                double e = 0) {
+    char buf[256];
+    std::snprintf(buf, sizeof buf, f, a, b, c, d, e);
+    return buf;
+}
+
+// Per layer: the kept samples (inputs and contributions) and the running
+// activation mass over every token.
+struct LayerRecord {
+    std::vector<float> x;          // [samples][n_embd]
+    std::vector<uint16_t> c;       // [samples][n_ff], F16 contributions
+    std::vector<double> mass;      // sum over all tokens of contribution
+    std::vector<float> down_norm;  // ||down column j||
+    int64_t samples = 0;
+};
+
+// Dense FFN that also records what calibration needs. Computes exactly what
+// DenseFfn's batch path computes (matmul, swiglu, matmul).
+class RecordingFfn final : public model::FfnExecutor {
+public:
+    RecordingFfn(tensor::ThreadPool& pool, const model::Model& m, int64_t stride,
+                 int64_t max_samples)
+        : pool_(pool), stride_(stride), max_samples_(max_samples) {
+        const auto& cfg = m.config();
+        n_embd_ = cfg.n_embd;
+        n_ff_ = cfg.n_ff;
+        records_.resize(static_cast<size_t>(cfg.n_layer));
+        std::vector<float> row(static_cast<size_t>(n_ff_));
+        for (int64_t l = 0; l < cfg.n_layer; ++l) {
+            weights_.push_back(m.ffn_weights(static_cast<int>(l)));
+            LayerRecord& r = records_[static_cast<size_t>(l)];
+            r.mass.assign(static_cast<size_t>(n_ff_), 0.0);
+            std::vector<double> sq(static_cast<size_t>(n_ff_), 0.0);
+            const auto& down = weights_.back().down;
+            for (int64_t i = 0; i < n_embd_; ++i) {
+                tensor::dequantize_row(down.type, down.row(i), row.data(), n_ff_);
+                for (int64_t j = 0; j < n_ff_; ++j)
+                    sq[static_cast<size_t>(j)] +=
+                        double(row[static_cast<size_t>(j)]) * row[static_cast<size_t>(j)];
+            }
+            r.down_norm.resize(static_cast<size_t>(n_ff_));
+            for (int64_t j = 0; j < n_ff_; ++j)
+                r.down_norm[static_cast<size_t>(j)] =
+                    static_cast<float>(std::sqrt(sq[static_cast<size_t>(j)]));
+            r.x.reserve(static_cast<size_t>(max_samples * n_embd_));
+            r.c.reserve(static_cast<size_t>(max_samples * n_ff_));
+        }
+    }
+
+    // Global index of the first token of the next forward() batch.
+    void set_base(int64_t base) { base_ = base; }
+
+    void run(int layer, const float* x, int64_t n, float* out) override {
+        const model::FfnWeights& w = weights_[static_cast<size_t>(layer)];
+        LayerRecord& r = records_[static_cast<size_t>(layer)];
+        g_.resize(static_cast<size_t>(n * n_ff_));
+        u_.resize(static_cast<size_t>(n * n_ff_));
+        tensor::matmul(pool_, w.gate, x, n, g_.data());
+        tensor::matmul(pool_, w.up, x, n, u_.data());
+        tensor::swiglu(g_.data(), u_.data(), g_.data(), n * n_ff_);
+        tensor::matmul(pool_, w.down, g_.data(), n, out);
+        for (int64_t t = 0; t < n; ++t) {
+            const float* a = g_.data() + t * n_ff_;
+            const bool keep = (base_ + t) % stride_ == 0 && r.samples < max_samples_;
+            for (int64_t j = 0; j < n_ff_; ++j) {
+                const float c = std::fabs(a[j]) * r.down_norm[static_cast<size_t>(j)];
+                r.mass[static_cast<size_t>(j)] += c;
+                if (keep) r.c.push_back(tensor::fp32_to_fp16(c));
+            }
+            if (keep) {
+                r.x.insert(r.x.end(), x + t * n_embd_, x + (t + 1) * n_embd_);
+                ++r.samples;
+            }
+        }
+    }
+
+    std::vector<LayerRecord>& records() { return records_; }
+
+private:
+    tensor::ThreadPool& pool_;
+    std::vector<model::FfnWeights> weights_;
+    std::vector<LayerRecord> records_;
+    int64_t n_embd_ = 0, n_ff_ = 0, stride_ = 1, max_samples_ = 0, base_ = 0;
+    std::vector<float> g_, u_;
+};
+
+// Row-major transpose: src [rows][cols] -> dst [cols][rows].
+void transpose(const float* src, int64_t rows, int64_t cols, float* dst) {
+    for (int64_t r = 0; r < rows; ++r) {
+        for (int64_t c = 0; c < cols; ++c) dst[c * rows + r] = src[r * cols + c];
+    }
+}
+
+tensor::WeightView f32_view(const float* data, int64_t rows, int64_t cols) {
+    return {GgmlType::F32, reinterpret_cast<const uint8_t*>(data), rows, cols,
+            static_cast<size_t>(cols) * 4};
+}
+
+struct Adam {
+    std::vector<float> m, v;
+    explicit Adam(size_t n) : m(n, 0.0f), v(n, 0.0f) {}
+    void step(float* w, const float* g, size_t n, float lr, int t) {
+        const float b1 = 0.9f, b2 = 0.999f, eps = 1e-8f;
+        const float c1 = 1.0f - std::pow(b1, float(t)), c2 = 1.0f - std::pow(b2, float(t));
+        for (size_t i = 0; i < n; ++i) {
+            m[i] = b1 * m[i] + (1 - b1) * g[i];
+            v[i] = b2 * v[i] + (1 - b2) * g[i] * g[i];
+            w[i] -= lr * (m[i] / c1) / (std::sqrt(v[i] / c2) + eps);
+        }
+    }
+};
+
+struct Trained {
+    int64_t rank = 0;
+    std::vector<float> w1, b1, w2, b2;
+    double recall = 0, precision = 0, active = 0;
+};
+
+// Low-rank MLP x -> relu(W1 x + b1) -> W2 . + b2 -> sigmoid, weighted BCE
+// (positives weighted for recall), Adam, mini-batches through tensor::matmul.
+class PredictorTrainer {
+public:
+    PredictorTrainer(tensor::ThreadPool& pool, int64_t d, int64_t n_ff, const std::vector<float>& X,
+                     const std::vector<uint8_t>& Y, const std::vector<int64_t>& train,
+                     const std::vector<int64_t>& hold, const CalibrateOptions& opt)
+        : pool_(pool), d_(d), n_(n_ff), X_(X), Y_(Y), train_(train), hold_(hold), opt_(opt) {}
+
+    Trained train(int64_t r, uint64_t seed) {
+        Trained t;
+        t.rank = r;
+        std::mt19937_64 rng(seed);
+        std::normal_distribution<float> nd(0.0f, 1.0f);
+        t.w1.resize(static_cast<size_t>(r * d_));
+        t.w2.resize(static_cast<size_t>(n_ * r));
+        for (auto& v : t.w1) v = nd(rng) * std::sqrt(2.0f / float(d_));
+        for (auto& v : t.w2) v = nd(rng) * std::sqrt(1.0f / float(r));
+        t.b1.assign(static_cast<size_t>(r), 0.0f);
+        // Start each output at its base rate's logit.
+        t.b2.resize(static_cast<size_t>(n_));
+        for (int64_t j = 0; j < n_; ++j) {
+            double p = 0;
+            for (int64_t s : train_) p += Y_[static_cast<size_t>(s * n_ + j)];
+            p = std::clamp(p / double(train_.size()), 1e-3, 1 - 1e-3);
+            t.b2[static_cast<size_t>(j)] = static_cast<float>(std::log(p / (1 - p)));
+        }
+        const int64_t B = 256;
+        Adam a1(t.w1.size()), ab1(t.b1.size()), a2(t.w2.size()), ab2(t.b2.size());
+        std::vector<float> Xb(static_cast<size_t>(B * d_)), XbT(Xb.size()),
+            H(static_cast<size_t>(B * r)), HT(H.size()), Z(static_cast<size_t>(B * n_)),
+            dZT(Z.size()), dH(H.size()), dHT(H.size()), W2T(t.w2.size()), gW1(t.w1.size()),
+            gW2(t.w2.size()), gb1(t.b1.size()), gb2(t.b2.size());
+        const float pos_w = kPositiveWeight;
+        std::vector<int64_t> order = train_;
+        int step = 0;
+        for (int epoch = 0; epoch < opt_.epochs; ++epoch) {
+            std::shuffle(order.begin(), order.end(), rng);
+            const float lr = 2e-3f * (epoch + 1 == opt_.epochs ? 0.3f : 1.0f);
+            for (size_t s0 = 0; s0 + static_cast<size_t>(B) <= order.size();
+                 s0 += static_cast<size_t>(B)) {
+                for (int64_t b = 0; b < B; ++b) {
+                    std::memcpy(Xb.data() + b * d_,
+                                X_.data() + order[s0 + static_cast<size_t>(b)] * d_,
+                                static_cast<size_t>(d_) * 4);
+                }
+                forward(t, Xb.data(), B, H.data(), Z.data());
+                // dZ = weighted BCE gradient / B, stored transposed [n][B].
+                std::fill(gb2.begin(), gb2.end(), 0.0f);
+                for (int64_t b = 0; b < B; ++b) {
+                    const uint8_t* y = Y_.data() + order[s0 + static_cast<size_t>(b)] * n_;
+                    for (int64_t j = 0; j < n_; ++j) {
+                        const float p =
+                            1.0f / (1.0f + std::exp(-Z[static_cast<size_t>(b * n_ + j)]));
+                        const float g = (y[j] ? pos_w * (p - 1.0f) : p) / float(B);
+                        dZT[static_cast<size_t>(j * B + b)] = g;
+                        gb2[static_cast<size_t>(j)] += g;
+                    }
+                }
+                transpose(H.data(), B, r, HT.data());
+                // gW2[n][r] = dZ^T H
+                tensor::matmul(pool_, f32_view(HT.data(), r, B), dZT.data(), n_, gW2.data());
+                // dH[B][r] = dZ W2
+                transpose(t.w2.data(), n_, r, W2T.data());
+                std::vector<float>& dZ = Z;  // reuse: dZ in [B][n]
+                transpose(dZT.data(), n_, B, dZ.data());
+                tensor::matmul(pool_, f32_view(W2T.data(), r, n_), dZ.data(), B, dH.data());
+                std::fill(gb1.begin(), gb1.end(), 0.0f);
+                for (int64_t i = 0; i < B * r; ++i) {
+                    if (H[static_cast<size_t>(i)] <= 0) dH[static_cast<size_t>(i)] = 0;
+                    gb1[static_cast<size_t>(i % r)] += dH[static_cast<size_t>(i)];
+                }
+                transpose(dH.data(), B, r, dHT.data());
+                transpose(Xb.data(), B, d_, XbT.data());
+                // gW1[r][d] = dH^T X
+                tensor::matmul(pool_, f32_view(XbT.data(), d_, B), dHT.data(), r, gW1.data());
+                ++step;
+                a1.step(t.w1.data(), gW1.data(), t.w1.size(), lr, step);
+                ab1.step(t.b1.data(), gb1.data(), t.b1.size(), lr, step);
+                a2.step(t.w2.data(), gW2.data(), t.w2.size(), lr, step);
+                ab2.step(t.b2.data(), gb2.data(), t.b2.size(), lr, step);
+            }
+        }
+        evaluate(t, 0.0f);
+        return t;
+    }
+
+    // Held-out recall/precision with logits shifted by `shift`.
+    void evaluate(Trained& t, float shift) {
+        const float thr = opt_.predictor_threshold;
+        const float cut = std::log(thr / (1 - thr)) - shift;
+        const int64_t B = static_cast<int64_t>(hold_.size());
+        std::vector<float> Xb(static_cast<size_t>(B * d_)), H(static_cast<size_t>(B * t.rank)),
+            Z(static_cast<size_t>(B * n_));
+        for (int64_t b = 0; b < B; ++b) {
+            std::memcpy(Xb.data() + b * d_, X_.data() + hold_[static_cast<size_t>(b)] * d_,
+                        static_cast<size_t>(d_) * 4);
+        }
+        forward(t, Xb.data(), B, H.data(), Z.data());
+        double tp = 0, fp = 0, fn = 0;
+        for (int64_t b = 0; b < B; ++b) {
+            const uint8_t* y = Y_.data() + hold_[static_cast<size_t>(b)] * n_;
+            for (int64_t j = 0; j < n_; ++j) {
+                const bool p = Z[static_cast<size_t>(b * n_ + j)] > cut;
+                tp += p && y[j];
+                fp += p && !y[j];
+                fn += !p && y[j];
+            }
+        }
+        t.recall = tp + fn > 0 ? tp / (tp + fn) : 1.0;
+        t.precision = tp + fp > 0 ? tp / (tp + fp) : 1.0;
+        t.active = (tp + fp) / double(B * n_);
+    }
+
+    // The smallest uniform logit shift that brings held-out recall to target.
+    float recall_shift(Trained& t, double target) {
+        evaluate(t, 0.0f);
+        if (t.recall >= target) return 0.0f;
+        float lo = 0.0f, hi = 1.0f;
+        for (; hi < 64.0f; hi *= 2) {
+            evaluate(t, hi);
+            if (t.recall >= target) break;
+        }
+        for (int it = 0; it < 12; ++it) {
+            const float mid = 0.5f * (lo + hi);
+            evaluate(t, mid);
+            (t.recall >= target ? hi : lo) = mid;
+        }
+        evaluate(t, hi);
+        return hi;
+    }
+
+private:
+    static constexpr float kPositiveWeight = 4.0f;
+
+    void forward(const Trained& t, const float* X, int64_t B, float* H, float* Z) {
+        tensor::matmul(pool_, f32_view(t.w1.data(), t.rank, d_), X, B, H);
+        for (int64_t i = 0; i < B * t.rank; ++i)
+            H[i] = std::max(0.0f, H[i] + t.b1[static_cast<size_t>(i % t.rank)]);
+        tensor::matmul(pool_, f32_view(t.w2.data(), n_, t.rank), H, B, Z);
+        for (int64_t i = 0; i < B * n_; ++i) Z[i] += t.b2[static_cast<size_t>(i % n_)];
+    }
+
+    tensor::ThreadPool& pool_;
+    int64_t d_, n_;
+    const std::vector<float>& X_;
+    const std::vector<uint8_t>& Y_;
+    const std::vector<int64_t>& train_;
+    const std::vector<int64_t>& hold_;
+    const CalibrateOptions& opt_;
+};
+
+std::vector<uint8_t> pack(const std::vector<float>& v, bool f16) {
+    std::vector<uint8_t> out(v.size() * (f16 ? 2 : 4));
+    if (f16) {
+        for (size_t i = 0; i < v.size(); ++i) {
+            const uint16_t h = tensor::fp32_to_fp16(v[i]);
+            std::memcpy(out.data() + 2 * i, &h, 2);
+        }
+    } else {
+        std::memcpy(out.data(), v.data(), out.size());
+    }
+    return out;
+}
+
+}  // namespace
+
+CalibrateReport calibrate_model(const CalibrateOptions& opt) {
+    auto log = [&](const std::string& s) {
+        if (opt.log) opt.log(s);
+    };
+    std::shared_ptr<const gguf::GgufFile> file = gguf::GgufFile::open(opt.model_path);
+    auto tok = Tokenizer::from_gguf(*file);
+    std::ifstream in(opt.corpus_path, std::ios::binary);
+    if (!in) throw EngineError("cannot read the corpus " + opt.corpus_path.string());
+    std::stringstream ss;
+    ss << in.rdbuf();
+    std::vector<int32_t> tokens = tok->encode(ss.str(), false, false);
+    if (static_cast<int64_t>(tokens.size()) < 64) {
+        throw EngineError("the corpus " + opt.corpus_path.string() +
+                          " is too short: give at least a few thousand tokens of text");
+    }
+    if (static_cast<int64_t>(tokens.size()) > opt.tokens)
+        tokens.resize(static_cast<size_t>(opt.tokens));
+    const int64_t n_tok = static_cast<int64_t>(tokens.size());
+
+    tensor::ThreadPool pool(opt.n_threads);
+    const int64_t window = std::max<int64_t>(16, opt.window);
+    model::Model m(file, pool, window, 256);
+    const auto& cfg = m.config();
+    const int64_t stride = std::max<int64_t>(1, n_tok / std::max<int64_t>(1, opt.max_samples));
+    RecordingFfn rec(pool, m, stride, opt.max_samples);
+    m.set_ffn_executor(&rec);
+
+    CalibrateReport report;
+    report.tokens = n_tok;
+    auto t0 = Clock::now();
+    const int32_t bos = tok->add_bos() ? tok->bos() : -1;
+    std::vector<int32_t> win;
+    for (int64_t s = 0; s < n_tok; s += window) {
+        const int64_t n = std::min(window, n_tok - s);
+        win.assign(tokens.begin() + s, tokens.begin() + s + n);
+        if (bos >= 0) win[0] = bos;  // each window starts like a fresh prompt
+        rec.set_base(s);
+        m.forward(win.data(), n, 0, 0, nullptr);
+        const double el = seconds_since(t0), done = double(s + n);
+        log(fmt("calibrate: %.0f/%.0f tokens, %.0f tok/s, ETA %.0f s", done, double(n_tok),
+                done / el, (double(n_tok) - done) / (done / el)));
+    }
+    m.set_ffn_executor(nullptr);
+    report.run_seconds = seconds_since(t0);
+
+    sparse::Sidecar sc;
+    sc.model_hash = sparse::model_hash(*file);
+    sc.model_bytes = file->file_size();
+    sc.n_layer = cfg.n_layer;
+    sc.n_embd = cfg.n_embd;
+    sc.n_ff = cfg.n_ff;
+    sc.target_sparsity = static_cast<float>(opt.target_sparsity);
+    sc.calib_tokens = static_cast<uint64_t>(n_tok);
+    sc.layers.resize(static_cast<size_t>(cfg.n_layer));
+
+    std::vector<int64_t> ranks;
+    for (int64_t r = 32; r <= std::max<int64_t>(32, opt.rank_max); r *= 2) ranks.push_back(r);
+    t0 = Clock::now();
+    const int64_t n_ff = cfg.n_ff, d = cfg.n_embd;
+    for (int64_t l = 0; l < cfg.n_layer; ++l) {
+        LayerRecord& r = rec.records()[static_cast<size_t>(l)];
+        const int64_t N = r.samples;
+        // Threshold: the target_sparsity quantile of contributions.
+        std::vector<float> c(r.c.size());
+        for (size_t i = 0; i < c.size(); ++i) c[i] = tensor::fp16_to_fp32(r.c[i]);
+        std::vector<float> sorted = c;
+        const size_t q = std::min(sorted.size() - 1,
+                                  static_cast<size_t>(opt.target_sparsity * double(sorted.size())));
+        std::nth_element(sorted.begin(), sorted.begin() + static_cast<std::ptrdiff_t>(q),
+                         sorted.end());
+        const float thr = sorted[q];
+        sorted = {};
+        std::vector<uint8_t> Y(c.size());
+        sparse::LayerStats& ls = sc.layers[static_cast<size_t>(l)];
+        ls.threshold = thr;
+        ls.act_freq.assign(static_cast<size_t>(n_ff), 0.0f);
+        for (int64_t s = 0; s < N; ++s) {
+            for (int64_t j = 0; j < n_ff; ++j) {
+                const bool on = c[static_cast<size_t>(s * n_ff + j)] > thr;
+                Y[static_cast<size_t>(s * n_ff + j)] = on;
+                ls.act_freq[static_cast<size_t>(j)] += on;
+            }
+        }
+        ls.act_mass.resize(static_cast<size_t>(n_ff));
+        for (int64_t j = 0; j < n_ff; ++j) {
+            ls.act_freq[static_cast<size_t>(j)] /= float(std::max<int64_t>(1, N));
+            ls.act_mass[static_cast<size_t>(j)] =
+                static_cast<float>(r.mass[static_cast<size_t>(j)] / double(n_tok));
+        }
+        ls.perm.resize(static_cast<size_t>(n_ff));
+        std::iota(ls.perm.begin(), ls.perm.end(), 0);
+        std::stable_sort(ls.perm.begin(), ls.perm.end(), [&](int32_t a, int32_t b) {
+            return ls.act_mass[static_cast<size_t>(a)] > ls.act_mass[static_cast<size_t>(b)];
+        });
+        // Every 8th sample is held out.
+        std::vector<int64_t> train, hold;
+        for (int64_t s = 0; s < N; ++s) (s % 8 == 7 ? hold : train).push_back(s);
+        PredictorTrainer trainer(pool, d, n_ff, r.x, Y, train, hold, opt);
+        Trained best;
+        for (int64_t rank : ranks) {
+            best = trainer.train(rank, opt.seed + static_cast<uint64_t>(l * 131 + rank));
+            log(fmt("calibrate: layer %.0f rank %.0f recall %.3f precision %.3f", double(l),
+                    double(rank), best.recall, best.precision));
+            if (best.recall >= opt.target_recall) break;
+        }
+        // Short of the target even at the largest rank: shift the biases
+        // (predict more neurons) until held-out recall reaches it.
+        const float shift = trainer.recall_shift(best, opt.target_recall);
+        for (auto& b : best.b2) b += shift;
+        ls.recall = static_cast<float>(best.recall);
+        ls.precision = static_cast<float>(best.precision);
+        ls.predictor.rank = best.rank;
+        ls.predictor.type = opt.f16_predictors ? GgmlType::F16 : GgmlType::F32;
+        ls.predictor.w1 = pack(best.w1, opt.f16_predictors);
+        ls.predictor.w2 = pack(best.w2, opt.f16_predictors);
+        ls.predictor.b1 = best.b1;
+        ls.predictor.b2 = best.b2;
+        report.layers.push_back({best.rank, best.recall, best.precision, best.active, thr});
+        // Free this layer's samples as soon as they are used.
+        r.x = {};
+        r.c = {};
+        const double el = seconds_since(t0);
+        log(fmt("calibrate: layer %.0f/%.0f done: rank %.0f, recall %.3f, predicted active %.2f",
+                double(l + 1), double(cfg.n_layer), double(best.rank), best.recall, best.active) +
+            fmt(", ETA %.0f s", el / double(l + 1) * double(cfg.n_layer - l - 1)));
+    }
+    report.train_seconds = seconds_since(t0);
+    report.sidecar_path =
+        opt.output_path.empty() ? sparse::default_sidecar_path(opt.model_path) : opt.output_path;
+    sparse::write_sidecar(report.sidecar_path, sc);
+    return report;
+}
+
+}  // namespace powerinfer::calibrate

@@ -1,0 +1,255 @@
+#include "calibrate/synth_model.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <map>
+#include <numeric>
+#include <random>
+
+#include "common/error.h"
+#include "gguf/gguf.h"
+#include "sparse/sidecar.h"
+#include "tensor/quant.h"
+
+namespace powerinfer::calibrate {
+namespace {
+
+using gguf::Value;
+using gguf::ValueType;
+
+struct XorShift {
+    uint64_t s;
+    uint64_t next() {
+        s ^= s << 13;
+        s ^= s >> 7;
+        s ^= s << 17;
+        return s;
+    }
+};
+
+// A pool of random quantized blocks of one type and scale; rows are copied
+// from it at random block offsets.
+class BlockPool {
+public:
+    BlockPool(GgmlType type, float sigma, int64_t max_row_blocks, uint64_t seed) : type_(type) {
+        const auto tr = ggml_traits(type);
+        block_bytes_ = tr.block_bytes;
+        n_blocks_ = kPoolBlocks + max_row_blocks;
+        const int64_t n = n_blocks_ * tr.block_elems;
+        std::vector<float> x(static_cast<size_t>(n));
+        std::mt19937_64 rng(seed);
+        std::normal_distribution<float> nd(0.0f, sigma);
+        for (auto& v : x) v = nd(rng);
+        data_.resize(static_cast<size_t>(n_blocks_ * block_bytes_));
+        tensor::quantize_row_ref(type, x.data(), data_.data(), n);
+    }
+    void fill(uint8_t* dst, int64_t rows, int64_t row_bytes, XorShift& rng) const {
+        const int64_t row_blocks = row_bytes / block_bytes_;
+        for (int64_t r = 0; r < rows; ++r) {
+            const int64_t off =
+                static_cast<int64_t>(rng.next() % static_cast<uint64_t>(kPoolBlocks));
+            std::memcpy(dst + r * row_bytes, data_.data() + off * block_bytes_,
+                        static_cast<size_t>(row_blocks * block_bytes_));
+        }
+    }
+
+private:
+    static constexpr int64_t kPoolBlocks = int64_t{1} << 16;
+    GgmlType type_;
+    int64_t block_bytes_ = 0;
+    int64_t n_blocks_ = 0;
+    std::vector<uint8_t> data_;
+};
+
+std::vector<uint8_t> float_bytes(const std::vector<float>& v) {
+    std::vector<uint8_t> out(v.size() * 4);
+    std::memcpy(out.data(), v.data(), out.size());
+    return out;
+}
+
+// <unk>, <s>, </s>, the 256 byte tokens, then made-up word pieces.
+void add_vocab(gguf::GgufWriter& w, int64_t n_vocab) {
+    std::vector<Value> tokens, scores, types;
+    auto add = [&](std::string t, float score, int32_t type) {
+        tokens.push_back(Value::str(std::move(t)));
+        scores.push_back(Value::f32(score));
+        types.push_back(Value::i32(type));
+    };
+    add("<unk>", 0, 2);
+    add("<s>", 0, 3);
+    add("</s>", 0, 3);
+    static const char* hex = "0123456789ABCDEF";
+    for (int b = 0; b < 256; ++b) add(std::string("<0x") + hex[b >> 4] + hex[b & 15] + ">", 0, 6);
+    static const char* letters = "etaoinshrdlucmfwypvbgkjqxz";
+    for (int64_t i = 0; static_cast<int64_t>(tokens.size()) < n_vocab; ++i) {
+        // "▁" + a base-26 spelling of i: unique, and single letters come first.
+        std::string piece;
+        int64_t k = i;
+        do {
+            piece.insert(piece.begin(), letters[k % 26]);
+            k /= 26;
+        } while (k > 0);
+        add(i % 2 ? piece : "\xe2\x96\x81" + piece, -static_cast<float>(i), 1);
+    }
+    w.set("tokenizer.ggml.model", Value::str("llama"));
+    w.set("tokenizer.ggml.tokens", Value::array(ValueType::STRING, std::move(tokens)));
+    w.set("tokenizer.ggml.scores", Value::array(ValueType::FLOAT32, std::move(scores)));
+    w.set("tokenizer.ggml.token_type", Value::array(ValueType::INT32, std::move(types)));
+    w.set("tokenizer.ggml.bos_token_id", Value::u32(1));
+    w.set("tokenizer.ggml.eos_token_id", Value::u32(2));
+    w.set("tokenizer.ggml.unknown_token_id", Value::u32(0));
+    w.set("tokenizer.ggml.add_bos_token", Value::boolean(true));
+}
+
+}  // namespace
+
+SynthSpec synth_preset(const std::string& name) {
+    SynthSpec s;
+    if (name == "smollm2-135m") {
+        s.n_layer = 30;
+        s.n_embd = 576;
+        s.n_ff = 1536;
+        s.n_head = 9;
+        s.n_head_kv = 3;
+        s.n_vocab = 49152;
+        s.n_ctx = 8192;
+        s.type = GgmlType::Q4_0;
+    } else if (name == "llama-7b") {
+        s.n_layer = 32;
+        s.n_embd = 4096;
+        s.n_ff = 11008;
+        s.n_head = 32;
+        s.n_head_kv = 32;
+        s.n_vocab = 32000;
+        s.n_ctx = 4096;
+        s.type = GgmlType::Q4_0;
+    } else {
+        throw EngineError("unknown preset '" + name + "': use smollm2-135m or llama-7b");
+    }
+    return s;
+}
+
+void write_synthetic_model(const std::filesystem::path& path, const SynthSpec& spec) {
+    const int64_t E = spec.n_embd, F = spec.n_ff;
+    if (spec.n_layer <= 0 || E <= 0 || F <= 0 || spec.n_head <= 0 || spec.n_head_kv <= 0 ||
+        spec.n_head % spec.n_head_kv != 0 || E % spec.n_head != 0 || spec.n_vocab < 259) {
+        throw EngineError(
+            "invalid synthetic model shape (need positive sizes, heads dividing "
+            "n_embd, head_count a multiple of head_count_kv, vocab >= 259)");
+    }
+    const int64_t head_dim = E / spec.n_head;
+    if (head_dim % 2) throw EngineError("head dimension must be even");
+    const int64_t kv_dim = spec.n_head_kv * head_dim;
+    const GgmlType t = spec.type;
+    const auto tr = ggml_traits(t);
+    if (!tr.supported || E % tr.block_elems || F % tr.block_elems) {
+        throw EngineError("n_embd and n_ff must be multiples of " + std::to_string(tr.block_elems) +
+                          " for type " + std::string(tr.name));
+    }
+    gguf::GgufWriter w;
+    w.set("general.architecture", Value::str("llama"));
+    w.set("general.name", Value::str("synthetic-" + std::to_string(spec.n_layer) + "x" +
+                                     std::to_string(E) + "x" + std::to_string(F)));
+    w.set("llama.context_length", Value::u32(static_cast<uint32_t>(spec.n_ctx)));
+    w.set("llama.embedding_length", Value::u32(static_cast<uint32_t>(E)));
+    w.set("llama.block_count", Value::u32(static_cast<uint32_t>(spec.n_layer)));
+    w.set("llama.feed_forward_length", Value::u32(static_cast<uint32_t>(F)));
+    w.set("llama.attention.head_count", Value::u32(static_cast<uint32_t>(spec.n_head)));
+    w.set("llama.attention.head_count_kv", Value::u32(static_cast<uint32_t>(spec.n_head_kv)));
+    w.set("llama.rope.dimension_count", Value::u32(static_cast<uint32_t>(head_dim)));
+    w.set("llama.attention.layer_norm_rms_epsilon", Value::f32(1e-5f));
+    w.set("llama.rope.freq_base", Value::f32(10000.0f));
+    add_vocab(w, spec.n_vocab);
+
+    XorShift rng{spec.seed * 0x9E3779B97F4A7C15ull + 1};
+    const int64_t max_row_blocks = std::max(E, F) / tr.block_elems + 1;
+    // Scales keep activations O(1) through the random network.
+    BlockPool pool_e(t, 1.0f / std::sqrt(float(E)), max_row_blocks, spec.seed + 1);
+    BlockPool pool_f(t, 1.0f / std::sqrt(float(F)), max_row_blocks, spec.seed + 2);
+    BlockPool pool_emb(t, 1.0f, max_row_blocks, spec.seed + 3);
+    auto matrix = [&](const std::string& name, int64_t cols, int64_t rows, const BlockPool& pool) {
+        const int64_t rb = static_cast<int64_t>(*ggml_row_bytes(t, static_cast<uint64_t>(cols)));
+        std::vector<uint8_t> data(static_cast<size_t>(rb * rows));
+        pool.fill(data.data(), rows, rb, rng);
+        w.add_tensor(name, t, {static_cast<uint64_t>(cols), static_cast<uint64_t>(rows)},
+                     std::move(data));
+    };
+    const std::vector<float> ones(static_cast<size_t>(E), 1.0f);
+    matrix("token_embd.weight", E, spec.n_vocab, pool_emb);
+    for (int64_t l = 0; l < spec.n_layer; ++l) {
+        const std::string b = "blk." + std::to_string(l) + ".";
+        w.add_tensor(b + "attn_norm.weight", GgmlType::F32, {static_cast<uint64_t>(E)},
+                     float_bytes(ones));
+        matrix(b + "attn_q.weight", E, E, pool_e);
+        matrix(b + "attn_k.weight", E, kv_dim, pool_e);
+        matrix(b + "attn_v.weight", E, kv_dim, pool_e);
+        matrix(b + "attn_output.weight", E, E, pool_e);
+        w.add_tensor(b + "ffn_norm.weight", GgmlType::F32, {static_cast<uint64_t>(E)},
+                     float_bytes(ones));
+        matrix(b + "ffn_gate.weight", E, F, pool_e);
+        matrix(b + "ffn_up.weight", E, F, pool_e);
+        matrix(b + "ffn_down.weight", F, E, pool_f);
+    }
+    w.add_tensor("output_norm.weight", GgmlType::F32, {static_cast<uint64_t>(E)},
+                 float_bytes(ones));
+    matrix("output.weight", E, spec.n_vocab, pool_e);
+    w.write(path);
+    if (!spec.write_sidecar) return;
+
+    // The sidecar: power-law activity in a random hot-first order per layer,
+    // random predictors of a realistic rank (their cost is real; synthetic
+    // activity mode ignores their answer).
+    auto model = gguf::GgufFile::open(path);
+    sparse::Sidecar sc;
+    sc.model_hash = sparse::model_hash(*model);
+    sc.model_bytes = model->file_size();
+    sc.n_layer = spec.n_layer;
+    sc.n_embd = E;
+    sc.n_ff = F;
+    sc.target_sparsity = static_cast<float>(spec.sparsity);
+    sc.synthetic = true;
+    sc.zipf_s = static_cast<float>(spec.zipf_s);
+    const int64_t rank = spec.predictor_rank > 0 ? spec.predictor_rank : (E < 2048 ? 64 : 256);
+    const auto p = sparse::zipf_activity(F, spec.zipf_s, 1.0 - spec.sparsity);
+    std::mt19937_64 prng(spec.seed + 7);
+    const GgmlType pt = spec.predictor_f16 ? GgmlType::F16 : GgmlType::F32;
+    auto random_matrix = [&](int64_t rows, int64_t cols) {
+        std::vector<float> v(static_cast<size_t>(rows * cols));
+        std::normal_distribution<float> nd(0.0f, 1.0f / std::sqrt(float(cols)));
+        for (auto& x : v) x = nd(prng);
+        std::vector<uint8_t> out(static_cast<size_t>(rows * cols) * (pt == GgmlType::F16 ? 2 : 4));
+        if (pt == GgmlType::F16) {
+            for (size_t i = 0; i < v.size(); ++i) {
+                const uint16_t h = tensor::fp32_to_fp16(v[i]);
+                std::memcpy(out.data() + 2 * i, &h, 2);
+            }
+        } else {
+            std::memcpy(out.data(), v.data(), out.size());
+        }
+        return out;
+    };
+    sc.layers.resize(static_cast<size_t>(spec.n_layer));
+    for (auto& ls : sc.layers) {
+        ls.perm.resize(static_cast<size_t>(F));
+        std::iota(ls.perm.begin(), ls.perm.end(), 0);
+        std::shuffle(ls.perm.begin(), ls.perm.end(), prng);
+        ls.act_freq.assign(static_cast<size_t>(F), 0.0f);
+        ls.act_mass.assign(static_cast<size_t>(F), 0.0f);
+        for (int64_t k = 0; k < F; ++k) {
+            ls.act_freq[static_cast<size_t>(ls.perm[static_cast<size_t>(k)])] =
+                p[static_cast<size_t>(k)];
+            ls.act_mass[static_cast<size_t>(ls.perm[static_cast<size_t>(k)])] =
+                p[static_cast<size_t>(k)];
+        }
+        ls.predictor.rank = rank;
+        ls.predictor.type = pt;
+        ls.predictor.w1 = random_matrix(rank, E);
+        ls.predictor.b1.assign(static_cast<size_t>(rank), 0.0f);
+        ls.predictor.w2 = random_matrix(F, rank);
+        ls.predictor.b2.assign(static_cast<size_t>(F), 0.0f);
+    }
+    sparse::write_sidecar(sparse::default_sidecar_path(path), sc);
+}
+
+}  // namespace powerinfer::calibrate

@@ -1,0 +1,133 @@
+// Synthetic model generation and calibration end to end on a tiny model.
+#include <QtTest/QtTest>
+#include <fstream>
+#include <numeric>
+
+#include "calibrate/calibrate.h"
+#include "calibrate/synth_model.h"
+#include "gguf/gguf.h"
+#include "model/model.h"
+#include "sparse/hybrid_ffn.h"
+#include "sparse/sidecar.h"
+#include "tensor/thread_pool.h"
+#include "tokenizer/tokenizer.h"
+
+using namespace powerinfer;
+
+class TestCalibrate : public QObject {
+    Q_OBJECT
+private:
+    QTemporaryDir dir_;
+    std::filesystem::path path(const char* name) { return dir_.filePath(name).toStdString(); }
+
+    calibrate::SynthSpec tiny() {
+        calibrate::SynthSpec s;
+        s.n_layer = 2;
+        s.n_embd = 64;
+        s.n_ff = 128;
+        s.n_head = 4;
+        s.n_head_kv = 2;
+        s.n_vocab = 300;
+        s.n_ctx = 256;
+        s.type = GgmlType::Q8_0;
+        s.predictor_rank = 16;
+        return s;
+    }
+
+private slots:
+    void synthModelLoads() {
+        const auto p = path("synth.gguf");
+        calibrate::write_synthetic_model(p, tiny());
+        std::shared_ptr<const gguf::GgufFile> f = gguf::GgufFile::open(p);
+        tensor::ThreadPool pool(1);
+        model::Model m(f, pool, 64);
+        QCOMPARE(m.config().n_layer, int64_t(2));
+        QCOMPARE(m.config().n_ff, int64_t(128));
+        auto tok = Tokenizer::from_gguf(*f);
+        QCOMPARE(tok->n_vocab(), 300);
+        const auto ids = tok->encode("hello world", true, false);
+        QVERIFY(ids.size() > 1);
+        std::vector<float> logits(300);
+        m.forward(ids.data(), static_cast<int64_t>(ids.size()), 0, 1, logits.data());
+        QVERIFY(std::isfinite(logits[0]));
+        // The synthetic sidecar matches this model and is marked synthetic.
+        const auto sc =
+            sparse::read_sidecar(sparse::default_sidecar_path(p), sparse::model_hash(*f));
+        QVERIFY(sc.synthetic);
+        QCOMPARE(sc.layers[0].predictor.rank, int64_t(16));
+        // Power law: the hottest neuron fires far more often than the median.
+        std::vector<float> freq = sc.layers[0].act_freq;
+        std::sort(freq.rbegin(), freq.rend());
+        QVERIFY(freq[0] > 4 * freq[64]);
+    }
+
+    void calibrateTinyModel() {
+        const auto p = path("calib.gguf");
+        auto spec = tiny();
+        spec.write_sidecar = false;
+        calibrate::write_synthetic_model(p, spec);
+        const auto corpus = path("corpus.txt");
+        {
+            std::ofstream out(corpus);
+            for (int i = 0; i < 200; ++i)
+                out << "the quick brown fox " << i << " jumps over the lazy dog. ";
+        }
+        calibrate::CalibrateOptions opt;
+        opt.model_path = p;
+        opt.corpus_path = corpus;
+        opt.tokens = 1500;
+        opt.target_sparsity = 0.7;
+        opt.rank_max = 64;
+        opt.max_samples = 512;
+        opt.epochs = 3;
+        opt.n_threads = 2;
+        opt.window = 128;
+        const auto report = calibrate::calibrate_model(opt);
+        QCOMPARE(int64_t(report.layers.size()), int64_t(2));
+        const auto f = gguf::GgufFile::open(p);
+        const auto sc = sparse::read_sidecar(report.sidecar_path, sparse::model_hash(*f));
+        QVERIFY(!sc.synthetic);
+        QCOMPARE(sc.target_sparsity, 0.7f);
+        for (size_t l = 0; l < sc.layers.size(); ++l) {
+            const auto& L = sc.layers[l];
+            // The threshold makes ~30% of (token, neuron) pairs active.
+            const double mean_freq = std::accumulate(L.act_freq.begin(), L.act_freq.end(), 0.0) /
+                                     double(L.act_freq.size());
+            QVERIFY2(std::fabs(mean_freq - 0.3) < 0.02, qPrintable(QString::number(mean_freq)));
+            // Hot-first permutation is ordered by activation mass.
+            for (size_t k = 1; k < L.perm.size(); ++k) {
+                QVERIFY(L.act_mass[L.perm[k - 1]] >= L.act_mass[L.perm[k]]);
+            }
+            // Recall was brought to the target on held-out tokens.
+            QVERIFY2(report.layers[l].recall >= 0.95 - 1e-9,
+                     qPrintable(QString::number(report.layers[l].recall)));
+            QVERIFY(report.layers[l].precision > 0.3);  // better than chance (0.3)
+        }
+        // Another model file (different weights) refuses this sidecar, and the
+        // engine-side factory falls back to dense with the reason.
+        auto other = tiny();
+        other.seed = 99;
+        other.write_sidecar = false;
+        calibrate::write_synthetic_model(path("other.gguf"), other);
+        const auto of = gguf::GgufFile::open(path("other.gguf"));
+        QVERIFY(sparse::model_hash(*of) != sc.model_hash);
+        tensor::ThreadPool pool(1);
+        model::Model m(
+            std::shared_ptr<const gguf::GgufFile>(gguf::GgufFile::open(path("other.gguf"))), pool,
+            64);
+        std::vector<model::FfnWeights> layers = {m.ffn_weights(0), m.ffn_weights(1)};
+        sparse::SparseSetup setup;
+        setup.model_path = path("other.gguf");
+        setup.sidecar_path = report.sidecar_path;
+        setup.model_hash = sparse::model_hash(*of);
+        std::string status;
+        auto ffn = sparse::make_hybrid_ffn(pool, layers, m.dense_ffn(), std::move(setup), status);
+        QVERIFY(!ffn);
+        QVERIFY2(status.rfind("dense:", 0) == 0 &&
+                     status.find("powerinfer-calibrate -m") != std::string::npos,
+                 status.c_str());
+    }
+};
+
+QTEST_GUILESS_MAIN(TestCalibrate)
+#include "tst_calibrate.moc"

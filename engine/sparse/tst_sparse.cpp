@@ -1,0 +1,314 @@
+// Placement, sidecar round trip / refusal, and the hybrid FFN against dense.
+#include <QtTest/QtTest>
+#include <cmath>
+#include <random>
+
+#include "backend/device.h"
+#include "gguf/gguf.h"
+#include "model/dense_ffn.h"
+#include "sparse/hybrid_ffn.h"
+#include "sparse/placement.h"
+#include "sparse/sidecar.h"
+#include "tensor/quant.h"
+
+using namespace powerinfer;
+using namespace powerinfer::sparse;
+
+namespace {
+
+constexpr int64_t kEmbd = 64, kFf = 128, kLayers = 2;
+
+struct Weights {
+    std::vector<std::vector<uint8_t>> gate, up, down;
+    std::vector<model::FfnWeights> views;
+};
+
+Weights make_weights(GgmlType t, uint32_t seed) {
+    std::mt19937 rng(seed);
+    std::normal_distribution<float> nd(0.0f, 0.3f);
+    Weights w;
+    auto mat = [&](int64_t rows, int64_t cols) {
+        const size_t rb = *ggml_row_bytes(t, cols);
+        std::vector<uint8_t> d(rb * rows);
+        std::vector<float> row(cols);
+        for (int64_t r = 0; r < rows; ++r) {
+            for (auto& v : row) v = nd(rng);
+            tensor::quantize_row_ref(t, row.data(), d.data() + r * rb, cols);
+        }
+        return d;
+    };
+    for (int64_t l = 0; l < kLayers; ++l) {
+        w.gate.push_back(mat(kFf, kEmbd));
+        w.up.push_back(mat(kFf, kEmbd));
+        w.down.push_back(mat(kEmbd, kFf));
+    }
+    for (int64_t l = 0; l < kLayers; ++l) {
+        const size_t re = *ggml_row_bytes(t, kEmbd), rf = *ggml_row_bytes(t, kFf);
+        w.views.push_back({{t, w.gate[l].data(), kFf, kEmbd, re},
+                           {t, w.up[l].data(), kFf, kEmbd, re},
+                           {t, w.down[l].data(), kEmbd, kFf, rf}});
+    }
+    return w;
+}
+
+// A sidecar whose predictors say "active" for all neurons (b2 = +20) or a
+// fixed pattern; mass falls with the neuron id so the hot-first order is 0..n.
+Sidecar make_sidecar(float b2) {
+    Sidecar s;
+    s.model_hash = "0123456789abcdef";
+    s.n_layer = kLayers;
+    s.n_embd = kEmbd;
+    s.n_ff = kFf;
+    s.target_sparsity = 0.5f;
+    s.layers.resize(kLayers);
+    std::mt19937 rng(5);
+    std::normal_distribution<float> nd(0.0f, 0.1f);
+    for (auto& l : s.layers) {
+        for (int64_t j = 0; j < kFf; ++j) {
+            l.act_freq.push_back(1.0f / float(j + 1));
+            l.act_mass.push_back(1.0f / float(j + 1));
+            l.perm.push_back(static_cast<int32_t>(j));
+        }
+        l.threshold = 0.01f;
+        l.predictor.rank = 4;
+        l.predictor.type = GgmlType::F32;
+        std::vector<float> w1(4 * kEmbd), w2(kFf * 4);
+        for (auto& v : w1) v = nd(rng);
+        for (auto& v : w2) v = nd(rng);
+        l.predictor.w1.resize(w1.size() * 4);
+        std::memcpy(l.predictor.w1.data(), w1.data(), l.predictor.w1.size());
+        l.predictor.w2.resize(w2.size() * 4);
+        std::memcpy(l.predictor.w2.data(), w2.data(), l.predictor.w2.size());
+        l.predictor.b1.assign(4, 0.0f);
+        l.predictor.b2.assign(kFf, b2);
+    }
+    return s;
+}
+
+// Reference for "all neurons active": same quantized gate/up dots as the
+// kernels, then the down sum in double over the dequantized matrix.
+std::vector<float> reference(const model::FfnWeights& w, const float* x) {
+    tensor::QuantizedVector xq;
+    tensor::quantize_activations(w.gate.type, x, kEmbd, xq);
+    std::vector<double> y(kEmbd, 0.0);
+    std::vector<float> down_row(kFf);
+    std::vector<double> a(kFf);
+    for (int64_t j = 0; j < kFf; ++j) {
+        const float g = tensor::vec_dot(w.gate.type, kEmbd, w.gate.row(j), xq);
+        const float u = tensor::vec_dot(w.up.type, kEmbd, w.up.row(j), xq);
+        a[j] = double(g / (1.0f + std::exp(-g))) * u;
+    }
+    for (int64_t i = 0; i < kEmbd; ++i) {
+        tensor::dequantize_row(w.down.type, w.down.row(i), down_row.data(), kFf);
+        for (int64_t j = 0; j < kFf; ++j) y[i] += a[j] * down_row[j];
+    }
+    return {y.begin(), y.end()};
+}
+
+double rel_err(const std::vector<float>& a, const std::vector<float>& b) {
+    double num = 0, den = 0;
+    for (size_t i = 0; i < a.size(); ++i) {
+        num += (double(a[i]) - b[i]) * (double(a[i]) - b[i]);
+        den += double(b[i]) * b[i];
+    }
+    return std::sqrt(num / std::max(den, 1e-30));
+}
+
+std::vector<float> random_x(uint32_t seed) {
+    std::mt19937 rng(seed);
+    std::normal_distribution<float> nd(0.0f, 1.0f);
+    std::vector<float> x(kEmbd);
+    for (auto& v : x) v = nd(rng);
+    return x;
+}
+
+}  // namespace
+
+class TestSparse : public QObject {
+    Q_OBJECT
+private slots:
+    void placementRespectsBudgetToTheByte() {
+        PlacementInput in;
+        for (int l = 0; l < 3; ++l) {
+            PlacementLayer pl;
+            for (int j = 0; j < 100; ++j) pl.mass_sorted.push_back(float(100 - j) * float(l + 1));
+            pl.bytes_per_neuron = 1000 + 7 * l;
+            in.layers.push_back(pl);
+        }
+        in.hot_neuron_threshold = 1.0;
+        in.fixed_bytes = 12345;
+        in.budget_bytes = 12345 + 150'000;
+        Placement p = place_hot_neurons(in);
+        QVERIFY(p.budget_limited);
+        QVERIFY(p.hot_bytes <= 150'000);
+        int64_t bytes = 0;
+        for (int l = 0; l < 3; ++l) bytes += p.hot_count[l] * in.layers[l].bytes_per_neuron;
+        QCOMPARE(bytes, p.hot_bytes);
+        // Greedy by mass per byte: the heaviest layer (2) gets the most.
+        QVERIFY(p.hot_count[2] > p.hot_count[0]);
+        // Nothing else would fit: the leftover is under one neuron.
+        QVERIFY(150'000 - p.hot_bytes < 1014);
+        // Budget below the fixed parts: no hot neurons, no negative room.
+        in.budget_bytes = 100;
+        p = place_hot_neurons(in);
+        QCOMPARE(p.hot_bytes, int64_t(0));
+        QCOMPARE(p.free_bytes, int64_t(0));
+        // Dense layers get no hot set.
+        in.budget_bytes = int64_t{1} << 40;
+        in.layers[1].dense = true;
+        p = place_hot_neurons(in);
+        QCOMPARE(p.hot_count[1], int64_t(0));
+        QCOMPARE(p.hot_count[0], int64_t(100));
+    }
+
+    void placementMonotoneInThreshold() {
+        PlacementInput in;
+        std::mt19937 rng(1);
+        std::exponential_distribution<float> ed(1.0f);
+        for (int l = 0; l < 4; ++l) {
+            PlacementLayer pl;
+            for (int j = 0; j < 500; ++j) pl.mass_sorted.push_back(ed(rng));
+            std::sort(pl.mass_sorted.rbegin(), pl.mass_sorted.rend());
+            pl.bytes_per_neuron = 3000;
+            in.layers.push_back(pl);
+        }
+        for (int64_t budget : {int64_t{1} << 40, int64_t{3000} * 900}) {
+            in.budget_bytes = budget;
+            int64_t prev = -1;
+            for (double t = 0.0; t <= 1.0001; t += 0.05) {
+                in.hot_neuron_threshold = t;
+                const Placement p = place_hot_neurons(in);
+                QVERIFY(p.hot_bytes >= prev);
+                QVERIFY(p.hot_bytes <= budget);
+                prev = p.hot_bytes;
+            }
+        }
+    }
+
+    void sidecarRoundTripAndRefusal() {
+        QTemporaryDir dir;
+        const std::filesystem::path path = dir.filePath("m.powerinfer.gguf").toStdString();
+        Sidecar s = make_sidecar(1.0f);
+        s.layers[1].recall = 0.97f;
+        write_sidecar(path, s);
+        const Sidecar r = read_sidecar(path, s.model_hash);
+        QCOMPARE(r.n_layer, s.n_layer);
+        QCOMPARE(r.layers[1].perm, s.layers[1].perm);
+        QCOMPARE(r.layers[0].act_mass, s.layers[0].act_mass);
+        QCOMPARE(r.layers[1].predictor.w2, s.layers[1].predictor.w2);
+        QCOMPARE(r.layers[1].recall, 0.97f);
+        // Another model's hash: refused with the recalibration hint.
+        try {
+            read_sidecar(path, "fedcba9876543210");
+            QFAIL("a mismatched sidecar was accepted");
+        } catch (const SidecarError& e) {
+            QVERIFY(std::string(e.what()).find("powerinfer-calibrate -m") != std::string::npos);
+        }
+        // A truncated file is refused the same way.
+        std::filesystem::resize_file(path, std::filesystem::file_size(path) / 2);
+        QVERIFY_THROWS_EXCEPTION(SidecarError, read_sidecar(path));
+        QCOMPARE(default_sidecar_path("/a/b/model.Q4_0.gguf"),
+                 std::filesystem::path("/a/b/model.Q4_0.powerinfer.gguf"));
+    }
+
+    void hybridEqualsDenseWhenAllActive_data() {
+        QTest::addColumn<double>("hot");
+        QTest::newRow("all cold") << 0.0;
+        QTest::newRow("split") << 0.6;
+        QTest::newRow("all hot") << 1.0;
+    }
+    void hybridEqualsDenseWhenAllActive() {
+        QFETCH(double, hot);
+        tensor::ThreadPool pool(2);
+        Weights w = make_weights(GgmlType::Q8_0, 3);
+        model::DenseFfn dense(pool, w.views);
+        Tuning tuning;
+        tuning.hot_neuron_threshold = hot;
+        tuning.prefetch_depth = 1;
+        HybridFfn ffn(pool, w.views, make_sidecar(20.0f), backend::make_cpu_device({1 << 24, 1}),
+                      dense, tuning, {});
+        for (int l = 0; l < kLayers; ++l) {
+            const auto x = random_x(10 + l);
+            std::vector<float> y(kEmbd), yd(kEmbd);
+            ffn.run(l, x.data(), 1, y.data());
+            dense.run(l, x.data(), 1, yd.data());
+            // vs the float reference: only the float summation order differs.
+            QVERIFY2(rel_err(y, reference(w.views[l], x.data())) < 1e-5,
+                     qPrintable(QString::number(rel_err(y, reference(w.views[l], x.data())))));
+            // vs DenseFfn: it also quantizes the activations before down (8 bit).
+            QVERIFY(rel_err(y, yd) < 2e-2);
+        }
+        ffn.end_token();
+        const TokenMetrics m = ffn.last_metrics();
+        QCOMPARE(m.active, kLayers * kFf);
+        QCOMPARE(m.hot_hits + m.cache_hits + m.cold_misses, m.active);
+        if (hot == 1.0) QCOMPARE(m.hit_rate(), 1.0);
+        if (hot == 0.0) QCOMPARE(m.hot_hits, int64_t(0));
+        QCOMPARE(int64_t(m.layer_hit_rate.size()), kLayers);
+    }
+
+    void denseSwitchAndPrefillAreExact() {
+        tensor::ThreadPool pool(2);
+        Weights w = make_weights(GgmlType::Q4_0, 4);
+        model::DenseFfn dense(pool, w.views);
+        Tuning tuning;
+        HybridFfn ffn(pool, w.views, make_sidecar(-20.0f), backend::make_cpu_device({1 << 24, 1}),
+                      dense, tuning, {});
+        const auto x = random_x(3);
+        std::vector<float> y(kEmbd), yd(kEmbd);
+        // Predictor says nothing is active: the sparse output is zero.
+        ffn.run(0, x.data(), 1, y.data());
+        QCOMPARE(y, std::vector<float>(kEmbd, 0.0f));
+        ffn.end_token();
+        tuning.sparse = false;
+        ffn.set_tuning(tuning);
+        ffn.run(0, x.data(), 1, y.data());
+        dense.run(0, x.data(), 1, yd.data());
+        QCOMPARE(y, yd);
+        tuning.sparse = true;
+        tuning.force_full_precision_layers = {1};
+        ffn.set_tuning(tuning);
+        ffn.run(0, x.data(), 1, y.data());
+        QCOMPARE(y, std::vector<float>(kEmbd, 0.0f));
+        ffn.run(1, x.data(), 1, y.data());
+        dense.run(1, x.data(), 1, yd.data());
+        QCOMPARE(y, yd);
+    }
+
+    void neuronCacheKeepsRecentColdNeurons() {
+        tensor::ThreadPool pool(1);
+        Weights w = make_weights(GgmlType::Q8_0, 6);
+        model::DenseFfn dense(pool, w.views);
+        Tuning tuning;
+        tuning.hot_neuron_threshold = 0.0;  // nothing pinned: everything goes through the cache
+        tuning.cache_window_size = 2;
+        tuning.prefetch_depth = 0;
+        HybridFfn ffn(pool, w.views, make_sidecar(20.0f), backend::make_cpu_device({1 << 24, 1}),
+                      dense, tuning, {});
+        const auto x = random_x(8);
+        std::vector<float> y(kEmbd), y2(kEmbd);
+        ffn.run(0, x.data(), 1, y.data());
+        ffn.end_token();
+        QCOMPARE(ffn.last_metrics().cold_misses, kFf);
+        ffn.run(0, x.data(), 1, y2.data());
+        ffn.end_token();
+        QCOMPARE(ffn.last_metrics().cache_hits, kFf);
+        QVERIFY(rel_err(y2, y) < 1e-6);  // the cache changes where, not what
+        QCOMPARE(ffn.memory().neuron_cache, kFf * ffn.device().layer_format(0).bytes_per_neuron());
+        // Layer 0 unused for the window: its cache entries expire.
+        for (int t = 0; t < 3; ++t) {
+            ffn.run(1, x.data(), 1, y.data());
+            ffn.end_token();
+        }
+        QCOMPARE(ffn.device().resident_count(0), int64_t(0));
+        // Live threshold change re-runs placement.
+        tuning.hot_neuron_threshold = 0.9;
+        ffn.set_tuning(tuning);
+        ffn.run(0, x.data(), 1, y.data());
+        QVERIFY(ffn.placement().hot_count[0] > 0);
+        QCOMPARE(ffn.device().residency(0, 0), backend::MemCategory::HotNeurons);
+    }
+};
+
+QTEST_GUILESS_MAIN(TestSparse)
+#include "tst_sparse.moc"

@@ -1,0 +1,90 @@
+// powerinfer-calibrate: profiles a model over a corpus, trains the
+// activation predictors and writes MODEL.powerinfer.gguf.
+#include <cstdio>
+#include <string>
+
+#include "calibrate/calibrate.h"
+#include "common/error.h"
+
+namespace {
+
+void usage() {
+    std::fprintf(stderr,
+                 "usage: powerinfer-calibrate -m MODEL.gguf --corpus FILE [--tokens N]\n"
+                 "  [--target-sparsity S] [--rank-max R] [--target-recall R] [--samples N]\n"
+                 "  [--epochs N] [-t THREADS] [--f32-predictors] [-o SIDECAR]\n");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    using namespace powerinfer;
+    try {
+        calibrate::CalibrateOptions opt;
+        for (int i = 1; i < argc; ++i) {
+            const std::string a = argv[i];
+            auto next = [&]() -> std::string {
+                if (i + 1 >= argc) throw EngineError("missing value after " + a);
+                return argv[++i];
+            };
+            if (a == "-m" || a == "--model")
+                opt.model_path = next();
+            else if (a == "--corpus")
+                opt.corpus_path = next();
+            else if (a == "-o" || a == "--output")
+                opt.output_path = next();
+            else if (a == "--tokens")
+                opt.tokens = std::stoll(next());
+            else if (a == "--target-sparsity")
+                opt.target_sparsity = std::stod(next());
+            else if (a == "--rank-max")
+                opt.rank_max = std::stoll(next());
+            else if (a == "--target-recall")
+                opt.target_recall = std::stod(next());
+            else if (a == "--samples")
+                opt.max_samples = std::stoll(next());
+            else if (a == "--epochs")
+                opt.epochs = std::stoi(next());
+            else if (a == "-t" || a == "--threads")
+                opt.n_threads = std::stoi(next());
+            else if (a == "--f32-predictors")
+                opt.f16_predictors = false;
+            else if (a == "-h" || a == "--help") {
+                usage();
+                return 0;
+            } else {
+                usage();
+                throw EngineError("unknown option " + a);
+            }
+        }
+        if (opt.model_path.empty() || opt.corpus_path.empty()) {
+            usage();
+            throw EngineError("give the model (-m) and a text corpus (--corpus)");
+        }
+        if (!(opt.target_sparsity >= 0 && opt.target_sparsity < 1)) {
+            throw EngineError("--target-sparsity must be in [0, 1)");
+        }
+        opt.log = [](const std::string& s) { std::fprintf(stderr, "%s\n", s.c_str()); };
+        const auto r = calibrate::calibrate_model(opt);
+        std::printf("layer  rank  recall  precision  predicted_active  threshold\n");
+        double rec = 0, act = 0;
+        for (size_t l = 0; l < r.layers.size(); ++l) {
+            const auto& L = r.layers[l];
+            std::printf("%5zu  %4lld  %6.3f  %9.3f  %16.3f  %9.4g\n", l,
+                        static_cast<long long>(L.rank), L.recall, L.precision, L.predicted_active,
+                        L.threshold);
+            rec += L.recall;
+            act += L.predicted_active;
+        }
+        const double n = r.layers.empty() ? 1.0 : double(r.layers.size());
+        std::printf(
+            "tokens %lld, run %.1f s, training %.1f s, mean recall %.3f, mean predicted "
+            "active %.3f\nwrote %s\n",
+            static_cast<long long>(r.tokens), r.run_seconds, r.train_seconds, rec / n, act / n,
+            r.sidecar_path.string().c_str());
+        return 0;
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "powerinfer-calibrate: %s\n", e.what());
+        return 1;
+    }
+}
