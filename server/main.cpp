@@ -1,0 +1,73 @@
+// powerinfer-server: serves one local model over an OpenAI-compatible HTTP API
+// (see README.md, "Local API server").
+#include <QCoreApplication>
+#include <QFileInfo>
+#include <cstdio>
+
+#include "api_server.h"
+#include "engine_thread_backend.h"
+#include "server_options.h"
+
+using namespace powerinfer::server;
+
+int main(int argc, char** argv) {
+    QCoreApplication app(argc, argv);
+    QCoreApplication::setApplicationName(QStringLiteral("powerinfer-server"));
+
+    const OptionsOutcome parsed =
+        parseServerOptions(app.arguments(), QProcessEnvironment::systemEnvironment());
+    if (!parsed.options) {
+        std::fprintf(stderr, "powerinfer-server: %s\n", qPrintable(parsed.error));
+        return 2;
+    }
+    ServerOptions options = *parsed.options;
+    if (options.showHelp) {
+        std::printf("%s", qPrintable(serverUsage()));
+        return 0;
+    }
+    if (options.showVersion) {
+        std::printf("powerinfer-server %s\n", powerinfer::version_string().c_str());
+        return 0;
+    }
+
+    int lastDecile = -1;
+    options.load.progress = [&lastDecile](float fraction) {
+        const int decile = int(fraction * 10);
+        if (decile != lastDecile) {
+            lastDecile = decile;
+            std::fprintf(stderr, "\rloading model: %3d%%", decile * 10);
+        }
+        return true;
+    };
+    std::unique_ptr<powerinfer::Engine> engine;
+    try {
+        engine = powerinfer::Engine::load(options.load);
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "\npowerinfer-server: cannot load %s: %s\n",
+                     options.load.model_path.string().c_str(), e.what());
+        return 1;
+    }
+    std::fprintf(stderr, "\n");
+
+    const QString modelId =
+        QFileInfo(QString::fromStdString(options.load.model_path.string())).completeBaseName();
+    const powerinfer::ModelInfo info = engine->info();
+    EngineThreadBackend backend(std::move(engine), modelId);
+    ApiServer server(&backend, options.server);
+    int gpuIndex = cudaDeviceIndex(QString::fromStdString(info.device));
+    if (gpuIndex < 0) gpuIndex = cudaDeviceIndex(QString::fromStdString(options.load.device));
+    server.setGpuUtilization(std::make_unique<GpuUtilization>(gpuIndex));
+
+    QString error;
+    const quint16 port = server.start(options.address, options.port, &error);
+    if (port == 0) {
+        std::fprintf(stderr, "powerinfer-server: %s\n", qPrintable(error));
+        return 1;
+    }
+    const bool v6 = options.address.protocol() == QAbstractSocket::IPv6Protocol;
+    std::fprintf(stderr, "powerinfer-server: serving %s (%s, %s) on http://%s%s%s:%u/v1%s\n",
+                 qPrintable(modelId), info.architecture.c_str(), info.device.c_str(), v6 ? "[" : "",
+                 qPrintable(options.address.toString()), v6 ? "]" : "", port,
+                 options.server.apiKey.isEmpty() ? "" : " (API key required)");
+    return app.exec();
+}
