@@ -273,6 +273,116 @@ def make_pretokenizer():
     }
 
 
+SPM_MERGES = 400
+
+
+def build_spm_vocab(corpus):
+    """A small SentencePiece-style vocabulary trained by plain BPE on the corpus:
+    <unk> <s> </s>, the 256 <0xNN> byte tokens, the corpus' letters, then merged
+    pieces scored by merge order, plus one user-defined token. Characters
+    outside it (CJK, emoji, ...) exercise the byte fallback."""
+    from collections import Counter
+
+    text = Path(corpus).read_text(encoding="utf-8")[:200000]
+    words = Counter("\u2581" + w for w in text.split())
+    chars = sorted({c for w in words for c in w if c.isascii() or c == "\u2581"})
+    seqs = {w: list(w) for w in words}
+    merges = []
+    for _ in range(SPM_MERGES):
+        pairs = Counter()
+        for w, n in words.items():
+            s = seqs[w]
+            for a, b in zip(s, s[1:]):
+                pairs[a, b] += n
+        if not pairs:
+            break
+        (a, b), _ = max(pairs.items(), key=lambda kv: (kv[1], kv[0]))
+        merges.append(a + b)
+        for w in words:
+            s, out, i = seqs[w], [], 0
+            while i < len(s):
+                if i + 1 < len(s) and s[i] == a and s[i + 1] == b:
+                    out.append(a + b)
+                    i += 2
+                else:
+                    out.append(s[i])
+                    i += 1
+            seqs[w] = out
+    tokens, scores, types = ["<unk>", "<s>", "</s>"], [0.0, 0.0, 0.0], [2, 3, 3]
+    for b in range(256):
+        tokens.append(f"<0x{b:02X}>")
+        scores.append(0.0)
+        types.append(6)
+    for c in chars:
+        tokens.append(c)
+        scores.append(-1000.0)
+        types.append(1)
+    for rank, m in enumerate(dict.fromkeys(merges)):
+        if m not in tokens:
+            tokens.append(m)
+            scores.append(-float(rank))
+            types.append(1)
+    tokens.append("<tool>")
+    scores.append(0.0)
+    types.append(4)
+    return tokens, scores, types
+
+
+def write_spm_gguf(path, tokens, scores, types):
+    import gguf
+
+    w = gguf.GGUFWriter(str(path), "llama")
+    w.add_context_length(2048)
+    w.add_embedding_length(64)
+    w.add_block_count(1)
+    w.add_feed_forward_length(128)
+    w.add_head_count(4)
+    w.add_head_count_kv(4)
+    w.add_layer_norm_rms_eps(1e-5)
+    w.add_rope_dimension_count(16)
+    w.add_tokenizer_model("llama")
+    w.add_token_list(tokens)
+    w.add_token_scores(scores)
+    w.add_token_types(types)
+    w.add_bos_token_id(1)
+    w.add_eos_token_id(2)
+    w.add_unk_token_id(0)
+    w.add_add_bos_token(True)
+    w.add_add_eos_token(False)
+    w.write_header_to_file()
+    w.write_kv_data_to_file()
+    w.write_tensors_to_file()
+    w.close()
+
+
+def make_spm(out_dir, corpus):
+    import llama_cpp
+
+    tokens, scores, types = build_spm_vocab(corpus)
+    vocab_path = Path(out_dir) / "spm-vocab.gguf"
+    write_spm_gguf(vocab_path, tokens, scores, types)
+    llm = llama_cpp.Llama(model_path=str(vocab_path), vocab_only=True, verbose=False)
+    text = Path(corpus).read_text(encoding="utf-8")
+    excerpts = [text[i * 1009 : i * 1009 + 300] for i in range(20)]
+    cases = []
+    for t in TOKENIZER_STRINGS + excerpts + random_strings():
+        for add_bos in (False, True):
+            ids = llm.tokenize(t.encode("utf-8"), add_bos=add_bos, special=False)
+            cases.append({"text": t, "add_bos": add_bos, "special": False, "ids": ids})
+    for t in ["<s>hello</s> world", "<tool>call<tool> x", "a<unk>b"]:
+        for special in (False, True):
+            ids = llm.tokenize(t.encode("utf-8"), add_bos=True, special=special)
+            cases.append({"text": t, "add_bos": True, "special": special, "ids": ids})
+    return {
+        "procedure": "A SentencePiece vocabulary (tokenizer.ggml.model = llama) trained by BPE on "
+        "the corpus is written to spm-vocab.gguf; llama.cpp loads it with vocab_only=True and "
+        "llm.tokenize(text, add_bos=ADD_BOS, special=SPECIAL) gives the ids.",
+        "vocab": "spm-vocab.gguf",
+        "n_vocab": len(tokens),
+        "cases": cases,
+    }
+
+
 def chat_formatter(llm):
     from llama_cpp.llama_chat_format import Jinja2ChatFormatter
 
@@ -432,7 +542,7 @@ def main():
     ap.add_argument("--model", default=os.environ.get("POWERINFER_MODEL", str(DEFAULT_MODEL)))
     ap.add_argument("--out", default=str(REPO / "tests/fixtures"))
     ap.add_argument("--corpus", default=str(DEFAULT_CORPUS))
-    ap.add_argument("--only", default="pretokenizer,tokenizer,chat,greedy,perplexity")
+    ap.add_argument("--only", default="pretokenizer,spm,tokenizer,chat,greedy,perplexity")
     args = ap.parse_args()
 
     import llama_cpp
@@ -449,6 +559,8 @@ def main():
     only = set(args.only.split(","))
     if "pretokenizer" in only:
         write_json(out / "pretokenizer.json", make_pretokenizer(), {"script": meta["script"]})
+    if "spm" in only:
+        write_json(out / "spm_tokenizer.json", make_spm(out, args.corpus), {"script": meta["script"]})
     if "tokenizer" in only:
         write_json(out / "tokenizer.json", make_tokenizer(llm), meta)
     if "chat" in only:
