@@ -5,6 +5,17 @@
 namespace powerinfer {
 namespace {
 
+// DeepSeek's markers (end of sentence, User, Assistant between fullwidth bars,
+// U+2581 for spaces), spelled as UTF-8 escapes so that the source stays ASCII
+// (MSVC without /utf-8 misreads it otherwise).
+const std::string kDeepSeekEnd =
+    "<\xEF\xBD\x9C"
+    "end\xE2\x96\x81of\xE2\x96\x81sentence\xEF\xBD\x9C>";
+const std::string kDeepSeekUser = "<\xEF\xBD\x9CUser\xEF\xBD\x9C>";
+const std::string kDeepSeekAssistant =
+    "<\xEF\xBD\x9C"
+    "Assistant\xEF\xBD\x9C>";
+
 struct TemplateInfo {
     ChatTemplateKind kind;
     const char* name;
@@ -33,8 +44,8 @@ const std::vector<TemplateInfo>& catalogue() {
         {K::Zephyr, "zephyr", {"<|endoftext|>", "</s>"}},
         {K::Monarch, "monarch", {"</s>"}},
         {K::DeepSeek, "deepseek", {"<|EOT|>"}},
-        {K::DeepSeek2, "deepseek2", {"<｜end▁of▁sentence｜>", "\nUser:"}},
-        {K::DeepSeek3, "deepseek3", {"<｜end▁of▁sentence｜>"}},
+        {K::DeepSeek2, "deepseek2", {kDeepSeekEnd, "\nUser:"}},
+        {K::DeepSeek3, "deepseek3", {kDeepSeekEnd}},
         {K::CommandR, "command-r", {"<|END_OF_TURN_TOKEN|>"}},
         {K::Vicuna, "vicuna", {"</s>", "\nUSER:"}},
         {K::VicunaOrca, "vicuna-orca", {"</s>", "\nUSER:"}},
@@ -103,7 +114,7 @@ std::optional<ChatTemplateKind> detect_kind(std::string_view t) {
     if (has("<|START_OF_TURN_TOKEN|>") && has("<|USER_TOKEN|>")) return K::CommandR;
     if (has("<|start_header_id|>") && has("<|end_header_id|>")) return K::Llama3;
     if (has("'Assistant: ' + message['content'] + eos_token")) return K::DeepSeek2;
-    if (has("<｜Assistant｜>") && has("<｜User｜>") && has("<｜end▁of▁sentence｜>")) {
+    if (has(kDeepSeekAssistant) && has(kDeepSeekUser) && has(kDeepSeekEnd)) {
         return K::DeepSeek3;
     }
     if (has("[|system|]") && has("[|assistant|]") && has("[|endofturn|]")) return K::Exaone3;
@@ -311,7 +322,7 @@ std::string ChatTemplate::format(const std::vector<ChatMessage>& input,
                 } else if (is(m, "user")) {
                     s += "User: " + m.content + "\n\n";
                 } else if (is(m, "assistant")) {
-                    s += "Assistant: " + m.content + "<｜end▁of▁sentence｜>";
+                    s += "Assistant: " + m.content + kDeepSeekEnd;
                 }
             }
             if (gen) s += "Assistant:";
@@ -321,12 +332,12 @@ std::string ChatTemplate::format(const std::vector<ChatMessage>& input,
                 if (is(m, "system")) {
                     s += m.content + "\n\n";
                 } else if (is(m, "user")) {
-                    s += "<｜User｜>" + m.content;
+                    s += kDeepSeekUser + m.content;
                 } else if (is(m, "assistant")) {
-                    s += "<｜Assistant｜>" + m.content + "<｜end▁of▁sentence｜>";
+                    s += kDeepSeekAssistant + m.content + kDeepSeekEnd;
                 }
             }
-            if (gen) s += "<｜Assistant｜>";
+            if (gen) s += kDeepSeekAssistant;
             break;
         case K::CommandR:
             for (const auto& m : chat) {

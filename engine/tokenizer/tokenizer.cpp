@@ -38,27 +38,23 @@ const ByteLevelAlphabet& byte_level() {
     return alphabet;
 }
 
+// DeepSeek's end-of-sentence marker (fullwidth bars, U+2581 for spaces), as
+// UTF-8 escapes to keep the source ASCII for MSVC.
+#define PI_DEEPSEEK_EOS \
+    "<\xEF\xBD\x9C"     \
+    "end\xE2\x96\x81of\xE2\x96\x81sentence\xEF\xBD\x9C>"
+
 // Texts of end-of-generation tokens that models use without declaring them
 // as EOS/EOT in metadata (the list llama.cpp recognises).
 constexpr std::string_view kEogTexts[] = {
-    "<|eot_id|>",
-    "<|im_end|>",
-    "<|end|>",
-    "<end_of_turn>",
-    "<|endoftext|>",
-    "<|eom_id|>",
-    "<EOT>",
-    "_<EOT>",
-    "<|end_of_text|>",
-    "<end_of_utterance>",
-    "<|return|>",
-    "<|call|>",
-    "<｜end▁of▁sentence｜>",
+    "<|eot_id|>", "<|im_end|>", "<|end|>",       "<end_of_turn>",   "<|endoftext|>",
+    "<|eom_id|>", "<EOT>",      "_<EOT>",        "<|end_of_text|>", "<end_of_utterance>",
+    "<|return|>", "<|call|>",   PI_DEEPSEEK_EOS,
 };
 // Preference order when EOT is not in the metadata.
 constexpr std::string_view kEotTexts[] = {
     "<|eot_id|>",    "<|im_end|>", "<|end|>", "<end_of_turn>",
-    "<|endoftext|>", "<EOT>",      "_<EOT>",  "<｜end▁of▁sentence｜>",
+    "<|endoftext|>", "<EOT>",      "_<EOT>",  PI_DEEPSEEK_EOS,
 };
 
 struct Fragment {
