@@ -1,9 +1,11 @@
 // powerinfer-calibrate: profiles a model over a corpus, trains the
 // activation predictors and writes MODEL.powerinfer.gguf.
 #include <cstdio>
+#include <fstream>
 #include <string>
 
 #include "calibrate/calibrate.h"
+#include "calibrate/fidelity.h"
 #include "common/error.h"
 
 namespace {
@@ -12,7 +14,12 @@ void usage() {
     std::fprintf(stderr,
                  "usage: powerinfer-calibrate -m MODEL.gguf --corpus FILE [--tokens N]\n"
                  "  [--target-sparsity S] [--rank-max R] [--target-recall R] [--samples N]\n"
-                 "  [--epochs N] [-t THREADS] [--f32-predictors] [-o SIDECAR]\n");
+                 "  [--epochs N] [-t THREADS] [--f32-predictors] [-o SIDECAR]\n"
+                 "       powerinfer-calibrate -m MODEL --eval-fidelity PROMPTS_FILE [-n N]\n"
+                 "  [--sidecar PATH] [--ppl TEXT] [--ppl-windows K] [--hot-neuron-threshold F]\n"
+                 "  [--predictor-threshold F] [--prefetch-depth N] [--cache-window N]\n"
+                 "  [--vram-budget-mb N] [-t THREADS] [--device-threads N]\n"
+                 "  (one JSON line per prompt, then a summary line)\n");
 }
 
 }  // namespace
@@ -21,6 +28,8 @@ int main(int argc, char** argv) {
     using namespace powerinfer;
     try {
         calibrate::CalibrateOptions opt;
+        calibrate::FidelityOptions fid;
+        std::string prompts_file;
         for (int i = 1; i < argc; ++i) {
             const std::string a = argv[i];
             auto next = [&]() -> std::string {
@@ -56,6 +65,20 @@ int main(int argc, char** argv) {
                 usage();
                 throw EngineError("unknown option " + a);
             }
+        }
+        if (!prompts_file.empty()) {
+            std::ifstream in(prompts_file);
+            if (!in) throw EngineError("cannot read " + prompts_file);
+            for (std::string line; std::getline(in, line);) {
+                if (!line.empty()) fid.prompts.push_back(line);
+            }
+            fid.model_path = opt.model_path;
+            fid.n_threads = opt.n_threads;
+            fid.on_json_line = [](const std::string& s) { std::printf("%s\n", s.c_str()); };
+            const auto r = calibrate::evaluate_fidelity(fid);
+            std::fprintf(stderr, "%s\n", r.sparse_status.c_str());
+            std::printf("%s\n", r.summary_json().c_str());
+            return 0;
         }
         if (opt.model_path.empty() || opt.corpus_path.empty()) {
             usage();

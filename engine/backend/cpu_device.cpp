@@ -296,8 +296,10 @@ public:
         if (!has_predictor(layer)) {
             throw EngineError("no predictor loaded for layer " + std::to_string(layer));
         }
-        // Runs on the device's own workers, like a GPU would, after any queued
-        // work; the caller waits for the answer.
+        // The device stream is drained first (in-order semantics), then the
+        // caller runs the predictor on the device's pool itself: the workers
+        // are idle, and a thread hand-off per layer would cost more than the
+        // predictor on small models.
         const StoredPredictor& p = *predictors_[static_cast<size_t>(layer)];
         wait_idle();
         std::vector<float>& h = pred_hidden_;
@@ -309,14 +311,14 @@ public:
                               static_cast<size_t>(p.view.n_embd) * elem};
         tensor::WeightView w2{p.view.type, p.view.w2, p.view.n_ff, p.view.rank,
                               static_cast<size_t>(p.view.rank) * elem};
-        run_sync([&] {
+        {
             tensor::matvec(pool_, w1, x, h.data());
             for (int64_t i = 0; i < p.view.rank; ++i) {
                 h[static_cast<size_t>(i)] =
                     std::max(0.0f, h[static_cast<size_t>(i)] + p.b1[static_cast<size_t>(i)]);
             }
             tensor::matvec(pool_, w2, h.data(), z.data());
-        });
+        }
         // p > t  <=>  logit > log(t / (1 - t))
         const float t = std::clamp(threshold, 1e-6f, 1.0f - 1e-6f);
         const float cut = std::log(t / (1.0f - t));
@@ -394,7 +396,8 @@ private:
                         const auto tr = ggml_traits(f.down_type);
                         thread_local std::vector<float> buf;
                         buf.resize(static_cast<size_t>(e - b));
-                        tensor::dequantize_row(f.down_type, col + (b / tr.block_elems) * tr.block_bytes,
+                        tensor::dequantize_row(f.down_type,
+                                               col + (b / tr.block_elems) * tr.block_bytes,
                                                buf.data(), e - b);
                         for (int64_t k = b; k < e; ++k) y[k] += a * buf[static_cast<size_t>(k - b)];
                     }
@@ -409,19 +412,6 @@ private:
             queue_.push_back(std::move(fn));
         }
         cv_.notify_all();
-    }
-
-    // Runs fn on the worker thread and waits (so device-side compute happens
-    // on the device's threads).
-    void run_sync(const std::function<void()>& fn) {
-        bool done = false;
-        enqueue([&] {
-            fn();
-            std::lock_guard<std::mutex> lock(mu_);
-            done = true;
-        });
-        std::unique_lock<std::mutex> lock(mu_);
-        idle_cv_.wait(lock, [&] { return done && queue_.empty() && !busy_; });
     }
 
     void wait_idle() {

@@ -202,11 +202,12 @@ void HybridFfn::run(int layer, const float* x, int64_t n_tokens, float* out) {
             }
         }
     }
-    if (n_tokens != 1 || layer_dense(layer)) {
+    if (layer_dense(layer) || (n_tokens != 1 && !opt_.sparse_prefill)) {
         dense_.run(layer, x, n_tokens, out);
         return;
     }
-    run_sparse(layer, x, out);
+    const int64_t n_embd = sidecar_.n_embd;
+    for (int64_t t = 0; t < n_tokens; ++t) run_sparse(layer, x + t * n_embd, out + t * n_embd);
 }
 
 void HybridFfn::run_sparse(int layer, const float* x, float* out) {

@@ -47,6 +47,9 @@ struct HybridOptions {
     // (the predictor still runs, its answer is ignored). Defaults to the
     // sidecar's `synthetic` flag.
     bool synthetic_activity = false;
+    // Run batches (prefill, perplexity) token by token through the sparse
+    // path instead of dense (fidelity measurements).
+    bool sparse_prefill = false;
     uint64_t seed = 1234;
 };
 
@@ -90,6 +93,7 @@ public:
     backend::Device& device() { return *device_; }
     const Placement& placement() const { return placement_; }
     void reset_summary();
+    void set_sparse_prefill(bool on) { opt_.sparse_prefill = on; }
 
 private:
     struct LayerState;
