@@ -1,0 +1,234 @@
+// Quantized matvec throughput against the machine's memory bandwidth.
+//
+// For each weight type, y = W x on an 11008 x 4096 matrix (a 7B model's FFN
+// shape), median of several runs, at each thread count; next to it the
+// memcpy and read bandwidth of buffers larger than the L3 cache, measured in
+// the same run. Decode speed is bound by how close matvec gets to memory
+// bandwidth, so "% of copy" is the number to watch.
+//
+//   bench_matvec [--threads 1,2] [--types Q4_0,Q8_0] [--reps 9] [--level avx2]
+//                [--rows 11008] [--cols 4096] [--stat median|min] [--working-set-mb 160]
+//
+// The matrices rotate through copies totalling --working-set-mb so that the
+// weights come from DRAM; 0 keeps one copy (cache-resident for small shapes,
+// which shows the kernels' compute limit). --stat min reports the fastest run instead of the median: on a shared,
+// busy machine it estimates what the kernels do when they get the CPU.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "common/ggml_types.h"
+#include "tensor/matmul.h"
+#include "tensor/quant.h"
+#include "tensor/thread_pool.h"
+
+using namespace powerinfer;
+using namespace powerinfer::tensor;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+constexpr size_t kBigBuffer = size_t(512) << 20;      // well past any L3
+size_t g_working_set = size_t(160) << 20;  // matrices rotate through this much
+
+std::vector<std::string> split(const std::string& s) {
+    std::vector<std::string> out;
+    std::stringstream ss(s);
+    for (std::string item; std::getline(ss, item, ',');)
+        if (!item.empty()) out.push_back(item);
+    return out;
+}
+
+bool g_use_min = false;
+
+double median(std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    return g_use_min ? v.front() : v[v.size() / 2];
+}
+
+std::string cpu_model() {
+    std::ifstream in("/proc/cpuinfo");
+    for (std::string line; std::getline(in, line);)
+        if (line.rfind("model name", 0) == 0) return line.substr(line.find(':') + 2);
+    return "unknown CPU";
+}
+
+// Random bytes with small fp16 scales: valid blocks of every format, much
+// faster to make than quantizing 45M floats.
+std::vector<uint8_t> random_matrix(GgmlType t, int64_t rows, int64_t cols, std::mt19937& rng) {
+    const auto tr = ggml_traits(t);
+    const size_t row_bytes = *ggml_row_bytes(t, static_cast<uint64_t>(cols));
+    std::vector<uint8_t> m(row_bytes * static_cast<size_t>(rows));
+    if (tr.block_elems == 1) {
+        std::normal_distribution<float> d(0.0f, 0.05f);
+        std::vector<float> row(static_cast<size_t>(cols));
+        for (int64_t r = 0; r < rows; ++r) {
+            for (auto& v : row) v = d(rng);
+            quantize_row_ref(t, row.data(), m.data() + r * row_bytes, cols);
+        }
+        return m;
+    }
+    std::uniform_int_distribution<uint32_t> word;
+    for (size_t i = 0; i + 4 <= m.size(); i += 4) {
+        const uint32_t w = word(rng);
+        std::memcpy(&m[i], &w, 4);
+    }
+    int offsets[2] = {0, -1};
+    if (t == GgmlType::Q4_1 || t == GgmlType::Q5_1 || t == GgmlType::Q4_K || t == GgmlType::Q5_K)
+        offsets[1] = 2;
+    if (t == GgmlType::Q6_K) offsets[0] = 208;
+    const uint16_t scale = fp32_to_fp16(0.01f);
+    for (size_t b = 0; b < m.size(); b += tr.block_bytes)
+        for (int off : offsets)
+            if (off >= 0) std::memcpy(&m[b + off], &scale, 2);
+    return m;
+}
+
+// memcpy (counted as read + write traffic, as STREAM does) and a plain
+// read loop over a buffer larger than the L3 cache, split over the pool.
+struct Bandwidth {
+    double copy_gbs = 0;
+    double read_gbs = 0;
+};
+
+Bandwidth measure_bandwidth(ThreadPool& pool, int reps) {
+    std::vector<uint8_t> src(kBigBuffer, 1), dst(kBigBuffer, 0);
+    std::vector<double> copy_s, read_s;
+    const int64_t chunks = 4096;
+    const size_t chunk = kBigBuffer / chunks;
+    std::vector<uint64_t> sums(static_cast<size_t>(pool.size()), 0);
+    for (int rep = 0; rep < reps + 1; ++rep) {
+        auto t0 = Clock::now();
+        pool.parallel_for(chunks, [&](int64_t b, int64_t e, int) {
+            std::memcpy(dst.data() + b * chunk, src.data() + b * chunk,
+                        static_cast<size_t>(e - b) * chunk);
+        });
+        const double c = std::chrono::duration<double>(Clock::now() - t0).count();
+        t0 = Clock::now();
+        pool.parallel_for(chunks, [&](int64_t b, int64_t e, int w) {
+            const auto* p = reinterpret_cast<const uint64_t*>(src.data() + b * chunk);
+            const size_t n = static_cast<size_t>(e - b) * chunk / 8;
+            uint64_t s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+            for (size_t i = 0; i + 4 <= n; i += 4) {
+                s0 += p[i];
+                s1 += p[i + 1];
+                s2 += p[i + 2];
+                s3 += p[i + 3];
+            }
+            sums[static_cast<size_t>(w)] += s0 + s1 + s2 + s3;
+        });
+        const double r = std::chrono::duration<double>(Clock::now() - t0).count();
+        if (rep == 0) continue;  // first touch / page faults
+        copy_s.push_back(c);
+        read_s.push_back(r);
+    }
+    uint64_t total = 0;
+    for (auto s : sums) total += s;
+    if (total == 42) std::printf(" ");  // keeps the read loop alive
+    return {2.0 * kBigBuffer / median(copy_s) / 1e9, kBigBuffer / median(read_s) / 1e9};
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    std::vector<int> threads = {1, 2};
+    std::vector<std::string> type_names = {"F32",  "F16",  "BF16", "Q8_0", "Q4_0", "Q4_1",
+                                           "Q5_0", "Q5_1", "Q4_K", "Q5_K", "Q6_K"};
+    int reps = 9;
+    int64_t rows = 11008, cols = 4096;
+    for (int i = 1; i + 1 < argc; i += 2) {
+        const std::string k = argv[i], v = argv[i + 1];
+        if (k == "--threads") {
+            threads.clear();
+            for (const auto& s : split(v)) threads.push_back(std::stoi(s));
+        } else if (k == "--types") {
+            type_names = split(v);
+        } else if (k == "--reps") {
+            reps = std::max(1, std::stoi(v));
+        } else if (k == "--level") {
+            if (!force_simd_level(v)) {
+                std::fprintf(stderr, "SIMD level %s is not available here\n", v.c_str());
+                return 1;
+            }
+        } else if (k == "--rows") {
+            rows = std::stoll(v);
+        } else if (k == "--working-set-mb") {
+            g_working_set = size_t(std::max(0, std::stoi(v))) << 20;
+        } else if (k == "--stat") {
+            g_use_min = v == "min";
+        } else if (k == "--cols") {
+            cols = std::stoll(v);
+        } else {
+            std::fprintf(stderr, "unknown option %s\n", k.c_str());
+            return 1;
+        }
+    }
+
+    std::printf("CPU: %s\nSIMD level: %s\nmatrix: %lld rows x %lld cols, %s of %d runs\n\n",
+                cpu_model().c_str(), simd_level().c_str(), static_cast<long long>(rows),
+                static_cast<long long>(cols), g_use_min ? "fastest" : "median", reps);
+
+    std::vector<Bandwidth> bw;
+    for (int t : threads) {
+        ThreadPool pool(t);
+        bw.push_back(measure_bandwidth(pool, reps));
+        std::printf(
+            "memory bandwidth, %d thread(s): memcpy %.1f GB/s (read+write), read %.1f GB/s\n", t,
+            bw.back().copy_gbs, bw.back().read_gbs);
+    }
+    std::printf(
+        "\n| type | weight MB | threads | ms | GB/s | GFLOP/s | %% of copy | %% of read |\n");
+    std::printf("|---|---:|---:|---:|---:|---:|---:|---:|\n");
+
+    std::mt19937 rng(1);
+    std::vector<float> x(static_cast<size_t>(cols)), y(static_cast<size_t>(rows));
+    std::normal_distribution<float> d(0.0f, 1.0f);
+    for (auto& v : x) v = d(rng);
+
+    for (const auto& name : type_names) {
+        GgmlType type = GgmlType::F32;
+        bool found = false;
+        for (uint32_t id = 0; id < 64; ++id) {
+            const auto tr = ggml_type_traits(id);
+            if (tr && tr->name == name) {
+                type = static_cast<GgmlType>(id);
+                found = true;
+            }
+        }
+        if (!found) {
+            std::fprintf(stderr, "unknown type %s\n", name.c_str());
+            return 1;
+        }
+        const size_t row_bytes = *ggml_row_bytes(type, static_cast<uint64_t>(cols));
+        const size_t bytes = row_bytes * static_cast<size_t>(rows);
+        // Enough copies that the working set is far past the L3 cache.
+        const size_t copies = std::max<size_t>(1, (g_working_set + bytes - 1) / bytes);
+        std::vector<std::vector<uint8_t>> mats;
+        for (size_t c = 0; c < copies; ++c) mats.push_back(random_matrix(type, rows, cols, rng));
+        for (size_t ti = 0; ti < threads.size(); ++ti) {
+            ThreadPool pool(threads[ti]);
+            std::vector<double> secs;
+            for (int rep = 0; rep < reps + 2; ++rep) {
+                const WeightView w{type, mats[static_cast<size_t>(rep) % copies].data(), rows, cols,
+                                   row_bytes};
+                const auto t0 = Clock::now();
+                matvec(pool, w, x.data(), y.data());
+                const double s = std::chrono::duration<double>(Clock::now() - t0).count();
+                if (rep >= 2) secs.push_back(s);
+            }
+            const double s = median(secs);
+            const double gbs = bytes / s / 1e9;
+            std::printf("| %s | %.1f | %d | %.2f | %.1f | %.1f | %.0f%% | %.0f%% |\n", name.c_str(),
+                        bytes / 1e6, threads[ti], s * 1e3, gbs, 2.0 * rows * cols / s / 1e9,
+                        100.0 * gbs / bw[ti].copy_gbs, 100.0 * gbs / bw[ti].read_gbs);
+            std::fflush(stdout);
+        }
+    }
+    return 0;
+}
