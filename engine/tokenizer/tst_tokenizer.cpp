@@ -227,6 +227,20 @@ private slots:
         VocabData v;
         QVERIFY_THROWS_EXCEPTION(EngineError, Tokenizer::from_vocab(v));
         QVERIFY_THROWS_EXCEPTION(EngineError, pre_tokenizer_from_name("tekken-v99"));
+        // A GGUF with a tokenizer model we do not implement names it in the error.
+        gguf::GgufWriter w;
+        w.set("general.architecture", gguf::Value::str("bert"));
+        w.set("tokenizer.ggml.model", gguf::Value::str("bert"));
+        w.set("tokenizer.ggml.tokens",
+              gguf::Value::array(gguf::ValueType::STRING, {gguf::Value::str("[CLS]")}));
+        const std::vector<uint8_t> bytes = w.to_bytes();
+        auto file = gguf::GgufFile::from_memory(bytes);
+        try {
+            Tokenizer::from_gguf(*file);
+            QFAIL("a bert tokenizer was accepted");
+        } catch (const EngineError& e) {
+            QVERIFY2(std::string(e.what()).find("'bert'") != std::string::npos, e.what());
+        }
         try {
             pre_tokenizer_from_name("tekken-v99");
         } catch (const EngineError& e) {
