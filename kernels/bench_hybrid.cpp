@@ -51,12 +51,12 @@ struct Shape {
 struct Options {
     std::vector<Shape> shapes;
     double budget_fraction = 0.25;
-    std::vector<double> sparsities = {0.3, 0.5, 0.7};
+    std::vector<double> sparsities = {0.3, 0.5, 0.7, 0.9};
     double zipf = 1.0;
     int tokens = 24;
     int warmup = 4;
     int threads = 8;
-    int predictor_rank = 128;
+    int predictor_rank = 0;  // 0: n_embd / 32, clamped to [32, 256]
     GgmlType down_type = GgmlType::Q8_0;  // the neuron-major down copy
 };
 
@@ -274,6 +274,7 @@ GpuLayer upload_layer(backend::Device& dev, const Model& m, const HostLayer& L, 
     GpuLayer g{};
     const int64_t e = m.shape.n_embd, kvw = int64_t(m.shape.n_head_kv) * m.shape.head_dim();
     const int64_t bytes = m.attn_bytes + (with_ffn ? m.ffn_bytes : 0) + 2 * e * 4 + 16 * 256;
+    (void)kvw;
     g.weights = dev.allocate(MemCategory::DenseWeights, bytes);
     auto* base = static_cast<uint8_t*>(cuda::buffer_pointer(dev, g.weights));
     int64_t off = 0;
@@ -357,7 +358,9 @@ Result run(const Model& m, const Options& o, const std::string& mode, double spa
     // PowerInfer's order of value: predictors (run every token), attention
     // (read every token), then hot neurons by firing frequency per byte.
     int gpu_full = 0, gpu_attn = 0;
-    const int64_t layer_all = m.attn_bytes + m.ffn_bytes + m.kv_bytes;
+    // What upload_layer allocates: weights, two norms, alignment padding, KV.
+    const int64_t extra = 2 * e * 4 + 16 * 256 + m.kv_bytes;
+    const int64_t layer_all = m.attn_bytes + m.ffn_bytes + extra;
     std::vector<std::vector<int32_t>> hot_ids(static_cast<size_t>(sh.n_layer));
     if (mode == "hybrid") {
         std::vector<backend::NeuronFormat> formats(static_cast<size_t>(sh.n_layer),
@@ -376,7 +379,7 @@ Result run(const Model& m, const Options& o, const std::string& mode, double spa
             pw.b2 = L.b2.data();
             dev->set_predictor(l, pw);
         }
-        gpu_attn = int(std::min<int64_t>(sh.n_layer, dev->memory().available() / (m.attn_bytes + m.kv_bytes)));
+        gpu_attn = int(std::min<int64_t>(sh.n_layer, dev->memory().available() / (m.attn_bytes + extra)));
     }
     if (mode == "gpu") gpu_full = sh.n_layer;
     if (mode == "offload") gpu_full = int(std::min<int64_t>(sh.n_layer, budget / layer_all));
@@ -564,6 +567,7 @@ int main(int argc, char** argv) {
         std::printf("%s — bench_hybrid needs a GPU\n", probe.reason.c_str());
         return 0;
     }
+    try {
     for (const auto& p : presets) {
         if (p == "smollm2-135m") o.shapes.push_back({p, 30, 576, 1536, 9, 3});
         else if (p == "llama-7b") o.shapes.push_back({p, 32, 4096, 11008, 32, 32});
@@ -572,7 +576,7 @@ int main(int argc, char** argv) {
             return 2;
         }
     }
-    std::printf("GPU: %s (sm_%d); CPU threads: %d; SIMD: %s; weights Q4_0, neuron-major down copy %s; "
+    std::printf("GPU: %s (sm_%d); CPU threads: %d; predictor rank n_embd/32 in [32,256]; SIMD: %s; weights Q4_0, neuron-major down copy %s; "
                 "budget %.0f%% of the model; zipf %.2f; %d timed tokens (median)\n\n",
                 probe.name.c_str(), probe.compute_capability, o.threads,
                 tensor::simd_level().c_str(), std::string(ggml_type_name(o.down_type)).c_str(),
@@ -581,21 +585,35 @@ int main(int argc, char** argv) {
     std::printf("|---|---|---|---|---|---|---|---|---|---|---|---|\n");
     for (const Shape& sh : o.shapes) {
         const auto t0 = std::chrono::steady_clock::now();
-        Model m = make_model(sh, o.predictor_rank, o.warmup + o.tokens + 1, o.down_type);
+        const int rank = o.predictor_rank > 0 ? o.predictor_rank : std::clamp(sh.n_embd / 32, 32, 256);
+        Options oo = o;
+        oo.predictor_rank = rank;
+        Model m = make_model(sh, rank, o.warmup + o.tokens + 1, o.down_type);
         const double gen_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
         const int64_t budget = int64_t(o.budget_fraction * double(m.total_bytes()));
         std::fprintf(stderr, "%s: %.2f GB of weights generated in %.1f s; budget %.0f MiB\n",
                      sh.name.c_str(), double(m.total_bytes()) / 1e9, gen_s, double(budget) / (1 << 20));
         std::vector<Result> rs;
         set_activity(m, 0.5, o.zipf);
-        rs.push_back(run(m, o, "cpu", 0, budget));
-        rs.push_back(run(m, o, "offload", 0, budget));
+        auto attempt = [&](const std::string& mode, double sp, int64_t b) {
+            try {
+                rs.push_back(run(m, oo, mode, sp, b));
+            } catch (const std::exception& e) {
+                std::fprintf(stderr, "%s %s (sparsity %.2f): %s\n", sh.name.c_str(), mode.c_str(), sp, e.what());
+                Result r;
+                r.mode = mode + " (failed)";
+                r.sparsity = sp;
+                rs.push_back(r);
+            }
+        };
+        attempt("cpu", 0, budget);
+        attempt("offload", 0, budget);
         for (double sp : o.sparsities) {
             set_activity(m, sp, o.zipf);
-            rs.push_back(run(m, o, "hybrid", sp, budget));
+            attempt("hybrid", sp, budget);
         }
-        rs.push_back(run(m, o, "gpu", 0, int64_t(probe.free_bytes * 0.9)));
-        const double offload = rs[1].tok_s;
+        attempt("gpu", 0, int64_t(double(probe.free_bytes) * 0.9));
+        const double offload = rs[1].tok_s > 0 ? rs[1].tok_s : 1;
         for (const Result& r : rs) {
             std::printf("| %s | %s | %.2f | %d | %lld | %.0f | %.1f | %.2fx | %s | %s | %s | %s |\n",
                         sh.name.c_str(), r.mode.c_str(), r.sparsity, r.gpu_layers,
@@ -607,6 +625,10 @@ int main(int argc, char** argv) {
                         r.mode == "hybrid" ? std::to_string(r.cpu_ms).substr(0, 5).c_str() : "-");
         }
         std::fflush(stdout);
+    }
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "bench_hybrid: %s\n", e.what());
+        return 1;
     }
     return 0;
 }

@@ -131,10 +131,11 @@ public:
         if (it == buffers_.end() || offset < 0 || bytes < 0 ||
             size_t(offset + bytes) > it->second.array.bytes)
             throw EngineError("CudaDevice::write outside the buffer");
+        mark_busy();
         check(cudaMemcpyAsync(static_cast<uint8_t*>(it->second.array.ptr) + offset, src,
                               size_t(bytes), cudaMemcpyHostToDevice, stream_),
               "cudaMemcpyAsync");
-        mark_busy();
+        mark_done();
     }
 
     void configure_layers(const std::vector<NeuronFormat>& formats) override {
@@ -273,20 +274,18 @@ public:
               "cudaMemcpyAsync");
         const std::string err = last_error();
         if (!err.empty()) throw EngineError("CUDA kernel launch failed: " + err);
+        mark_done();
         pending_.push_back({off_y, y, n});
     }
 
     double synchronize() override {
         double ms = 0;
+        check(cudaStreamSynchronize(stream_), "cudaStreamSynchronize");
         if (busy_) {
-            check(cudaEventRecord(stop_, stream_), "cudaEventRecord");
-            check(cudaEventSynchronize(stop_), "cudaEventSynchronize");
             float f = 0;
-            cudaEventElapsedTime(&f, start_, stop_);
-            ms = f;
+            if (cudaEventElapsedTime(&f, start_, stop_) == cudaSuccess) ms = f;
+            else cudaGetLastError();
             busy_ = false;
-        } else {
-            check(cudaStreamSynchronize(stream_), "cudaStreamSynchronize");
         }
         for (const auto& p : pending_)
             std::memcpy(p.dst, host_stage_ + p.offset, size_t(p.n) * 4);
@@ -359,8 +358,11 @@ public:
         return it == buffers_.end() ? nullptr : it->second.array.ptr;
     }
     cudaStream_t stream() const { return stream_; }
-    // Kernels enqueued by a caller on stream() count as device work.
-    void note_external_work() { mark_busy(); }
+    // Kernels a caller enqueues on stream() count as device work.
+    void note_external_work() {
+        mark_busy();
+        mark_done();
+    }
 
 private:
     struct Buffer {
@@ -395,12 +397,15 @@ private:
     }
     void uncharge(MemCategory c, int64_t bytes) { used_[category_index(c)] -= bytes; }
 
+    // Busy time = from the first enqueued op after a synchronize() to the end
+    // of the last one (not to the synchronize() call, which may come later).
     void mark_busy() {
         if (!busy_) {
             cudaEventRecord(start_, stream_);
             busy_ = true;
         }
     }
+    void mark_done() { cudaEventRecord(stop_, stream_); }
 
     bool grow(LayerSlots& l) {
         const int64_t cap = std::min<int64_t>(l.format.n_ff, std::max<int64_t>(256, l.capacity * 2));
@@ -450,6 +455,7 @@ private:
         cudaMemcpyAsync(static_cast<uint8_t*>(l.down.ptr) + size_t(slot) * f.down_col_bytes,
                         src.down_t.row(id), size_t(f.down_col_bytes), cudaMemcpyHostToDevice,
                         stream_);
+        mark_done();
     }
 
     static void release_layer(LayerSlots& l) {

@@ -3,14 +3,30 @@
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
+#include <algorithm>
+
 #include "cuda_ops.h"
 #include "quant_dot.cuh"
 
 namespace powerinfer::cuda {
 namespace {
 
-constexpr int kWarpsPerBlock = 8;
+constexpr int kWarpsPerBlock = 16;
 constexpr int kThreads = kWarpsPerBlock * 32;
+
+// Blocks for `count` rows: enough to fill the GPU a few times over, few
+// enough that staging x in shared memory (once per block) stays cheap next
+// to reading the weights.
+unsigned row_blocks(int64_t count) {
+    static const int sms = [] {
+        int dev = 0, n = 0;
+        cudaGetDevice(&dev);
+        cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, dev);
+        return n > 0 ? n : 32;
+    }();
+    const int64_t wanted = (count + kWarpsPerBlock - 1) / kWarpsPerBlock;
+    return unsigned(std::min<int64_t>(wanted, int64_t(sms) * 4));
+}
 
 template <uint32_t T>
 __global__ void rows_dot_kernel(const uint8_t* w, size_t row_bytes, int64_t cols,
@@ -18,11 +34,12 @@ __global__ void rows_dot_kernel(const uint8_t* w, size_t row_bytes, int64_t cols
     extern __shared__ float xs[];
     for (int64_t i = threadIdx.x; i < cols; i += blockDim.x) xs[i] = x[i];
     __syncthreads();
-    const int64_t i = int64_t(blockIdx.x) * kWarpsPerBlock + (threadIdx.x >> 5);
-    if (i >= count) return;
-    const int64_t r = idx ? idx[i] : i;
-    const float v = warp_row_dot<T>(w + size_t(r) * row_bytes, cols, xs);
-    if ((threadIdx.x & 31) == 0) y[i] = v;
+    const int64_t stride = int64_t(gridDim.x) * kWarpsPerBlock;
+    for (int64_t i = int64_t(blockIdx.x) * kWarpsPerBlock + (threadIdx.x >> 5); i < count; i += stride) {
+        const int64_t r = idx ? idx[i] : i;
+        const float v = warp_row_dot<T>(w + size_t(r) * row_bytes, cols, xs);
+        if ((threadIdx.x & 31) == 0) y[i] = v;
+    }
 }
 
 template <uint32_t T>
@@ -32,12 +49,13 @@ __global__ void swiglu_rows_kernel(const uint8_t* gate, const uint8_t* up, size_
     extern __shared__ float xs[];
     for (int64_t i = threadIdx.x; i < cols; i += blockDim.x) xs[i] = x[i];
     __syncthreads();
-    const int64_t i = int64_t(blockIdx.x) * kWarpsPerBlock + (threadIdx.x >> 5);
-    if (i >= count) return;
-    const size_t off = size_t(slot[i]) * row_bytes;
-    const float g = warp_row_dot<T>(gate + off, cols, xs);
-    const float u = warp_row_dot<T>(up + off, cols, xs);
-    if ((threadIdx.x & 31) == 0) h[i] = (relu ? fmaxf(g, 0.f) : g / (1.f + __expf(-g))) * u;
+    const int64_t stride = int64_t(gridDim.x) * kWarpsPerBlock;
+    for (int64_t i = int64_t(blockIdx.x) * kWarpsPerBlock + (threadIdx.x >> 5); i < count; i += stride) {
+        const size_t off = size_t(slot[i]) * row_bytes;
+        const float g = warp_row_dot<T>(gate + off, cols, xs);
+        const float u = warp_row_dot<T>(up + off, cols, xs);
+        if ((threadIdx.x & 31) == 0) h[i] = (relu ? fmaxf(g, 0.f) : g / (1.f + __expf(-g))) * u;
+    }
 }
 
 constexpr int kDownChunk = 64;  // neurons per partial sum
@@ -84,6 +102,14 @@ __global__ void down_reduce_kernel(const float* scratch, int64_t n_embd, int64_t
     y[c] = acc;
 }
 
+// Rows longer than 12k floats need more than the default 48 KiB of dynamic
+// shared memory for x.
+template <typename Kernel>
+void allow_smem(Kernel kernel, size_t bytes) {
+    if (bytes > 48 * 1024)
+        cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(bytes));
+}
+
 template <template <uint32_t> class Launch, typename... Args>
 bool dispatch_type(uint32_t type, Args&&... args) {
     switch (type) {
@@ -106,7 +132,8 @@ template <uint32_t T>
 struct LaunchRowsDot {
     static void run(const void* w, size_t row_bytes, int64_t cols, const int32_t* idx,
                     int64_t count, const float* x, float* y, cudaStream_t s) {
-        const unsigned blocks = unsigned((count + kWarpsPerBlock - 1) / kWarpsPerBlock);
+        const unsigned blocks = row_blocks(count);
+        allow_smem(rows_dot_kernel<T>, size_t(cols) * sizeof(float));
         rows_dot_kernel<T><<<blocks, kThreads, size_t(cols) * sizeof(float), s>>>(
             static_cast<const uint8_t*>(w), row_bytes, cols, idx, count, x, y);
     }
@@ -117,7 +144,8 @@ struct LaunchSwiglu {
     static void run(const void* gate, const void* up, size_t row_bytes, int64_t cols,
                     const int32_t* slot, int64_t count, const float* x, float* h, bool relu,
                     cudaStream_t s) {
-        const unsigned blocks = unsigned((count + kWarpsPerBlock - 1) / kWarpsPerBlock);
+        const unsigned blocks = row_blocks(count);
+        allow_smem(swiglu_rows_kernel<T>, size_t(cols) * sizeof(float));
         swiglu_rows_kernel<T><<<blocks, kThreads, size_t(cols) * sizeof(float), s>>>(
             static_cast<const uint8_t*>(gate), static_cast<const uint8_t*>(up), row_bytes, cols,
             slot, count, x, h, relu);

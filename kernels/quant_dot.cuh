@@ -69,6 +69,12 @@ __device__ __forceinline__ float unit_dot(const uint8_t* row, int u, const float
             sx += xs[i] + xs[i + 16];
         }
         acc = acc * d + sx * m;
+    } else if constexpr (T == kQ8_0) {
+        const uint8_t* b = row + 34 * u;
+        const int8_t* qs = reinterpret_cast<const int8_t*>(b + 2);
+#pragma unroll
+        for (int i = 0; i < 32; ++i) acc += float(qs[i]) * xs[i];
+        acc *= load_half(b);
     } else if constexpr (T == kQ5_0 || T == kQ5_1) {
         constexpr bool has_min = (T == kQ5_1);
         const uint8_t* b = row + (has_min ? 24 : 22) * u;
@@ -126,6 +132,8 @@ __device__ __forceinline__ float unit_dot(const uint8_t* row, int u, const float
                 a1 += float(q) * xs[i];
         }
         acc = d * (float(sc[0]) * a0 + float(sc[1]) * a1);
+    } else {
+        static_assert(T == kF32, "unit_dot: no kernel for this type");
     }
     return acc;
 }

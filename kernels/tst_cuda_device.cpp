@@ -55,7 +55,7 @@ LayerData make_layer(GgmlType t, int64_t n_embd, int64_t n_ff, std::mt19937& rng
 bool close(float a, float b, float tol) { return std::fabs(a - b) <= tol * (1.f + std::fabs(b)); }
 
 void test_hot_ffn_matches_cpu(gputest::Counter& c, std::mt19937& rng) {
-    const int64_t n_embd = 576, n_ff = 1536;
+    const int64_t n_embd = 768, n_ff = 1536;  // 768: a whole number of K-quant super-blocks
     for (GgmlType t : {GgmlType::Q4_0, GgmlType::Q4_1, GgmlType::Q8_0, GgmlType::Q4_K,
                        GgmlType::Q6_K, GgmlType::F16}) {
         const LayerData layer = make_layer(t, n_embd, n_ff, rng);
@@ -77,8 +77,18 @@ void test_hot_ffn_matches_cpu(gputest::Counter& c, std::mt19937& rng) {
         cpu->run_hot(0, x.data(), ids.data(), int64_t(ids.size()), y_cpu.data());
         gpu->synchronize();
         cpu->synchronize();
-        bool ok = true;
-        for (int64_t i = 0; i < n_embd; ++i) ok &= close(y_gpu[static_cast<size_t>(i)], y_cpu[static_cast<size_t>(i)], 2e-2f);
+        // The CPU quantizes the activations (Q8_0/Q8_1/Q8_K, as llama.cpp
+        // does); the GPU uses them in float. That costs about 1% of the
+        // output's norm on this data, so compare norms, not elements.
+        double diff = 0, norm = 0;
+        for (int64_t i = 0; i < n_embd; ++i) {
+            const double d = double(y_gpu[static_cast<size_t>(i)]) - y_cpu[static_cast<size_t>(i)];
+            diff += d * d;
+            norm += double(y_cpu[static_cast<size_t>(i)]) * y_cpu[static_cast<size_t>(i)];
+        }
+        const bool ok = norm > 0 && std::sqrt(diff / norm) < 2e-2;
+        std::printf("run_hot %s: relative error vs CpuDevice %.2e\n", std::string(ggml_type_name(t)).c_str(),
+                    norm > 0 ? std::sqrt(diff / norm) : -1.0);
         c.check(ok, (std::string("run_hot matches CpuDevice for ") +
                      std::string(ggml_type_name(t))).c_str());
     }
@@ -144,8 +154,9 @@ void test_predictor(gputest::Counter& c, std::mt19937& rng) {
     c.check(gpu->memory().used_by(MemCategory::Predictors) == pw.bytes(), "predictor bytes accounted");
 }
 
-// The hot part runs on the GPU while the host computes: the wall time of both
-// together must be well under the sum of each alone.
+// The hot part runs on the GPU while the host computes, as in a decode step:
+// enqueue the hot part, compute on the CPU, synchronise. The wall time of
+// both together must be well under the sum of each alone.
 void test_overlap(gputest::Counter& c, std::mt19937& rng) {
     const int64_t n_embd = 4096, n_ff = 11008;
     const LayerData layer = make_layer(GgmlType::Q4_0, n_embd, n_ff, rng);
@@ -158,33 +169,39 @@ void test_overlap(gputest::Counter& c, std::mt19937& rng) {
     std::vector<float> x(static_cast<size_t>(n_embd), 0.01f), y(static_cast<size_t>(n_embd));
     auto now = [] { return std::chrono::steady_clock::now(); };
     auto ms = [](auto a, auto b) { return std::chrono::duration<double, std::milli>(b - a).count(); };
-    auto gpu_work = [&] {
-        for (int r = 0; r < 200; ++r) gpu->run_hot(0, x.data(), ids.data(), n_ff, y.data());
-    };
     volatile double sink = 0;
-    auto cpu_work = [&] {
+    auto cpu_work = [&](int64_t iters) {
         double s = 0;
-        for (int64_t i = 0; i < 60'000'000; ++i) s += std::sqrt(double(i));
+        for (int64_t i = 0; i < iters; ++i) s += std::sqrt(double(i));
         sink = s;
     };
-    gpu_work();
-    gpu->synchronize();
-    auto t0 = now();
-    gpu_work();
-    gpu->synchronize();
-    const double t_gpu = ms(t0, now());
-    t0 = now();
-    cpu_work();
-    const double t_cpu = ms(t0, now());
-    t0 = now();
-    gpu_work();
-    cpu_work();
-    gpu->synchronize();
-    const double t_both = ms(t0, now());
+    const int kSteps = 30, kHotCalls = 8;
+    auto steps = [&](bool gpu_part, bool cpu_part, int64_t iters) {
+        double device_ms = 0;
+        const auto t0 = now();
+        for (int s = 0; s < kSteps; ++s) {
+            if (gpu_part)
+                for (int k = 0; k < kHotCalls; ++k) gpu->run_hot(0, x.data(), ids.data(), n_ff, y.data());
+            if (cpu_part) cpu_work(iters);
+            device_ms += gpu->synchronize();
+        }
+        return std::make_pair(ms(t0, now()), device_ms);
+    };
+    steps(true, false, 0);  // warm-up
+    const auto [t_gpu, busy] = steps(true, false, 0);
+    // Size the CPU part like the GPU part.
+    const auto t_probe = now();
+    cpu_work(1'000'000);
+    const double per_iter = ms(t_probe, now()) / 1e6;
+    const int64_t iters = int64_t(t_gpu / kSteps / per_iter);
+    const double t_cpu = steps(false, true, iters).first;
+    const double t_both = steps(true, true, iters).first;
     const double overlap = (t_gpu + t_cpu - t_both) / std::min(t_gpu, t_cpu);
-    std::printf("overlap: gpu %.1f ms, cpu %.1f ms, together %.1f ms -> %.0f%% of the shorter hidden\n",
-                t_gpu, t_cpu, t_both, 100.0 * overlap);
-    c.check(overlap > 0.5, "CPU and GPU work overlap");
+    std::printf("overlap: gpu %.1f ms (device busy %.1f ms), cpu %.1f ms, together %.1f ms -> "
+                "%.0f%% of the shorter part hidden\n",
+                t_gpu, busy, t_cpu, t_both, 100.0 * overlap);
+    c.check(overlap > 0.6, "CPU and GPU work overlap");
+    c.check(busy > 0 && busy <= t_gpu * 1.05, "device busy time is measured");
     (void)sink;
 }
 
