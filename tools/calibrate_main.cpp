@@ -11,15 +11,16 @@
 namespace {
 
 void usage() {
-    std::fprintf(stderr,
-                 "usage: powerinfer-calibrate -m MODEL.gguf --corpus FILE [--tokens N]\n"
-                 "  [--target-sparsity S] [--rank-max R] [--target-recall R] [--samples N]\n"
-                 "  [--epochs N] [-t THREADS] [--f32-predictors] [-o SIDECAR]\n"
-                 "       powerinfer-calibrate -m MODEL --eval-fidelity PROMPTS_FILE [-n N]\n"
-                 "  [--sidecar PATH] [--ppl TEXT] [--ppl-windows K] [--hot-neuron-threshold F]\n"
-                 "  [--predictor-threshold F] [--prefetch-depth N] [--cache-window N]\n"
-                 "  [--vram-budget-mb N] [-t THREADS] [--device-threads N]\n"
-                 "  (one JSON line per prompt, then a summary line)\n");
+    std::fprintf(
+        stderr,
+        "usage: powerinfer-calibrate -m MODEL.gguf --corpus FILE [--tokens N]\n"
+        "  [--target-sparsity S[,S2,...]] [--rank-max R] [--target-recall R] [--samples N]\n"
+        "  [--epochs N] [-t THREADS] [--f32-predictors] [-o SIDECAR]\n"
+        "       powerinfer-calibrate -m MODEL --eval-fidelity PROMPTS_FILE [-n N]\n"
+        "  [--sidecar PATH] [--ppl TEXT] [--ppl-windows K] [--hot-neuron-threshold F]\n"
+        "  [--predictor-threshold F] [--prefetch-depth N] [--cache-window N]\n"
+        "  [--vram-budget-mb N] [-t THREADS] [--device-threads N]\n"
+        "  (one JSON line per prompt, then a summary line)\n");
 }
 
 }  // namespace
@@ -84,27 +85,31 @@ int main(int argc, char** argv) {
             usage();
             throw EngineError("give the model (-m) and a text corpus (--corpus)");
         }
-        if (!(opt.target_sparsity >= 0 && opt.target_sparsity < 1)) {
-            throw EngineError("--target-sparsity must be in [0, 1)");
+        for (double t : opt.target_sparsities) {
+            if (!(t >= 0 && t < 1)) throw EngineError("--target-sparsity values must be in [0, 1)");
         }
         opt.log = [](const std::string& s) { std::fprintf(stderr, "%s\n", s.c_str()); };
         const auto r = calibrate::calibrate_model(opt);
-        std::printf("layer  rank  recall  precision  predicted_active  threshold\n");
-        double rec = 0, act = 0;
-        for (size_t l = 0; l < r.layers.size(); ++l) {
-            const auto& L = r.layers[l];
-            std::printf("%5zu  %4lld  %6.3f  %9.3f  %16.3f  %9.4g\n", l,
-                        static_cast<long long>(L.rank), L.recall, L.precision, L.predicted_active,
-                        L.threshold);
-            rec += L.recall;
-            act += L.predicted_active;
+        for (const auto& t : r.targets) {
+            std::printf(
+                "target sparsity %.2f\nlayer  rank  recall  precision  predicted_active  "
+                "threshold\n",
+                t.target_sparsity);
+            double rec = 0, act = 0;
+            for (size_t l = 0; l < t.layers.size(); ++l) {
+                const auto& L = t.layers[l];
+                std::printf("%5zu  %4lld  %6.3f  %9.3f  %16.3f  %9.4g\n", l,
+                            static_cast<long long>(L.rank), L.recall, L.precision,
+                            L.predicted_active, L.threshold);
+                rec += L.recall;
+                act += L.predicted_active;
+            }
+            const double n = t.layers.empty() ? 1.0 : double(t.layers.size());
+            std::printf("mean recall %.3f, mean predicted active %.3f\nwrote %s\n", rec / n,
+                        act / n, t.sidecar_path.string().c_str());
         }
-        const double n = r.layers.empty() ? 1.0 : double(r.layers.size());
-        std::printf(
-            "tokens %lld, run %.1f s, training %.1f s, mean recall %.3f, mean predicted "
-            "active %.3f\nwrote %s\n",
-            static_cast<long long>(r.tokens), r.run_seconds, r.train_seconds, rec / n, act / n,
-            r.sidecar_path.string().c_str());
+        std::printf("tokens %lld, run %.1f s, training %.1f s\n", static_cast<long long>(r.tokens),
+                    r.run_seconds, r.train_seconds);
         return 0;
     } catch (const std::exception& e) {
         std::fprintf(stderr, "powerinfer-calibrate: %s\n", e.what());

@@ -173,7 +173,7 @@ public:
             p = std::clamp(p / double(train_.size()), 1e-3, 1 - 1e-3);
             t.b2[static_cast<size_t>(j)] = static_cast<float>(std::log(p / (1 - p)));
         }
-        const int64_t B = 256;
+        const int64_t B = 128;
         Adam a1(t.w1.size()), ab1(t.b1.size()), a2(t.w2.size()), ab2(t.b2.size());
         std::vector<float> Xb(static_cast<size_t>(B * d_)), XbT(Xb.size()),
             H(static_cast<size_t>(B * r)), HT(H.size()), Z(static_cast<size_t>(B * n_)),
@@ -279,7 +279,9 @@ public:
     }
 
 private:
-    static constexpr float kPositiveWeight = 4.0f;
+    // Mild: recall is then set exactly by recall_shift(); a heavy weight
+    // makes "everything active" the optimum at high base rates.
+    static constexpr float kPositiveWeight = 1.5f;
 
     void forward(const Trained& t, const float* X, int64_t B, float* H, float* Z) {
         tensor::matmul(pool_, f32_view(t.w1.data(), t.rank, d_), X, B, H);
@@ -358,15 +360,32 @@ CalibrateReport calibrate_model(const CalibrateOptions& opt) {
     m.set_ffn_executor(nullptr);
     report.run_seconds = seconds_since(t0);
 
-    sparse::Sidecar sc;
-    sc.model_hash = sparse::model_hash(*file);
-    sc.model_bytes = file->file_size();
-    sc.n_layer = cfg.n_layer;
-    sc.n_embd = cfg.n_embd;
-    sc.n_ff = cfg.n_ff;
-    sc.target_sparsity = static_cast<float>(opt.target_sparsity);
-    sc.calib_tokens = static_cast<uint64_t>(n_tok);
-    sc.layers.resize(static_cast<size_t>(cfg.n_layer));
+    std::vector<double> targets = opt.target_sparsities;
+    if (targets.empty()) targets.push_back(opt.target_sparsity);
+    const auto base_out =
+        opt.output_path.empty() ? sparse::default_sidecar_path(opt.model_path) : opt.output_path;
+    std::vector<sparse::Sidecar> sidecars(targets.size());
+    for (size_t ti = 0; ti < targets.size(); ++ti) {
+        sparse::Sidecar& sc = sidecars[ti];
+        sc.model_hash = sparse::model_hash(*file);
+        sc.model_bytes = file->file_size();
+        sc.n_layer = cfg.n_layer;
+        sc.n_embd = cfg.n_embd;
+        sc.n_ff = cfg.n_ff;
+        sc.target_sparsity = static_cast<float>(targets[ti]);
+        sc.calib_tokens = static_cast<uint64_t>(n_tok);
+        sc.layers.resize(static_cast<size_t>(cfg.n_layer));
+        TargetReport tr;
+        tr.target_sparsity = targets[ti];
+        tr.sidecar_path = base_out;
+        if (targets.size() > 1) {
+            char suffix[32];
+            std::snprintf(suffix, sizeof suffix, ".s%02d.gguf",
+                          static_cast<int>(std::lround(targets[ti] * 100)));
+            tr.sidecar_path.replace_extension(suffix);
+        }
+        report.targets.push_back(tr);
+    }
 
     std::vector<int64_t> ranks;
     for (int64_t r = 32; r <= std::max<int64_t>(32, opt.rank_max); r *= 2) ranks.push_back(r);
@@ -375,74 +394,84 @@ CalibrateReport calibrate_model(const CalibrateOptions& opt) {
     for (int64_t l = 0; l < cfg.n_layer; ++l) {
         LayerRecord& r = rec.records()[static_cast<size_t>(l)];
         const int64_t N = r.samples;
-        // Threshold: the target_sparsity quantile of contributions.
         std::vector<float> c(r.c.size());
         for (size_t i = 0; i < c.size(); ++i) c[i] = tensor::fp16_to_fp32(r.c[i]);
-        std::vector<float> sorted = c;
-        const size_t q = std::min(sorted.size() - 1,
-                                  static_cast<size_t>(opt.target_sparsity * double(sorted.size())));
-        std::nth_element(sorted.begin(), sorted.begin() + static_cast<std::ptrdiff_t>(q),
-                         sorted.end());
-        const float thr = sorted[q];
-        sorted = {};
-        std::vector<uint8_t> Y(c.size());
-        sparse::LayerStats& ls = sc.layers[static_cast<size_t>(l)];
-        ls.threshold = thr;
-        ls.act_freq.assign(static_cast<size_t>(n_ff), 0.0f);
-        for (int64_t s = 0; s < N; ++s) {
-            for (int64_t j = 0; j < n_ff; ++j) {
-                const bool on = c[static_cast<size_t>(s * n_ff + j)] > thr;
-                Y[static_cast<size_t>(s * n_ff + j)] = on;
-                ls.act_freq[static_cast<size_t>(j)] += on;
-            }
-        }
-        ls.act_mass.resize(static_cast<size_t>(n_ff));
-        for (int64_t j = 0; j < n_ff; ++j) {
-            ls.act_freq[static_cast<size_t>(j)] /= float(std::max<int64_t>(1, N));
-            ls.act_mass[static_cast<size_t>(j)] =
-                static_cast<float>(r.mass[static_cast<size_t>(j)] / double(n_tok));
-        }
-        ls.perm.resize(static_cast<size_t>(n_ff));
-        std::iota(ls.perm.begin(), ls.perm.end(), 0);
-        std::stable_sort(ls.perm.begin(), ls.perm.end(), [&](int32_t a, int32_t b) {
-            return ls.act_mass[static_cast<size_t>(a)] > ls.act_mass[static_cast<size_t>(b)];
-        });
         // Every 8th sample is held out.
         std::vector<int64_t> train, hold;
         for (int64_t s = 0; s < N; ++s) (s % 8 == 7 ? hold : train).push_back(s);
-        PredictorTrainer trainer(pool, d, n_ff, r.x, Y, train, hold, opt);
-        Trained best;
-        for (int64_t rank : ranks) {
-            best = trainer.train(rank, opt.seed + static_cast<uint64_t>(l * 131 + rank));
-            log(fmt("calibrate: layer %.0f rank %.0f recall %.3f precision %.3f", double(l),
-                    double(rank), best.recall, best.precision));
-            if (best.recall >= opt.target_recall) break;
+        for (size_t ti = 0; ti < targets.size(); ++ti) {
+            // Threshold: the target sparsity's quantile of contributions.
+            std::vector<float> sorted = c;
+            const size_t q = std::min(sorted.size() - 1,
+                                      static_cast<size_t>(targets[ti] * double(sorted.size())));
+            std::nth_element(sorted.begin(), sorted.begin() + static_cast<std::ptrdiff_t>(q),
+                             sorted.end());
+            const float thr = sorted[q];
+            sorted = {};
+            std::vector<uint8_t> Y(c.size());
+            sparse::LayerStats& ls = sidecars[ti].layers[static_cast<size_t>(l)];
+            ls.threshold = thr;
+            ls.act_freq.assign(static_cast<size_t>(n_ff), 0.0f);
+            for (int64_t s = 0; s < N; ++s) {
+                for (int64_t j = 0; j < n_ff; ++j) {
+                    const bool on = c[static_cast<size_t>(s * n_ff + j)] > thr;
+                    Y[static_cast<size_t>(s * n_ff + j)] = on;
+                    ls.act_freq[static_cast<size_t>(j)] += on;
+                }
+            }
+            ls.act_mass.resize(static_cast<size_t>(n_ff));
+            for (int64_t j = 0; j < n_ff; ++j) {
+                ls.act_freq[static_cast<size_t>(j)] /= float(std::max<int64_t>(1, N));
+                ls.act_mass[static_cast<size_t>(j)] =
+                    static_cast<float>(r.mass[static_cast<size_t>(j)] / double(n_tok));
+            }
+            ls.perm.resize(static_cast<size_t>(n_ff));
+            std::iota(ls.perm.begin(), ls.perm.end(), 0);
+            std::stable_sort(ls.perm.begin(), ls.perm.end(), [&](int32_t a, int32_t b) {
+                return ls.act_mass[static_cast<size_t>(a)] > ls.act_mass[static_cast<size_t>(b)];
+            });
+            // Ranks in ascending order. Each predictor's biases are shifted
+            // until held-out recall reaches the target at predictor_threshold;
+            // a rank is kept if it already meets the target unshifted, or
+            // else the next rank is tried while it lowers the predicted-active
+            // fraction (the sparsity actually delivered) by >= 1 point.
+            PredictorTrainer trainer(pool, d, n_ff, r.x, Y, train, hold, opt);
+            Trained best;
+            for (int64_t rank : ranks) {
+                Trained t = trainer.train(rank, opt.seed + static_cast<uint64_t>(l * 131 + rank));
+                const bool met = t.recall >= opt.target_recall;
+                const float shift = trainer.recall_shift(t, opt.target_recall);
+                for (auto& b : t.b2) b += shift;
+                log(fmt("calibrate: layer %.0f rank %.0f: recall %.3f precision %.3f active %.3f",
+                        double(l), double(rank), t.recall, t.precision, t.active));
+                const bool better = best.rank == 0 || t.active < best.active - 0.01;
+                if (better) best = std::move(t);
+                if (met || !better) break;
+            }
+            ls.recall = static_cast<float>(best.recall);
+            ls.precision = static_cast<float>(best.precision);
+            ls.predictor.rank = best.rank;
+            ls.predictor.type = opt.f16_predictors ? GgmlType::F16 : GgmlType::F32;
+            ls.predictor.w1 = pack(best.w1, opt.f16_predictors);
+            ls.predictor.w2 = pack(best.w2, opt.f16_predictors);
+            ls.predictor.b1 = best.b1;
+            ls.predictor.b2 = best.b2;
+            report.targets[ti].layers.push_back(
+                {best.rank, best.recall, best.precision, best.active, thr});
+            const double el = seconds_since(t0);
+            log(fmt("calibrate: layer %.0f/%.0f target %.2f: rank %.0f, recall %.3f", double(l + 1),
+                    double(cfg.n_layer), targets[ti], double(best.rank), best.recall) +
+                fmt(", predicted active %.3f, ETA %.0f s", best.active,
+                    el / double(l + 1) * double(cfg.n_layer - l - 1)));
         }
-        // Short of the target even at the largest rank: shift the biases
-        // (predict more neurons) until held-out recall reaches it.
-        const float shift = trainer.recall_shift(best, opt.target_recall);
-        for (auto& b : best.b2) b += shift;
-        ls.recall = static_cast<float>(best.recall);
-        ls.precision = static_cast<float>(best.precision);
-        ls.predictor.rank = best.rank;
-        ls.predictor.type = opt.f16_predictors ? GgmlType::F16 : GgmlType::F32;
-        ls.predictor.w1 = pack(best.w1, opt.f16_predictors);
-        ls.predictor.w2 = pack(best.w2, opt.f16_predictors);
-        ls.predictor.b1 = best.b1;
-        ls.predictor.b2 = best.b2;
-        report.layers.push_back({best.rank, best.recall, best.precision, best.active, thr});
         // Free this layer's samples as soon as they are used.
         r.x = {};
         r.c = {};
-        const double el = seconds_since(t0);
-        log(fmt("calibrate: layer %.0f/%.0f done: rank %.0f, recall %.3f, predicted active %.2f",
-                double(l + 1), double(cfg.n_layer), double(best.rank), best.recall, best.active) +
-            fmt(", ETA %.0f s", el / double(l + 1) * double(cfg.n_layer - l - 1)));
     }
     report.train_seconds = seconds_since(t0);
-    report.sidecar_path =
-        opt.output_path.empty() ? sparse::default_sidecar_path(opt.model_path) : opt.output_path;
-    sparse::write_sidecar(report.sidecar_path, sc);
+    for (size_t ti = 0; ti < targets.size(); ++ti) {
+        sparse::write_sidecar(report.targets[ti].sidecar_path, sidecars[ti]);
+    }
     return report;
 }
 

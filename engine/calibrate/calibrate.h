@@ -18,11 +18,14 @@ struct CalibrateOptions {
     std::filesystem::path output_path;  // empty: default_sidecar_path(model_path)
     int64_t tokens = 20000;             // corpus tokens to run
     double target_sparsity = 0.5;       // fraction of (token, neuron) pairs counted inactive
-    int64_t rank_max = 256;             // ranks tried: 32, 64, 128, 256 up to this
-    double target_recall = 0.95;        // at predictor_threshold, on held-out tokens
+    // Several targets from one corpus run (each its own sidecar, named
+    // "<output stem>.sNN.gguf"); empty: just target_sparsity.
+    std::vector<double> target_sparsities;
+    int64_t rank_max = 256;       // ranks tried: 32, 64, 128, 256 up to this
+    double target_recall = 0.95;  // at predictor_threshold, on held-out tokens
     float predictor_threshold = 0.5f;
     int64_t max_samples = 4096;  // (input, activity) pairs kept per layer; 1/8 held out
-    int epochs = 6;
+    int epochs = 8;
     int n_threads = 0;
     int64_t window = 512;  // tokens per evaluation window (each from an empty cache)
     bool f16_predictors = true;
@@ -37,11 +40,16 @@ struct LayerReport {
     double threshold = 0;
 };
 
-struct CalibrateReport {
+struct TargetReport {
+    double target_sparsity = 0;
     std::filesystem::path sidecar_path;
+    std::vector<LayerReport> layers;
+};
+
+struct CalibrateReport {
     int64_t tokens = 0;
     double run_seconds = 0, train_seconds = 0;
-    std::vector<LayerReport> layers;
+    std::vector<TargetReport> targets;
 };
 
 // Throws EngineError (unreadable model/corpus, corpus too short).

@@ -83,9 +83,11 @@ private slots:
         opt.n_threads = 2;
         opt.window = 128;
         const auto report = calibrate::calibrate_model(opt);
-        QCOMPARE(int64_t(report.layers.size()), int64_t(2));
+        QCOMPARE(int64_t(report.targets.size()), int64_t(1));
+        const auto& target = report.targets[0];
+        QCOMPARE(int64_t(target.layers.size()), int64_t(2));
         const auto f = gguf::GgufFile::open(p);
-        const auto sc = sparse::read_sidecar(report.sidecar_path, sparse::model_hash(*f));
+        const auto sc = sparse::read_sidecar(target.sidecar_path, sparse::model_hash(*f));
         QVERIFY(!sc.synthetic);
         QCOMPARE(sc.target_sparsity, 0.7f);
         for (size_t l = 0; l < sc.layers.size(); ++l) {
@@ -99,9 +101,9 @@ private slots:
                 QVERIFY(L.act_mass[L.perm[k - 1]] >= L.act_mass[L.perm[k]]);
             }
             // Recall was brought to the target on held-out tokens.
-            QVERIFY2(report.layers[l].recall >= 0.95 - 1e-9,
-                     qPrintable(QString::number(report.layers[l].recall)));
-            QVERIFY(report.layers[l].precision > 0.3);  // better than chance (0.3)
+            QVERIFY2(target.layers[l].recall >= 0.95 - 1e-9,
+                     qPrintable(QString::number(target.layers[l].recall)));
+            QVERIFY(target.layers[l].precision > 0.3);  // better than chance (0.3)
         }
         // Another model file (different weights) refuses this sidecar, and the
         // engine-side factory falls back to dense with the reason.
@@ -118,7 +120,7 @@ private slots:
         std::vector<model::FfnWeights> layers = {m.ffn_weights(0), m.ffn_weights(1)};
         sparse::SparseSetup setup;
         setup.model_path = path("other.gguf");
-        setup.sidecar_path = report.sidecar_path;
+        setup.sidecar_path = target.sidecar_path;
         setup.model_hash = sparse::model_hash(*of);
         std::string status;
         auto ffn = sparse::make_hybrid_ffn(pool, layers, m.dense_ffn(), std::move(setup), status);
