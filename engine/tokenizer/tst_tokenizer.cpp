@@ -186,6 +186,16 @@ private slots:
         QCOMPARE(t->token_to_piece(1, true), std::string("<s>"));
         QVERIFY(t->is_eog(2));
         QVERIFY(!t->is_eog(1));
+
+        // Byte tokens of one emoji stream out as one character, never a part.
+        StreamingDetokenizer stream(*t);
+        QCOMPARE(stream.feed(base + 12), std::string(" hello"));
+        QCOMPARE(stream.feed(3 + 0xF0), std::string());
+        QCOMPARE(stream.feed(3 + 0x9F), std::string());
+        QCOMPARE(stream.feed(3 + 0x98), std::string());
+        QCOMPARE(stream.feed(3 + 0x80), std::string("\xF0\x9F\x98\x80"));
+        QCOMPARE(stream.feed(3 + 0x80), std::string("\xEF\xBF\xBD"));  // a stray continuation byte
+        QCOMPARE(stream.flush(), std::string());
     }
 
     // SentencePiece: ids equal llama.cpp's on a small committed vocabulary
