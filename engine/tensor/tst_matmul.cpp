@@ -144,12 +144,6 @@ private slots:
                     quantize_activations(t, X.data() + tok * cols, cols, xq);
                     check_products(m, dequantize_activations(xq), Y.data() + tok * rows, nullptr,
                                    rows);
-                    // The batched product equals the per-token one.
-                    std::vector<float> y(rows);
-                    matvec_q(pool, m.view, xq, y.data());
-                    for (int64_t r = 0; r < rows; ++r)
-                        QVERIFY(std::fabs(y[r] - Y[tok * rows + r]) <=
-                                1e-5f * (std::fabs(y[r]) + 1e-3f));
                 }
             }
         }
