@@ -1,0 +1,367 @@
+#include "model/model.h"
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+
+#include "common/error.h"
+#include "common/ggml_types.h"
+#include "gguf/gguf.h"
+#include "tensor/ops.h"
+
+namespace powerinfer::model {
+namespace {
+
+std::string shape_string(const std::vector<uint64_t>& shape) {
+    std::string s = "[";
+    for (size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
+    return s + "]";
+}
+
+// Shape without trailing 1s (ggml pads shapes to 4 dims in places).
+std::vector<uint64_t> squeeze(std::vector<uint64_t> shape) {
+    while (shape.size() > 1 && shape.back() == 1) shape.pop_back();
+    return shape;
+}
+
+// 8 independent sums so that the compiler can vectorise without -ffast-math.
+float dot(const float* a, const float* b, int64_t n) {
+    float acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8)
+        for (int j = 0; j < 8; ++j) acc[j] += a[i + j] * b[i + j];
+    float s = ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
+    for (; i < n; ++i) s += a[i] * b[i];
+    return s;
+}
+
+// Keys and values are rounded to fp16 as llama.cpp's default F16 cache does,
+// so that our attention sees the same numbers as the reference.
+void store_fp16_rounded(const float* src, float* dst, int64_t n) {
+    for (int64_t i = 0; i < n; ++i) dst[i] = tensor::fp16_to_fp32(tensor::fp32_to_fp16(src[i]));
+}
+
+}  // namespace
+
+Model::Model(std::shared_ptr<const gguf::GgufFile> file, tensor::ThreadPool& pool, int64_t n_ctx,
+             int64_t chunk_size)
+    : file_(std::move(file)), pool_(pool), cfg_(ModelConfig::from_gguf(*file_)) {
+    if (n_ctx <= 0) n_ctx = cfg_.n_ctx_train;
+    n_ctx_ = std::min<int64_t>(n_ctx, cfg_.n_ctx_train);
+    chunk_size_ = std::max<int64_t>(1, chunk_size);
+    bind_weights();
+
+    std::vector<FfnWeights> ffn;
+    ffn.reserve(layers_.size());
+    for (const auto& l : layers_) ffn.push_back(l.ffn);
+    dense_ffn_ = std::make_unique<DenseFfn>(pool_, std::move(ffn));
+    ffn_ = dense_ffn_.get();
+
+    const size_t kv = static_cast<size_t>(n_ctx_ * cfg_.kv_dim());
+    const size_t vv = static_cast<size_t>(n_ctx_ * cfg_.v_dim());
+    k_cache_.assign(static_cast<size_t>(cfg_.n_layer), std::vector<float>(kv));
+    v_cache_.assign(static_cast<size_t>(cfg_.n_layer), std::vector<float>(vv));
+
+    // RoPE angles exactly as ggml computes them (float, theta *= theta_scale),
+    // with llama3-style per-dimension frequency factors when present.
+    const int64_t half = cfg_.n_rot / 2;
+    const float* freq_factors = nullptr;
+    if (const auto* t = file_->tensor("rope_freqs.weight")) {
+        if (t->type != GgmlType::F32 || t->n_elements != static_cast<uint64_t>(half))
+            throw EngineError("tensor 'rope_freqs.weight' must be F32 with " +
+                              std::to_string(half) + " values");
+        freq_factors = reinterpret_cast<const float*>(t->data);
+    }
+    rope_cos_.resize(static_cast<size_t>(n_ctx_ * half));
+    rope_sin_.resize(rope_cos_.size());
+    const float theta_scale = std::pow(cfg_.rope_freq_base, -2.0f / static_cast<float>(cfg_.n_rot));
+    for (int64_t pos = 0; pos < n_ctx_; ++pos) {
+        float theta = static_cast<float>(pos);
+        for (int64_t i = 0; i < half; ++i) {
+            const float ff = freq_factors ? freq_factors[i] : 1.0f;
+            const float angle = cfg_.rope_freq_scale * (theta / ff);
+            rope_cos_[static_cast<size_t>(pos * half + i)] = std::cos(angle);
+            rope_sin_[static_cast<size_t>(pos * half + i)] = std::sin(angle);
+            theta *= theta_scale;
+        }
+    }
+    alloc_scratch();
+}
+
+Model::~Model() = default;
+
+void Model::bind_weights() {
+    const auto& f = *file_;
+    const std::string where = f.path().string() + ": ";
+    auto find = [&](const std::string& name, bool required) -> const gguf::TensorInfo* {
+        const auto* t = f.tensor(name);
+        if (!t && required)
+            throw EngineError(where + "tensor '" + name +
+                              "' is missing: the file is incomplete or " + "not a " + cfg_.arch +
+                              " model");
+        return t;
+    };
+    auto count = [&](const gguf::TensorInfo& t) {
+        weight_bytes_ += static_cast<int64_t>(t.n_bytes);
+    };
+    auto matrix = [&](const std::string& name, int64_t cols, int64_t rows,
+                      bool required = true) -> tensor::WeightView {
+        const auto* t = find(name, required);
+        if (!t) return {};
+        const auto shape = squeeze(t->shape);
+        if (shape.size() != 2 || shape[0] != static_cast<uint64_t>(cols) ||
+            shape[1] != static_cast<uint64_t>(rows))
+            throw EngineError(where + "tensor '" + name + "' has shape " + shape_string(t->shape) +
+                              ", expected [" + std::to_string(cols) + ", " + std::to_string(rows) +
+                              "] for this model's configuration: the file is corrupt");
+        const auto traits = ggml_traits(t->type);
+        const auto row_bytes = ggml_row_bytes(t->type, static_cast<uint64_t>(cols));
+        if (!traits.supported || !row_bytes)
+            throw EngineError(
+                where + "tensor '" + name + "' uses type " + std::string(traits.name) +
+                ", which PowerInfer Desktop cannot compute: use a model quantized "
+                "as F32, F16, BF16, Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q4_K, Q5_K or Q6_K");
+        count(*t);
+        tensor::WeightView w;
+        w.type = t->type;
+        w.data = t->data;
+        w.rows = rows;
+        w.cols = cols;
+        w.row_bytes = static_cast<size_t>(*row_bytes);
+        return w;
+    };
+    auto vector = [&](const std::string& name, int64_t n, bool required = true) -> const float* {
+        const auto* t = find(name, required);
+        if (!t) return nullptr;
+        const auto shape = squeeze(t->shape);
+        if (t->type != GgmlType::F32 || shape.size() != 1 || shape[0] != static_cast<uint64_t>(n))
+            throw EngineError(where + "tensor '" + name + "' must be F32 of shape [" +
+                              std::to_string(n) + "], found " +
+                              std::string(ggml_type_name(t->type)) + " " + shape_string(t->shape) +
+                              ": the file is corrupt");
+        count(*t);
+        return reinterpret_cast<const float*>(t->data);
+    };
+
+    const int64_t E = cfg_.n_embd;
+    tok_embd_ = matrix("token_embd.weight", E, cfg_.n_vocab);
+    output_norm_ = vector("output_norm.weight", E);
+    output_ = matrix("output.weight", E, cfg_.n_vocab, false);
+    tied_output_ = output_.data == nullptr;
+    if (tied_output_) output_ = tok_embd_;
+
+    layers_.resize(static_cast<size_t>(cfg_.n_layer));
+    for (int64_t il = 0; il < cfg_.n_layer; ++il) {
+        auto& L = layers_[static_cast<size_t>(il)];
+        const std::string b = "blk." + std::to_string(il) + ".";
+        L.attn_norm = vector(b + "attn_norm.weight", E);
+        L.q = matrix(b + "attn_q.weight", E, cfg_.q_dim());
+        L.k = matrix(b + "attn_k.weight", E, cfg_.kv_dim());
+        L.v = matrix(b + "attn_v.weight", E, cfg_.v_dim());
+        L.o = matrix(b + "attn_output.weight", cfg_.n_head * cfg_.head_dim_v, E);
+        // Biases are optional in llama files and required by qwen2.
+        L.q_bias = vector(b + "attn_q.bias", cfg_.q_dim(), cfg_.qkv_bias);
+        L.k_bias = vector(b + "attn_k.bias", cfg_.kv_dim(), cfg_.qkv_bias);
+        L.v_bias = vector(b + "attn_v.bias", cfg_.v_dim(), cfg_.qkv_bias);
+        if (cfg_.qk_norm) {
+            L.q_norm = vector(b + "attn_q_norm.weight", cfg_.head_dim);
+            L.k_norm = vector(b + "attn_k_norm.weight", cfg_.head_dim);
+        }
+        if (f.tensor(b + "attn_output.bias"))
+            throw EngineError(where + "tensor '" + b +
+                              "attn_output.bias' is not part of the supported architectures");
+        L.ffn_norm = vector(b + "ffn_norm.weight", E);
+        L.ffn.gate = matrix(b + "ffn_gate.weight", E, cfg_.n_ff);
+        L.ffn.up = matrix(b + "ffn_up.weight", E, cfg_.n_ff);
+        L.ffn.down = matrix(b + "ffn_down.weight", cfg_.n_ff, E);
+    }
+    for (const auto& t : f.tensors()) n_params_ += static_cast<int64_t>(t.n_elements);
+}
+
+void Model::alloc_scratch() {
+    const auto B = static_cast<size_t>(chunk_size_);
+    x_.assign(B * static_cast<size_t>(cfg_.n_embd), 0.0f);
+    xn_.assign(x_.size(), 0.0f);
+    tmp_.assign(x_.size(), 0.0f);
+    q_.assign(B * static_cast<size_t>(cfg_.q_dim()), 0.0f);
+    k_.assign(B * static_cast<size_t>(cfg_.kv_dim()), 0.0f);
+    v_.assign(B * static_cast<size_t>(cfg_.v_dim()), 0.0f);
+    attn_.assign(B * static_cast<size_t>(cfg_.n_head * cfg_.head_dim_v), 0.0f);
+    scores_.assign(static_cast<size_t>(pool_.size()) * static_cast<size_t>(n_ctx_), 0.0f);
+}
+
+void Model::set_ffn_executor(FfnExecutor* executor) {
+    ffn_ = executor ? executor : dense_ffn_.get();
+}
+
+void Model::set_chunk_size(int64_t chunk_size) {
+    chunk_size = std::max<int64_t>(1, chunk_size);
+    if (chunk_size == chunk_size_) return;
+    chunk_size_ = chunk_size;
+    alloc_scratch();
+}
+
+int64_t Model::kv_cache_bytes() const {
+    return cfg_.n_layer * n_ctx_ * (cfg_.kv_dim() + cfg_.v_dim()) *
+           static_cast<int64_t>(sizeof(float));
+}
+
+const float* Model::last_hidden() const { return x_.data(); }
+
+void Model::forward(const int32_t* tokens, int64_t n, int64_t n_past, int64_t n_logits,
+                    float* logits) {
+    if (n <= 0) return;
+    if (n_past < 0 || n_past + n > n_ctx_)
+        throw EngineError("positions " + std::to_string(n_past) + ".." +
+                          std::to_string(n_past + n - 1) + " exceed the context of " +
+                          std::to_string(n_ctx_) + " tokens");
+    for (int64_t i = 0; i < n; ++i)
+        if (tokens[i] < 0 || tokens[i] >= cfg_.n_vocab)
+            throw EngineError("token id " + std::to_string(tokens[i]) +
+                              " is outside the vocabulary of " + std::to_string(cfg_.n_vocab));
+    n_logits = std::clamp<int64_t>(n_logits, 0, n);
+    const int64_t first_logit = n - n_logits;  // global index of the first token with logits
+    for (int64_t start = 0; start < n; start += chunk_size_) {
+        const int64_t m = std::min(chunk_size_, n - start);
+        const int64_t from = std::clamp<int64_t>(first_logit - start, 0, m);
+        float* out =
+            logits ? logits + std::max<int64_t>(0, start - first_logit) * cfg_.n_vocab : nullptr;
+        forward_chunk(tokens + start, m, n_past + start, from, out);
+    }
+}
+
+// Evaluates one chunk; logits for its rows [logits_from, n) go to `logits`.
+void Model::forward_chunk(const int32_t* tokens, int64_t n, int64_t n_past, int64_t logits_from,
+                          float* logits) {
+    const int64_t E = cfg_.n_embd;
+    const float eps = cfg_.rms_eps;
+    float* x = x_.data();
+    float* xn = xn_.data();
+    for (int64_t i = 0; i < n; ++i)
+        tensor::dequantize_row(tok_embd_.type, tok_embd_.row(tokens[i]), x + i * E, E);
+
+    // One quantized copy of the normalised input serves q, k and v when their
+    // activation formats agree (the common case).
+    auto project = [&](const tensor::WeightView& w, const float* in, float* out) {
+        if (n > 1) {
+            tensor::matmul(pool_, w, in, n, out);
+            return;
+        }
+        if (xq_.n != w.cols || xq_.type != tensor::vec_dot_type(w.type))
+            tensor::quantize_activations(w.type, in, w.cols, xq_);
+        tensor::matvec_q(pool_, w, xq_, out);
+    };
+    auto add_bias = [&](float* y, const float* bias, int64_t dim) {
+        if (!bias) return;
+        for (int64_t i = 0; i < n; ++i) tensor::add(y + i * dim, bias, dim);
+    };
+
+    const int64_t half = cfg_.n_rot / 2;
+    auto rope = [&](float* head, int64_t pos) {
+        const float* c = rope_cos_.data() + pos * half;
+        const float* s = rope_sin_.data() + pos * half;
+        if (cfg_.rope_style == RopeStyle::Normal) {
+            for (int64_t i = 0; i < half; ++i) {
+                const float x0 = head[2 * i], x1 = head[2 * i + 1];
+                head[2 * i] = x0 * c[i] - x1 * s[i];
+                head[2 * i + 1] = x0 * s[i] + x1 * c[i];
+            }
+        } else {
+            for (int64_t i = 0; i < half; ++i) {
+                const float x0 = head[i], x1 = head[i + half];
+                head[i] = x0 * c[i] - x1 * s[i];
+                head[i + half] = x0 * s[i] + x1 * c[i];
+            }
+        }
+    };
+
+    const int64_t qd = cfg_.q_dim(), kd = cfg_.kv_dim(), vd = cfg_.v_dim(), hd = cfg_.head_dim;
+    for (int il = 0; il < static_cast<int>(cfg_.n_layer); ++il) {
+        const LayerWeights& L = layers_[static_cast<size_t>(il)];
+        for (int64_t i = 0; i < n; ++i)
+            tensor::rms_norm(x + i * E, L.attn_norm, xn + i * E, E, eps);
+        xq_.n = 0;  // xn changed: the quantized copy is stale
+        project(L.q, xn, q_.data());
+        project(L.k, xn, k_.data());
+        project(L.v, xn, v_.data());
+        add_bias(q_.data(), L.q_bias, qd);
+        add_bias(k_.data(), L.k_bias, kd);
+        add_bias(v_.data(), L.v_bias, vd);
+        for (int64_t i = 0; i < n; ++i) {
+            const int64_t pos = n_past + i;
+            for (int64_t h = 0; h < cfg_.n_head; ++h) {
+                float* qh = q_.data() + i * qd + h * hd;
+                if (L.q_norm) tensor::rms_norm(qh, L.q_norm, qh, hd, eps);
+                rope(qh, pos);
+            }
+            for (int64_t h = 0; h < cfg_.n_head_kv; ++h) {
+                float* kh = k_.data() + i * kd + h * hd;
+                if (L.k_norm) tensor::rms_norm(kh, L.k_norm, kh, hd, eps);
+                rope(kh, pos);
+            }
+            store_fp16_rounded(k_.data() + i * kd,
+                               k_cache_[static_cast<size_t>(il)].data() + pos * kd, kd);
+            store_fp16_rounded(v_.data() + i * vd,
+                               v_cache_[static_cast<size_t>(il)].data() + pos * vd, vd);
+        }
+        attention(il, n, n_past);
+        xq_.n = 0;
+        project(L.o, attn_.data(), tmp_.data());
+        tensor::add(x, tmp_.data(), n * E);
+
+        for (int64_t i = 0; i < n; ++i) tensor::rms_norm(x + i * E, L.ffn_norm, xn + i * E, E, eps);
+        ffn_->run(il, xn, n, tmp_.data());
+        tensor::add(x, tmp_.data(), n * E);
+    }
+    for (int64_t i = 0; i < n; ++i) ffn_->end_token();
+
+    const int64_t n_out = n - logits_from;
+    if (n_out <= 0 || !logits) return;
+    for (int64_t i = logits_from; i < n; ++i)
+        tensor::rms_norm(x + i * E, output_norm_, xn + (i - logits_from) * E, E, eps);
+    if (n_out == 1) {
+        tensor::matvec(pool_, output_, xn, logits);
+    } else {
+        tensor::matmul(pool_, output_, xn, n_out, logits);
+    }
+}
+
+// Causal attention of the chunk's queries over the cache (which already holds
+// the chunk's own keys/values), parallel over (token, head) pairs.
+void Model::attention(int il, int64_t n, int64_t n_past) {
+    struct Job {
+        Model* m;
+        int il;
+        int64_t n_past;
+    } job{this, il, n_past};
+    const int64_t n_head = cfg_.n_head;
+    pool_.parallel_for(n * n_head, [&job](int64_t begin, int64_t end, int worker) {
+        Model& m = *job.m;
+        const ModelConfig& c = m.cfg_;
+        const int64_t hd = c.head_dim, hdv = c.head_dim_v;
+        const int64_t qd = c.q_dim(), kd = c.kv_dim(), vd = c.v_dim();
+        const int64_t group = c.n_head / c.n_head_kv;
+        const float scale = 1.0f / std::sqrt(static_cast<float>(hd));
+        const float* K = m.k_cache_[static_cast<size_t>(job.il)].data();
+        const float* V = m.v_cache_[static_cast<size_t>(job.il)].data();
+        float* scores = m.scores_.data() + static_cast<size_t>(worker) * m.n_ctx_;
+        for (int64_t item = begin; item < end; ++item) {
+            const int64_t i = item / c.n_head, h = item % c.n_head;
+            const int64_t g = h / group;
+            const int64_t n_keys = job.n_past + i + 1;
+            const float* q = m.q_.data() + i * qd + h * hd;
+            for (int64_t t = 0; t < n_keys; ++t)
+                scores[t] = dot(q, K + t * kd + g * hd, hd) * scale;
+            tensor::softmax(scores, n_keys);
+            float* out = m.attn_.data() + i * (c.n_head * hdv) + h * hdv;
+            std::fill(out, out + hdv, 0.0f);
+            for (int64_t t = 0; t < n_keys; ++t) {
+                const float p = scores[t];
+                const float* vt = V + t * vd + g * hdv;
+                for (int64_t d = 0; d < hdv; ++d) out[d] += p * vt[d];
+            }
+        }
+    });
+}
+
+}  // namespace powerinfer::model

@@ -1,0 +1,105 @@
+#include "model/model_config.h"
+
+#include <string>
+
+#include "common/error.h"
+#include "gguf/gguf.h"
+
+namespace powerinfer::model {
+namespace {
+
+int64_t required_int(const gguf::GgufFile& f, const std::string& key) {
+    const auto v = f.get_int(key);
+    if (!v)
+        throw EngineError(f.path().string() + ": missing or non-integer metadata '" + key +
+                          "': the file is not a complete llama.cpp model");
+    return *v;
+}
+
+int64_t positive(const gguf::GgufFile& f, const std::string& key, int64_t v, int64_t max) {
+    if (v <= 0 || v > max)
+        throw EngineError(f.path().string() + ": metadata '" + key + "' = " + std::to_string(v) +
+                          " is out of range: the file is corrupt");
+    return v;
+}
+
+}  // namespace
+
+ModelConfig ModelConfig::from_gguf(const gguf::GgufFile& f) {
+    ModelConfig c;
+    const auto arch = f.get_string("general.architecture");
+    if (!arch)
+        throw EngineError(f.path().string() +
+                          ": no 'general.architecture' metadata: not a llama.cpp model file");
+    c.arch = *arch;
+    c.name = f.get_string("general.name").value_or("");
+    if (c.arch == "llama" || c.arch == "mistral") {
+        c.rope_style = RopeStyle::Normal;
+    } else if (c.arch == "qwen2") {
+        c.rope_style = RopeStyle::Neox;
+        c.qkv_bias = true;
+    } else if (c.arch == "qwen3") {
+        c.rope_style = RopeStyle::Neox;
+        c.qk_norm = true;
+    } else {
+        throw EngineError("unsupported architecture '" + c.arch +
+                          "': PowerInfer Desktop runs llama, mistral, qwen2, qwen3 models");
+    }
+    const std::string p = c.arch + ".";
+    if (f.get_int(p + "expert_count").value_or(0) > 0)
+        throw EngineError("'" + c.arch +
+                          "' mixture-of-experts models are not supported: use a dense model");
+
+    constexpr int64_t kMaxDim = int64_t(1) << 20;
+    c.n_ctx_train =
+        positive(f, p + "context_length", required_int(f, p + "context_length"), int64_t(1) << 24);
+    c.n_embd =
+        positive(f, p + "embedding_length", required_int(f, p + "embedding_length"), kMaxDim);
+    c.n_layer = positive(f, p + "block_count", required_int(f, p + "block_count"), 4096);
+    c.n_ff =
+        positive(f, p + "feed_forward_length", required_int(f, p + "feed_forward_length"), kMaxDim);
+    c.n_head =
+        positive(f, p + "attention.head_count", required_int(f, p + "attention.head_count"), 4096);
+    c.n_head_kv = positive(f, p + "attention.head_count_kv",
+                           f.get_int(p + "attention.head_count_kv").value_or(c.n_head), 4096);
+    if (c.n_head % c.n_head_kv != 0)
+        throw EngineError(f.path().string() + ": head_count " + std::to_string(c.n_head) +
+                          " is not a multiple of head_count_kv " + std::to_string(c.n_head_kv));
+    const int64_t default_head = c.n_embd / c.n_head;
+    c.head_dim = positive(f, p + "attention.key_length",
+                          f.get_int(p + "attention.key_length").value_or(default_head), 65536);
+    c.head_dim_v = positive(f, p + "attention.value_length",
+                            f.get_int(p + "attention.value_length").value_or(default_head), 65536);
+    c.n_rot = positive(f, p + "rope.dimension_count",
+                       f.get_int(p + "rope.dimension_count").value_or(c.head_dim), c.head_dim);
+    if (c.n_rot % 2 != 0)
+        throw EngineError(f.path().string() + ": rope.dimension_count must be even");
+    c.rms_eps =
+        static_cast<float>(f.get_float(p + "attention.layer_norm_rms_epsilon").value_or(1e-5));
+    c.rope_freq_base = static_cast<float>(f.get_float(p + "rope.freq_base").value_or(10000.0));
+    if (!(c.rms_eps > 0) || !(c.rope_freq_base > 0))
+        throw EngineError(f.path().string() + ": invalid rms epsilon or rope.freq_base");
+
+    const std::string scaling = f.get_string(p + "rope.scaling.type").value_or("none");
+    if (scaling == "linear") {
+        const double factor = f.get_float(p + "rope.scaling.factor").value_or(1.0);
+        if (!(factor > 0)) throw EngineError(f.path().string() + ": invalid rope.scaling.factor");
+        c.rope_freq_scale = static_cast<float>(1.0 / factor);
+    } else if (scaling != "none") {
+        throw EngineError("rope scaling '" + scaling +
+                          "' is not supported: use a model without long-context rope scaling");
+    }
+
+    const auto tokens = f.find("tokenizer.ggml.tokens");
+    if (tokens && tokens->as_array()) {
+        c.n_vocab = static_cast<int64_t>(tokens->as_array()->items.size());
+    } else {
+        c.n_vocab = f.get_int(p + "vocab_size").value_or(0);
+    }
+    if (c.n_vocab <= 0)
+        throw EngineError(f.path().string() +
+                          ": no vocabulary (tokenizer.ggml.tokens): the model cannot be used");
+    return c;
+}
+
+}  // namespace powerinfer::model

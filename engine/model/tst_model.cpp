@@ -1,0 +1,486 @@
+// The model graph against llama.cpp (greedy fixtures on the real model) and
+// against a naive double-precision reference on tiny synthetic models of each
+// architecture (llama, qwen2 biases, qwen3 QK-norm, NeoX RoPE, GQA).
+#include <QFile>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QtTest>
+#include <cmath>
+#include <map>
+#include <random>
+
+#include "gguf/gguf.h"
+#include "model/model.h"
+#include "tensor/quant.h"
+
+using namespace powerinfer;
+using namespace powerinfer::model;
+
+namespace {
+
+int32_t argmax(const float* l, int64_t n) {
+    int64_t best = 0;
+    for (int64_t i = 1; i < n; ++i)
+        if (l[i] > l[best]) best = i;
+    return static_cast<int32_t>(best);
+}
+
+// --- a tiny synthetic model and its naive reference -------------------------
+
+struct TinySpec {
+    std::string arch = "llama";
+    int64_t n_embd = 48, n_ff = 80, n_layer = 2, n_head = 4, n_head_kv = 2, head_dim = 12;
+    int64_t n_vocab = 40, n_ctx = 64;
+    bool tied = true;
+};
+
+struct TinyModel {
+    TinySpec spec;
+    std::map<std::string, std::vector<float>> w;  // name -> row-major data
+    std::vector<uint8_t> bytes;                   // the GGUF image
+};
+
+TinyModel make_tiny(const TinySpec& s, uint32_t seed = 1) {
+    TinyModel m;
+    m.spec = s;
+    std::mt19937 rng(seed);
+    std::normal_distribution<float> nd(0.0f, 1.0f);
+    gguf::GgufWriter wr;
+    const std::string a = s.arch;
+    wr.set("general.architecture", gguf::Value::str(a));
+    wr.set(a + ".context_length", gguf::Value::u32(uint32_t(s.n_ctx)));
+    wr.set(a + ".embedding_length", gguf::Value::u32(uint32_t(s.n_embd)));
+    wr.set(a + ".block_count", gguf::Value::u32(uint32_t(s.n_layer)));
+    wr.set(a + ".feed_forward_length", gguf::Value::u32(uint32_t(s.n_ff)));
+    wr.set(a + ".attention.head_count", gguf::Value::u32(uint32_t(s.n_head)));
+    wr.set(a + ".attention.head_count_kv", gguf::Value::u32(uint32_t(s.n_head_kv)));
+    wr.set(a + ".attention.key_length", gguf::Value::u32(uint32_t(s.head_dim)));
+    wr.set(a + ".attention.value_length", gguf::Value::u32(uint32_t(s.head_dim)));
+    wr.set(a + ".attention.layer_norm_rms_epsilon", gguf::Value::f32(1e-5f));
+    wr.set(a + ".rope.freq_base", gguf::Value::f32(10000.0f));
+    std::vector<gguf::Value> toks;
+    for (int64_t i = 0; i < s.n_vocab; ++i)
+        toks.push_back(gguf::Value::str(std::to_string(i).insert(0, 1, 't')));
+    wr.set("tokenizer.ggml.tokens", gguf::Value::array(gguf::ValueType::STRING, toks));
+
+    auto add = [&](const std::string& name, int64_t cols, int64_t rows, float scale,
+                   float offset = 0.0f) {
+        std::vector<float> v(static_cast<size_t>(cols * rows));
+        for (auto& x : v) x = offset + scale * nd(rng);
+        std::vector<uint8_t> data(v.size() * 4);
+        std::memcpy(data.data(), v.data(), data.size());
+        std::vector<uint64_t> shape{uint64_t(cols)};
+        if (rows > 1) shape.push_back(uint64_t(rows));
+        wr.add_tensor(name, GgmlType::F32, shape, std::move(data));
+        m.w[name] = std::move(v);
+    };
+    const int64_t E = s.n_embd, qd = s.n_head * s.head_dim, kd = s.n_head_kv * s.head_dim;
+    add("token_embd.weight", E, s.n_vocab, 1.0f);
+    add("output_norm.weight", E, 1, 0.1f, 1.0f);
+    if (!s.tied) add("output.weight", E, s.n_vocab, 0.2f);
+    for (int64_t l = 0; l < s.n_layer; ++l) {
+        const std::string b = "blk." + std::to_string(l) + ".";
+        add(b + "attn_norm.weight", E, 1, 0.1f, 1.0f);
+        add(b + "attn_q.weight", E, qd, 0.3f);
+        add(b + "attn_k.weight", E, kd, 0.3f);
+        add(b + "attn_v.weight", E, kd, 0.3f);
+        add(b + "attn_output.weight", qd, E, 0.1f);
+        if (a == "qwen2") {
+            add(b + "attn_q.bias", qd, 1, 0.2f);
+            add(b + "attn_k.bias", kd, 1, 0.2f);
+            add(b + "attn_v.bias", kd, 1, 0.2f);
+        }
+        if (a == "qwen3") {
+            add(b + "attn_q_norm.weight", s.head_dim, 1, 0.1f, 1.0f);
+            add(b + "attn_k_norm.weight", s.head_dim, 1, 0.1f, 1.0f);
+        }
+        add(b + "ffn_norm.weight", E, 1, 0.1f, 1.0f);
+        add(b + "ffn_gate.weight", E, s.n_ff, 0.2f);
+        add(b + "ffn_up.weight", E, s.n_ff, 0.2f);
+        add(b + "ffn_down.weight", s.n_ff, E, 0.1f);
+    }
+    m.bytes = wr.to_bytes();
+    return m;
+}
+
+// Straightforward double-precision forward over the whole sequence; returns
+// logits for every position.
+std::vector<double> reference_forward(const TinyModel& m, const std::vector<int32_t>& tokens) {
+    const auto& s = m.spec;
+    const int64_t E = s.n_embd, hd = s.head_dim, T = int64_t(tokens.size());
+    const bool neox = s.arch == "qwen2" || s.arch == "qwen3";
+    auto W = [&](const std::string& n) -> const std::vector<float>& { return m.w.at(n); };
+    auto matvec = [](const std::vector<float>& w, const std::vector<double>& x, int64_t rows) {
+        std::vector<double> y(static_cast<size_t>(rows), 0.0);
+        const int64_t cols = int64_t(x.size());
+        for (int64_t r = 0; r < rows; ++r)
+            for (int64_t c = 0; c < cols; ++c)
+                y[size_t(r)] += double(w[size_t(r * cols + c)]) * x[size_t(c)];
+        return y;
+    };
+    auto rmsnorm = [](std::vector<double> x, const float* w, size_t off, size_t n) {
+        double ss = 0;
+        for (size_t i = 0; i < n; ++i) ss += x[off + i] * x[off + i];
+        const double r = 1.0 / std::sqrt(ss / double(n) + 1e-5);
+        for (size_t i = 0; i < n; ++i) x[off + i] = x[off + i] * r * w[i];
+        return x;
+    };
+    auto rope = [&](std::vector<double>& v, size_t off, int64_t pos) {
+        for (int64_t i = 0; i < hd / 2; ++i) {
+            const double theta = double(pos) * std::pow(10000.0, -2.0 * double(i) / double(hd));
+            const size_t a = neox ? off + size_t(i) : off + size_t(2 * i);
+            const size_t b = neox ? off + size_t(i + hd / 2) : off + size_t(2 * i + 1);
+            const double x0 = v[a], x1 = v[b];
+            v[a] = x0 * std::cos(theta) - x1 * std::sin(theta);
+            v[b] = x0 * std::sin(theta) + x1 * std::cos(theta);
+        }
+    };
+    std::vector<std::vector<double>> x(static_cast<size_t>(T));
+    for (int64_t t = 0; t < T; ++t)
+        x[size_t(t)].assign(W("token_embd.weight").begin() + tokens[size_t(t)] * E,
+                            W("token_embd.weight").begin() + (tokens[size_t(t)] + 1) * E);
+    for (int64_t l = 0; l < s.n_layer; ++l) {
+        const std::string b = "blk." + std::to_string(l) + ".";
+        std::vector<std::vector<double>> K(static_cast<size_t>(T)), V(static_cast<size_t>(T)),
+            Q(static_cast<size_t>(T));
+        for (int64_t t = 0; t < T; ++t) {
+            auto xn = rmsnorm(x[size_t(t)], W(b + "attn_norm.weight").data(), 0, size_t(E));
+            Q[size_t(t)] = matvec(W(b + "attn_q.weight"), xn, s.n_head * hd);
+            K[size_t(t)] = matvec(W(b + "attn_k.weight"), xn, s.n_head_kv * hd);
+            V[size_t(t)] = matvec(W(b + "attn_v.weight"), xn, s.n_head_kv * hd);
+            if (s.arch == "qwen2") {
+                for (size_t i = 0; i < Q[size_t(t)].size(); ++i)
+                    Q[size_t(t)][i] += W(b + "attn_q.bias")[i];
+                for (size_t i = 0; i < K[size_t(t)].size(); ++i)
+                    K[size_t(t)][i] += W(b + "attn_k.bias")[i];
+                for (size_t i = 0; i < V[size_t(t)].size(); ++i)
+                    V[size_t(t)][i] += W(b + "attn_v.bias")[i];
+            }
+            for (int64_t h = 0; h < s.n_head; ++h) {
+                if (s.arch == "qwen3")
+                    Q[size_t(t)] = rmsnorm(Q[size_t(t)], W(b + "attn_q_norm.weight").data(),
+                                           size_t(h * hd), size_t(hd));
+                rope(Q[size_t(t)], size_t(h * hd), t);
+            }
+            for (int64_t h = 0; h < s.n_head_kv; ++h) {
+                if (s.arch == "qwen3")
+                    K[size_t(t)] = rmsnorm(K[size_t(t)], W(b + "attn_k_norm.weight").data(),
+                                           size_t(h * hd), size_t(hd));
+                rope(K[size_t(t)], size_t(h * hd), t);
+            }
+        }
+        for (int64_t t = 0; t < T; ++t) {
+            std::vector<double> att(size_t(s.n_head * hd), 0.0);
+            for (int64_t h = 0; h < s.n_head; ++h) {
+                const int64_t g = h / (s.n_head / s.n_head_kv);
+                std::vector<double> sc(size_t(t + 1));
+                double mx = -1e300;
+                for (int64_t u = 0; u <= t; ++u) {
+                    double d = 0;
+                    for (int64_t i = 0; i < hd; ++i)
+                        d += Q[size_t(t)][size_t(h * hd + i)] * K[size_t(u)][size_t(g * hd + i)];
+                    sc[size_t(u)] = d / std::sqrt(double(hd));
+                    mx = std::max(mx, sc[size_t(u)]);
+                }
+                double sum = 0;
+                for (auto& v : sc) sum += (v = std::exp(v - mx));
+                for (int64_t u = 0; u <= t; ++u)
+                    for (int64_t i = 0; i < hd; ++i)
+                        att[size_t(h * hd + i)] +=
+                            sc[size_t(u)] / sum * V[size_t(u)][size_t(g * hd + i)];
+            }
+            const auto o = matvec(W(b + "attn_output.weight"), att, E);
+            for (int64_t i = 0; i < E; ++i) x[size_t(t)][size_t(i)] += o[size_t(i)];
+            auto xn = rmsnorm(x[size_t(t)], W(b + "ffn_norm.weight").data(), 0, size_t(E));
+            auto g = matvec(W(b + "ffn_gate.weight"), xn, s.n_ff);
+            const auto u = matvec(W(b + "ffn_up.weight"), xn, s.n_ff);
+            for (size_t i = 0; i < g.size(); ++i) g[i] = g[i] / (1.0 + std::exp(-g[i])) * u[i];
+            const auto d = matvec(W(b + "ffn_down.weight"), g, E);
+            for (int64_t i = 0; i < E; ++i) x[size_t(t)][size_t(i)] += d[size_t(i)];
+        }
+    }
+    std::vector<double> logits;
+    for (int64_t t = 0; t < T; ++t) {
+        auto xn = rmsnorm(x[size_t(t)], W("output_norm.weight").data(), 0, size_t(E));
+        const auto l = matvec(W(s.tied ? "token_embd.weight" : "output.weight"), xn, s.n_vocab);
+        logits.insert(logits.end(), l.begin(), l.end());
+    }
+    return logits;
+}
+
+std::shared_ptr<const gguf::GgufFile> open_memory(const std::vector<uint8_t>& bytes) {
+    return std::shared_ptr<const gguf::GgufFile>(gguf::GgufFile::from_memory(bytes, "tiny.gguf"));
+}
+
+// Wraps the dense executor and counts calls: proves the graph goes through
+// the installed executor.
+class CountingFfn final : public FfnExecutor {
+public:
+    CountingFfn(FfnExecutor& inner, int64_t n_embd, bool zero)
+        : inner_(inner), n_embd_(n_embd), zero_(zero) {}
+    void run(int layer, const float* x, int64_t n_tokens, float* out) override {
+        ++runs;
+        rows += n_tokens;
+        if (zero_) {
+            std::fill(out, out + n_tokens * n_embd_, 0.0f);
+        } else {
+            inner_.run(layer, x, n_tokens, out);
+        }
+    }
+    void end_token() override { ++tokens; }
+    int runs = 0, tokens = 0;
+    int64_t rows = 0;
+
+private:
+    FfnExecutor& inner_;
+    int64_t n_embd_;
+    bool zero_;
+};
+
+}  // namespace
+
+class TestModel : public QObject {
+    Q_OBJECT
+
+private:
+    std::shared_ptr<const gguf::GgufFile> real_;
+    std::unique_ptr<tensor::ThreadPool> pool_;
+
+    const gguf::GgufFile* real() {
+        if (!real_) {
+            const QByteArray path = qgetenv("POWERINFER_MODEL");
+            if (path.isEmpty()) return nullptr;
+            real_ = gguf::GgufFile::open(path.toStdString());
+        }
+        return real_.get();
+    }
+
+private slots:
+    void initTestCase() { pool_ = std::make_unique<tensor::ThreadPool>(2); }
+
+    void tinyMatchesReference_data() {
+        QTest::addColumn<QString>("arch");
+        QTest::addColumn<bool>("tied");
+        QTest::newRow("llama tied") << "llama" << true;
+        QTest::newRow("mistral separate output") << "mistral" << false;
+        QTest::newRow("qwen2 biases") << "qwen2" << true;
+        QTest::newRow("qwen3 qk-norm") << "qwen3" << false;
+    }
+    void tinyMatchesReference() {
+        QFETCH(QString, arch);
+        QFETCH(bool, tied);
+        TinySpec spec;
+        spec.arch = arch.toStdString();
+        spec.tied = tied;
+        const TinyModel tiny = make_tiny(spec);
+        const std::vector<int32_t> tokens{3, 17, 5, 39, 0, 22, 8, 8, 11, 30};
+        const auto ref = reference_forward(tiny, tokens);
+        const int64_t V = spec.n_vocab, T = int64_t(tokens.size());
+
+        auto file = open_memory(tiny.bytes);
+        // Prefill in chunks of 3 (crossing chunk boundaries), all logits.
+        Model m(file, *pool_, 0, 3);
+        QCOMPARE(m.config().arch, spec.arch);
+        QCOMPARE(m.tied_output(), tied);
+        std::vector<float> logits(size_t(T * V));
+        m.forward(tokens.data(), T, 0, T, logits.data());
+        double max_err = 0;
+        for (size_t i = 0; i < logits.size(); ++i)
+            max_err = std::max(max_err, std::fabs(double(logits[i]) - ref[i]));
+        // F32 weights; the only deviation is the fp16 rounding of the KV cache.
+        QVERIFY2(max_err < 2e-2, qPrintable(QString("max |logit error| %1").arg(max_err)));
+
+        // Token-by-token decoding gives the same last logits as the batch.
+        Model d(file, *pool_, 0, 256);
+        std::vector<float> last(static_cast<size_t>(V));
+        for (int64_t t = 0; t < T; ++t) d.forward(&tokens[size_t(t)], 1, t, 1, last.data());
+        for (int64_t i = 0; i < V; ++i)
+            QVERIFY(std::fabs(last[size_t(i)] - logits[size_t((T - 1) * V + i)]) < 1e-3f);
+    }
+
+    void ffnExecutorSeam() {
+        const TinyModel tiny = make_tiny(TinySpec{});
+        auto file = open_memory(tiny.bytes);
+        Model m(file, *pool_, 0, 256);
+        const std::vector<int32_t> tokens{1, 2, 3, 4};
+        std::vector<float> dense(40), via(40), zeroed(40);
+        m.forward(tokens.data(), 4, 0, 1, dense.data());
+
+        CountingFfn counting(m.dense_ffn(), 48, false);
+        m.set_ffn_executor(&counting);
+        m.forward(tokens.data(), 4, 0, 1, via.data());
+        QCOMPARE(counting.runs, 2);  // one batched call per layer
+        QCOMPARE(counting.rows, int64_t(8));
+        QCOMPARE(counting.tokens, 4);
+        QCOMPARE(via, dense);
+
+        CountingFfn zero(m.dense_ffn(), 48, true);
+        m.set_ffn_executor(&zero);
+        m.forward(tokens.data(), 4, 0, 1, zeroed.data());
+        QVERIFY(zeroed != dense);
+        m.set_ffn_executor(nullptr);
+        m.forward(tokens.data(), 4, 0, 1, via.data());
+        QCOMPARE(via, dense);
+        QCOMPARE(m.ffn_weights(1).gate.rows, int64_t(80));
+        QCOMPARE(m.ffn_weights(1).down.cols, int64_t(80));
+    }
+
+    void badModels() {
+        // Build as llama, then rename the architecture.
+        TinyModel tiny = make_tiny(TinySpec{});
+        {
+            gguf::GgufWriter wr;
+            auto f = open_memory(tiny.bytes);
+            for (const auto& [k, v] : f->metadata()) wr.set(k, v);
+            wr.set("general.architecture", gguf::Value::str("gpt2"));
+            for (const auto& t : f->tensors())
+                wr.add_tensor(t.name, t.type, t.shape, {t.data, t.data + t.n_bytes});
+            const auto bytes = wr.to_bytes();
+            try {
+                Model m(open_memory(bytes), *pool_, 0);
+                QFAIL("gpt2 accepted");
+            } catch (const EngineError& e) {
+                QCOMPARE(QString(e.what()),
+                         QString("unsupported architecture 'gpt2': PowerInfer Desktop runs llama, "
+                                 "mistral, qwen2, qwen3 models"));
+            }
+        }
+        // A tensor whose shape disagrees with the metadata.
+        {
+            gguf::GgufWriter wr;
+            auto f = open_memory(tiny.bytes);
+            for (const auto& [k, v] : f->metadata()) wr.set(k, v);
+            wr.set("llama.feed_forward_length", gguf::Value::u32(64));
+            for (const auto& t : f->tensors())
+                wr.add_tensor(t.name, t.type, t.shape, {t.data, t.data + t.n_bytes});
+            const auto bytes = wr.to_bytes();
+            try {
+                Model m(open_memory(bytes), *pool_, 0);
+                QFAIL("shape mismatch accepted");
+            } catch (const EngineError& e) {
+                QVERIFY2(QString(e.what()).contains("ffn_gate.weight' has shape [48, 80]"),
+                         e.what());
+            }
+        }
+        // A missing tensor and a missing hyper-parameter.
+        {
+            gguf::GgufWriter wr;
+            auto f = open_memory(tiny.bytes);
+            for (const auto& [k, v] : f->metadata())
+                if (k != "llama.block_count") wr.set(k, v);
+            for (const auto& t : f->tensors())
+                if (t.name != "blk.1.attn_v.weight")
+                    wr.add_tensor(t.name, t.type, t.shape, {t.data, t.data + t.n_bytes});
+            auto bytes = wr.to_bytes();
+            QVERIFY_THROWS_EXCEPTION(EngineError, Model(open_memory(bytes), *pool_, 0));
+            wr.set("llama.block_count", gguf::Value::u32(2));
+            bytes = wr.to_bytes();
+            try {
+                Model m(open_memory(bytes), *pool_, 0);
+                QFAIL("missing tensor accepted");
+            } catch (const EngineError& e) {
+                QVERIFY2(QString(e.what()).contains("'blk.1.attn_v.weight' is missing"), e.what());
+            }
+        }
+        // Bad inputs to forward().
+        Model m(open_memory(tiny.bytes), *pool_, 16);
+        QCOMPARE(m.n_ctx(), int64_t(16));
+        const int32_t bad = 40;
+        QVERIFY_THROWS_EXCEPTION(EngineError, m.forward(&bad, 1, 0, 1, nullptr));
+        const int32_t ok = 1;
+        QVERIFY_THROWS_EXCEPTION(EngineError, m.forward(&ok, 1, 16, 1, nullptr));
+    }
+
+    // Teacher-forced over llama.cpp's own greedy continuations (top-5 logits
+    // recorded at every step). This model is very sensitive to rounding in
+    // attention: llama.cpp itself, with flash attention on instead of its
+    // default, agrees on 301/311 steps with a mean |top-5 logit difference|
+    // of 0.150 and a max of 0.82, and differs where llama.cpp's own top-2 gap
+    // is up to 0.18 (measured with tests/reference's setup). We hold
+    // ourselves to that band: every step where the argmax differs must be a
+    // near-tie in llama.cpp's logits (gap < 0.5, below the 0.82 per-logit
+    // spread), and the logit errors must stay within the FA-vs-default spread.
+    void greedyMatchesLlamaCpp() {
+        if (!real()) QSKIP("POWERINFER_MODEL is not set: export it to the default model's path");
+        QFile f(QStringLiteral(POWERINFER_SOURCE_DIR "/tests/fixtures/greedy.json"));
+        QVERIFY2(f.open(QIODevice::ReadOnly), "tests/fixtures/greedy.json is missing");
+        const QJsonObject root = QJsonDocument::fromJson(f.readAll()).object();
+        Model m(real_, *pool_, 2048, 256);
+        const int64_t V = m.config().n_vocab;
+        std::vector<float> logits(static_cast<size_t>(V));
+        int steps = 0, agree = 0, cases_equal = 0, compared = 0;
+        double max_err = 0, sum_err = 0, worst_tie = 0;
+        const QJsonArray cases = root["cases"].toArray();
+        for (const auto& cv : cases) {
+            const QJsonObject c = cv.toObject();
+            std::vector<int32_t> prompt;
+            for (const auto& t : c["prompt_ids"].toArray()) prompt.push_back(t.toInt());
+            const QJsonArray gen = c["generated_ids"].toArray();
+            const QJsonArray top5 = c["top5"].toArray();
+            m.forward(prompt.data(), int64_t(prompt.size()), 0, 1, logits.data());
+            int64_t pos = int64_t(prompt.size());
+            bool equal = true;
+            for (int s = 0; s < gen.size(); ++s) {
+                const int32_t want = gen[s].toInt();
+                const int32_t got = argmax(logits.data(), V);
+                std::map<int, double> ref;
+                for (const auto& pair : top5[s].toArray())
+                    ref[pair.toArray()[0].toInt()] = pair.toArray()[1].toDouble();
+                for (const auto& [id, value] : ref) {
+                    const double err = std::fabs(double(logits[size_t(id)]) - value);
+                    max_err = std::max(max_err, err);
+                    sum_err += err;
+                    ++compared;
+                }
+                ++steps;
+                if (got == want) {
+                    ++agree;
+                } else {
+                    // llama.cpp's own margin between its choice and ours.
+                    const double gap = ref.count(got) ? ref[want] - ref[got] : 1e9;
+                    worst_tie = std::max(worst_tie, gap);
+                    if (equal)
+                        qInfo(
+                            "'%s' diverges at step %d: ours %d vs llama.cpp %d; our gap %.4f, "
+                            "llama.cpp's gap %.4f",
+                            qPrintable(c["prompt"].toString().left(30).replace('\n', ' ')), s, got,
+                            want, logits[size_t(got)] - logits[size_t(want)], gap);
+                    equal = false;
+                }
+                m.forward(&want, 1, pos++, 1, logits.data());
+            }
+            cases_equal += equal;
+        }
+        const double mean_err = sum_err / compared;
+        qInfo(
+            "greedy: %d/%d steps agree, %d/%d continuations identical; top-5 logits: mean "
+            "|error| %.3f, max %.3f; largest llama.cpp gap where we differ %.3f",
+            agree, steps, cases_equal, int(cases.size()), mean_err, max_err, worst_tie);
+        QVERIFY2(agree >= steps * 95 / 100, "fewer than 95% of greedy steps agree");
+        QVERIFY2(worst_tie < 0.5, "we differ from llama.cpp where it is not a near-tie");
+        QVERIFY(mean_err < 0.2);
+        QVERIFY(max_err < 1.2);
+    }
+
+    void realConfig() {
+        if (!real()) QSKIP("POWERINFER_MODEL is not set: export it to the default model's path");
+        Model m(real_, *pool_, 512, 64);
+        const auto& c = m.config();
+        QCOMPARE(c.arch, std::string("llama"));
+        QCOMPARE(c.n_layer, int64_t(30));
+        QCOMPARE(c.n_embd, int64_t(576));
+        QCOMPARE(c.n_ff, int64_t(1536));
+        QCOMPARE(c.n_head, int64_t(9));
+        QCOMPARE(c.n_head_kv, int64_t(3));
+        QCOMPARE(c.n_vocab, int64_t(49152));
+        QVERIFY(m.tied_output());
+        QCOMPARE(m.n_ctx(), int64_t(512));
+        QCOMPARE(m.kv_cache_bytes(), int64_t(30) * 512 * (192 + 192) * 4);
+        QVERIFY(m.weight_bytes() > 90'000'000 && m.weight_bytes() <= int64_t(real_->file_size()));
+        QVERIFY(m.n_params() > 130'000'000 && m.n_params() < 140'000'000);
+    }
+};
+
+QTEST_GUILESS_MAIN(TestModel)
+#include "tst_model.moc"
