@@ -54,8 +54,8 @@ int main(int argc, char** argv) {
     const powerinfer::ModelInfo info = engine->info();
     EngineThreadBackend backend(std::move(engine), modelId);
     ApiServer server(&backend, options.server);
-    int gpuIndex = cudaDeviceIndex(QString::fromStdString(info.device));
-    if (gpuIndex < 0) gpuIndex = cudaDeviceIndex(QString::fromStdString(options.load.device));
+    int gpuIndex = cudaDeviceIndex(info.device);
+    if (gpuIndex < 0) gpuIndex = cudaDeviceIndex(options.load.device);
     server.setGpuUtilization(std::make_unique<GpuUtilization>(gpuIndex));
 
     QString error;
