@@ -31,6 +31,17 @@ struct Response {
     bool finished = false;
     QJsonObject json() const { return QJsonDocument::fromJson(body).object(); }
     QJsonObject error() const { return json().value(QLatin1String("error")).toObject(); }
+    QJsonObject firstChoice() const {
+        return json().value(QLatin1String("choices")).toArray().at(0).toObject();
+    }
+    // choices[0].message.content of a chat completion.
+    QString chatContent() const {
+        return firstChoice()
+            .value(QLatin1String("message"))
+            .toObject()
+            .value(QLatin1String("content"))
+            .toString();
+    }
 };
 
 // A server on an ephemeral port over a scripted (or real) engine.

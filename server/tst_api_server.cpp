@@ -78,15 +78,7 @@ private slots:
         QNetworkAccessManager nam;
         const QString whole =
             call(nam, h.url(QStringLiteral("/v1/chat/completions")), "POST", chatBody(12))
-                .json()
-                .value(QLatin1String("choices"))
-                .toArray()
-                .at(0)
-                .toObject()
-                .value(QLatin1String("message"))
-                .toObject()
-                .value(QLatin1String("content"))
-                .toString();
+                .chatContent();
         const Response r =
             call(nam, h.url(QStringLiteral("/v1/chat/completions")), "POST",
                  chatBody(12, true, QStringLiteral(R"(,"stream_options":{"include_usage":true})")));
@@ -138,17 +130,7 @@ private slots:
     void honoursStopStringsAndSeeds() {
         Harness h(scripted(), testConfig());
         QNetworkAccessManager nam;
-        auto content = [](const Response& r) {
-            return r.json()
-                .value(QLatin1String("choices"))
-                .toArray()
-                .at(0)
-                .toObject()
-                .value(QLatin1String("message"))
-                .toObject()
-                .value(QLatin1String("content"))
-                .toString();
-        };
+        auto content = [](const Response& r) { return r.chatContent(); };
         const QString full =
             content(call(nam, h.url(QStringLiteral("/v1/chat/completions")), "POST", chatBody(20)));
         const QStringList words = full.split(QLatin1Char(' '), Qt::SkipEmptyParts);
@@ -159,13 +141,7 @@ private slots:
         Response r = call(nam, h.url(QStringLiteral("/v1/chat/completions")), "POST",
                           chatBody(20, false, extra));
         QCOMPARE(content(r), expected);
-        QCOMPARE(r.json()
-                     .value(QLatin1String("choices"))
-                     .toArray()
-                     .at(0)
-                     .toObject()
-                     .value(QLatin1String("finish_reason"))
-                     .toString(),
+        QCOMPARE(r.firstChoice().value(QLatin1String("finish_reason")).toString(),
                  QStringLiteral("stop"));
         r = call(nam, h.url(QStringLiteral("/v1/chat/completions")), "POST",
                  chatBody(20, true, extra));

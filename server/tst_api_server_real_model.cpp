@@ -24,15 +24,7 @@ private slots:
             call(nam, h.url(QStringLiteral("/v1/chat/completions")), "POST", body, {}, 120000);
         QCOMPARE(r.status, 200);
         verifyChatCompletion(r.json(), QStringLiteral("real"));
-        const QString content = r.json()
-                                    .value(QLatin1String("choices"))
-                                    .toArray()
-                                    .at(0)
-                                    .toObject()
-                                    .value(QLatin1String("message"))
-                                    .toObject()
-                                    .value(QLatin1String("content"))
-                                    .toString();
+        const QString content = r.chatContent();
         QVERIFY(!content.trimmed().isEmpty());
         r = call(nam, h.url(QStringLiteral("/v1/chat/completions")), "POST",
                  QByteArray(body).replace("\"temperature\":0", "\"temperature\":0,\"stream\":true"),
