@@ -1,5 +1,6 @@
 // powerinfer-calibrate: profiles a model over a corpus, trains the
 // activation predictors and writes MODEL.powerinfer.gguf.
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <string>
@@ -19,7 +20,7 @@ void usage() {
         "       powerinfer-calibrate -m MODEL --eval-fidelity PROMPTS_FILE [-n N]\n"
         "  [--sidecar PATH] [--ppl TEXT] [--ppl-windows K] [--hot-neuron-threshold F]\n"
         "  [--predictor-threshold F] [--prefetch-depth N] [--cache-window N]\n"
-        "  [--vram-budget-mb N] [-t THREADS] [--device-threads N]\n"
+        "  [--vram-budget-mb N] [-t THREADS] [--device-threads N] [--down-type Q8_0|F16|F32]\n"
         "  (one JSON line per prompt, then a summary line)\n");
 }
 
@@ -45,9 +46,17 @@ int main(int argc, char** argv) {
                 opt.output_path = next();
             else if (a == "--tokens")
                 opt.tokens = std::stoll(next());
-            else if (a == "--target-sparsity")
-                opt.target_sparsity = std::stod(next());
-            else if (a == "--rank-max")
+            else if (a == "--target-sparsity") {
+                // One value, or several separated by commas (one corpus run).
+                const std::string v = next();
+                opt.target_sparsities.clear();
+                for (size_t p = 0; p <= v.size();) {
+                    const size_t q = std::min(v.find(',', p), v.size());
+                    opt.target_sparsities.push_back(std::stod(v.substr(p, q - p)));
+                    p = q + 1;
+                }
+                opt.target_sparsity = opt.target_sparsities.front();
+            } else if (a == "--rank-max")
                 opt.rank_max = std::stoll(next());
             else if (a == "--target-recall")
                 opt.target_recall = std::stod(next());
@@ -59,6 +68,30 @@ int main(int argc, char** argv) {
                 opt.n_threads = std::stoi(next());
             else if (a == "--f32-predictors")
                 opt.f16_predictors = false;
+            else if (a == "--eval-fidelity")
+                prompts_file = next();
+            else if (a == "-n")
+                fid.n_predict = std::stoi(next());
+            else if (a == "--sidecar")
+                fid.sidecar_path = next();
+            else if (a == "--ppl")
+                fid.ppl_text = next();
+            else if (a == "--ppl-windows")
+                fid.ppl_windows = std::stoll(next());
+            else if (a == "--hot-neuron-threshold")
+                fid.tuning.hot_neuron_threshold = std::stod(next());
+            else if (a == "--predictor-threshold")
+                fid.tuning.predictor_threshold = std::stod(next());
+            else if (a == "--prefetch-depth")
+                fid.tuning.prefetch_depth = std::stoi(next());
+            else if (a == "--cache-window")
+                fid.tuning.cache_window_size = std::stoi(next());
+            else if (a == "--vram-budget-mb")
+                fid.tuning.vram_budget_mb = std::stoll(next());
+            else if (a == "--device-threads")
+                fid.device_threads = std::stoi(next());
+            else if (a == "--down-type")
+                fid.down_type = next();
             else if (a == "-h" || a == "--help") {
                 usage();
                 return 0;
@@ -77,7 +110,7 @@ int main(int argc, char** argv) {
             fid.n_threads = opt.n_threads;
             fid.on_json_line = [](const std::string& s) { std::printf("%s\n", s.c_str()); };
             const auto r = calibrate::evaluate_fidelity(fid);
-            std::fprintf(stderr, "%s\n", r.sparse_status.c_str());
+            std::fprintf(stderr, "%s\n%s", r.sparse_status.c_str(), r.layer_table.c_str());
             std::printf("%s\n", r.summary_json().c_str());
             return 0;
         }

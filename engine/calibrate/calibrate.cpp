@@ -432,9 +432,10 @@ CalibrateReport calibrate_model(const CalibrateOptions& opt) {
             });
             // Ranks in ascending order. Each predictor's biases are shifted
             // until held-out recall reaches the target at predictor_threshold;
-            // a rank is kept if it already meets the target unshifted, or
-            // else the next rank is tried while it lowers the predicted-active
-            // fraction (the sparsity actually delivered) by >= 1 point.
+            // the next rank is tried while it lowers the predicted-active
+            // fraction (the sparsity actually delivered) by >= 1 point, unless
+            // the target recall was met unshifted within 5 points of the
+            // target sparsity.
             PredictorTrainer trainer(pool, d, n_ff, r.x, Y, train, hold, opt);
             Trained best;
             for (int64_t rank : ranks) {
@@ -446,7 +447,7 @@ CalibrateReport calibrate_model(const CalibrateOptions& opt) {
                         double(l), double(rank), t.recall, t.precision, t.active));
                 const bool better = best.rank == 0 || t.active < best.active - 0.01;
                 if (better) best = std::move(t);
-                if (met || !better) break;
+                if (!better || (met && best.active <= 1.0 - targets[ti] + 0.05)) break;
             }
             ls.recall = static_cast<float>(best.recall);
             ls.precision = static_cast<float>(best.precision);

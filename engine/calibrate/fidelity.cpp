@@ -81,6 +81,15 @@ FidelityResult evaluate_fidelity(const FidelityOptions& opt) {
     setup.tuning.sparse = true;
     setup.options.validate_every = opt.validate_every;
     setup.device_threads = opt.device_threads;
+    if (opt.down_type == "F32") {
+        setup.options.down_type = GgmlType::F32;
+    } else if (opt.down_type == "F16") {
+        setup.options.down_type = GgmlType::F16;
+    } else if (opt.down_type == "Q8_0") {
+        setup.options.down_type = GgmlType::Q8_0;
+    } else {
+        throw EngineError("--down-type must be Q8_0, F16 or F32");
+    }
     FidelityResult res;
     auto hybrid =
         sparse::make_hybrid_ffn(pool, layers, m.dense_ffn(), std::move(setup), res.sparse_status);
@@ -152,6 +161,7 @@ FidelityResult evaluate_fidelity(const FidelityOptions& opt) {
         res.recall = rs / double(rn);
         res.rel_err = es / double(rn);
     }
+    res.layer_table = sparse::format_layer_table(hybrid->layer_summary());
     if (!opt.ppl_text.empty()) {
         std::ifstream in(opt.ppl_text, std::ios::binary);
         if (!in) throw EngineError("cannot read " + opt.ppl_text.string());

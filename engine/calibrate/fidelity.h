@@ -22,8 +22,9 @@ struct FidelityOptions {
     int n_predict = 32;
     Tuning tuning;
     int n_threads = 0;
-    int device_threads = 1;
-    int validate_every = 4;  // recall / output-error samples
+    int device_threads = 0;          // 0: n_threads
+    std::string down_type = "Q8_0";  // neuron-major down copy: Q8_0, F16 or F32
+    int validate_every = 4;          // recall / output-error samples
     // Perplexity on this text (skipped if empty): `ppl_windows` windows of
     // `ppl_ctx` tokens starting at token `ppl_offset` (past the calibration part).
     std::filesystem::path ppl_text;
@@ -43,6 +44,7 @@ struct FidelityResult {
     double ppl_dense = 0, ppl_sparse = 0;
     int64_t steps = 0;
     std::string sparse_status;
+    std::string layer_table;  // sparse::format_layer_table over the decode steps
     std::string summary_json() const;
 };
 

@@ -27,7 +27,8 @@ struct HybridFfn::LayerState {
     std::vector<int32_t> cached;       // ids resident as NeuronCache
     std::vector<float> zipf_p;         // synthetic activity, by hot-first rank
     int64_t hot_count = 0;
-    // Per-token counters.
+    // Per-token counters (ran: the layer took the sparse path this token).
+    bool ran = false;
     int64_t active = 0, hot_hits = 0, cache_hits = 0, cold_misses = 0;
 };
 
@@ -239,6 +240,7 @@ void HybridFfn::run_sparse(int layer, const float* x, float* out) {
                 cold_ids_.push_back(j);
         }
     }
+    st.ran = true;
     st.active += static_cast<int64_t>(active_.size());
     st.hot_hits += hot;
     st.cache_hits += cached;
@@ -412,7 +414,9 @@ void HybridFfn::end_token() {
                 m.layer_active_fraction[static_cast<size_t>(l)] = 1.0f;
                 continue;
             }
-            if (st.active + st.cold_misses + st.hot_hits > 0) sparse_token = true;
+            if (!st.ran) continue;  // prefill (dense) token
+            sparse_token = true;
+            st.ran = false;
             m.active += st.active;
             m.hot_hits += st.hot_hits;
             m.cache_hits += st.cache_hits;
@@ -502,6 +506,53 @@ std::string HybridFfn::status() const {
     return buf;
 }
 
+std::string format_layer_table(const std::vector<LayerSummary>& layers) {
+    std::string out =
+        "layer  tokens  active%  hit%   hot%  cache%  cold%  hot_set  recall  ffn_err\n";
+    char buf[160];
+    LayerSummary total;
+    for (size_t l = 0; l < layers.size(); ++l) {
+        const LayerSummary& s = layers[l];
+        const double a = s.active ? double(s.active) : 1.0;
+        if (s.dense) {
+            std::snprintf(buf, sizeof buf, "%5zu  dense (force_full_precision_layers)\n", l);
+        } else {
+            std::snprintf(
+                buf, sizeof buf,
+                "%5zu  %6lld  %7.1f  %5.1f  %5.1f  %6.1f  %5.1f  %7lld  %6s  %7s\n", l,
+                static_cast<long long>(s.tokens),
+                s.tokens && s.n_ff ? 100.0 * double(s.active) / double(s.tokens * s.n_ff) : 0.0,
+                100.0 * double(s.hot_hits + s.cache_hits) / a, 100.0 * double(s.hot_hits) / a,
+                100.0 * double(s.cache_hits) / a, 100.0 * double(s.cold_misses) / a,
+                static_cast<long long>(s.hot_count),
+                s.recall_samples
+                    ? std::to_string(s.recall_sum / double(s.recall_samples)).substr(0, 5).c_str()
+                    : "-",
+                s.recall_samples
+                    ? std::to_string(s.rel_err_sum / double(s.recall_samples)).substr(0, 6).c_str()
+                    : "-");
+        }
+        out += buf;
+        total.tokens = std::max(total.tokens, s.tokens);
+        total.active += s.active;
+        total.hot_hits += s.hot_hits;
+        total.cache_hits += s.cache_hits;
+        total.cold_misses += s.cold_misses;
+        total.hot_count += s.hot_count;
+        if (!s.dense) total.n_ff += s.n_ff;
+    }
+    const double a = total.active ? double(total.active) : 1.0;
+    std::snprintf(buf, sizeof buf, "  all  %6lld  %7.1f  %5.1f  %5.1f  %6.1f  %5.1f  %7lld\n",
+                  static_cast<long long>(total.tokens),
+                  total.tokens && total.n_ff
+                      ? 100.0 * double(total.active) / double(total.tokens * total.n_ff)
+                      : 0.0,
+                  100.0 * double(total.hot_hits + total.cache_hits) / a,
+                  100.0 * double(total.hot_hits) / a, 100.0 * double(total.cache_hits) / a,
+                  100.0 * double(total.cold_misses) / a, static_cast<long long>(total.hot_count));
+    return out + buf;
+}
+
 std::unique_ptr<HybridFfn> make_hybrid_ffn(tensor::ThreadPool& pool,
                                            std::vector<model::FfnWeights> layers,
                                            model::FfnExecutor& dense, SparseSetup setup,
@@ -522,7 +573,9 @@ std::unique_ptr<HybridFfn> make_hybrid_ffn(tensor::ThreadPool& pool,
         if (sc.synthetic) setup.options.synthetic_activity = true;
         auto device = setup.device
                           ? std::move(setup.device)
-                          : backend::make_cpu_device({int64_t{1} << 40, setup.device_threads});
+                          : backend::make_cpu_device({int64_t{1} << 40, setup.device_threads > 0
+                                                                            ? setup.device_threads
+                                                                            : pool.size()});
         auto ffn =
             std::make_unique<HybridFfn>(pool, std::move(layers), std::move(sc), std::move(device),
                                         dense, setup.tuning, setup.options);

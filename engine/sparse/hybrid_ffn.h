@@ -133,6 +133,10 @@ private:
     tensor::QuantizedVector xq_gate_, xq_up_;
 };
 
+// The per-layer table `powerinfer-cli --metrics` prints: tokens, active
+// fraction, hit rate, hot/cache/cold shares, hot set size, sampled recall.
+std::string format_layer_table(const std::vector<LayerSummary>& layers);
+
 // Loads the sidecar for `model_path` and builds the hybrid executor with a
 // CpuDevice (or `device` if given). On any problem (no sidecar, mismatch,
 // sparse=false) returns nullptr and sets `status` to a user-facing reason;
@@ -144,7 +148,9 @@ struct SparseSetup {
     Tuning tuning;
     HybridOptions options;
     std::unique_ptr<backend::Device> device;  // null: a CpuDevice
-    int device_threads = 1;
+    // CpuDevice workers; 0: as many as the model's pool (on a CPU-only
+    // machine the hot part is most of the FFN work, and the pool waits).
+    int device_threads = 0;
 };
 std::unique_ptr<HybridFfn> make_hybrid_ffn(tensor::ThreadPool& pool,
                                            std::vector<model::FfnWeights> layers,
