@@ -123,7 +123,11 @@ ApiServer::ApiServer(CompletionBackend* backend, ServerConfig config, QObject* p
       config_(std::move(config)),
       startedAt_(QDateTime::currentSecsSinceEpoch()) {}
 
-ApiServer::~ApiServer() = default;
+ApiServer::~ApiServer() {
+    // Close connections while the sockets are whole: a socket torn down as a
+    // child would report its disconnect from inside its own destructor.
+    for (QTcpSocket* socket : findChildren<QTcpSocket*>()) socket->abort();
+}
 
 quint16 ApiServer::start(const QHostAddress& address, quint16 port, QString* error) {
     QPointer<ApiServer> self(this);
