@@ -463,6 +463,30 @@ private slots:
         QVERIFY(max_err < 1.2);
     }
 
+    // A token's logits must not depend on how the sequence was batched
+    // (matmul vs matvec, chunk boundaries): reusing the KV cache across turns
+    // is only exact if they are bit-identical.
+    void batchingIsBitExact() {
+        if (!real()) QSKIP("POWERINFER_MODEL is not set: export it to the default model's path");
+        Model m(real_, *pool_, 256, 256);
+        std::vector<int32_t> tokens;
+        for (int i = 0; i < 45; ++i) tokens.push_back((1000 + 7919 * i) % 49152);
+        const auto V = static_cast<size_t>(m.config().n_vocab);
+        std::vector<float> whole(V), split(V);
+        m.forward(tokens.data(), 45, 0, 1, whole.data());
+        for (int64_t at : {1, 5, 17, 44}) {
+            m.forward(tokens.data(), at, 0, 0, nullptr);
+            m.forward(tokens.data() + at, 45 - at, at, 1, split.data());
+            QVERIFY2(split == whole, qPrintable(QString("split at %1").arg(at)));
+        }
+        m.set_chunk_size(3);
+        m.forward(tokens.data(), 45, 0, 1, split.data());
+        QVERIFY(split == whole);
+        m.set_chunk_size(1);
+        m.forward(tokens.data(), 45, 0, 1, split.data());
+        QVERIFY(split == whole);
+    }
+
     void realConfig() {
         if (!real()) QSKIP("POWERINFER_MODEL is not set: export it to the default model's path");
         Model m(real_, *pool_, 512, 64);

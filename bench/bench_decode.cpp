@@ -1,0 +1,170 @@
+// Dense runtime vs llama.cpp: prompt processing (a 128-token prompt) and
+// decoding (64 tokens, one at a time with logits) on the default model, at 1
+// and 2 threads, median of 3 runs. When the reference venv with llama_cpp is
+// present, the same token ids go through llama.cpp in the same run.
+//
+//   bench_decode [MODEL] [--prompt 128] [--decode 64] [--runs 3] [--threads 1,2]
+//                [--python /root/.cache/powerinfer/ref-venv/bin/python]
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "gguf/gguf.h"
+#include "model/model.h"
+#include "tensor/quant.h"
+
+using namespace powerinfer;
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double median(std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    return v[v.size() / 2];
+}
+
+struct Speeds {
+    double prompt = 0, decode = 0;  // tokens per second
+};
+
+// Token ids spread over the vocabulary (deterministic; same for llama.cpp).
+std::vector<int32_t> prompt_ids(int n, int64_t n_vocab) {
+    std::vector<int32_t> ids;
+    for (int i = 0; i < n; ++i) ids.push_back(static_cast<int32_t>((1000 + 7919LL * i) % n_vocab));
+    return ids;
+}
+
+Speeds run_ours(std::shared_ptr<const gguf::GgufFile> file, int threads,
+                const std::vector<int32_t>& prompt, int n_decode, int runs) {
+    tensor::ThreadPool pool(threads);
+    model::Model m(file, pool, 1024, 256);
+    const int64_t V = m.config().n_vocab;
+    std::vector<float> logits(static_cast<size_t>(V));
+    std::vector<double> pp, tg;
+    for (int r = 0; r < runs + 1; ++r) {  // the first run warms caches
+        auto t0 = Clock::now();
+        m.forward(prompt.data(), static_cast<int64_t>(prompt.size()), 0, 1, logits.data());
+        const double t_pp = std::chrono::duration<double>(Clock::now() - t0).count();
+        int64_t pos = static_cast<int64_t>(prompt.size());
+        t0 = Clock::now();
+        for (int i = 0; i < n_decode; ++i) {
+            const auto tok = static_cast<int32_t>(std::max_element(logits.begin(), logits.end()) -
+                                                  logits.begin());
+            m.forward(&tok, 1, pos++, 1, logits.data());
+        }
+        const double t_tg = std::chrono::duration<double>(Clock::now() - t0).count();
+        if (r == 0) continue;
+        pp.push_back(prompt.size() / t_pp);
+        tg.push_back(n_decode / t_tg);
+    }
+    return {median(pp), median(tg)};
+}
+
+// llama.cpp through llama-cpp-python: eval the same prompt ids, then decode
+// greedily token by token; prints "pp tg" (tokens/s, medians).
+const char* kPython = R"PY(
+import sys, time, statistics
+import numpy as np
+import llama_cpp
+model, threads, n_decode, runs = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
+prompt = [int(t) for t in sys.argv[5].split(',')]
+llm = llama_cpp.Llama(model_path=model, n_ctx=1024, n_batch=256, n_threads=threads,
+                      n_threads_batch=threads, verbose=False)
+pp, tg = [], []
+for r in range(runs + 1):
+    llm.reset()
+    t0 = time.perf_counter(); llm.eval(prompt); t_pp = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    for i in range(n_decode):
+        tok = int(np.argmax(llm.scores[llm.n_tokens - 1]))
+        llm.eval([tok])
+    t_tg = time.perf_counter() - t0
+    if r:
+        pp.append(len(prompt) / t_pp); tg.append(n_decode / t_tg)
+print(statistics.median(pp), statistics.median(tg))
+)PY";
+
+bool run_llama_cpp(const std::string& python, const std::string& model, int threads,
+                   const std::vector<int32_t>& prompt, int n_decode, int runs, Speeds& out) {
+    const auto dir = std::filesystem::temp_directory_path();
+    const auto script = dir / "powerinfer_bench_llama_cpp.py";
+    const auto result = dir / "powerinfer_bench_llama_cpp.out";
+    std::ofstream(script) << kPython;
+    std::string ids;
+    for (size_t i = 0; i < prompt.size(); ++i) ids += (i ? "," : "") + std::to_string(prompt[i]);
+    const std::string cmd = "\"" + python + "\" \"" + script.string() + "\" \"" + model + "\" " +
+                            std::to_string(threads) + " " + std::to_string(n_decode) + " " +
+                            std::to_string(runs) + " " + ids + " > \"" + result.string() + "\"";
+    if (std::system(cmd.c_str()) != 0) return false;
+    std::ifstream in(result);
+    return static_cast<bool>(in >> out.prompt >> out.decode);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    std::string model = std::getenv("POWERINFER_MODEL") ? std::getenv("POWERINFER_MODEL") : "";
+    std::string python = "/root/.cache/powerinfer/ref-venv/bin/python";
+    int n_prompt = 128, n_decode = 64, runs = 3;
+    std::vector<int> threads{1, 2};
+    for (int i = 1; i < argc; ++i) {
+        const std::string a = argv[i];
+        auto next = [&]() -> std::string { return i + 1 < argc ? argv[++i] : ""; };
+        if (a == "--prompt")
+            n_prompt = std::atoi(next().c_str());
+        else if (a == "--decode")
+            n_decode = std::atoi(next().c_str());
+        else if (a == "--runs")
+            runs = std::max(1, std::atoi(next().c_str()));
+        else if (a == "--python")
+            python = next();
+        else if (a == "--threads") {
+            threads.clear();
+            std::stringstream ss(next());
+            for (std::string t; std::getline(ss, t, ',');) threads.push_back(std::atoi(t.c_str()));
+        } else
+            model = a;
+    }
+    if (model.empty()) {
+        std::fprintf(stderr, "usage: bench_decode MODEL.gguf (or set POWERINFER_MODEL)\n");
+        return 2;
+    }
+    try {
+        std::shared_ptr<const gguf::GgufFile> file = gguf::GgufFile::open(model);
+        const auto cfg = model::ModelConfig::from_gguf(*file);
+        const auto prompt = prompt_ids(n_prompt, cfg.n_vocab);
+        const bool have_ref = std::filesystem::exists(python);
+        std::printf("model: %s, SIMD: %s, prompt %d tokens, decode %d tokens, median of %d\n\n",
+                    std::filesystem::path(model).filename().string().c_str(),
+                    tensor::simd_level().c_str(), n_prompt, n_decode, runs);
+        std::printf(
+            "| threads | ours pp tok/s | ours decode tok/s | llama.cpp pp tok/s | "
+            "llama.cpp decode tok/s | pp ratio | decode ratio |\n");
+        std::printf("|---|---|---|---|---|---|---|\n");
+        for (int t : threads) {
+            const Speeds ours = run_ours(file, t, prompt, n_decode, runs);
+            Speeds ref;
+            const bool ok =
+                have_ref && run_llama_cpp(python, model, t, prompt, n_decode, runs, ref);
+            if (ok) {
+                std::printf("| %d | %.1f | %.1f | %.1f | %.1f | %.2fx | %.2fx |\n", t, ours.prompt,
+                            ours.decode, ref.prompt, ref.decode, ours.prompt / ref.prompt,
+                            ours.decode / ref.decode);
+            } else {
+                std::printf("| %d | %.1f | %.1f | n/a | n/a | | |\n", t, ours.prompt, ours.decode);
+            }
+            std::fflush(stdout);
+        }
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "error: %s\n", e.what());
+        return 1;
+    }
+    return 0;
+}

@@ -1,0 +1,363 @@
+#include "runtime/local_engine.h"
+
+#include <algorithm>
+#include <chrono>
+#include <map>
+#include <thread>
+
+#include "chat/chat_template.h"
+#include "gguf/gguf.h"
+#include "model/model.h"
+#include "runtime/stop_strings.h"
+#include "tensor/quant.h"
+#include "tensor/thread_pool.h"
+#include "tokenizer/tokenizer.h"
+
+namespace powerinfer::runtime {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double ms_since(Clock::time_point t0) {
+    return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+}
+
+size_t common_prefix(const std::vector<int32_t>& a, const std::vector<int32_t>& b) {
+    size_t n = 0;
+    while (n < a.size() && n < b.size() && a[n] == b[n]) ++n;
+    return n;
+}
+
+// The weight type holding most bytes among the matrices ("Q4_1").
+std::string dominant_quant(const gguf::GgufFile& f) {
+    std::map<std::string, uint64_t> bytes;
+    for (const auto& t : f.tensors())
+        if (t.shape.size() >= 2) bytes[std::string(ggml_type_name(t.type))] += t.n_bytes;
+    std::string best;
+    uint64_t most = 0;
+    for (const auto& [name, b] : bytes)
+        if (b > most) {
+            most = b;
+            best = name;
+        }
+    return best;
+}
+
+}  // namespace
+
+std::unique_ptr<LocalEngine> LocalEngine::load(const LoadOptions& options) {
+    auto report = [&](float p) {
+        if (options.progress && !options.progress(p)) throw LoadCancelled();
+    };
+    report(0.0f);
+    std::error_code ec;
+    const auto& path = options.model_path;
+    if (path.empty()) throw EngineError("no model file given: choose a .gguf model");
+    if (!std::filesystem::exists(path, ec))
+        throw EngineError(path.string() + ": file not found: check the path or download the model");
+    if (std::filesystem::is_directory(path, ec))
+        throw EngineError(path.string() + ": is a folder, not a model file: choose a .gguf file");
+
+    std::unique_ptr<LocalEngine> e(new LocalEngine());
+    e->file_ = gguf::GgufFile::open(path);
+    report(0.05f);
+    const auto& f = *e->file_;
+
+    // Reading the weights once both reports real progress on a cold disk
+    // and spares the first prompt the page faults.
+    {
+        const auto bytes = f.bytes();
+        const size_t step = size_t(1) << 22;
+        volatile uint8_t sink = 0;
+        for (size_t off = 0; off < bytes.size(); off += step) {
+            const size_t end = std::min(bytes.size(), off + step);
+            for (size_t p = off; p < end; p += 4096) sink = sink + bytes[p];
+            report(0.05f + 0.75f * float(end) / float(bytes.size()));
+        }
+    }
+
+    int threads = options.n_threads;
+    if (threads <= 0) threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+    e->pool_ = std::make_unique<tensor::ThreadPool>(threads);
+    e->tuning_ = options.tuning;
+    e->model_ = std::make_unique<model::Model>(e->file_, *e->pool_, std::max(16, options.n_ctx),
+                                               std::max(1, options.tuning.chunk_size));
+    report(0.85f);
+    e->tokenizer_ = Tokenizer::from_gguf(f);
+    if (e->tokenizer_->n_vocab() != e->model_->config().n_vocab)
+        throw EngineError(path.string() + ": the vocabulary has " +
+                          std::to_string(e->tokenizer_->n_vocab()) + " tokens but the model " +
+                          std::to_string(e->model_->config().n_vocab) + ": the file is corrupt");
+    e->template_ = std::make_unique<ChatTemplate>(
+        ChatTemplate::detect(f.get_string("tokenizer.chat_template").value_or("")));
+    e->logits_.resize(static_cast<size_t>(e->model_->config().n_vocab));
+    report(0.95f);
+
+    const auto& c = e->model_->config();
+    ModelInfo& info = e->info_;
+    info.architecture = c.arch;
+    info.name = c.name.empty() ? path.stem().string() : c.name;
+    info.quant = dominant_quant(f);
+    info.n_params = e->model_->n_params();
+    info.file_bytes = static_cast<int64_t>(f.file_size());
+    info.n_layers = static_cast<int>(c.n_layer);
+    info.n_embd = static_cast<int>(c.n_embd);
+    info.n_ff = static_cast<int>(c.n_ff);
+    info.n_head = static_cast<int>(c.n_head);
+    info.n_head_kv = static_cast<int>(c.n_head_kv);
+    info.n_vocab = static_cast<int>(c.n_vocab);
+    info.n_ctx_train = static_cast<int>(c.n_ctx_train);
+    info.n_ctx = static_cast<int>(e->model_->n_ctx());
+    info.chat_template_name = e->template_->name;
+    info.template_warning = e->template_->warning;
+    auto sidecar = options.sidecar_path;
+    if (sidecar.empty()) {
+        sidecar = path;
+        sidecar.replace_extension(".powerinfer.gguf");
+    }
+    info.has_sidecar = std::filesystem::exists(sidecar, ec);
+    if (!options.tuning.sparse) {
+        info.sparse_status = "dense: sparse inference is off in the settings";
+    } else if (!info.has_sidecar) {
+        info.sparse_status = "dense: no sidecar " + sidecar.filename().string() +
+                             " (run powerinfer-calibrate to create one)";
+    } else {
+        info.sparse_status = "dense: the sparse executor is not available in this build";
+    }
+    info.device = "CPU (" + std::to_string(threads) + " threads, " + tensor::simd_level() + ")";
+    report(1.0f);
+    return e;
+}
+
+LocalEngine::~LocalEngine() = default;
+
+std::string LocalEngine::format_chat(const std::vector<ChatMessage>& messages) const {
+    return template_->format(messages, true);
+}
+
+std::vector<int32_t> LocalEngine::tokenize(const std::string& text, bool add_special) const {
+    return tokenizer_->encode(text, add_special, true);
+}
+
+std::string LocalEngine::detokenize(const std::vector<int32_t>& tokens) const {
+    return tokenizer_->decode(tokens);
+}
+
+void LocalEngine::set_tuning(const Tuning& tuning) {
+    std::lock_guard lock(mutex_);
+    tuning_ = tuning;
+    tuning_dirty_ = true;
+}
+
+Tuning LocalEngine::tuning() const {
+    std::lock_guard lock(mutex_);
+    return tuning_;
+}
+
+TokenMetrics LocalEngine::last_metrics() const {
+    std::lock_guard lock(mutex_);
+    return last_metrics_;
+}
+
+MemoryReport LocalEngine::memory() const {
+    MemoryReport m;
+    m.device_name = "CPU device";
+    m.simulated = false;  // the dense path has no device budget to simulate
+    m.dense_weights = model_->weight_bytes();
+    m.kv_cache = model_->kv_cache_bytes();
+    m.host_weights = model_->weight_bytes();
+    return m;
+}
+
+void LocalEngine::reset() { cached_.clear(); }
+
+void LocalEngine::apply_pending_tuning() {
+    Tuning t;
+    {
+        std::lock_guard lock(mutex_);
+        if (!tuning_dirty_) return;
+        tuning_dirty_ = false;
+        t = tuning_;
+    }
+    model_->set_chunk_size(std::max(1, t.chunk_size));
+}
+
+std::vector<int32_t> LocalEngine::prompt_tokens(const GenerateRequest& request) const {
+    if (!request.messages.empty()) {
+        const std::string text = format_chat(request.messages);
+        // Templates that write the BOS text themselves must not get a second one.
+        const bool has_bos =
+            tokenizer_->bos() >= 0 && text.rfind(tokenizer_->token_text(tokenizer_->bos()), 0) == 0;
+        return tokenizer_->encode(text, !has_bos, true);
+    }
+    return tokenizer_->encode(request.prompt, true, false);
+}
+
+void LocalEngine::evaluate(const std::vector<int32_t>& tokens, size_t from) {
+    model_->forward(tokens.data() + from, static_cast<int64_t>(tokens.size() - from),
+                    static_cast<int64_t>(from), 1, logits_.data());
+    cached_ = tokens;
+}
+
+// Tokens kept at the start when the context shifts: the system prompt when
+// there is one (so the assistant keeps its instructions), else the first few
+// tokens, which attention leans on heavily.
+int LocalEngine::keep_on_shift(const GenerateRequest& request,
+                               const std::vector<int32_t>& prompt) const {
+    size_t keep = std::min<size_t>(4, prompt.size());
+    if (!request.messages.empty() && request.messages.front().role == "system") {
+        GenerateRequest system_only;
+        system_only.messages = {request.messages.front()};
+        const auto sys = prompt_tokens(system_only);
+        keep = std::max(keep, common_prefix(sys, prompt));
+    }
+    return static_cast<int>(std::min<size_t>(keep, static_cast<size_t>(model_->n_ctx() / 2)));
+}
+
+int LocalEngine::shift_context(int n_keep) {
+    const int n_past = static_cast<int>(cached_.size());
+    const int n_discard = (n_past - n_keep) / 2;
+    if (n_discard <= 0) return 0;
+    std::vector<int32_t> kept(cached_.begin(), cached_.begin() + n_keep);
+    kept.insert(kept.end(), cached_.begin() + n_keep + n_discard, cached_.end());
+    // Positions after the dropped block change, so their keys (rotated by
+    // position) are recomputed; the kept prefix stays valid in the cache.
+    evaluate(kept, static_cast<size_t>(n_keep));
+    return n_discard;
+}
+
+GenerateResult LocalEngine::generate(const GenerateRequest& request,
+                                     const std::function<void(const TokenEvent&)>& on_token,
+                                     const std::atomic<bool>* cancel) {
+    const auto t_start = Clock::now();
+    apply_pending_tuning();
+    GenerateResult result;
+    const std::vector<int32_t> prompt = prompt_tokens(request);
+    const int64_t n_ctx = model_->n_ctx();
+    if (prompt.empty()) throw EngineError("the prompt is empty: type something to continue");
+    if (static_cast<int64_t>(prompt.size()) >= n_ctx)
+        throw EngineError("prompt is " + std::to_string(prompt.size()) +
+                          " tokens but the context holds " + std::to_string(n_ctx) +
+                          ": shorten the conversation or raise the context size");
+    result.prompt_tokens = static_cast<int>(prompt.size());
+
+    // Reuse the cached prefix; the last prompt token is always evaluated so
+    // that its logits are fresh.
+    size_t n_keep = request.reuse_cache ? common_prefix(cached_, prompt) : 0;
+    n_keep = std::min(n_keep, prompt.size() - 1);
+    cached_.resize(n_keep);
+    const auto t_prompt = Clock::now();
+    evaluate(prompt, n_keep);
+    const double prompt_ms = ms_since(t_prompt);
+    result.evaluated_prompt_tokens = static_cast<int>(prompt.size() - n_keep);
+    result.prompt_tokens_per_s =
+        prompt_ms > 0 ? result.evaluated_prompt_tokens * 1000.0 / prompt_ms : 0.0;
+
+    sampler_.reset(request.sampling);
+    StreamingDetokenizer detok(*tokenizer_);
+    // A chat turn also ends at the template's end-of-turn text, in case the
+    // model writes it out instead of emitting the control token.
+    std::vector<std::string> stop_strings = request.stop;
+    if (!request.messages.empty())
+        stop_strings.insert(stop_strings.end(), template_->stop_strings.begin(),
+                            template_->stop_strings.end());
+    StopStringMatcher stops(std::move(stop_strings));
+    const int shift_keep = keep_on_shift(request, prompt);
+    const int64_t n_layer = model_->config().n_layer, n_ff = model_->config().n_ff;
+    const int64_t n_vocab = model_->config().n_vocab;
+    auto t_token = t_start;  // the first token's time includes the prompt
+    Clock::time_point t_first;
+    int dropped = 0;
+
+    auto emit = [&](std::string piece, int32_t token, double token_ms) {
+        result.text += piece;
+        TokenEvent ev;
+        ev.piece = std::move(piece);
+        ev.token = token;
+        ev.metrics.token_index = result.generated_tokens - 1;
+        ev.metrics.token_ms = token_ms;
+        ev.metrics.cpu_ms = token_ms;
+        // Dense: every FFN neuron of every layer is computed.
+        ev.metrics.ffn_neurons_total = n_layer * n_ff;
+        ev.metrics.active = n_layer * n_ff;
+        {
+            std::lock_guard lock(mutex_);
+            last_metrics_ = ev.metrics;
+        }
+        if (on_token) on_token(ev);
+    };
+
+    for (;;) {
+        if (result.generated_tokens >= request.max_tokens) {
+            result.finish = FinishReason::Length;
+            break;
+        }
+        if (cancel && cancel->load()) {
+            result.finish = FinishReason::Cancelled;
+            break;
+        }
+        const size_t hist = std::min(
+            cached_.size(), static_cast<size_t>(std::max(0, request.sampling.repeat_last_n)));
+        const int32_t token =
+            sampler_.sample(logits_.data(), n_vocab,
+                            std::span<const int32_t>(cached_.data() + cached_.size() - hist, hist));
+        if (tokenizer_->is_eog(token)) {
+            result.finish = FinishReason::Stop;
+            break;
+        }
+        ++result.generated_tokens;
+        const double token_ms = ms_since(t_token);
+        if (result.generated_tokens == 1) {
+            t_first = Clock::now();
+            result.time_to_first_token_ms = ms_since(t_start);
+        }
+        emit(stops.feed(detok.feed(token)), token, token_ms);
+        t_token = Clock::now();
+        if (stops.stopped()) {
+            result.finish = FinishReason::Stop;
+            break;
+        }
+        if (result.generated_tokens >= request.max_tokens || (cancel && cancel->load())) {
+            // The loop head decides the reason; the last token needs no evaluation.
+            continue;
+        }
+        apply_pending_tuning();
+        if (static_cast<int64_t>(cached_.size()) >= n_ctx) {
+            const int n = shift_context(shift_keep);
+            if (n == 0) {
+                result.finish = FinishReason::ContextFull;
+                break;
+            }
+            dropped += n;
+        }
+        cached_.push_back(token);
+        model_->forward(&cached_.back(), 1, static_cast<int64_t>(cached_.size() - 1), 1,
+                        logits_.data());
+    }
+    // Whatever was held back (an incomplete character, a partial stop string
+    // that never completed) goes out with a final event carrying no token.
+    std::string tail = detok.flush();
+    tail = stops.stopped() ? std::string() : stops.feed(tail) + stops.flush();
+    if (!tail.empty()) emit(std::move(tail), -1, 0.0);
+
+    if (result.generated_tokens > 1) {
+        const double decode_ms =
+            std::chrono::duration<double, std::milli>(t_token - t_first).count();
+        if (decode_ms > 0)
+            result.decode_tokens_per_s = (result.generated_tokens - 1) * 1000.0 / decode_ms;
+    }
+    if (dropped > 0)
+        result.notice = "context full: the oldest " + std::to_string(dropped) +
+                        " tokens were dropped to continue";
+    return result;
+}
+
+}  // namespace powerinfer::runtime
+
+namespace powerinfer {
+
+std::unique_ptr<Engine> Engine::load(const LoadOptions& options) {
+    return runtime::LocalEngine::load(options);
+}
+
+}  // namespace powerinfer

@@ -1,0 +1,85 @@
+// The in-process engine behind powerinfer::Engine: tokenizer + chat template
+// + model graph + sampler, with KV-cache reuse across turns and a context
+// shift when generation fills the context.
+#pragma once
+
+#include <atomic>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "powerinfer/engine.h"
+#include "runtime/sampler.h"
+
+namespace powerinfer {
+class Tokenizer;
+namespace gguf {
+class GgufFile;
+}
+namespace model {
+class Model;
+}
+namespace tensor {
+class ThreadPool;
+}
+struct ChatTemplate;
+}  // namespace powerinfer
+
+namespace powerinfer::runtime {
+
+class LocalEngine final : public Engine {
+public:
+    static std::unique_ptr<LocalEngine> load(const LoadOptions& options);
+    ~LocalEngine() override;
+
+    const ModelInfo& info() const override { return info_; }
+    GenerateResult generate(const GenerateRequest& request,
+                            const std::function<void(const TokenEvent&)>& on_token,
+                            const std::atomic<bool>* cancel = nullptr) override;
+    std::string format_chat(const std::vector<ChatMessage>& messages) const override;
+    std::vector<int32_t> tokenize(const std::string& text, bool add_special) const override;
+    std::string detokenize(const std::vector<int32_t>& tokens) const override;
+    void set_tuning(const Tuning& tuning) override;
+    Tuning tuning() const override;
+    TokenMetrics last_metrics() const override;
+    MemoryReport memory() const override;
+    void reset() override;
+
+    // For the CLI, tests and calibration (same thread as generate()).
+    model::Model& model() { return *model_; }
+    const Tokenizer& tokenizer() const { return *tokenizer_; }
+    tensor::ThreadPool& pool() { return *pool_; }
+    // Tokens whose keys/values are in the cache, in order.
+    const std::vector<int32_t>& cached_tokens() const { return cached_; }
+    // The prompt tokens generate() would evaluate for this request.
+    std::vector<int32_t> prompt_tokens(const GenerateRequest& request) const;
+
+private:
+    LocalEngine() = default;
+    void apply_pending_tuning();
+    // Evaluates tokens[from..) over the cached prefix, leaving the last
+    // token's logits in logits_.
+    void evaluate(const std::vector<int32_t>& tokens, size_t from);
+    // Frees room when the context is full; returns the number of dropped tokens.
+    int shift_context(int n_keep);
+    int keep_on_shift(const GenerateRequest& request, const std::vector<int32_t>& prompt) const;
+
+    ModelInfo info_;
+    std::shared_ptr<const gguf::GgufFile> file_;
+    std::unique_ptr<tensor::ThreadPool> pool_;
+    std::unique_ptr<model::Model> model_;
+    std::unique_ptr<Tokenizer> tokenizer_;
+    std::unique_ptr<ChatTemplate> template_;
+    Sampler sampler_;
+
+    std::vector<int32_t> cached_;
+    std::vector<float> logits_;
+
+    mutable std::mutex mutex_;  // guards the members below (read from other threads)
+    Tuning tuning_;
+    bool tuning_dirty_ = false;
+    TokenMetrics last_metrics_;
+};
+
+}  // namespace powerinfer::runtime

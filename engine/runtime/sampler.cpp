@@ -1,0 +1,127 @@
+#include "runtime/sampler.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace powerinfer::runtime {
+namespace {
+
+bool by_logit(const Candidate& a, const Candidate& b) {
+    return a.logit > b.logit || (a.logit == b.logit && a.id < b.id);
+}
+
+}  // namespace
+
+Sampler::Sampler(const SamplingParams& params) { reset(params); }
+
+void Sampler::reset(const SamplingParams& params) {
+    params_ = params;
+    uint64_t seed = params.seed;
+    if (seed == 0) {
+        std::random_device rd;
+        seed = (uint64_t(rd()) << 32) ^ rd();
+    }
+    rng_.seed(seed);
+}
+
+double Sampler::uniform() { return double(rng_() >> 11) * (1.0 / 9007199254740992.0); }
+
+void Sampler::apply_repeat_penalty(float* logits, int64_t n_vocab, std::span<const int32_t> history,
+                                   float penalty) {
+    if (penalty == 1.0f || penalty <= 0.0f) return;
+    // Each distinct token is penalised once, however often it occurred.
+    std::vector<int32_t> seen(history.begin(), history.end());
+    std::sort(seen.begin(), seen.end());
+    seen.erase(std::unique(seen.begin(), seen.end()), seen.end());
+    for (int32_t t : seen) {
+        if (t < 0 || t >= n_vocab) continue;
+        float& l = logits[t];
+        l = l > 0 ? l / penalty : l * penalty;
+    }
+}
+
+void Sampler::softmax(std::vector<Candidate>& c) {
+    if (c.empty()) return;
+    float mx = c[0].logit;
+    for (const auto& x : c) mx = std::max(mx, x.logit);
+    double sum = 0;
+    for (auto& x : c) {
+        x.p = std::exp(x.logit - mx);
+        sum += x.p;
+    }
+    for (auto& x : c) x.p = static_cast<float>(x.p / sum);
+}
+
+void Sampler::top_k(std::vector<Candidate>& c, int k) {
+    if (k <= 0 || static_cast<size_t>(k) >= c.size()) {
+        std::sort(c.begin(), c.end(), by_logit);
+    } else {
+        std::partial_sort(c.begin(), c.begin() + k, c.end(), by_logit);
+        c.resize(static_cast<size_t>(k));
+    }
+    softmax(c);
+}
+
+void Sampler::top_p(std::vector<Candidate>& c, float p) {
+    if (p >= 1.0f || c.empty()) return;
+    std::sort(c.begin(), c.end(), by_logit);
+    softmax(c);
+    // Smallest prefix whose mass reaches p.
+    double cum = 0;
+    size_t keep = c.size();
+    for (size_t i = 0; i < c.size(); ++i) {
+        cum += c[i].p;
+        if (cum >= p) {
+            keep = i + 1;
+            break;
+        }
+    }
+    c.resize(std::max<size_t>(1, keep));
+    softmax(c);
+}
+
+void Sampler::min_p(std::vector<Candidate>& c, float p) {
+    if (p <= 0.0f || c.empty()) return;
+    std::sort(c.begin(), c.end(), by_logit);
+    // p_i >= p * p_max  <=>  logit_i >= logit_max + log(p).
+    const float threshold = c[0].logit + std::log(p);
+    size_t keep = 1;
+    while (keep < c.size() && c[keep].logit >= threshold) ++keep;
+    c.resize(keep);
+    softmax(c);
+}
+
+int32_t Sampler::sample(const float* logits, int64_t n_vocab, std::span<const int32_t> history) {
+    const float* l = logits;
+    if (params_.repeat_penalty != 1.0f && !history.empty()) {
+        work_.assign(logits, logits + n_vocab);
+        const size_t last =
+            std::min(history.size(), static_cast<size_t>(std::max(0, params_.repeat_last_n)));
+        apply_repeat_penalty(work_.data(), n_vocab, history.subspan(history.size() - last),
+                             params_.repeat_penalty);
+        l = work_.data();
+    }
+    if (params_.temperature <= 0.0f) {
+        int64_t best = 0;
+        for (int64_t i = 1; i < n_vocab; ++i)
+            if (l[i] > l[best]) best = i;
+        return static_cast<int32_t>(best);
+    }
+    cand_.resize(static_cast<size_t>(n_vocab));
+    for (int64_t i = 0; i < n_vocab; ++i)
+        cand_[static_cast<size_t>(i)] = {static_cast<int32_t>(i), l[i], 0.0f};
+    top_k(cand_, params_.top_k);
+    top_p(cand_, params_.top_p);
+    min_p(cand_, params_.min_p);
+    for (auto& c : cand_) c.logit /= params_.temperature;
+    softmax(cand_);
+    const double r = uniform();
+    double cum = 0;
+    for (const auto& c : cand_) {
+        cum += c.p;
+        if (r < cum) return c.id;
+    }
+    return cand_.back().id;
+}
+
+}  // namespace powerinfer::runtime

@@ -1,0 +1,275 @@
+// powerinfer-cli: completion, interactive chat, model info and perplexity
+// from the command line (Qt-free; the same engine as the desktop app).
+#include <atomic>
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "gguf/gguf.h"
+#include "model/model.h"
+#include "powerinfer/engine.h"
+#include "runtime/local_engine.h"
+#include "runtime/perplexity.h"
+#include "tokenizer/tokenizer.h"
+
+using namespace powerinfer;
+
+namespace {
+
+std::atomic<bool> g_cancel{false};
+std::atomic<bool> g_generating{false};
+
+// Ctrl-C stops the reply being generated; at the prompt (nothing to stop)
+// it quits.
+extern "C" void on_sigint(int) {
+    if (g_generating.load()) {
+        g_cancel.store(true);
+        std::signal(SIGINT, on_sigint);  // some platforms reset the handler
+    } else {
+        std::_Exit(130);
+    }
+}
+
+const char* kUsage =
+    "usage: powerinfer-cli -m MODEL [-p PROMPT] [-n N] [options]\n"
+    "       powerinfer-cli -m MODEL --chat [--system TEXT] [options]\n"
+    "       powerinfer-cli -m MODEL --perplexity FILE [--ctx 512] [--chunks K]\n"
+    "       powerinfer-cli --info MODEL\n"
+    "       powerinfer-cli --version\n"
+    "options:\n"
+    "  -m, --model FILE       GGUF model\n"
+    "  -p, --prompt TEXT      prompt for a plain completion\n"
+    "  -n, --n-predict N      tokens to generate (default 128)\n"
+    "  --temp T               temperature, 0 = greedy (default 0.7)\n"
+    "  --top-k K              (default 40, 0 = off)\n"
+    "  --top-p P              (default 0.95, 1 = off)\n"
+    "  --min-p P              (default 0.05, 0 = off)\n"
+    "  --repeat-penalty R     (default 1.0 = off)\n"
+    "  --seed S               sampling seed (default 0 = random)\n"
+    "  --threads T            CPU threads (default: all cores)\n"
+    "  --ctx N                context length (default 2048; 512 for --perplexity)\n"
+    "  --chat                 interactive chat with the model's template; /exit quits,\n"
+    "                         Ctrl-C stops a reply, Ctrl-C at the prompt quits\n"
+    "  --system TEXT          system message for --chat\n"
+    "  --perplexity FILE      perplexity of a text file\n"
+    "  --chunks K             windows to score with --perplexity (default: all)\n"
+    "  --info MODEL           print the model's metadata and tensors\n";
+
+struct Args {
+    std::string model, prompt, system, perplexity_file, info;
+    bool chat = false, version = false, help = false;
+    int n_predict = 128, threads = 0, ctx = -1, chunks = 0;
+    SamplingParams sampling;
+};
+
+class UsageError : public std::runtime_error {
+public:
+    using std::runtime_error::runtime_error;
+};
+
+template <typename T>
+T parse_number(const std::string& flag, const std::string& text) {
+    std::istringstream in(text);
+    T v{};
+    in >> v;
+    if (!in || !in.eof())
+        throw UsageError("option " + flag + " expects a number, got '" + text + "'");
+    return v;
+}
+
+Args parse_args(int argc, char** argv) {
+    Args a;
+    for (int i = 1; i < argc; ++i) {
+        const std::string f = argv[i];
+        auto value = [&]() -> std::string {
+            if (i + 1 >= argc) throw UsageError("option " + f + " needs a value");
+            return argv[++i];
+        };
+        if (f == "-m" || f == "--model")
+            a.model = value();
+        else if (f == "-p" || f == "--prompt")
+            a.prompt = value();
+        else if (f == "-n" || f == "--n-predict")
+            a.n_predict = parse_number<int>(f, value());
+        else if (f == "--temp")
+            a.sampling.temperature = parse_number<float>(f, value());
+        else if (f == "--top-k")
+            a.sampling.top_k = parse_number<int>(f, value());
+        else if (f == "--top-p")
+            a.sampling.top_p = parse_number<float>(f, value());
+        else if (f == "--min-p")
+            a.sampling.min_p = parse_number<float>(f, value());
+        else if (f == "--repeat-penalty")
+            a.sampling.repeat_penalty = parse_number<float>(f, value());
+        else if (f == "--seed")
+            a.sampling.seed = parse_number<uint64_t>(f, value());
+        else if (f == "--threads" || f == "-t")
+            a.threads = parse_number<int>(f, value());
+        else if (f == "--ctx" || f == "-c")
+            a.ctx = parse_number<int>(f, value());
+        else if (f == "--chat")
+            a.chat = true;
+        else if (f == "--system")
+            a.system = value();
+        else if (f == "--perplexity")
+            a.perplexity_file = value();
+        else if (f == "--chunks")
+            a.chunks = parse_number<int>(f, value());
+        else if (f == "--info")
+            a.info = value();
+        else if (f == "--version")
+            a.version = true;
+        else if (f == "-h" || f == "--help")
+            a.help = true;
+        else
+            throw UsageError("unknown option '" + f + "'");
+    }
+    if (a.n_predict < 0) throw UsageError("-n must be >= 0");
+    if (a.threads < 0) throw UsageError("--threads must be >= 0");
+    return a;
+}
+
+void print_timings(const GenerateResult& r) {
+    std::fprintf(stderr,
+                 "\n[prompt: %d tokens (%d evaluated), %.1f tok/s | first token %.0f ms | "
+                 "decode: %d tokens, %.1f tok/s]\n",
+                 r.prompt_tokens, r.evaluated_prompt_tokens, r.prompt_tokens_per_s,
+                 r.time_to_first_token_ms, r.generated_tokens, r.decode_tokens_per_s);
+    if (!r.notice.empty()) std::fprintf(stderr, "[%s]\n", r.notice.c_str());
+}
+
+GenerateResult stream(Engine& engine, const GenerateRequest& req) {
+    g_cancel = false;
+    g_generating = true;
+    const auto r = engine.generate(
+        req,
+        [](const TokenEvent& ev) {
+            std::fwrite(ev.piece.data(), 1, ev.piece.size(), stdout);
+            std::fflush(stdout);
+        },
+        &g_cancel);
+    g_generating = false;
+    return r;
+}
+
+std::unique_ptr<runtime::LocalEngine> load(const Args& a, int default_ctx) {
+    if (a.model.empty()) throw UsageError("no model given: pass -m MODEL.gguf");
+    LoadOptions o;
+    o.model_path = a.model;
+    o.n_threads = a.threads;
+    o.n_ctx = a.ctx > 0 ? a.ctx : default_ctx;
+    o.tuning.sparse = false;
+    return runtime::LocalEngine::load(o);
+}
+
+int run_perplexity(const Args& a) {
+    std::ifstream in(a.perplexity_file, std::ios::binary);
+    if (!in) throw EngineError(a.perplexity_file + ": cannot be read: check the path");
+    std::stringstream ss;
+    ss << in.rdbuf();
+    auto engine = load(a, 512);
+    const auto& tok = engine->tokenizer();
+    const auto tokens = tok.encode(ss.str(), true, false);
+    const int64_t n_ctx = engine->model().n_ctx();
+    std::fprintf(stderr, "perplexity: %zu tokens, windows of %lld\n", tokens.size(),
+                 static_cast<long long>(n_ctx));
+    const auto r = runtime::perplexity(
+        engine->model(), tokens, n_ctx, a.chunks, tok.add_bos() ? tok.bos() : -1,
+        [](int64_t done, int64_t total, double ppl) {
+            std::fprintf(stderr, "[%lld/%lld] %.4f\n", static_cast<long long>(done),
+                         static_cast<long long>(total), ppl);
+        });
+    std::printf("perplexity: %.4f\n", r.ppl);
+    return 0;
+}
+
+int run_chat(const Args& a) {
+    auto engine = load(a, 2048);
+    std::vector<ChatMessage> messages;
+    if (!a.system.empty()) messages.push_back({"system", a.system});
+    std::fprintf(stderr, "chat with %s (%s); /exit or Ctrl-D quits, Ctrl-C stops a reply\n",
+                 engine->info().name.c_str(), engine->info().chat_template_name.c_str());
+    std::string first = a.prompt;
+    for (;;) {
+        std::string line;
+        if (!first.empty()) {
+            line = std::move(first);
+            first.clear();
+            std::fprintf(stderr, "> %s\n", line.c_str());
+        } else {
+            std::fprintf(stderr, "> ");
+            std::fflush(stderr);
+            if (!std::getline(std::cin, line)) break;
+        }
+        if (line == "/exit" || line == "/quit") break;
+        if (line.empty()) continue;
+        messages.push_back({"user", line});
+        GenerateRequest req;
+        req.messages = messages;
+        req.max_tokens = a.n_predict;
+        req.sampling = a.sampling;
+        try {
+            const auto r = stream(*engine, req);
+            std::printf("\n");
+            if (r.finish == FinishReason::Cancelled) std::fprintf(stderr, "[stopped]\n");
+            print_timings(r);
+            messages.push_back({"assistant", r.text});
+        } catch (const EngineError& e) {
+            g_generating = false;
+            // A turn that no longer fits: forget it and let the user go on.
+            messages.pop_back();
+            std::fprintf(stderr, "error: %s\n", e.what());
+        }
+    }
+    return 0;
+}
+
+int run(int argc, char** argv) {
+    const Args a = parse_args(argc, argv);
+    if (a.help) {
+        std::fputs(kUsage, stdout);
+        return 0;
+    }
+    if (a.version) {
+        std::printf("powerinfer-cli %s\n", version_string().c_str());
+        return 0;
+    }
+    if (!a.info.empty()) {
+        const auto file = gguf::GgufFile::open(a.info);
+        std::fputs(gguf::describe(*file).c_str(), stdout);
+        return 0;
+    }
+    std::signal(SIGINT, on_sigint);
+    if (!a.perplexity_file.empty()) return run_perplexity(a);
+    if (a.chat) return run_chat(a);
+    if (a.prompt.empty()) throw UsageError("no prompt given: pass -p TEXT, or --chat");
+    auto engine = load(a, 2048);
+    GenerateRequest req;
+    req.prompt = a.prompt;
+    req.max_tokens = a.n_predict;
+    req.sampling = a.sampling;
+    std::fwrite(a.prompt.data(), 1, a.prompt.size(), stdout);
+    const auto r = stream(*engine, req);
+    std::printf("\n");
+    print_timings(r);
+    return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    try {
+        return run(argc, argv);
+    } catch (const UsageError& e) {
+        std::fprintf(stderr, "error: %s\n\n%s", e.what(), kUsage);
+        return 2;
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "error: %s\n", e.what());
+        return 1;
+    }
+}

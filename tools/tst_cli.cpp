@@ -1,0 +1,127 @@
+// powerinfer-cli end to end: info, bad files, completion, bad flags.
+#include <QFile>
+#include <QProcess>
+#include <QTemporaryDir>
+#include <QtTest>
+
+namespace {
+
+struct Run {
+    int code = -1;
+    QString out, err;
+};
+
+Run run(const QStringList& args, const QByteArray& input = {}) {
+    QProcess p;
+    p.start(QStringLiteral(POWERINFER_CLI), args);
+    p.write(input);
+    p.closeWriteChannel();
+    if (!p.waitForFinished(120000)) {
+        p.kill();
+        p.waitForFinished();
+    }
+    Run r;
+    r.code = p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1;
+    r.out = QString::fromUtf8(p.readAllStandardOutput());
+    r.err = QString::fromUtf8(p.readAllStandardError());
+    return r;
+}
+
+}  // namespace
+
+class TestCli : public QObject {
+    Q_OBJECT
+    QString model_;
+
+private slots:
+    void initTestCase() { model_ = qEnvironmentVariable("POWERINFER_MODEL"); }
+
+    void versionAndUsage() {
+        const Run v = run({"--version"});
+        QCOMPARE(v.code, 0);
+        QVERIFY2(QRegularExpression("^powerinfer-cli \\d+\\.\\d+\\.\\d+").match(v.out).hasMatch(),
+                 qPrintable(v.out));
+        const Run bad = run({"--frobnicate"});
+        QCOMPARE(bad.code, 2);
+        QVERIFY(bad.err.contains("unknown option '--frobnicate'"));
+        const Run num = run({"-m", "x.gguf", "-n", "ten"});
+        QCOMPARE(num.code, 2);
+        QVERIFY(num.err.contains("-n expects a number"));
+    }
+
+    void missingAndNonGguf() {
+        const Run missing = run({"-m", "/nonexistent/model.gguf", "-p", "hi"});
+        QCOMPARE(missing.code, 1);
+        QVERIFY2(missing.err.contains("file not found"), qPrintable(missing.err));
+        QTemporaryDir dir;
+        const QString text = dir.filePath("notes.gguf");
+        QFile f(text);
+        QVERIFY(f.open(QIODevice::WriteOnly));
+        f.write("just some text, not a model\n");
+        f.close();
+        const Run r = run({"-m", text, "-p", "hi"});
+        QCOMPARE(r.code, 1);
+        QVERIFY2(r.err.startsWith("error: "), qPrintable(r.err));
+        const Run info = run({"--info", text});
+        QCOMPARE(info.code, 1);
+        QVERIFY(info.err.startsWith("error: "));
+    }
+
+    void infoOnRealModel() {
+        if (model_.isEmpty())
+            QSKIP("POWERINFER_MODEL is not set: export it to the default model's path");
+        const Run r = run({"--info", model_});
+        QCOMPARE(r.code, 0);
+        QVERIFY2(r.out.contains("llama"), qPrintable(r.out.left(2000)));
+        QVERIFY(r.out.contains("blk.29.ffn_down.weight"));
+        QVERIFY(r.out.contains("token_embd.weight"));
+    }
+
+    void infoOnTruncatedCopy() {
+        if (model_.isEmpty())
+            QSKIP("POWERINFER_MODEL is not set: export it to the default model's path");
+        QTemporaryDir dir;
+        QFile in(model_);
+        QVERIFY(in.open(QIODevice::ReadOnly));
+        const QString cut = dir.filePath("truncated.gguf");
+        QFile out(cut);
+        QVERIFY(out.open(QIODevice::WriteOnly));
+        out.write(in.read(in.size() / 2));  // header intact, tensor data cut off
+        out.close();
+        const Run r = run({"--info", cut});
+        QVERIFY2(r.code != 0, qPrintable(r.out.left(500)));
+        QVERIFY2(r.err.startsWith("error: ") && r.err.contains("truncated.gguf"),
+                 qPrintable(r.err));
+        const Run g = run({"-m", cut, "-p", "hi"});
+        QCOMPARE(g.code, 1);
+    }
+
+    void greedyCompletion() {
+        if (model_.isEmpty())
+            QSKIP("POWERINFER_MODEL is not set: export it to the default model's path");
+        const Run r = run({"-m", model_, "-p", "The capital of France is", "-n", "8", "--temp", "0",
+                           "--threads", "2", "--ctx", "256"});
+        QCOMPARE(r.code, 0);
+        // llama.cpp's greedy continuation (tests/fixtures/greedy.json).
+        QVERIFY2(r.out.startsWith("The capital of France is Paris.\n\nThe United States"),
+                 qPrintable(r.out));
+        QVERIFY2(r.err.contains("tok/s"), qPrintable(r.err));
+
+        const Run chat = run({"-m", model_, "--chat", "-n", "16", "--temp", "0", "--ctx", "512"},
+                             "What is 2+2?\n/exit\n");
+        QCOMPARE(chat.code, 0);
+        QVERIFY2(!chat.out.trimmed().isEmpty(), qPrintable(chat.err));
+    }
+
+    void promptLongerThanContext() {
+        if (model_.isEmpty())
+            QSKIP("POWERINFER_MODEL is not set: export it to the default model's path");
+        const QString prompt = QString("word ").repeated(200);
+        const Run r = run({"-m", model_, "-p", prompt, "-n", "4", "--ctx", "64"});
+        QCOMPARE(r.code, 1);
+        QVERIFY2(r.err.contains("tokens but the context holds 64"), qPrintable(r.err));
+    }
+};
+
+QTEST_GUILESS_MAIN(TestCli)
+#include "tst_cli.moc"
