@@ -93,10 +93,13 @@ QByteArray ServerMetrics::render(const Scrape& scrape) const {
     w.sample(QStringLiteral("powerinfer_requests_in_progress"), {}, scrape.backend.running);
 
     if (const auto& mem = scrape.backend.memory) {
-        // "gpu" is real device memory; "cpu_simulated" is the CPU backend's
-        // accounted stand-in for it; "host" is what stays in RAM.
-        const QString device =
-            mem->simulated ? QStringLiteral("cpu_simulated") : QStringLiteral("gpu");
+        // "gpu": memory on a real GPU; "cpu": the CPU backend (its accounted
+        // budget, or everything when the model runs dense on the CPU);
+        // "host": weights that stay in RAM.
+        const bool onGpu =
+            !mem->simulated && !QString::fromStdString(mem->device_name)
+                                    .startsWith(QLatin1String("CPU"), Qt::CaseInsensitive);
+        const QString device = onGpu ? QStringLiteral("gpu") : QStringLiteral("cpu");
         w.header("powerinfer_memory_usage_bytes", "gauge", "Memory used, by device and category.");
         const std::pair<const char*, int64_t> kinds[] = {{"dense_weights", mem->dense_weights},
                                                          {"hot_neurons", mem->hot_neurons},
@@ -119,11 +122,14 @@ QByteArray ServerMetrics::render(const Scrape& scrape) const {
                  double(mem->budget_bytes));
     }
 
-    // Only meaningful once a token has been generated with FFN accounting.
+    // Only once a token has been generated with FFN accounting; the hit rate
+    // only when it ran sparse (a dense token has no hot/cold split).
     if (const auto& t = scrape.backend.lastToken; t && t->ffn_neurons_total > 0) {
-        w.header("powerinfer_hot_neuron_hit_rate", "gauge",
-                 "Share of predicted-active FFN neurons found on the device (last token).");
-        w.sample(QStringLiteral("powerinfer_hot_neuron_hit_rate"), {}, t->hit_rate());
+        if (t->hot_hits + t->cache_hits + t->cold_misses > 0) {
+            w.header("powerinfer_hot_neuron_hit_rate", "gauge",
+                     "Share of predicted-active FFN neurons found on the device (last token).");
+            w.sample(QStringLiteral("powerinfer_hot_neuron_hit_rate"), {}, t->hit_rate());
+        }
         w.header("powerinfer_ffn_sparsity", "gauge", "Share of FFN neurons skipped (last token).");
         w.sample(QStringLiteral("powerinfer_ffn_sparsity"), {}, t->sparsity());
         w.header("powerinfer_last_token_seconds", "gauge", "Wall time of the last token.");

@@ -160,8 +160,8 @@ private slots:
         Response m = call(nam, h.url(QStringLiteral("/metrics")), "GET");
         QCOMPARE(m.status, 200);
         QVERIFY(m.contentType.startsWith("text/plain"));
-        const double kvBefore = metricValue(
-            m.body, R"(powerinfer_memory_usage_bytes{device="cpu_simulated",kind="kv_cache"})");
+        const double kvBefore =
+            metricValue(m.body, R"(powerinfer_memory_usage_bytes{device="cpu",kind="kv_cache"})");
         QVERIFY(!m.body.contains("powerinfer_hot_neuron_hit_rate"));  // no token yet
         for (int i = 0; i < 3; ++i)
             QCOMPARE(call(nam, h.url(QStringLiteral("/v1/chat/completions")), "POST", chatBody(4))
@@ -185,8 +185,8 @@ private slots:
                  3.0);
         QCOMPARE(metricValue(t, R"(powerinfer_inference_duration_seconds_bucket{le="+Inf"})"), 3.0);
         QCOMPARE(metricValue(t, QStringLiteral("powerinfer_queue_depth")), 0.0);
-        const double kvAfter = metricValue(
-            t, R"(powerinfer_memory_usage_bytes{device="cpu_simulated",kind="kv_cache"})");
+        const double kvAfter =
+            metricValue(t, R"(powerinfer_memory_usage_bytes{device="cpu",kind="kv_cache"})");
         QVERIFY2(kvAfter > kvBefore, "memory must be read from the engine, not fixed");
         const double hit = metricValue(t, QStringLiteral("powerinfer_hot_neuron_hit_rate"));
         QVERIFY(hit > 0 && hit <= 1);

@@ -78,6 +78,18 @@ private slots:
         mem.kv_cache = 123;
         mem.host_weights = 456;
         mem.device_name = "GPU \"X\"";
+        powerinfer::MemoryReport cpu = mem;
+        cpu.device_name = "CPU device";  // dense on the CPU: not simulated, still not a GPU
+        scrape.backend.memory = cpu;
+        QVERIFY(m.render(scrape).contains(
+            "powerinfer_memory_usage_bytes{device=\"cpu\",kind=\"kv_cache\"} 123\n"));
+        powerinfer::TokenMetrics dense;
+        dense.ffn_neurons_total = 100;
+        dense.active = 100;
+        scrape.backend.lastToken = dense;
+        text = m.render(scrape);
+        QCOMPARE(sample(text, QStringLiteral("powerinfer_ffn_sparsity")), 0.0);
+        QVERIFY2(!text.contains("powerinfer_hot_neuron_hit_rate"), "no hit rate for a dense token");
         scrape.backend.memory = mem;
         powerinfer::TokenMetrics t;
         t.ffn_neurons_total = 100;
