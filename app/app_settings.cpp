@@ -1,0 +1,75 @@
+#include "app_settings.h"
+
+#include <QDir>
+#include <QStandardPaths>
+
+namespace powerinfer::app {
+
+namespace {
+QString toText(double v) { return QString::number(v, 'g', 6); }
+QString toText(int v) { return QString::number(v); }
+QString toText(const QString& v) { return v; }
+}  // namespace
+
+QString AppSettings::defaultModelsFolder() {
+    const QString env = qEnvironmentVariable("POWERINFER_MODEL_DIR");
+    if (!env.isEmpty()) return env;
+    return QStandardPaths::writableLocation(QStandardPaths::GenericCacheLocation) +
+           QStringLiteral("/powerinfer/models");
+}
+
+template <typename T>
+void AppSettings::assign(T& field, T value, const char* key) {
+    if (field == value) return;
+    field = value;
+    emit changed();
+    if (!restoring_) emit persistRequested(QString::fromLatin1(key), toText(value));
+}
+
+void AppSettings::setTemperature(double v) {
+    assign(temperature_, qBound(0.0, v, 2.0), "temperature");
+}
+void AppSettings::setTopP(double v) { assign(topP_, qBound(0.0, v, 1.0), "top_p"); }
+void AppSettings::setTopK(int v) { assign(topK_, qBound(0, v, 1000), "top_k"); }
+void AppSettings::setMaxTokens(int v) { assign(maxTokens_, qBound(1, v, 32768), "max_tokens"); }
+void AppSettings::setContextLength(int v) {
+    assign(contextLength_, qBound(256, v, 131072), "context_length");
+}
+void AppSettings::setThemeMode(const QString& v) {
+    if (v == QLatin1String("system") || v == QLatin1String("light") || v == QLatin1String("dark"))
+        assign(themeMode_, v, "theme");
+}
+void AppSettings::setModelsFolder(const QString& v) { assign(modelsFolder_, v, "models_folder"); }
+void AppSettings::setLastModelPath(const QString& v) { assign(lastModelPath_, v, "last_model"); }
+
+void AppSettings::resetSampling() {
+    setTemperature(0.7);
+    setTopP(0.95);
+    setTopK(40);
+    setMaxTokens(512);
+}
+
+void AppSettings::restore(const QHash<QString, QString>& stored) {
+    restoring_ = true;
+    bool ok = false;
+    const auto number = [&](const char* key, auto setter) {
+        const auto it = stored.find(QString::fromLatin1(key));
+        if (it == stored.end()) return;
+        const double v = it->toDouble(&ok);
+        if (ok) setter(v);
+    };
+    number("temperature", [this](double v) { setTemperature(v); });
+    number("top_p", [this](double v) { setTopP(v); });
+    number("top_k", [this](double v) { setTopK(int(v)); });
+    number("max_tokens", [this](double v) { setMaxTokens(int(v)); });
+    number("context_length", [this](double v) { setContextLength(int(v)); });
+    if (stored.contains(QStringLiteral("theme")))
+        setThemeMode(stored.value(QStringLiteral("theme")));
+    if (stored.contains(QStringLiteral("models_folder")))
+        setModelsFolder(stored.value(QStringLiteral("models_folder")));
+    if (stored.contains(QStringLiteral("last_model")))
+        setLastModelPath(stored.value(QStringLiteral("last_model")));
+    restoring_ = false;
+}
+
+}  // namespace powerinfer::app

@@ -1,0 +1,75 @@
+// User preferences (sampling defaults, theme, models folder). GUI thread
+// only; persisted through the store's settings table by ChatController. A
+// generation takes a snapshot (GenerationJob), never reads these live.
+#pragma once
+
+#include <qqmlintegration.h>
+
+#include <QHash>
+#include <QObject>
+
+namespace powerinfer::app {
+
+class AppSettings : public QObject {
+    Q_OBJECT
+    QML_ELEMENT
+    QML_UNCREATABLE("provided by ChatController")
+    Q_PROPERTY(double temperature READ temperature WRITE setTemperature NOTIFY changed)
+    Q_PROPERTY(double topP READ topP WRITE setTopP NOTIFY changed)
+    Q_PROPERTY(int topK READ topK WRITE setTopK NOTIFY changed)
+    Q_PROPERTY(int maxTokens READ maxTokens WRITE setMaxTokens NOTIFY changed)
+    Q_PROPERTY(int contextLength READ contextLength WRITE setContextLength NOTIFY changed)
+    // "system" (follow the desktop), "light" or "dark".
+    Q_PROPERTY(QString themeMode READ themeMode WRITE setThemeMode NOTIFY changed)
+    Q_PROPERTY(QString modelsFolder READ modelsFolder WRITE setModelsFolder NOTIFY changed)
+    Q_PROPERTY(QString lastModelPath READ lastModelPath WRITE setLastModelPath NOTIFY changed)
+public:
+    using QObject::QObject;
+
+    double temperature() const { return temperature_; }
+    double topP() const { return topP_; }
+    int topK() const { return topK_; }
+    int maxTokens() const { return maxTokens_; }
+    int contextLength() const { return contextLength_; }
+    QString themeMode() const { return themeMode_; }
+    QString modelsFolder() const { return modelsFolder_; }
+    QString lastModelPath() const { return lastModelPath_; }
+
+    void setTemperature(double v);
+    void setTopP(double v);
+    void setTopK(int v);
+    void setMaxTokens(int v);
+    void setContextLength(int v);
+    void setThemeMode(const QString& v);
+    void setModelsFolder(const QString& v);
+    void setLastModelPath(const QString& v);
+
+    // Applies stored values (unknown keys ignored, bad values keep defaults)
+    // without emitting persist requests.
+    void restore(const QHash<QString, QString>& stored);
+    Q_INVOKABLE void resetSampling();
+
+    // $POWERINFER_MODEL_DIR, else the fetch-model cache (~/.cache/powerinfer/models).
+    static QString defaultModelsFolder();
+
+signals:
+    void changed();
+    // A value the user changed, to be stored.
+    void persistRequested(const QString& key, const QString& value);
+
+private:
+    template <typename T>
+    void assign(T& field, T value, const char* key);
+
+    double temperature_ = 0.7;
+    double topP_ = 0.95;
+    int topK_ = 40;
+    int maxTokens_ = 512;
+    int contextLength_ = 2048;
+    QString themeMode_ = QStringLiteral("system");
+    QString modelsFolder_ = defaultModelsFolder();
+    QString lastModelPath_;
+    bool restoring_ = false;
+};
+
+}  // namespace powerinfer::app

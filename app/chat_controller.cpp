@@ -1,0 +1,464 @@
+#include "chat_controller.h"
+
+#include <qcoro/qcorofuture.h>
+
+#include <QClipboard>
+#include <QFile>
+#include <QFileInfo>
+#include <QGuiApplication>
+#include <QSaveFile>
+#include <QUuid>
+#include <QtConcurrent/QtConcurrentRun>
+#include <filesystem>
+
+#include "conversation_export.h"
+
+namespace powerinfer::app {
+
+namespace {
+
+std::string utf8(const QString& s) { return s.toStdString(); }
+
+QString titleFrom(const QString& text) {
+    QString line = text.section(QLatin1Char('\n'), 0, 0).simplified();
+    if (line.size() > 48) line = line.left(47).trimmed() + QChar(0x2026);
+    return line.isEmpty() ? ChatController::tr("New chat") : line;
+}
+
+QString paramsText(int64_t n) {
+    if (n >= 1'000'000'000) return QStringLiteral("%1B").arg(double(n) / 1e9, 0, 'f', 1);
+    if (n >= 1'000'000) return QStringLiteral("%1M").arg(double(n) / 1e6, 0, 'f', 0);
+    return QString::number(n);
+}
+
+// Returns an error message, or an empty string on success.
+QString writeFileAtomically(const QString& path, const QByteArray& bytes) {
+    QSaveFile file(path);
+    if (!file.open(QIODevice::WriteOnly) || file.write(bytes) != bytes.size() || !file.commit())
+        return file.errorString();
+    return {};
+}
+
+}  // namespace
+
+ChatController::ChatController(ChatStore* store, EngineClient* engine, ModelCatalog* models,
+                               AppSettings* settings, QObject* parent)
+    : QObject(parent), store_(store), engine_(engine), models_(models), settings_(settings) {
+    checkpointTimer_.setInterval(2000);
+    connect(&checkpointTimer_, &QTimer::timeout, this, &ChatController::checkpoint);
+    connect(settings_, &AppSettings::persistRequested, this,
+            [this](const QString& key, const QString& value) {
+                if (store_) store_->setSetting(key, value);
+            });
+    connect(settings_, &AppSettings::changed, this,
+            [this] { models_->setFolder(settings_->modelsFolder()); });
+    connect(store_, &ChatStore::errorOccurred, this, &ChatController::showNotice);
+}
+
+ChatController::~ChatController() {
+    // A reply in flight keeps its partial text: write it before going away.
+    if (generating_ && engine_) engine_->cancelGeneration();
+    checkpoint();
+}
+
+QCoro::Task<QString> ChatController::initialize() {
+    QPointer<ChatController> self(this);
+    const QString error = co_await store_->open();
+    if (!self) co_return QString();
+    if (!error.isEmpty()) co_return error;
+    const QHash<QString, QString> stored = co_await store_->settings();
+    if (!self) co_return QString();
+    settings_->restore(stored);
+    models_->setFolder(settings_->modelsFolder());
+    co_await refreshConversations();
+    co_return QString();
+}
+
+void ChatController::setSystemPrompt(const QString& prompt) {
+    if (prompt == current_.systemPrompt) return;
+    current_.systemPrompt = prompt;
+    if (current_.id != 0) store_->setSystemPrompt(current_.id, prompt);
+    emit systemPromptChanged();
+}
+
+void ChatController::setSearchText(const QString& text) {
+    if (text == searchText_) return;
+    searchText_ = text;
+    emit searchTextChanged();
+    refreshConversations();
+}
+
+QCoro::Task<> ChatController::refreshConversations() {
+    QPointer<ChatController> self(this);
+    const quint64 generation = ++searchGeneration_;
+    const QList<ConversationRecord> list = co_await store_->conversations(searchText_);
+    // Typing fast starts several searches; only the latest one is shown.
+    if (!self || generation != searchGeneration_) co_return;
+    conversations_.setConversations(list);
+}
+
+void ChatController::newConversation() {
+    if (generating_) stop();
+    current_ = ConversationRecord{};
+    messages_.clear();
+    contextUsed_ = 0;
+    emit statsChanged();
+    emit conversationChanged();
+    emit systemPromptChanged();
+}
+
+void ChatController::openConversation(qint64 id) { openConversationAsync(id); }
+
+QCoro::Task<> ChatController::openConversationAsync(qint64 id) {
+    QPointer<ChatController> self(this);
+    const int row = conversations_.indexOfId(id);
+    if (row < 0 || id == current_.id) co_return;
+    current_ = conversations_.at(row);
+    current_.snippet.clear();
+    messages_.clear();
+    emit conversationChanged();
+    emit systemPromptChanged();
+    // Message bodies are loaded only when a conversation is opened.
+    const QList<MessageRecord> list = co_await store_->messages(id);
+    if (!self || current_.id != id) co_return;
+    messages_.setMessages(list);
+    if (generating_ && streaming_.conversationId == id) {
+        // Back to a conversation whose reply is still streaming: show the live row.
+        const int live = messages_.indexOfUid(streaming_.uid);
+        if (live >= 0) messages_.truncateFrom(live);
+        messages_.append(streaming_);
+    }
+    contextUsed_ = 0;
+    for (const MessageRecord& m : list)
+        if (m.role == QLatin1String("assistant"))
+            contextUsed_ = m.promptTokens + m.completionTokens;
+    emit statsChanged();
+}
+
+void ChatController::renameConversation(qint64 id, const QString& title) {
+    const QString t = title.simplified();
+    if (t.isEmpty()) return;
+    conversations_.rename(id, t);
+    store_->renameConversation(id, t);
+    if (id == current_.id) {
+        current_.title = t;
+        emit conversationChanged();
+    }
+}
+
+void ChatController::deleteConversation(qint64 id) {
+    if (generating_ && streaming_.conversationId == id) stop();
+    conversations_.remove(id);
+    store_->deleteConversation(id);
+    if (id == current_.id) newConversation();
+}
+
+void ChatController::send(const QString& text) { sendMessage(text); }
+void ChatController::regenerate() { regenerateReply(); }
+void ChatController::editAndResend(const QString& uid, const QString& text) {
+    editMessage(uid, text);
+}
+void ChatController::loadModel(const QString& pathOrUrl) { loadModelFile(pathOrUrl); }
+
+void ChatController::stop() {
+    if (generating_) engine_->cancelGeneration();
+}
+
+void ChatController::cancelLoad() { engine_->cancelLoad(); }
+
+bool ChatController::canRegenerate() const {
+    return !generating_ && modelState_ == ModelState::Ready && messages_.rowCount() > 0 &&
+           messages_.at(messages_.rowCount() - 1).role == QLatin1String("assistant");
+}
+
+MessageRecord ChatController::newMessage(const QString& role, const QString& content) const {
+    MessageRecord m;
+    m.uid = QUuid::createUuid().toString(QUuid::WithoutBraces);
+    m.conversationId = current_.id;
+    m.role = role;
+    m.content = content;
+    m.createdAt = QDateTime::currentDateTimeUtc();
+    return m;
+}
+
+GenerationJob ChatController::snapshotJob() const {
+    GenerationJob job;
+    if (!current_.systemPrompt.trimmed().isEmpty())
+        job.messages.push_back({"system", utf8(current_.systemPrompt)});
+    for (const MessageRecord& m : messages_.records()) {
+        if (m.state == QLatin1String("error") || m.content.isEmpty()) continue;
+        if (m.role != QLatin1String("user") && m.role != QLatin1String("assistant")) continue;
+        job.messages.push_back({utf8(m.role), utf8(m.content)});
+    }
+    job.maxTokens = settings_->maxTokens();
+    job.sampling.temperature = float(settings_->temperature());
+    job.sampling.top_p = float(settings_->topP());
+    job.sampling.top_k = settings_->topK();
+    return job;
+}
+
+QCoro::Task<bool> ChatController::sendMessage(QString text) {
+    QPointer<ChatController> self(this);
+    text = text.trimmed();
+    if (text.isEmpty()) co_return false;
+    if (generating_) {
+        showNotice(tr("Wait for the reply to finish, or press Stop."));
+        co_return false;
+    }
+    if (modelState_ != ModelState::Ready) {
+        showNotice(tr("Load a model first: click the model name at the top."));
+        co_return false;
+    }
+    setGenerating(true);  // claimed now so that a double Enter cannot send twice
+    if (current_.id == 0) {
+        const ConversationRecord created =
+            co_await store_->createConversation(titleFrom(text), current_.systemPrompt);
+        if (!self) co_return false;
+        if (created.id == 0) {
+            setGenerating(false);
+            co_return false;
+        }
+        current_ = created;
+        conversations_.prepend(created);
+        emit conversationChanged();
+    }
+    const MessageRecord user = newMessage(QStringLiteral("user"), text);
+    messages_.append(user);
+    co_await store_->saveMessage(user);
+    if (!self) co_return false;
+    conversations_.touch(current_.id, QDateTime::currentDateTimeUtc());
+    co_return co_await runReply();
+}
+
+QCoro::Task<bool> ChatController::regenerateReply() {
+    QPointer<ChatController> self(this);
+    if (!canRegenerate()) co_return false;
+    setGenerating(true);
+    const int last = messages_.rowCount() - 1;
+    const QString uid = messages_.at(last).uid;
+    messages_.truncateFrom(last);
+    co_await store_->deleteMessagesFrom(current_.id, uid);
+    if (!self) co_return false;
+    co_return co_await runReply();
+}
+
+QCoro::Task<bool> ChatController::editMessage(QString uid, QString text) {
+    QPointer<ChatController> self(this);
+    text = text.trimmed();
+    const int row = messages_.indexOfUid(uid);
+    if (text.isEmpty() || row < 0 || messages_.at(row).role != QLatin1String("user"))
+        co_return false;
+    if (generating_ || modelState_ != ModelState::Ready) {
+        if (generating_)
+            showNotice(tr("Wait for the reply to finish, or press Stop."));
+        else
+            showNotice(tr("Load a model first: click the model name at the top."));
+        co_return false;
+    }
+    setGenerating(true);
+    // Editing rewrites history from that message on: later turns are dropped.
+    messages_.truncateFrom(row);
+    co_await store_->deleteMessagesFrom(current_.id, uid);
+    if (!self) co_return false;
+    const MessageRecord user = newMessage(QStringLiteral("user"), text);
+    messages_.append(user);
+    co_await store_->saveMessage(user);
+    if (!self) co_return false;
+    co_return co_await runReply();
+}
+
+QCoro::Task<bool> ChatController::runReply() {
+    QPointer<ChatController> self(this);
+    const GenerationJob job = snapshotJob();
+    streaming_ = newMessage(QStringLiteral("assistant"), QString());
+    streaming_.state = QStringLiteral("partial");
+    streaming_.model = modelName_;
+    messages_.append(streaming_);
+    tokensPerSecond_ = 0;
+    emit statsChanged();
+
+    const auto streamingVisible = [this] {
+        const int n = messages_.rowCount();
+        return n > 0 && messages_.at(n - 1).uid == streaming_.uid;
+    };
+    const QMetaObject::Connection pieces = connect(
+        engine_, &EngineClient::piecesReady, this, [this, streamingVisible](const StreamChunk& c) {
+            streaming_.content += c.text;
+            streaming_.completionTokens = c.totalTokens;
+            streaming_.tokensPerSecond = c.tokensPerSecond;
+            if (streamingVisible()) messages_.appendToLast(c.text);
+            tokensPerSecond_ = c.tokensPerSecond;
+            emit statsChanged();
+        });
+    checkpointTimer_.start();
+
+    const GenerationOutcome out = co_await engine_->generate(job);
+    if (!self) co_return false;
+    disconnect(pieces);
+    checkpointTimer_.stop();
+
+    MessageRecord done = streaming_;
+    if (out.ok) {
+        done.content = out.text;
+        done.state = QStringLiteral("complete");
+        if (out.finish == powerinfer::FinishReason::Cancelled)
+            done.state = QStringLiteral("stopped");
+        done.promptTokens = out.promptTokens;
+        done.completionTokens = out.generatedTokens;
+        done.tokensPerSecond = out.tokensPerSecond;
+        done.sparsity = out.sparsity;
+        done.hitRate = out.hitRate;
+    } else {
+        done.state = QStringLiteral("error");
+    }
+    // A failed reply with no text leaves nothing worth keeping.
+    const bool keep = out.ok || !done.content.isEmpty();
+    if (streamingVisible()) {
+        if (keep)
+            messages_.updateLast(done);
+        else
+            messages_.truncateFrom(messages_.rowCount() - 1);
+    }
+    if (keep)
+        co_await store_->saveMessage(done);
+    else
+        co_await store_->deleteMessagesFrom(done.conversationId, done.uid);
+    if (!self) co_return false;
+    conversations_.touch(done.conversationId, QDateTime::currentDateTimeUtc());
+    if (out.ok) {
+        tokensPerSecond_ = out.tokensPerSecond;
+        contextUsed_ = out.promptTokens + out.generatedTokens;
+        emit statsChanged();
+        if (!out.notice.isEmpty()) showNotice(out.notice);
+    } else {
+        showNotice(tr("The model could not reply: %1").arg(out.error));
+    }
+    streaming_ = MessageRecord{};
+    setGenerating(false);
+    emit replyFinished(out.ok, out.error);
+    co_return out.ok;
+}
+
+void ChatController::checkpoint() {
+    if (!generating_ || streaming_.uid.isEmpty() || streaming_.content.isEmpty()) return;
+    const QString uid = streaming_.uid;
+    const int length = int(streaming_.content.size());
+    // Store writes are FIFO, so the final save always lands after this one.
+    store_->saveMessage(streaming_).then(this, [this, uid, length](qint64 id) {
+        if (id > 0) emit checkpointSaved(uid, length);
+    });
+}
+
+QCoro::Task<bool> ChatController::loadModelFile(QString path) {
+    QPointer<ChatController> self(this);
+    if (path.startsWith(QLatin1String("file:"))) path = QUrl(path).toLocalFile();
+    if (path.isEmpty()) co_return false;
+    if (generating_) stop();
+    const quint64 generation = ++loadGeneration_;
+    modelPath_ = path;
+    modelName_ = QFileInfo(path).completeBaseName();
+    modelDetails_.clear();
+    device_.clear();
+    loadError_.clear();
+    loadProgress_ = 0;
+    emit loadProgressChanged();
+    setModelState(ModelState::Loading);
+
+    powerinfer::LoadOptions options;
+    options.model_path = std::filesystem::path(path.toStdU16String());
+    options.n_ctx = settings_->contextLength();
+    const QMetaObject::Connection progress =
+        connect(engine_, &EngineClient::loadProgress, this, [this](double f) {
+            loadProgress_ = f;
+            emit loadProgressChanged();
+        });
+    const LoadOutcome out = co_await engine_->load(options);
+    if (!self) co_return false;
+    disconnect(progress);
+    if (generation != loadGeneration_) co_return false;  // superseded by a newer pick
+
+    if (out.ok) {
+        const powerinfer::ModelInfo& info = out.info;
+        if (!info.name.empty()) modelName_ = QString::fromStdString(info.name);
+        QStringList details;
+        if (!info.architecture.empty()) details << QString::fromStdString(info.architecture);
+        if (!info.quant.empty()) details << QString::fromStdString(info.quant);
+        if (info.n_params > 0) details << tr("%1 params").arg(paramsText(info.n_params));
+        if (info.file_bytes > 0) details << formatBytes(info.file_bytes);
+        if (info.has_sidecar)
+            details << tr("sparse sidecar");
+        else
+            details << tr("no sidecar");
+        modelDetails_ = details.join(QStringLiteral(" · "));
+        device_ = out.deviceName;
+        if (device_.isEmpty()) device_ = QString::fromStdString(info.device);
+        contextSize_ = info.n_ctx;
+        contextUsed_ = 0;
+        settings_->setLastModelPath(path);
+        loadProgress_ = 1;
+        emit loadProgressChanged();
+        emit statsChanged();
+        setModelState(ModelState::Ready);
+        if (!info.template_warning.empty())
+            showNotice(QString::fromStdString(info.template_warning));
+    } else if (out.cancelled) {
+        setModelState(ModelState::NoModel);
+    } else {
+        loadError_ = out.error;
+        setModelState(ModelState::Failed);
+    }
+    co_return out.ok;
+}
+
+QCoro::Task<bool> ChatController::exportTo(QString path, QString format) {
+    QPointer<ChatController> self(this);
+    if (path.startsWith(QLatin1String("file:"))) path = QUrl(path).toLocalFile();
+    QByteArray bytes;
+    if (format == QLatin1String("json"))
+        bytes = conversationToJson(current_, messages_.records());
+    else
+        bytes = conversationToMarkdown(current_, messages_.records()).toUtf8();
+    // The future is built outside the co_await expression: GCC 12 destroys
+    // temporaries of a co_await operand (here a lambda's captures) twice.
+    const QFuture<QString> written = QtConcurrent::run(writeFileAtomically, path, bytes);
+    const QString error = co_await written;
+    if (!self) co_return false;
+    QString message;
+    if (error.isEmpty())
+        message = tr("Exported to %1").arg(QFileInfo(path).fileName());
+    else
+        message = tr("Could not export to %1: %2").arg(path, error);
+    showNotice(message);
+    emit exportFinished(error.isEmpty(), message);
+    co_return error.isEmpty();
+}
+
+void ChatController::exportConversation(const QUrl& file, const QString& format) {
+    exportTo(file.isLocalFile() ? file.toLocalFile() : file.toString(), format);
+}
+
+void ChatController::copyText(const QString& text) {
+    if (auto* clipboard = QGuiApplication::clipboard()) clipboard->setText(text);
+    showNotice(tr("Copied to the clipboard"));
+}
+
+void ChatController::dismissNotice() { showNotice(QString()); }
+
+void ChatController::setGenerating(bool on) {
+    if (on == generating_) return;
+    generating_ = on;
+    emit generatingChanged();
+}
+
+void ChatController::setModelState(ModelState state) {
+    modelState_ = state;
+    emit modelChanged();
+}
+
+void ChatController::showNotice(const QString& text) {
+    if (text == notice_) return;
+    notice_ = text;
+    emit noticeChanged();
+}
+
+}  // namespace powerinfer::app

@@ -1,0 +1,168 @@
+// The QML-facing controller of the chat window: conversations, the message
+// stream, the model. GUI thread only; it talks to the store (own thread) and
+// the engine (own thread) through awaitable calls, written as QCoro
+// coroutines that read top to bottom.
+#pragma once
+
+#include <qcoro/qcorotask.h>
+#include <qqmlintegration.h>
+
+#include <QObject>
+#include <QPointer>
+#include <QTimer>
+#include <QUrl>
+
+#include "app_settings.h"
+#include "chat_store.h"
+#include "conversation_list_model.h"
+#include "engine_worker.h"
+#include "message_list_model.h"
+#include "model_catalog.h"
+
+namespace powerinfer::app {
+
+class ChatController : public QObject {
+    Q_OBJECT
+    QML_ELEMENT
+    QML_UNCREATABLE("created by the application and passed to the window")
+    Q_PROPERTY(ConversationListModel* conversations READ conversations CONSTANT)
+    Q_PROPERTY(MessageListModel* messages READ messages CONSTANT)
+    Q_PROPERTY(ModelCatalog* models READ models CONSTANT)
+    Q_PROPERTY(AppSettings* settings READ settings CONSTANT)
+
+    Q_PROPERTY(qint64 currentConversationId READ currentConversationId NOTIFY conversationChanged)
+    Q_PROPERTY(QString currentTitle READ currentTitle NOTIFY conversationChanged)
+    Q_PROPERTY(
+        QString systemPrompt READ systemPrompt WRITE setSystemPrompt NOTIFY systemPromptChanged)
+    Q_PROPERTY(QString searchText READ searchText WRITE setSearchText NOTIFY searchTextChanged)
+    Q_PROPERTY(bool generating READ generating NOTIFY generatingChanged)
+
+    Q_PROPERTY(ModelState modelState READ modelState NOTIFY modelChanged)
+    Q_PROPERTY(double loadProgress READ loadProgress NOTIFY loadProgressChanged)
+    Q_PROPERTY(QString modelPath READ modelPath NOTIFY modelChanged)
+    Q_PROPERTY(QString modelName READ modelName NOTIFY modelChanged)
+    Q_PROPERTY(QString modelDetails READ modelDetails NOTIFY modelChanged)
+    Q_PROPERTY(QString device READ device NOTIFY modelChanged)
+    Q_PROPERTY(QString loadError READ loadError NOTIFY modelChanged)
+
+    Q_PROPERTY(double tokensPerSecond READ tokensPerSecond NOTIFY statsChanged)
+    Q_PROPERTY(int contextUsed READ contextUsed NOTIFY statsChanged)
+    Q_PROPERTY(int contextSize READ contextSize NOTIFY statsChanged)
+    Q_PROPERTY(QString notice READ notice NOTIFY noticeChanged)
+
+public:
+    enum class ModelState { NoModel, Loading, Ready, Failed };
+    Q_ENUM(ModelState)
+
+    ChatController(ChatStore* store, EngineClient* engine, ModelCatalog* models,
+                   AppSettings* settings, QObject* parent = nullptr);
+    ~ChatController() override;
+
+    // Opens the store, restores settings, lists conversations. Resolves to an
+    // empty string, or a message the user must see (the app cannot run).
+    QCoro::Task<QString> initialize();
+
+    ConversationListModel* conversations() { return &conversations_; }
+    MessageListModel* messages() { return &messages_; }
+    ModelCatalog* models() { return models_; }
+    AppSettings* settings() { return settings_; }
+
+    qint64 currentConversationId() const { return current_.id; }
+    QString currentTitle() const { return current_.title; }
+    QString systemPrompt() const { return current_.systemPrompt; }
+    void setSystemPrompt(const QString& prompt);
+    QString searchText() const { return searchText_; }
+    void setSearchText(const QString& text);
+    bool generating() const { return generating_; }
+
+    ModelState modelState() const { return modelState_; }
+    double loadProgress() const { return loadProgress_; }
+    QString modelPath() const { return modelPath_; }
+    QString modelName() const { return modelName_; }
+    QString modelDetails() const { return modelDetails_; }
+    QString device() const { return device_; }
+    QString loadError() const { return loadError_; }
+    double tokensPerSecond() const { return tokensPerSecond_; }
+    int contextUsed() const { return contextUsed_; }
+    int contextSize() const { return contextSize_; }
+    QString notice() const { return notice_; }
+
+    // QML entry points: each starts a coroutine and returns at once.
+    Q_INVOKABLE void newConversation();
+    Q_INVOKABLE void openConversation(qint64 id);
+    Q_INVOKABLE void renameConversation(qint64 id, const QString& title);
+    Q_INVOKABLE void deleteConversation(qint64 id);
+    Q_INVOKABLE void send(const QString& text);
+    Q_INVOKABLE void stop();
+    Q_INVOKABLE void regenerate();
+    Q_INVOKABLE void editAndResend(const QString& uid, const QString& text);
+    Q_INVOKABLE void loadModel(const QString& pathOrUrl);
+    Q_INVOKABLE void cancelLoad();
+    Q_INVOKABLE void exportConversation(const QUrl& file, const QString& format);
+    Q_INVOKABLE void copyText(const QString& text);
+    Q_INVOKABLE void dismissNotice();
+    Q_INVOKABLE bool canRegenerate() const;
+
+    // Awaitable forms (used by the entry points, the smoke mode and tests).
+    // A reply resolves to true when it finished without an engine error.
+    QCoro::Task<bool> sendMessage(QString text);
+    QCoro::Task<bool> regenerateReply();
+    QCoro::Task<bool> editMessage(QString uid, QString text);
+    QCoro::Task<bool> loadModelFile(QString path);
+    QCoro::Task<> openConversationAsync(qint64 id);
+    QCoro::Task<> refreshConversations();
+    QCoro::Task<bool> exportTo(QString path, QString format);
+
+    // Interval of partial-reply checkpoints (2 s by default).
+    void setCheckpointInterval(int ms) { checkpointTimer_.setInterval(ms); }
+
+signals:
+    void conversationChanged();
+    void systemPromptChanged();
+    void searchTextChanged();
+    void generatingChanged();
+    void modelChanged();
+    void loadProgressChanged();
+    void statsChanged();
+    void noticeChanged();
+    // A reply ended (ok: no engine error); for the smoke mode and tests.
+    void replyFinished(bool ok, const QString& error);
+    // A partial reply was written to the database.
+    void checkpointSaved(const QString& uid, int length);
+    void exportFinished(bool ok, const QString& message);
+
+private:
+    QCoro::Task<bool> runReply();
+    void checkpoint();
+    void setGenerating(bool on);
+    void setModelState(ModelState state);
+    void showNotice(const QString& text);
+    GenerationJob snapshotJob() const;
+    MessageRecord newMessage(const QString& role, const QString& content) const;
+
+    QPointer<ChatStore> store_;
+    QPointer<EngineClient> engine_;
+    QPointer<ModelCatalog> models_;
+    QPointer<AppSettings> settings_;
+    ConversationListModel conversations_;
+    MessageListModel messages_;
+
+    ConversationRecord current_;
+    QString searchText_;
+    bool generating_ = false;
+    // The reply being streamed (kept apart from the view, which may change).
+    MessageRecord streaming_;
+    QTimer checkpointTimer_;
+
+    ModelState modelState_ = ModelState::NoModel;
+    double loadProgress_ = 0;
+    QString modelPath_, modelName_, modelDetails_, device_, loadError_;
+    double tokensPerSecond_ = 0;
+    int contextUsed_ = 0;
+    int contextSize_ = 0;
+    QString notice_;
+    quint64 searchGeneration_ = 0;
+    quint64 loadGeneration_ = 0;
+};
+
+}  // namespace powerinfer::app

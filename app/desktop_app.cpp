@@ -1,0 +1,213 @@
+#include "desktop_app.h"
+
+#include <qcoro/qcorotimer.h>
+
+#include <QApplication>
+#include <QCommandLineParser>
+#include <QDir>
+#include <QElapsedTimer>
+#include <QFileInfo>
+#include <QIcon>
+#include <QLibraryInfo>
+#include <QMessageBox>
+#include <QQmlApplicationEngine>
+#include <QQuickStyle>
+#include <QQuickWindow>
+#include <QStandardPaths>
+#include <QTimer>
+#include <QTranslator>
+#include <cstdio>
+
+#include "app_settings.h"
+#include "chat_controller.h"
+#include "chat_store.h"
+
+namespace powerinfer::app {
+
+namespace {
+
+struct Options {
+    QString dataDir;
+    QString model;
+    QString prompt;
+    QString screenshot;
+    QString theme;
+    bool quitAfterReply = false;
+};
+
+Options parseOptions(const QApplication& app) {
+    QCommandLineParser p;
+    p.setApplicationDescription(
+        QApplication::translate("main",
+                                "Chat with local language models using sparse hybrid "
+                                "GPU/CPU inference."));
+    p.addHelpOption();
+    p.addVersionOption();
+    const QCommandLineOption dataDir(
+        "data-dir", QApplication::translate("main", "Folder for conversations and settings."),
+        "dir");
+    const QCommandLineOption model(
+        "model", QApplication::translate("main", "GGUF model to load at start."), "file");
+    const QCommandLineOption prompt(
+        "prompt", QApplication::translate("main", "Send this prompt in a new conversation."),
+        "text");
+    const QCommandLineOption screenshot(
+        "screenshot", QApplication::translate("main", "Save a window screenshot after the reply."),
+        "file.png");
+    const QCommandLineOption quit(
+        "quit-after-reply", QApplication::translate("main", "Exit once the reply is complete."));
+    const QCommandLineOption theme(
+        "theme", QApplication::translate("main", "Colour theme: system, light or dark."), "mode");
+    p.addOptions({dataDir, model, prompt, screenshot, quit, theme});
+    p.process(app);
+    Options o;
+    o.dataDir = p.value(dataDir);
+    o.model = p.value(model);
+    o.prompt = p.value(prompt);
+    o.screenshot = p.value(screenshot);
+    o.theme = p.value(theme);
+    o.quitAfterReply = p.isSet(quit);
+    return o;
+}
+
+void fail(const QString& message) {
+    std::fprintf(stderr, "powerinfer-desktop: %s\n", qPrintable(message));
+    std::fflush(stderr);
+}
+
+// Measures the GUI thread's responsiveness: a 5 ms timer whose longest gap
+// between ticks is the longest time the event loop was blocked.
+class StallMeter : public QObject {
+public:
+    StallMeter() {
+        timer_.setInterval(5);
+        timer_.setTimerType(Qt::PreciseTimer);
+        connect(&timer_, &QTimer::timeout, this, [this] {
+            const qint64 gap = clock_.restart();
+            if (gap > 20 && qEnvironmentVariableIsSet("PI_STALL_TRACE"))
+                std::fprintf(stderr, "stall %lld ms at %lld ms\n", (long long)gap,
+                             (long long)total_.elapsed());
+            maxGapMs_ = std::max(maxGapMs_, gap);
+        });
+    }
+    void start() {
+        maxGapMs_ = 0;
+        clock_.start();
+        total_.start();
+        timer_.start();
+    }
+    void stop() { timer_.stop(); }
+    qint64 maxGapMs() const { return maxGapMs_; }
+
+private:
+    QTimer timer_;
+    QElapsedTimer clock_;
+    QElapsedTimer total_;
+    qint64 maxGapMs_ = 0;
+};
+
+// The smoke mode: one prompt, one reply, a screenshot, an exit code.
+QCoro::Task<> runSmoke(ChatController* controller, QQmlApplicationEngine* qml, Options options) {
+    const auto finish = [](int code) { QCoreApplication::exit(code); };
+    if (!options.model.isEmpty() && controller->modelState() != ChatController::ModelState::Ready) {
+        if (!co_await controller->loadModelFile(options.model)) {
+            fail(QStringLiteral("cannot load %1: %2").arg(options.model, controller->loadError()));
+            finish(1);
+            co_return;
+        }
+    }
+    StallMeter meter;
+    if (!options.prompt.isEmpty()) {
+        controller->newConversation();
+        meter.start();
+        const bool ok = co_await controller->sendMessage(options.prompt);
+        meter.stop();
+        if (!ok) {
+            fail(QStringLiteral("no reply: %1").arg(controller->notice()));
+            finish(1);
+            co_return;
+        }
+    }
+    if (!options.screenshot.isEmpty()) {
+        auto* window = qobject_cast<QQuickWindow*>(qml->rootObjects().value(0));
+        // Let the view settle (layout, scroll to the end) before grabbing.
+        co_await QCoro::sleepFor(std::chrono::milliseconds(400));
+        QImage image;
+        if (window) image = window->grabWindow();
+        if (image.isNull() || !image.save(options.screenshot)) {
+            fail(QStringLiteral("cannot save the screenshot to %1").arg(options.screenshot));
+            finish(1);
+            co_return;
+        }
+    }
+    std::printf("gui_max_stall_ms: %lld\n", static_cast<long long>(meter.maxGapMs()));
+    std::fflush(stdout);
+    if (options.quitAfterReply) finish(0);
+}
+
+QCoro::Task<> startUp(ChatController* controller, QQmlApplicationEngine* qml, Options options) {
+    const QString error = co_await controller->initialize();
+    if (!error.isEmpty()) {
+        fail(error);
+        if (!options.quitAfterReply)
+            QMessageBox::critical(nullptr, QStringLiteral("PowerInfer"), error);
+        QCoreApplication::exit(2);
+        co_return;
+    }
+    if (!options.theme.isEmpty())  // a one-off override, not stored
+        controller->settings()->restore({{QStringLiteral("theme"), options.theme}});
+
+    qml->setInitialProperties({{QStringLiteral("controller"), QVariant::fromValue(controller)}});
+    qml->load(QUrl(QStringLiteral("qrc:/PowerInfer/Ui/Main.qml")));
+    if (qml->rootObjects().isEmpty()) {
+        fail(QStringLiteral("the user interface failed to load (see the messages above)"));
+        QCoreApplication::exit(3);
+        co_return;
+    }
+    const bool smoke =
+        options.quitAfterReply || !options.prompt.isEmpty() || !options.screenshot.isEmpty();
+    if (smoke) {
+        co_await runSmoke(controller, qml, options);
+        co_return;
+    }
+    QString model = options.model;
+    if (model.isEmpty()) model = controller->settings()->lastModelPath();
+    if (!model.isEmpty() && QFileInfo::exists(model)) controller->loadModel(model);
+}
+
+}  // namespace
+
+int runDesktopApp(int argc, char** argv, DesktopServices services) {
+    QApplication::setOrganizationName(QStringLiteral("PowerInfer"));
+    QApplication::setApplicationName(QStringLiteral("PowerInfer Desktop"));
+    QApplication::setApplicationVersion(QStringLiteral(POWERINFER_VERSION));
+    QApplication::setDesktopFileName(QStringLiteral("io.github.powerinfer.Desktop"));
+    // Charts in the metrics panel need a QApplication rather than a QGuiApplication.
+    QApplication app(argc, argv);
+    app.setWindowIcon(QIcon(QStringLiteral(":/icons/powerinfer-desktop.svg")));
+    QQuickStyle::setStyle(QStringLiteral("Basic"));
+
+    QTranslator translator;
+    if (translator.load(QLocale(), QStringLiteral("powerinfer"), QStringLiteral("_"),
+                        QStringLiteral(":/i18n")))
+        app.installTranslator(&translator);
+
+    const Options options = parseOptions(app);
+    const QString dataDir = !options.dataDir.isEmpty()
+                                ? options.dataDir
+                                : QStandardPaths::writableLocation(QStandardPaths::AppDataLocation);
+
+    ChatStore store(QDir(dataDir).filePath(QStringLiteral("conversations.sqlite")));
+    EngineClient engine(std::move(services.engineFactory));
+    AppSettings settings;
+    ModelCatalog models(std::move(services.modelInspector));
+    ChatController controller(&store, &engine, &models, &settings);
+    QQmlApplicationEngine qml;
+    // Static QML modules live in the resources under their URI path.
+    qml.addImportPath(QStringLiteral("qrc:/"));
+
+    startUp(&controller, &qml, options);
+    return app.exec();
+}
+
+}  // namespace powerinfer::app

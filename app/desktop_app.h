@@ -1,0 +1,19 @@
+// The desktop app's main(), shared by the real executable (which injects
+// powerinfer::Engine::load) and the demo/test executable (a FakeEngine).
+#pragma once
+
+#include "engine_worker.h"
+#include "model_catalog.h"
+
+namespace powerinfer::app {
+
+struct DesktopServices {
+    EngineFactory engineFactory;
+    ModelInspector modelInspector;  // null: file-system facts only
+};
+
+// Parses the command line, builds the services, shows the window. With
+// --prompt/--screenshot/--quit-after-reply it runs the headless smoke mode.
+int runDesktopApp(int argc, char** argv, DesktopServices services);
+
+}  // namespace powerinfer::app

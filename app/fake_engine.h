@@ -1,0 +1,60 @@
+// A scripted powerinfer::Engine for tests and the demo executable: it streams
+// given tokens with delays, reports scripted load progress or errors, and
+// produces metrics, so the app can be exercised without a model or runtime.
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "powerinfer/engine.h"
+
+namespace powerinfer::app {
+
+struct FakeScript {
+    std::vector<std::string> tokens = {"Hello", "!", " How", " can", " I", " help", "?"};
+    std::chrono::milliseconds tokenDelay{5};
+    // Stream tokens (cycling) until max_tokens or cancel, ignoring EOS.
+    bool endless = false;
+    std::vector<float> loadSteps = {0.0f, 0.25f, 0.5f, 0.75f, 1.0f};
+    std::chrono::milliseconds loadStepDelay{5};
+    std::string loadError;  // non-empty: load throws EngineError with it
+    std::string modelName = "Fake model";
+    int promptTokensPerMessage = 10;
+};
+
+class FakeEngine : public powerinfer::Engine {
+public:
+    // Plays the load script (progress, cancel, error), then returns the engine.
+    static std::unique_ptr<FakeEngine> load(const powerinfer::LoadOptions& options,
+                                            FakeScript script);
+
+    const powerinfer::ModelInfo& info() const override { return info_; }
+    powerinfer::GenerateResult generate(
+        const powerinfer::GenerateRequest& request,
+        const std::function<void(const powerinfer::TokenEvent&)>& on_token,
+        const std::atomic<bool>* cancel) override;
+    std::string format_chat(const std::vector<powerinfer::ChatMessage>& messages) const override;
+    std::vector<int32_t> tokenize(const std::string& text, bool add_special) const override;
+    std::string detokenize(const std::vector<int32_t>& tokens) const override;
+    void set_tuning(const powerinfer::Tuning& tuning) override { tuning_ = tuning; }
+    powerinfer::Tuning tuning() const override { return tuning_; }
+    powerinfer::TokenMetrics last_metrics() const override { return last_; }
+    powerinfer::MemoryReport memory() const override;
+    void reset() override { ++resets_; }
+
+    // What the last request asked for (tests inspect it).
+    const powerinfer::GenerateRequest& lastRequest() const { return lastRequest_; }
+    int resets() const { return resets_; }
+
+private:
+    FakeScript script_;
+    powerinfer::ModelInfo info_;
+    powerinfer::Tuning tuning_;
+    powerinfer::TokenMetrics last_;
+    powerinfer::GenerateRequest lastRequest_;
+    int resets_ = 0;
+};
+
+}  // namespace powerinfer::app

@@ -1,0 +1,97 @@
+// The desktop executable end to end, in its headless smoke mode: on the
+// FakeEngine (always), and on the real default model when the runtime is
+// built and POWERINFER_MODEL is set.
+#include <QImage>
+#include <QProcess>
+#include <QRegularExpression>
+#include <QTemporaryDir>
+#include <QtTest>
+
+class TestDesktopApp : public QObject {
+    Q_OBJECT
+private:
+    struct Run {
+        int exitCode = -1;
+        QString out, err;
+    };
+    Run run(const QString& exe, const QStringList& args, int timeoutMs) {
+        QProcess p;
+        QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+        if (!env.contains("QT_QPA_PLATFORM")) env.insert("QT_QPA_PLATFORM", "offscreen");
+        p.setProcessEnvironment(env);
+        p.start(exe, args);
+        if (!p.waitForFinished(timeoutMs)) {
+            p.kill();
+            p.waitForFinished();
+        }
+        return {p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1,
+                QString::fromUtf8(p.readAllStandardOutput()),
+                QString::fromUtf8(p.readAllStandardError())};
+    }
+    // Checks the screenshot and returns the measured GUI stall.
+    int checkSmoke(const Run& r, const QString& shot) {
+        const QStringList lines = r.out.trimmed().split('\n');
+        const QRegularExpression re("^gui_max_stall_ms: (\\d+)$");
+        const auto m = re.match(lines.last().trimmed());
+        if (!m.hasMatch()) return -1;
+        const QImage image(shot);
+        if (image.size() != QSize(1280, 800)) return -2;
+        return m.captured(1).toInt();
+    }
+
+private slots:
+    void smokeModeOnTheFakeEngine() {
+        QTemporaryDir dir;
+        const QString shot = dir.filePath("chat.png");
+        const Run r = run(DESKTOP_DEMO_EXE,
+                          {"--data-dir", dir.path(), "--model", "demo.gguf", "--prompt",
+                           "Explain sparse inference", "--screenshot", shot, "--quit-after-reply",
+                           "--theme", "dark"},
+                          60000);
+        QVERIFY2(r.exitCode == 0, qPrintable(r.err));
+        const int stall = checkSmoke(r, shot);
+        QVERIFY2(stall >= 0, qPrintable(r.out + r.err));
+        qInfo("fake engine: gui_max_stall_ms %d", stall);
+        QVERIFY(QFile::exists(dir.filePath("conversations.sqlite")));
+    }
+
+    void refusesANewerDatabase() {
+        QTemporaryDir dir;
+        {
+            QProcess sqlite;  // a database from the future, written without Qt
+            sqlite.start("sqlite3",
+                         {dir.filePath("conversations.sqlite"), "PRAGMA user_version=42;"});
+            if (!sqlite.waitForFinished() || sqlite.exitCode() != 0)
+                QSKIP("sqlite3 CLI not available");
+        }
+        const Run r =
+            run(DESKTOP_DEMO_EXE,
+                {"--data-dir", dir.path(), "--prompt", "hi", "--quit-after-reply"}, 30000);
+        QCOMPARE(r.exitCode, 2);
+        QVERIFY2(r.err.contains("newer version"), qPrintable(r.err));
+    }
+
+    void smokeModeOnTheRealModel() {
+#ifndef DESKTOP_EXE
+        QSKIP("powerinfer-desktop is not built (the engine runtime pi_runtime is missing)");
+#else
+        const QString model = qEnvironmentVariable("POWERINFER_MODEL");
+        if (model.isEmpty()) QSKIP("POWERINFER_MODEL is not set (scripts/test sets it)");
+        QTemporaryDir dir;
+        const QString shot = dir.filePath("real.png");
+        const Run r = run(DESKTOP_EXE,
+                          {"--data-dir", dir.path(), "--model", model, "--prompt",
+                           "What is the capital of France? Answer in one sentence.", "--screenshot",
+                           shot, "--quit-after-reply"},
+                          240000);
+        QVERIFY2(r.exitCode == 0, qPrintable(r.err));
+        const int stall = checkSmoke(r, shot);
+        QVERIFY2(stall >= 0, qPrintable(r.out + r.err));
+        qInfo("real model: gui_max_stall_ms %d", stall);
+        QVERIFY2(stall < 50, qPrintable(QString("GUI thread stalled %1 ms").arg(stall)));
+#endif
+    }
+};
+
+QTEST_GUILESS_MAIN(TestDesktopApp)
+#include "tst_desktop_app.moc"

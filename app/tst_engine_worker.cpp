@@ -1,0 +1,150 @@
+#include <qcoro/qcorotask.h>
+
+#include <QSignalSpy>
+#include <QtTest>
+
+#include "engine_worker.h"
+#include "fake_engine.h"
+
+using namespace powerinfer::app;
+using namespace std::chrono_literals;
+
+namespace {
+
+EngineFactory fakeFactory(FakeScript script) {
+    return [script](const powerinfer::LoadOptions& o) { return FakeEngine::load(o, script); };
+}
+
+powerinfer::LoadOptions options() {
+    powerinfer::LoadOptions o;
+    o.model_path = "fake.gguf";
+    return o;
+}
+
+GenerationJob job(int maxTokens = 512) {
+    GenerationJob j;
+    j.messages = {{"user", "hi"}};
+    j.maxTokens = maxTokens;
+    return j;
+}
+
+}  // namespace
+
+class TestEngineWorker : public QObject {
+    Q_OBJECT
+private slots:
+    void batchesPiecesAndKeepsAllText() {
+        FakeScript script;
+        script.tokens.assign(150, "ab");
+        script.tokenDelay = 1ms;
+        EngineClient client(fakeFactory(script), nullptr, 25ms);
+        QVERIFY(QCoro::waitFor(client.load(options())).ok);
+        QString streamed;
+        int chunks = 0, tokens = 0;
+        connect(&client, &EngineClient::piecesReady, this, [&](const StreamChunk& c) {
+            streamed += c.text;
+            tokens += c.tokens;
+            ++chunks;
+        });
+        const GenerationOutcome out = QCoro::waitFor(client.generate(job()));
+        QVERIFY(out.ok);
+        QCOMPARE(out.finish, powerinfer::FinishReason::Stop);
+        QCOMPARE(out.generatedTokens, 150);
+        QCOMPARE(out.text, QString("ab").repeated(150));
+        QTRY_COMPARE(tokens, 150);  // pieces are queued before the finish signal
+        QCOMPARE(streamed, out.text);
+        // 150 tokens over >= 150 ms at one batch per 25 ms: far fewer signals than tokens.
+        QVERIFY2(chunks >= 2 && chunks <= 40, qPrintable(QString::number(chunks)));
+        QVERIFY(out.sparsity > 0.79 && out.sparsity < 0.81);  // 200 of 1000 active
+        QVERIFY(out.hitRate > 0.89 && out.hitRate < 0.91);
+    }
+
+    void stopKeepsThePartialReply() {
+        FakeScript script;
+        script.endless = true;
+        script.tokenDelay = 2ms;
+        EngineClient client(fakeFactory(script));
+        QVERIFY(QCoro::waitFor(client.load(options())).ok);
+        QString streamed;
+        const auto stopper =
+            connect(&client, &EngineClient::piecesReady, this, [&](const StreamChunk& c) {
+                streamed += c.text;
+                if (streamed.size() > 20) client.cancelGeneration();
+            });
+        const GenerationOutcome out = QCoro::waitFor(client.generate(job(100000)));
+        disconnect(stopper);
+        QVERIFY(out.ok);
+        QCOMPARE(out.finish, powerinfer::FinishReason::Cancelled);
+        QVERIFY(out.generatedTokens > 0 && out.generatedTokens < 100000);
+        QVERIFY(out.text.startsWith(streamed.left(20)));
+        // The engine stays usable after a stop.
+        const GenerationOutcome again = QCoro::waitFor(client.generate(job(3)));
+        QVERIFY(again.ok);
+        QCOMPARE(again.generatedTokens, 3);
+    }
+
+    void cancelDuringLoad() {
+        FakeScript script;
+        script.loadSteps.assign(50, 0.5f);
+        script.loadStepDelay = 20ms;
+        EngineClient client(fakeFactory(script));
+        QSignalSpy progress(&client, &EngineClient::loadProgress);
+        connect(&client, &EngineClient::loadProgress, &client, &EngineClient::cancelLoad);
+        QElapsedTimer t;
+        t.start();
+        const LoadOutcome out = QCoro::waitFor(client.load(options()));
+        QVERIFY(!out.ok);
+        QVERIFY(out.cancelled);
+        QVERIFY(!client.isLoaded());
+        QVERIFY2(t.elapsed() < 800, "cancel must not wait for the whole load");
+        QVERIFY(progress.count() >= 1);
+        const GenerationOutcome gen = QCoro::waitFor(client.generate(job()));
+        QVERIFY(!gen.ok);
+        QVERIFY(gen.error.contains("No model"));
+    }
+
+    void errorDuringLoadIsReported() {
+        FakeScript script;
+        script.loadError = "model.gguf: not a GGUF file (bad magic) at offset 0";
+        EngineClient client(fakeFactory(script));
+        QSignalSpy progress(&client, &EngineClient::loadProgress);
+        const LoadOutcome out = QCoro::waitFor(client.load(options()));
+        QVERIFY(!out.ok);
+        QVERIFY(!out.cancelled);
+        QCOMPARE(out.error, QString::fromStdString(script.loadError));
+        QVERIFY(!client.isLoaded());
+        // Progress reached the end before the error (values in order).
+        QVERIFY(progress.count() >= 2);
+        double last = -1;
+        for (const auto& args : progress) {
+            QVERIFY(args[0].toDouble() >= last);
+            last = args[0].toDouble();
+        }
+    }
+
+    void loadReportsModelInfo() {
+        EngineClient client(fakeFactory({}));
+        powerinfer::LoadOptions o = options();
+        o.n_ctx = 1024;
+        const LoadOutcome out = QCoro::waitFor(client.load(o));
+        QVERIFY(out.ok);
+        QVERIFY(client.isLoaded());
+        QCOMPARE(out.info.n_ctx, 1024);
+        QCOMPARE(out.deviceName, QStringLiteral("CPU (fake engine)"));
+    }
+
+    void regenerateRunsAgain() {
+        FakeScript script;
+        script.tokens = {"x", "y"};
+        EngineClient client(fakeFactory(script));
+        QVERIFY(QCoro::waitFor(client.load(options())).ok);
+        const auto first = QCoro::waitFor(client.generate(job()));
+        const auto second = QCoro::waitFor(client.generate(job()));
+        QCOMPARE(first.text, QStringLiteral("xy"));
+        QCOMPARE(second.text, first.text);
+        QCOMPARE(second.promptTokens, 10);
+    }
+};
+
+QTEST_GUILESS_MAIN(TestEngineWorker)
+#include "tst_engine_worker.moc"

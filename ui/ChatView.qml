@@ -1,0 +1,90 @@
+import QtQuick
+import QtQuick.Controls
+import PowerInfer.App
+
+// The message list. It follows the newest text while a reply streams, and
+// stops following as soon as the user scrolls up (until they return to the
+// end or send again).
+Item {
+    id: root
+
+    required property ChatController controller
+    signal editRequested(string uid, string text)
+    signal suggestionChosen(string text)
+
+    function followTail() {
+        list.following = true
+        list.toEnd()
+    }
+
+    ListView {
+        id: list
+        objectName: "messageList"
+
+        property bool following: true
+        property bool autoScrolling: false
+
+        function nearEnd() {
+            return contentY + height >= originY + contentHeight - 48
+        }
+        function toEnd() {
+            autoScrolling = true
+            positionViewAtEnd()
+            autoScrolling = false
+        }
+
+        anchors.fill: parent
+        model: root.controller.messages
+        clip: true
+        topMargin: 12
+        bottomMargin: 24
+        cacheBuffer: 1200
+        boundsBehavior: Flickable.StopAtBounds
+        Accessible.name: qsTr("Messages")
+        Accessible.role: Accessible.List
+
+        delegate: MessageDelegate {
+            width: ListView.view.width
+            controller: root.controller
+            isLast: index === ListView.view.count - 1
+            onEditRequested: (uid, text) => root.editRequested(uid, text)
+        }
+
+        ScrollBar.vertical: ScrollBar {
+            onPressedChanged: list.following = !pressed && list.nearEnd()
+        }
+
+        onContentYChanged: if (!autoScrolling && (moving || dragging)) following = nearEnd()
+        onMovementEnded: following = nearEnd()
+        onContentHeightChanged: if (following) Qt.callLater(toEnd)
+        onCountChanged: if (following) Qt.callLater(toEnd)
+        // A newly opened conversation starts at its end.
+        Connections {
+            target: root.controller
+            function onConversationChanged() { root.followTail() }
+        }
+    }
+
+    EmptyState {
+        anchors.fill: parent
+        visible: list.count === 0
+        controller: root.controller
+        onSuggestionChosen: text => root.suggestionChosen(text)
+    }
+
+    IconButton {
+        anchors.horizontalCenter: parent.horizontalCenter
+        anchors.bottom: parent.bottom
+        anchors.bottomMargin: 12
+        visible: !list.following && list.count > 0 && !list.nearEnd()
+        iconName: "chevron-down"
+        tip: qsTr("Jump to the latest message")
+        iconColor: Theme.text
+        background: Rectangle {
+            radius: 16
+            color: Theme.surfaceRaised
+            border.color: Theme.border
+        }
+        onClicked: root.followTail()
+    }
+}

@@ -1,0 +1,153 @@
+import QtQuick
+import QtQuick.Controls
+import QtQuick.Layouts
+import PowerInfer.App
+
+// The chat window: sidebar | header, chat, composer, status bar.
+ApplicationWindow {
+    id: window
+
+    required property ChatController controller
+
+    width: 1280
+    height: 800
+    minimumWidth: 760
+    minimumHeight: 480
+    visible: true
+    title: controller.currentTitle !== "" ? qsTr("%1 — PowerInfer").arg(controller.currentTitle)
+                                          : qsTr("PowerInfer Desktop")
+    color: Theme.background
+    font.family: Theme.fontFamily
+    font.pixelSize: Theme.fontSize
+
+    // The Basic style draws every control from the palette: theme it once here.
+    palette.window: Theme.background
+    palette.windowText: Theme.text
+    palette.base: Theme.surface
+    palette.alternateBase: Theme.sidebar
+    palette.text: Theme.text
+    palette.button: Theme.surfaceRaised
+    palette.buttonText: Theme.text
+    palette.highlight: Theme.accent
+    palette.highlightedText: Theme.accentText
+    palette.placeholderText: Theme.textFaint
+    palette.mid: Theme.border
+    palette.dark: Theme.textMuted
+    palette.light: Theme.surfaceRaised
+    palette.midlight: Theme.border
+    palette.toolTipBase: Theme.surfaceRaised
+    palette.toolTipText: Theme.text
+
+    Binding {
+        target: Theme
+        property: "mode"
+        value: window.controller.settings.themeMode
+    }
+
+    Shortcut {
+        sequence: StandardKey.New
+        onActivated: {
+            window.controller.newConversation()
+            composer.focusInput()
+        }
+    }
+    Shortcut {
+        sequence: StandardKey.Find
+        onActivated: sidebar.focusSearch()
+    }
+    Shortcut {
+        sequence: "Ctrl+L"
+        onActivated: composer.focusInput()
+    }
+    Shortcut {
+        sequence: "Escape"
+        enabled: window.controller.generating
+                 || window.controller.modelState === ChatController.Loading
+        onActivated: window.controller.generating ? window.controller.stop()
+                                                  : window.controller.cancelLoad()
+    }
+
+    RowLayout {
+        anchors.fill: parent
+        spacing: 0
+
+        Sidebar {
+            id: sidebar
+            controller: window.controller
+            Layout.fillHeight: true
+            Layout.preferredWidth: Theme.sidebarWidth
+            onConversationChosen: composer.focusInput()
+        }
+
+        ColumnLayout {
+            Layout.fillWidth: true
+            Layout.fillHeight: true
+            spacing: 0
+
+            ChatHeader {
+                controller: window.controller
+                Layout.fillWidth: true
+                onModelPickerRequested: modelPicker.open()
+                onSettingsRequested: settingsDrawer.open()
+                onExportRequested: format => exportDialog.ask(format)
+            }
+
+            ModelBanner {
+                controller: window.controller
+                Layout.fillWidth: true
+                onModelPickerRequested: modelPicker.open()
+            }
+
+            ChatView {
+                id: chatView
+                controller: window.controller
+                Layout.fillWidth: true
+                Layout.fillHeight: true
+                onEditRequested: (uid, text) => editDialog.edit(uid, text)
+                onSuggestionChosen: text => composer.setText(text)
+            }
+
+            Composer {
+                id: composer
+                controller: window.controller
+                Layout.fillWidth: true
+                onSent: chatView.followTail()
+            }
+
+            StatusBar {
+                controller: window.controller
+                Layout.fillWidth: true
+            }
+        }
+    }
+
+    ModelPicker {
+        id: modelPicker
+        controller: window.controller
+    }
+
+    SettingsDrawer {
+        id: settingsDrawer
+        controller: window.controller
+        height: window.height
+    }
+
+    EditMessageDialog {
+        id: editDialog
+        controller: window.controller
+    }
+
+    ExportDialog {
+        id: exportDialog
+        controller: window.controller
+    }
+
+    Toast {
+        controller: window.controller
+        anchors.horizontalCenter: parent.horizontalCenter
+        anchors.bottom: parent.bottom
+        anchors.bottomMargin: 120
+    }
+
+    Component.onCompleted: composer.focusInput()
+}

@@ -1,0 +1,185 @@
+import QtQuick
+import QtQuick.Controls
+import QtQuick.Layouts
+import PowerInfer.App
+
+// One message: the user's in a bubble on the right, the assistant's as
+// Markdown and code blocks beside an avatar, with actions and statistics.
+Item {
+    id: message
+
+    required property ChatController controller
+    required property int index
+    required property string uid
+    required property string role
+    required property string content
+    required property var segments
+    required property string state
+    required property double tokensPerSecond
+    required property int completionTokens
+    property bool isLast: false
+
+    readonly property bool isUser: role === "user"
+    readonly property bool streaming: state === "partial"
+
+    signal editRequested(string uid, string text)
+
+    implicitHeight: column.implicitHeight + 20
+    Accessible.role: Accessible.ListItem
+    Accessible.name: (isUser ? qsTr("You") : qsTr("Assistant")) + ": " + content
+
+    HoverHandler {
+        id: hover
+    }
+
+    ColumnLayout {
+        id: column
+        width: Math.min(parent.width - 64, Theme.contentMaxWidth)
+        anchors.horizontalCenter: parent.horizontalCenter
+        anchors.top: parent.top
+        anchors.topMargin: 10
+        spacing: 6
+
+        // The user's message.
+        Rectangle {
+            id: bubble
+            readonly property real maxTextWidth: column.width * 0.78 - 32
+            visible: message.isUser
+            Layout.alignment: Qt.AlignRight
+            Layout.preferredWidth: Math.min(measure.implicitWidth, maxTextWidth) + 32
+            Layout.preferredHeight: userText.implicitHeight + 22
+            radius: Theme.radiusLarge
+            color: Theme.userBubble
+            // The unwrapped width of the text decides how wide the bubble gets.
+            Text {
+                id: measure
+                visible: false
+                text: userText.text
+                font: userText.font
+            }
+            TextEdit {
+                id: userText
+                x: 16
+                y: 11
+                width: bubble.width - 32
+                text: message.isUser ? message.content : ""
+                textFormat: TextEdit.PlainText
+                readOnly: true
+                selectByMouse: true
+                wrapMode: TextEdit.Wrap
+                color: Theme.userBubbleText
+                selectionColor: Theme.accent
+                font.family: Theme.fontFamily
+                font.pixelSize: Theme.fontSize + 1
+                Accessible.ignored: true
+            }
+        }
+
+        // The assistant's reply.
+        RowLayout {
+            visible: !message.isUser
+            Layout.fillWidth: true
+            spacing: 14
+
+            Rectangle {
+                Layout.alignment: Qt.AlignTop
+                Layout.topMargin: 2
+                width: 30
+                height: 30
+                radius: 15
+                color: Theme.accentSoft
+                border.color: Theme.border
+                Image {
+                    anchors.centerIn: parent
+                    source: "icons/logo.svg"
+                    sourceSize: Qt.size(18, 18)
+                    Accessible.ignored: true
+                }
+            }
+
+            ColumnLayout {
+                Layout.fillWidth: true
+                spacing: 10
+
+                Repeater {
+                    // Counting segments keeps the delegates when only the text
+                    // of the last one grows (the common case while streaming).
+                    model: message.isUser ? 0 : message.segments.length
+                    delegate: MessageSegment {
+                        required property int index
+                        Layout.fillWidth: true
+                        controller: message.controller
+                        kind: message.segments[index] ? message.segments[index].kind : "text"
+                        body: message.segments[index] ? message.segments[index].text : ""
+                        language: message.segments[index] ? message.segments[index].language : ""
+                    }
+                }
+
+                TypingIndicator {
+                    visible: message.streaming && message.content === ""
+                }
+
+                Label {
+                    visible: message.state === "stopped" || message.state === "error"
+                             || (message.state === "partial" && !message.controller.generating)
+                    text: message.state === "stopped" ? qsTr("Stopped")
+                          : message.state === "error" ? qsTr("Reply failed")
+                          : qsTr("Interrupted")
+                    color: message.state === "error" ? Theme.danger : Theme.textFaint
+                    font.pixelSize: Theme.fontSizeSmall
+                    font.italic: true
+                }
+            }
+        }
+
+        // Actions and statistics, shown on hover (always for the last reply).
+        RowLayout {
+            Layout.alignment: message.isUser ? Qt.AlignRight : Qt.AlignLeft
+            Layout.leftMargin: message.isUser ? 0 : 40
+            spacing: 2
+            opacity: (hover.hovered || (message.isLast && !message.isUser)) && !message.streaming ? 1 : 0
+            Behavior on opacity {
+                NumberAnimation {
+                    duration: 120
+                }
+            }
+
+            IconButton {
+                iconName: "copy"
+                tip: qsTr("Copy message")
+                implicitWidth: 28
+                implicitHeight: 28
+                padding: 6
+                onClicked: message.controller.copyText(message.content)
+            }
+            IconButton {
+                visible: message.isUser
+                iconName: "edit"
+                tip: qsTr("Edit and resend")
+                implicitWidth: 28
+                implicitHeight: 28
+                padding: 6
+                enabled: !message.controller.generating
+                onClicked: message.editRequested(message.uid, message.content)
+            }
+            IconButton {
+                visible: !message.isUser && message.isLast
+                iconName: "refresh"
+                tip: qsTr("Regenerate reply")
+                implicitWidth: 28
+                implicitHeight: 28
+                padding: 6
+                enabled: !message.controller.generating
+                onClicked: message.controller.regenerate()
+            }
+            Label {
+                visible: !message.isUser && message.completionTokens > 0
+                Layout.leftMargin: 6
+                text: qsTr("%1 tokens · %2 tok/s").arg(message.completionTokens)
+                                                   .arg(message.tokensPerSecond.toFixed(1))
+                color: Theme.textFaint
+                font.pixelSize: Theme.fontSizeSmall
+            }
+        }
+    }
+}

@@ -1,0 +1,47 @@
+import QtQuick
+import QtQuick.Controls
+import PowerInfer.App
+
+// One part of a reply: Markdown prose, or a code block with a Copy button.
+Loader {
+    id: segment
+
+    required property ChatController controller
+    // Plain string properties: re-assigning an equal value does not re-render,
+    // so while a reply streams only the growing segment is laid out again.
+    property string kind: "text"
+    property string body
+    property string language
+
+    sourceComponent: kind === "code" ? codeComponent : proseComponent
+
+    Component {
+        id: proseComponent
+        TextEdit {
+            width: segment.width
+            text: segment.body
+            textFormat: TextEdit.MarkdownText
+            readOnly: true
+            selectByMouse: true
+            wrapMode: TextEdit.Wrap
+            color: Theme.text
+            selectionColor: Theme.accent
+            selectedTextColor: Theme.accentText
+            font.family: Theme.fontFamily
+            font.pixelSize: Theme.fontSize + 1
+            onLinkActivated: link => Qt.openUrlExternally(link)
+            Accessible.role: Accessible.StaticText
+            Accessible.name: segment.body
+        }
+    }
+
+    Component {
+        id: codeComponent
+        CodeBlock {
+            width: segment.width
+            code: segment.body
+            language: segment.language
+            onCopyRequested: segment.controller.copyText(segment.body)
+        }
+    }
+}

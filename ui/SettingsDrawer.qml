@@ -1,0 +1,194 @@
+import QtQuick
+import QtQuick.Controls
+import QtQuick.Layouts
+import PowerInfer.App
+
+// Per-conversation system prompt, sampling settings and appearance.
+Drawer {
+    id: drawer
+
+    required property ChatController controller
+    readonly property AppSettings settings: controller.settings
+
+    edge: Qt.RightEdge
+    width: 380
+    padding: 0
+
+    background: Rectangle {
+        color: Theme.surfaceRaised
+        Rectangle {
+            width: 1
+            height: parent.height
+            color: Theme.border
+        }
+    }
+
+    component SectionTitle: Label {
+        color: Theme.textFaint
+        font.pixelSize: Theme.fontSizeSmall
+        font.weight: Font.DemiBold
+        font.capitalization: Font.AllUppercase
+        font.letterSpacing: 0.6
+        Layout.topMargin: 10
+    }
+
+    component SliderRow: ColumnLayout {
+        id: sliderRow
+        property string label
+        property alias from: slider.from
+        property alias to: slider.to
+        property alias stepSize: slider.stepSize
+        property real value
+        property int decimals: 2
+        signal moved(real value)
+        Layout.fillWidth: true
+        spacing: 2
+        RowLayout {
+            Layout.fillWidth: true
+            Label {
+                text: sliderRow.label
+                color: Theme.text
+                Layout.fillWidth: true
+            }
+            Label {
+                text: sliderRow.value.toFixed(sliderRow.decimals)
+                color: Theme.textMuted
+                font.family: Theme.monoFamily
+            }
+        }
+        Slider {
+            id: slider
+            Layout.fillWidth: true
+            value: sliderRow.value
+            Accessible.name: sliderRow.label
+            onMoved: sliderRow.moved(value)
+        }
+    }
+
+    ScrollView {
+        anchors.fill: parent
+        contentWidth: availableWidth
+
+        ColumnLayout {
+            width: drawer.width - 48
+            x: 24
+            spacing: 10
+
+            RowLayout {
+                Layout.fillWidth: true
+                Layout.topMargin: 18
+                Label {
+                    text: qsTr("Chat settings")
+                    font.pixelSize: Theme.fontSizeTitle
+                    font.weight: Font.DemiBold
+                    color: Theme.text
+                    Layout.fillWidth: true
+                }
+                IconButton {
+                    iconName: "close"
+                    tip: qsTr("Close")
+                    onClicked: drawer.close()
+                }
+            }
+
+            SectionTitle {
+                text: qsTr("System prompt")
+            }
+            TextArea {
+                id: systemPrompt
+                Layout.fillWidth: true
+                Layout.preferredHeight: 110
+                wrapMode: TextEdit.Wrap
+                placeholderText: qsTr("For this conversation, e.g. “You are a concise assistant.”")
+                text: drawer.controller.systemPrompt
+                color: Theme.text
+                selectByMouse: true
+                Accessible.name: qsTr("System prompt")
+                onEditingFinished: drawer.controller.systemPrompt = text
+                background: Rectangle {
+                    radius: 8
+                    color: Theme.surface
+                    border.color: systemPrompt.activeFocus ? Theme.accent : Theme.border
+                }
+            }
+
+            SectionTitle {
+                text: qsTr("Sampling")
+            }
+            SliderRow {
+                label: qsTr("Temperature")
+                from: 0
+                to: 2
+                stepSize: 0.05
+                value: drawer.settings.temperature
+                onMoved: v => drawer.settings.temperature = v
+            }
+            SliderRow {
+                label: qsTr("Top-p")
+                from: 0
+                to: 1
+                stepSize: 0.01
+                value: drawer.settings.topP
+                onMoved: v => drawer.settings.topP = v
+            }
+            RowLayout {
+                Layout.fillWidth: true
+                Label {
+                    text: qsTr("Top-k")
+                    color: Theme.text
+                    Layout.fillWidth: true
+                }
+                SpinBox {
+                    from: 0
+                    to: 1000
+                    editable: true
+                    value: drawer.settings.topK
+                    Accessible.name: qsTr("Top-k")
+                    onValueModified: drawer.settings.topK = value
+                }
+            }
+            RowLayout {
+                Layout.fillWidth: true
+                Label {
+                    text: qsTr("Max tokens")
+                    color: Theme.text
+                    Layout.fillWidth: true
+                }
+                SpinBox {
+                    from: 1
+                    to: 32768
+                    stepSize: 64
+                    editable: true
+                    value: drawer.settings.maxTokens
+                    Accessible.name: qsTr("Max tokens")
+                    onValueModified: drawer.settings.maxTokens = value
+                }
+            }
+            SecondaryButton {
+                text: qsTr("Reset to defaults")
+                onClicked: drawer.settings.resetSampling()
+            }
+
+            SectionTitle {
+                text: qsTr("Appearance")
+            }
+            ComboBox {
+                id: themeBox
+                Layout.fillWidth: true
+                textRole: "label"
+                valueRole: "mode"
+                model: [
+                    { mode: "system", label: qsTr("Follow the system") },
+                    { mode: "light", label: qsTr("Light") },
+                    { mode: "dark", label: qsTr("Dark") }
+                ]
+                Accessible.name: qsTr("Theme")
+                Component.onCompleted: currentIndex = indexOfValue(drawer.settings.themeMode)
+                onActivated: drawer.settings.themeMode = currentValue
+            }
+            Item {
+                Layout.preferredHeight: 24
+            }
+        }
+    }
+}

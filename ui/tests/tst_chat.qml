@@ -1,0 +1,109 @@
+import QtQuick
+import QtTest
+import PowerInfer.Ui
+import PowerInfer.App
+
+// The chat views against a live controller on the FakeEngine.
+TestCase {
+    id: testCase
+    name: "Chat"
+    when: windowShown
+    visible: true
+    width: 1280
+    height: 800
+
+    Component {
+        id: composerComponent
+        Composer {
+            controller: testController
+            width: 900
+        }
+    }
+    Component {
+        id: chatViewComponent
+        ChatView {
+            controller: testController
+            width: 900
+            height: 600
+        }
+    }
+    Component {
+        id: sidebarComponent
+        Sidebar {
+            controller: testController
+            width: 280
+            height: 700
+        }
+    }
+
+    function init() {
+        testController.newConversation()
+        compare(testController.messages.count, 0)
+    }
+
+    function sendAndWait(composer, text) {
+        const input = findChild(composer, "composerInput")
+        input.forceActiveFocus()
+        input.text = text
+        keyClick(Qt.Key_Return)
+        tryCompare(testController.messages, "count", 2, 3000)
+        tryCompare(testController, "generating", false, 5000)
+    }
+
+    function test_enterSendsShiftEnterAddsALine() {
+        const composer = createTemporaryObject(composerComponent, testCase)
+        const input = findChild(composer, "composerInput")
+        input.forceActiveFocus()
+        input.text = "line one"
+        input.cursorPosition = input.text.length
+        keyClick(Qt.Key_Return, Qt.ShiftModifier)
+        compare(input.text, "line one\n")
+        compare(testController.messages.count, 0)
+        keyClick(Qt.Key_Return)
+        compare(input.text, "")
+        tryCompare(testController.messages, "count", 2, 3000)
+        tryCompare(testController, "generating", false, 5000)
+    }
+
+    function test_replyRendersMarkdownAndCodeWithCopy() {
+        const composer = createTemporaryObject(composerComponent, testCase)
+        const view = createTemporaryObject(chatViewComponent, testCase, { y: 100 })
+        sendAndWait(composer, "Show me code")
+        const list = findChild(view, "messageList")
+        verify(list)
+        tryCompare(list, "count", 2)
+        let copy = null
+        tryVerify(() => (copy = findChild(list, "copyCodeButton")) !== null, 3000)
+        mouseClick(copy)
+        tryCompare(testController, "notice", "Copied to the clipboard")
+        compare(copy.text, "Copied")
+    }
+
+    function test_sidebarShowsAndSearchesConversations() {
+        const composer = createTemporaryObject(composerComponent, testCase)
+        sendAndWait(composer, "A question about walruses")
+        const sidebar = createTemporaryObject(sidebarComponent, testCase)
+        const list = findChild(sidebar, "conversationList")
+        verify(list.count >= 1)
+        testController.searchText = "walrus"
+        tryCompare(list, "count", 1)
+        testController.searchText = "no-such-word-anywhere"
+        tryCompare(list, "count", 0)
+        testController.searchText = ""
+        tryVerify(() => list.count >= 1)
+    }
+
+    function test_mainWindowLoadsWithTheController() {
+        const component = Qt.createComponent("qrc:/PowerInfer/Ui/Main.qml")
+        compare(component.status, Component.Ready, component.errorString())
+        const window = component.createObject(null, { controller: testController })
+        verify(window)
+        compare(window.width, 1280)
+        compare(window.height, 800)
+        Theme.mode = "dark"
+        verify(Theme.dark)
+        Theme.mode = "light"
+        verify(!Theme.dark)
+        window.destroy()
+    }
+}
