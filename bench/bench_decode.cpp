@@ -98,7 +98,10 @@ bool run_llama_cpp(const std::string& python, const std::string& model, int thre
     const auto result = dir / "powerinfer_bench_llama_cpp.out";
     std::ofstream(script) << kPython;
     std::string ids;
-    for (size_t i = 0; i < prompt.size(); ++i) ids += (i ? "," : "") + std::to_string(prompt[i]);
+    for (size_t i = 0; i < prompt.size(); ++i) {
+        if (i) ids += ',';
+        ids += std::to_string(prompt[i]);
+    }
     const std::string cmd = "\"" + python + "\" \"" + script.string() + "\" \"" + model + "\" " +
                             std::to_string(threads) + " " + std::to_string(n_decode) + " " +
                             std::to_string(runs) + " " + ids + " > \"" + result.string() + "\"";

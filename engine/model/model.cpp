@@ -24,21 +24,15 @@ std::vector<uint64_t> squeeze(std::vector<uint64_t> shape) {
     return shape;
 }
 
-// 8 independent sums so that the compiler can vectorise without -ffast-math.
-float dot(const float* a, const float* b, int64_t n) {
-    float acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-    int64_t i = 0;
-    for (; i + 8 <= n; i += 8)
-        for (int j = 0; j < 8; ++j) acc[j] += a[i + j] * b[i + j];
-    float s = ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
-    for (; i < n; ++i) s += a[i] * b[i];
-    return s;
-}
-
-// Keys and values are rounded to fp16 as llama.cpp's default F16 cache does,
-// so that our attention sees the same numbers as the reference.
-void store_fp16_rounded(const float* src, float* dst, int64_t n) {
-    for (int64_t i = 0; i < n; ++i) dst[i] = tensor::fp16_to_fp32(tensor::fp32_to_fp16(src[i]));
+// Appends one position's heads to a per-head F16 cache laid out
+// [head][n_ctx][dim], so that each head's keys/values are one contiguous
+// matrix the tensor kernels can stream.
+void store_heads_f16(const float* src, uint16_t* cache, int64_t n_heads, int64_t n_ctx, int64_t dim,
+                     int64_t pos) {
+    for (int64_t h = 0; h < n_heads; ++h) {
+        uint16_t* dst = cache + (h * n_ctx + pos) * dim;
+        for (int64_t d = 0; d < dim; ++d) dst[d] = tensor::fp32_to_fp16(src[h * dim + d]);
+    }
 }
 
 }  // namespace
@@ -57,10 +51,15 @@ Model::Model(std::shared_ptr<const gguf::GgufFile> file, tensor::ThreadPool& poo
     dense_ffn_ = std::make_unique<DenseFfn>(pool_, std::move(ffn));
     ffn_ = dense_ffn_.get();
 
+    // F16 like llama.cpp's default cache: half the memory of F32, and the
+    // same rounding the reference applies.
     const size_t kv = static_cast<size_t>(n_ctx_ * cfg_.kv_dim());
     const size_t vv = static_cast<size_t>(n_ctx_ * cfg_.v_dim());
-    k_cache_.assign(static_cast<size_t>(cfg_.n_layer), std::vector<float>(kv));
-    v_cache_.assign(static_cast<size_t>(cfg_.n_layer), std::vector<float>(vv));
+    k_cache_.assign(static_cast<size_t>(cfg_.n_layer), std::vector<uint16_t>(kv));
+    v_cache_.assign(static_cast<size_t>(cfg_.n_layer), std::vector<uint16_t>(vv));
+    key_index_.resize(static_cast<size_t>(n_ctx_));
+    for (int64_t t = 0; t < n_ctx_; ++t)
+        key_index_[static_cast<size_t>(t)] = static_cast<int32_t>(t);
 
     // RoPE angles exactly as ggml computes them (float, theta *= theta_scale),
     // with llama3-style per-dimension frequency factors when present.
@@ -188,6 +187,7 @@ void Model::alloc_scratch() {
     v_.assign(B * static_cast<size_t>(cfg_.v_dim()), 0.0f);
     attn_.assign(B * static_cast<size_t>(cfg_.n_head * cfg_.head_dim_v), 0.0f);
     scores_.assign(static_cast<size_t>(pool_.size()) * static_cast<size_t>(n_ctx_), 0.0f);
+    head_q_.resize(static_cast<size_t>(pool_.size()));
 }
 
 void Model::set_ffn_executor(FfnExecutor* executor) {
@@ -203,7 +203,7 @@ void Model::set_chunk_size(int64_t chunk_size) {
 
 int64_t Model::kv_cache_bytes() const {
     return cfg_.n_layer * n_ctx_ * (cfg_.kv_dim() + cfg_.v_dim()) *
-           static_cast<int64_t>(sizeof(float));
+           static_cast<int64_t>(sizeof(uint16_t));
 }
 
 const float* Model::last_hidden() const { return x_.data(); }
@@ -299,10 +299,10 @@ void Model::forward_chunk(const int32_t* tokens, int64_t n, int64_t n_past, int6
                 if (L.k_norm) tensor::rms_norm(kh, L.k_norm, kh, hd, eps);
                 rope(kh, pos);
             }
-            store_fp16_rounded(k_.data() + i * kd,
-                               k_cache_[static_cast<size_t>(il)].data() + pos * kd, kd);
-            store_fp16_rounded(v_.data() + i * vd,
-                               v_cache_[static_cast<size_t>(il)].data() + pos * vd, vd);
+            store_heads_f16(k_.data() + i * kd, k_cache_[static_cast<size_t>(il)].data(),
+                            cfg_.n_head_kv, n_ctx_, hd, pos);
+            store_heads_f16(v_.data() + i * vd, v_cache_[static_cast<size_t>(il)].data(),
+                            cfg_.n_head_kv, n_ctx_, cfg_.head_dim_v, pos);
         }
         attention(il, n, n_past);
         xq_.n = 0;
@@ -339,27 +339,37 @@ void Model::attention(int il, int64_t n, int64_t n_past) {
         Model& m = *job.m;
         const ModelConfig& c = m.cfg_;
         const int64_t hd = c.head_dim, hdv = c.head_dim_v;
-        const int64_t qd = c.q_dim(), kd = c.kv_dim(), vd = c.v_dim();
         const int64_t group = c.n_head / c.n_head_kv;
         const float scale = 1.0f / std::sqrt(static_cast<float>(hd));
-        const float* K = m.k_cache_[static_cast<size_t>(job.il)].data();
-        const float* V = m.v_cache_[static_cast<size_t>(job.il)].data();
+        const uint16_t* K = m.k_cache_[static_cast<size_t>(job.il)].data();
+        const uint16_t* V = m.v_cache_[static_cast<size_t>(job.il)].data();
         float* scores = m.scores_.data() + static_cast<size_t>(worker) * m.n_ctx_;
+        tensor::QuantizedVector& qv = m.head_q_[static_cast<size_t>(worker)];
         for (int64_t item = begin; item < end; ++item) {
             const int64_t i = item / c.n_head, h = item % c.n_head;
             const int64_t g = h / group;
             const int64_t n_keys = job.n_past + i + 1;
-            const float* q = m.q_.data() + i * qd + h * hd;
-            for (int64_t t = 0; t < n_keys; ++t)
-                scores[t] = dot(q, K + t * kd + g * hd, hd) * scale;
+            // This head's keys and values so far, as matrices with one row
+            // per position (the products below run inline on this worker).
+            tensor::WeightView keys;
+            keys.type = GgmlType::F16;
+            keys.data = reinterpret_cast<const uint8_t*>(K + g * m.n_ctx_ * hd);
+            keys.rows = n_keys;
+            keys.cols = hd;
+            keys.row_bytes = static_cast<size_t>(hd) * sizeof(uint16_t);
+            tensor::WeightView values = keys;
+            values.data = reinterpret_cast<const uint8_t*>(V + g * m.n_ctx_ * hdv);
+            values.cols = hdv;
+            values.row_bytes = static_cast<size_t>(hdv) * sizeof(uint16_t);
+
+            tensor::quantize_activations(GgmlType::F16, m.q_.data() + i * c.q_dim() + h * hd, hd,
+                                         qv);
+            tensor::matvec_q(m.pool_, keys, qv, scores);
+            for (int64_t t = 0; t < n_keys; ++t) scores[t] *= scale;
             tensor::softmax(scores, n_keys);
             float* out = m.attn_.data() + i * (c.n_head * hdv) + h * hdv;
             std::fill(out, out + hdv, 0.0f);
-            for (int64_t t = 0; t < n_keys; ++t) {
-                const float p = scores[t];
-                const float* vt = V + t * vd + g * hdv;
-                for (int64_t d = 0; d < hdv; ++d) out[d] += p * vt[d];
-            }
+            tensor::axpy_rows(m.pool_, values, m.key_index_.data(), scores, n_keys, out);
         }
     });
 }

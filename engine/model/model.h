@@ -1,5 +1,5 @@
 // The llama-family transformer (llama/mistral, qwen2, qwen3) over weights
-// bound straight from the mmap'd GGUF (no copies), with an F32 KV cache.
+// bound straight from the mmap'd GGUF (no copies), with an F16 KV cache.
 // forward() runs a batch of tokens at consecutive positions: prefill in
 // chunks through tensor::matmul, single tokens through matvec. Every layer's
 // feed-forward block goes through an FfnExecutor (dense by default), so the
@@ -105,8 +105,10 @@ private:
     std::unique_ptr<DenseFfn> dense_ffn_;
     FfnExecutor* ffn_ = nullptr;
 
-    // KV cache: per layer [n_ctx][kv_dim] keys and [n_ctx][v_dim] values.
-    std::vector<std::vector<float>> k_cache_, v_cache_;
+    // F16 KV cache: per layer, keys [n_head_kv][n_ctx][head_dim] and values
+    // [n_head_kv][n_ctx][head_dim_v].
+    std::vector<std::vector<uint16_t>> k_cache_, v_cache_;
+    std::vector<int32_t> key_index_;  // 0..n_ctx-1: every cached row of a head
 
     // RoPE cos/sin per position and rotated pair: [n_ctx][n_rot / 2].
     std::vector<float> rope_cos_, rope_sin_;
@@ -114,6 +116,7 @@ private:
     // Scratch sized for chunk_size tokens (reused; decoding allocates nothing).
     std::vector<float> x_, xn_, q_, k_, v_, attn_, tmp_, scores_;
     tensor::QuantizedVector xq_;
+    std::vector<tensor::QuantizedVector> head_q_;  // per worker: one query head
 };
 
 }  // namespace powerinfer::model

@@ -500,7 +500,7 @@ private slots:
         QCOMPARE(c.n_vocab, int64_t(49152));
         QVERIFY(m.tied_output());
         QCOMPARE(m.n_ctx(), int64_t(512));
-        QCOMPARE(m.kv_cache_bytes(), int64_t(30) * 512 * (192 + 192) * 4);
+        QCOMPARE(m.kv_cache_bytes(), int64_t(30) * 512 * (192 + 192) * 2);  // F16
         QVERIFY(m.weight_bytes() > 90'000'000 && m.weight_bytes() <= int64_t(real_->file_size()));
         QVERIFY(m.n_params() > 130'000'000 && m.n_params() < 140'000'000);
     }

@@ -130,7 +130,7 @@ private slots:
         QCOMPARE(i.n_ctx_train, 8192);
         QVERIFY(!i.chat_template_name.empty());
         const MemoryReport m = engine_->memory();
-        QCOMPARE(m.kv_cache, int64_t(30) * 1024 * 384 * 4);
+        QCOMPARE(m.kv_cache, int64_t(30) * 1024 * 384 * 2);  // F16
         QVERIFY(m.dense_weights > 90'000'000 && m.dense_weights <= i.file_bytes);
         QVERIFY(!version_string().empty());
         Tuning t = engine_->tuning();
