@@ -206,7 +206,15 @@ def to_text(b):
     return b.decode("utf-8", errors="replace")
 
 
-def make_tokenizer(llm):
+def fnv1a64_ids(ids):
+    """FNV-1a 64 over the token ids as little-endian int32 bytes."""
+    h = 0xCBF29CE484222325
+    for b in np.asarray(ids, dtype="<i4").tobytes():
+        h = ((h ^ b) * 0x100000001B3) & 0xFFFFFFFFFFFFFFFF
+    return f"{h:016x}"
+
+
+def make_tokenizer(llm, corpus):
     cases = []
     for text in TOKENIZER_STRINGS:
         ids = llm.tokenize(text.encode("utf-8"), add_bos=False, special=False)
@@ -230,7 +238,15 @@ def make_tokenizer(llm):
     for text in random_strings():
         ids = llm.tokenize(text.encode("utf-8"), add_bos=False, special=False)
         cases.append({"text": text, "add_bos": False, "special": False, "ids": ids, "random": True})
+    text = Path(corpus).read_text(encoding="utf-8")
+    corpus_ids = llm.tokenize(text.encode("utf-8"), add_bos=False, special=False)
     return {
+        "corpus": {
+            "path": str(corpus),
+            "bytes": len(text.encode("utf-8")),
+            "n_tokens": len(corpus_ids),
+            "fnv1a64": fnv1a64_ids(corpus_ids),
+        },
         "procedure": "llm.tokenize(text.encode(), add_bos=ADD_BOS, special=SPECIAL); "
         "pieces = llm.detokenize([id]) per token; detokenized = llm.detokenize(ids) "
         "(control tokens render as empty text)",
@@ -562,7 +578,7 @@ def main():
     if "spm" in only:
         write_json(out / "spm_tokenizer.json", make_spm(out, args.corpus), {"script": meta["script"]})
     if "tokenizer" in only:
-        write_json(out / "tokenizer.json", make_tokenizer(llm), meta)
+        write_json(out / "tokenizer.json", make_tokenizer(llm, args.corpus), meta)
     if "chat" in only:
         write_json(out / "chat.json", make_chat(llm), meta)
     if "greedy" in only:
