@@ -10,11 +10,13 @@
 #include <string>
 #include <vector>
 
+#include "calibrate/fidelity.h"
 #include "gguf/gguf.h"
 #include "model/model.h"
 #include "powerinfer/engine.h"
 #include "runtime/local_engine.h"
 #include "runtime/perplexity.h"
+#include "sparse/hybrid_ffn.h"
 #include "tokenizer/tokenizer.h"
 
 using namespace powerinfer;
@@ -58,11 +60,22 @@ const char* kUsage =
     "  --system TEXT          system message for --chat\n"
     "  --perplexity FILE      perplexity of a text file\n"
     "  --chunks K             windows to score with --perplexity (default: all)\n"
-    "  --info MODEL           print the model's metadata and tensors\n";
+    "  --info MODEL           print the model's metadata and tensors\n"
+    "sparse inference (needs MODEL.powerinfer.gguf from powerinfer-calibrate):\n"
+    "  --sparse               run the hybrid sparse FFN (default: dense)\n"
+    "  --sidecar PATH         sidecar file (default: next to the model)\n"
+    "  --hot-neuron-threshold F, --predictor-threshold F, --prefetch-depth N,\n"
+    "  --cache-window N, --vram-budget-mb N   the tuning knobs\n"
+    "  --metrics              per-layer sparse metrics table at the end\n"
+    "  --eval-fidelity FILE   prompts (one per line): dense vs sparse agreement over\n"
+    "                         -n tokens, JSON line per prompt + summary\n";
 
 struct Args {
     std::string model, prompt, system, perplexity_file, info;
     bool chat = false, version = false, help = false;
+    bool sparse = false, metrics = false;
+    std::string sidecar, eval_file;
+    Tuning tuning;
     int n_predict = 128, threads = 0, ctx = -1, chunks = 0;
     SamplingParams sampling;
 };
@@ -124,6 +137,24 @@ Args parse_args(int argc, char** argv) {
             a.info = value();
         else if (f == "--version")
             a.version = true;
+        else if (f == "--sparse")
+            a.sparse = true;
+        else if (f == "--sidecar")
+            a.sidecar = value();
+        else if (f == "--hot-neuron-threshold")
+            a.tuning.hot_neuron_threshold = parse_number<double>(f, value());
+        else if (f == "--predictor-threshold")
+            a.tuning.predictor_threshold = parse_number<double>(f, value());
+        else if (f == "--prefetch-depth")
+            a.tuning.prefetch_depth = parse_number<int>(f, value());
+        else if (f == "--cache-window")
+            a.tuning.cache_window_size = parse_number<int>(f, value());
+        else if (f == "--vram-budget-mb")
+            a.tuning.vram_budget_mb = parse_number<int64_t>(f, value());
+        else if (f == "--metrics")
+            a.metrics = true;
+        else if (f == "--eval-fidelity")
+            a.eval_file = value();
         else if (f == "-h" || f == "--help")
             a.help = true;
         else
@@ -163,8 +194,44 @@ std::unique_ptr<runtime::LocalEngine> load(const Args& a, int default_ctx) {
     o.model_path = a.model;
     o.n_threads = a.threads;
     o.n_ctx = a.ctx > 0 ? a.ctx : default_ctx;
-    o.tuning.sparse = false;
-    return runtime::LocalEngine::load(o);
+    o.tuning = a.tuning;
+    o.tuning.sparse = a.sparse;
+    o.sidecar_path = a.sidecar;
+    auto engine = runtime::LocalEngine::load(o);
+    if (a.sparse) std::fprintf(stderr, "[%s]\n", engine->info().sparse_status.c_str());
+    return engine;
+}
+
+void print_sparse_metrics(runtime::LocalEngine& engine) {
+    if (!engine.sparse_ffn()) return;
+    std::fputs(sparse::format_layer_table(engine.sparse_ffn()->layer_summary()).c_str(), stderr);
+    const MemoryReport m = engine.memory();
+    std::fprintf(stderr,
+                 "[%s: budget %.1f MiB, dense %.1f, hot %.1f, cache %.1f, KV %.1f, predictors "
+                 "%.1f MiB]\n",
+                 m.device_name.c_str(), m.budget_bytes / 1048576.0, m.dense_weights / 1048576.0,
+                 m.hot_neurons / 1048576.0, m.neuron_cache / 1048576.0, m.kv_cache / 1048576.0,
+                 m.predictors / 1048576.0);
+}
+
+int run_eval_fidelity(const Args& a) {
+    if (a.model.empty()) throw UsageError("no model given: pass -m MODEL.gguf");
+    std::ifstream in(a.eval_file);
+    if (!in) throw EngineError(a.eval_file + ": cannot be read: check the path");
+    calibrate::FidelityOptions o;
+    for (std::string line; std::getline(in, line);)
+        if (!line.empty()) o.prompts.push_back(line);
+    o.model_path = a.model;
+    o.sidecar_path = a.sidecar;
+    o.n_predict = a.n_predict;
+    o.n_threads = a.threads;
+    o.tuning = a.tuning;
+    o.on_json_line = [](const std::string& line) { std::printf("%s\n", line.c_str()); };
+    const auto r = calibrate::evaluate_fidelity(o);
+    std::fprintf(stderr, "[%s]\n", r.sparse_status.c_str());
+    if (a.metrics) std::fputs(r.layer_table.c_str(), stderr);
+    std::printf("%s\n", r.summary_json().c_str());
+    return 0;
 }
 
 int run_perplexity(const Args& a) {
@@ -226,6 +293,7 @@ int run_chat(const Args& a) {
             std::fprintf(stderr, "error: %s\n", e.what());
         }
     }
+    if (a.metrics) print_sparse_metrics(*engine);
     return 0;
 }
 
@@ -245,6 +313,7 @@ int run(int argc, char** argv) {
         return 0;
     }
     std::signal(SIGINT, on_sigint);
+    if (!a.eval_file.empty()) return run_eval_fidelity(a);
     if (!a.perplexity_file.empty()) return run_perplexity(a);
     if (a.chat) return run_chat(a);
     if (a.prompt.empty()) throw UsageError("no prompt given: pass -p TEXT, or --chat");
@@ -257,6 +326,7 @@ int run(int argc, char** argv) {
     const auto r = stream(*engine, req);
     std::printf("\n");
     print_timings(r);
+    if (a.metrics) print_sparse_metrics(*engine);
     return 0;
 }
 

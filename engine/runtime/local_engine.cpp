@@ -9,6 +9,8 @@
 #include "gguf/gguf.h"
 #include "model/model.h"
 #include "runtime/stop_strings.h"
+#include "sparse/hybrid_ffn.h"
+#include "sparse/sidecar.h"
 #include "tensor/quant.h"
 #include "tensor/thread_pool.h"
 #include "tokenizer/tokenizer.h"
@@ -122,7 +124,25 @@ std::unique_ptr<LocalEngine> LocalEngine::load(const LoadOptions& options) {
         info.sparse_status = "dense: no sidecar " + sidecar.filename().string() +
                              " (run powerinfer-calibrate to create one)";
     } else {
-        info.sparse_status = "dense: the sparse executor is not available in this build";
+        // The hybrid sparse executor; a refused sidecar leaves the model
+        // dense, with the reason in sparse_status.
+        sparse::SparseSetup setup;
+        setup.model_path = path;
+        setup.sidecar_path = sidecar;
+        setup.model_hash = sparse::model_hash(f);
+        setup.tuning = options.tuning;
+        setup.options.kv_cache_bytes = e->model_->kv_cache_bytes();
+        std::vector<model::FfnWeights> ffn;
+        int64_t ffn_bytes = 0;
+        for (int64_t l = 0; l < c.n_layer; ++l) {
+            ffn.push_back(e->model_->ffn_weights(static_cast<int>(l)));
+            for (const auto* w : {&ffn.back().gate, &ffn.back().up, &ffn.back().down})
+                ffn_bytes += static_cast<int64_t>(w->row_bytes) * w->rows;
+        }
+        setup.options.dense_device_bytes = e->model_->weight_bytes() - ffn_bytes;
+        e->sparse_ = sparse::make_hybrid_ffn(*e->pool_, std::move(ffn), e->model_->dense_ffn(),
+                                             std::move(setup), info.sparse_status);
+        if (e->sparse_) e->model_->set_ffn_executor(e->sparse_.get());
     }
     info.device = "CPU (" + std::to_string(threads) + " threads, " + tensor::simd_level() + ")";
     report(1.0f);
@@ -147,6 +167,7 @@ void LocalEngine::set_tuning(const Tuning& tuning) {
     std::lock_guard lock(mutex_);
     tuning_ = tuning;
     tuning_dirty_ = true;
+    if (sparse_) sparse_->set_tuning(tuning);  // thread-safe; applied before the next token
 }
 
 Tuning LocalEngine::tuning() const {
@@ -160,6 +181,11 @@ TokenMetrics LocalEngine::last_metrics() const {
 }
 
 MemoryReport LocalEngine::memory() const {
+    if (sparse_) {
+        MemoryReport m = sparse_->memory();
+        m.host_weights = model_->weight_bytes();
+        return m;
+    }
     MemoryReport m;
     m.device_name = "CPU device";
     m.simulated = false;  // the dense path has no device budget to simulate
@@ -280,6 +306,14 @@ GenerateResult LocalEngine::generate(const GenerateRequest& request,
         // Dense: every FFN neuron of every layer is computed.
         ev.metrics.ffn_neurons_total = n_layer * n_ff;
         ev.metrics.active = n_layer * n_ff;
+        if (sparse_) {
+            TokenMetrics sm = sparse_->last_metrics();
+            if (sm.ffn_neurons_total > 0) {
+                sm.token_index = ev.metrics.token_index;
+                sm.token_ms = token_ms;
+                ev.metrics = std::move(sm);
+            }
+        }
         {
             std::lock_guard lock(mutex_);
             last_metrics_ = ev.metrics;

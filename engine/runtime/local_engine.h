@@ -23,6 +23,9 @@ class Model;
 namespace tensor {
 class ThreadPool;
 }
+namespace sparse {
+class HybridFfn;
+}
 struct ChatTemplate;
 }  // namespace powerinfer
 
@@ -48,6 +51,7 @@ public:
 
     // For the CLI, tests and calibration (same thread as generate()).
     model::Model& model() { return *model_; }
+    sparse::HybridFfn* sparse_ffn() { return sparse_.get(); }
     const Tokenizer& tokenizer() const { return *tokenizer_; }
     tensor::ThreadPool& pool() { return *pool_; }
     // Tokens whose keys/values are in the cache, in order.
@@ -69,6 +73,9 @@ private:
     std::shared_ptr<const gguf::GgufFile> file_;
     std::unique_ptr<tensor::ThreadPool> pool_;
     std::unique_ptr<model::Model> model_;
+    // The hybrid sparse FFN executor (null: dense); declared after model_ so
+    // that it is destroyed first.
+    std::unique_ptr<sparse::HybridFfn> sparse_;
     std::unique_ptr<Tokenizer> tokenizer_;
     std::unique_ptr<ChatTemplate> template_;
     Sampler sampler_;
