@@ -8,8 +8,8 @@ Python; this script only regenerates the committed JSON files. Use the
 
     python make_fixtures.py [--model PATH] [--out DIR] [--corpus PATH] [--only NAME,...]
 
-Outputs (see README.md for the fields): tokenizer.json, chat.json,
-greedy.json, perplexity.json.
+Outputs (see README.md for the fields): pretokenizer.json, spm-vocab.gguf +
+spm_tokenizer.json, tokenizer.json, chat.json, greedy.json, perplexity.json.
 """
 
 import argparse
