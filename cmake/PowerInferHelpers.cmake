@@ -12,7 +12,7 @@ endfunction()
 
 function(pi_warnings target)
   if(MSVC)
-    target_compile_options(${target} PRIVATE /W4 /permissive-)
+    target_compile_options(${target} PRIVATE /W4 /permissive- /utf-8)
   else()
     target_compile_options(${target} PRIVATE -Wall -Wextra -Wno-unused-parameter)
   endif()
