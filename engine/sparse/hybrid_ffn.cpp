@@ -571,12 +571,6 @@ std::unique_ptr<HybridFfn> make_hybrid_ffn(tensor::ThreadPool& pool,
     try {
         Sidecar sc = read_sidecar(path, setup.model_hash);
         if (sc.synthetic) setup.options.synthetic_activity = true;
-        // A lossless F32 down copy of a large model would cost 4 bytes per
-        // weight; beyond 1 GiB use Q8_0 (docs/benchmarks.md has its error).
-        if (setup.options.down_type == GgmlType::F32 &&
-            sc.n_layer * sc.n_ff * sc.n_embd * 4 > (int64_t{1} << 30)) {
-            setup.options.down_type = GgmlType::Q8_0;
-        }
         auto device = setup.device
                           ? std::move(setup.device)
                           : backend::make_cpu_device({int64_t{1} << 40, setup.device_threads > 0

@@ -33,9 +33,12 @@
 namespace powerinfer::sparse {
 
 struct HybridOptions {
-    // Neuron-major down copy: F32 (lossless vs the dequantized model), F16
-    // or Q8_0 (smaller; see docs/benchmarks.md for the measured error).
-    GgmlType down_type = GgmlType::F32;
+    // Neuron-major down copy: Q8_0 by default (1.06 bytes per weight: the
+    // column-sparse down part is bandwidth-bound, and F32 would read 4 bytes
+    // per weight where the dense Q4 down reads ~0.6; its added error is below
+    // the 8-bit activation rounding the dense path applies, see
+    // docs/benchmarks.md), F32 (lossless vs the dequantized model) or F16.
+    GgmlType down_type = GgmlType::Q8_0;
     // Every Nth decoded token also runs the dense FFN and measures recall
     // and output error (0 = off).
     int validate_every = 0;

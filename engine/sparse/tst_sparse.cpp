@@ -225,8 +225,13 @@ private slots:
         Tuning tuning;
         tuning.hot_neuron_threshold = hot;
         tuning.prefetch_depth = 1;
+        HybridOptions exact;
+        exact.down_type = GgmlType::F32;  // lossless down copy
         HybridFfn ffn(pool, w.views, make_sidecar(20.0f), backend::make_cpu_device({1 << 24, 1}),
-                      dense, tuning, {});
+                      dense, tuning, exact);
+        // The default Q8_0 down copy adds at most the 8-bit rounding of down.
+        HybridFfn ffn_q8(pool, w.views, make_sidecar(20.0f), backend::make_cpu_device({1 << 24, 1}),
+                         dense, tuning, {});
         for (int l = 0; l < kLayers; ++l) {
             const auto x = random_x(10 + l);
             std::vector<float> y(kEmbd), yd(kEmbd);
@@ -237,6 +242,9 @@ private slots:
                      qPrintable(QString::number(rel_err(y, reference(w.views[l], x.data())))));
             // vs DenseFfn: it also quantizes the activations before down (8 bit).
             QVERIFY(rel_err(y, yd) < 2e-2);
+            std::vector<float> yq(kEmbd);
+            ffn_q8.run(l, x.data(), 1, yq.data());
+            QVERIFY(rel_err(yq, y) < 1e-2);
         }
         ffn.end_token();
         const TokenMetrics m = ffn.last_metrics();
