@@ -7,6 +7,7 @@
 #include <QFileInfo>
 #include <QGuiApplication>
 #include <QSaveFile>
+#include <QThread>
 #include <QUuid>
 #include <QtConcurrent/QtConcurrentRun>
 #include <filesystem>
@@ -367,6 +368,9 @@ QCoro::Task<bool> ChatController::loadModelFile(QString path) {
     powerinfer::LoadOptions options;
     options.model_path = std::filesystem::path(path.toStdU16String());
     options.n_ctx = settings_->contextLength();
+    // Leave one core to the GUI thread: with every core busy in the engine's
+    // workers, the window stutters while a reply streams.
+    options.n_threads = std::max(1, QThread::idealThreadCount() - 1);
     const QMetaObject::Connection progress =
         connect(engine_, &EngineClient::loadProgress, this, [this](double f) {
             loadProgress_ = f;
@@ -379,7 +383,8 @@ QCoro::Task<bool> ChatController::loadModelFile(QString path) {
 
     if (out.ok) {
         const powerinfer::ModelInfo& info = out.info;
-        if (!info.name.empty()) modelName_ = QString::fromStdString(info.name);
+        // The file name stays the model's label: general.name is often a
+        // training-run id ("Smollm2 135M 8k Lc100K Mix1 Ep2").
         QStringList details;
         if (!info.architecture.empty()) details << QString::fromStdString(info.architecture);
         if (!info.quant.empty()) details << QString::fromStdString(info.quant);

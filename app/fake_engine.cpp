@@ -24,6 +24,7 @@ std::unique_ptr<FakeEngine> FakeEngine::load(const powerinfer::LoadOptions& opti
     engine->info_.sparse_status = "dense (fake engine)";
     engine->info_.device = "CPU (fake engine)";
     engine->tuning_ = options.tuning;
+    engine->threads_ = options.n_threads;
     engine->script_ = std::move(script);
     return engine;
 }

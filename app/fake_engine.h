@@ -47,6 +47,7 @@ public:
     // What the last request asked for (tests inspect it).
     const powerinfer::GenerateRequest& lastRequest() const { return lastRequest_; }
     int resets() const { return resets_; }
+    int loadedThreads() const { return threads_; }
 
 private:
     FakeScript script_;
@@ -55,6 +56,7 @@ private:
     powerinfer::TokenMetrics last_;
     powerinfer::GenerateRequest lastRequest_;
     int resets_ = 0;
+    int threads_ = 0;
 };
 
 }  // namespace powerinfer::app

@@ -93,6 +93,7 @@ private slots:
         QVERIFY(h.start());
         QCOMPARE(h.controller.modelState(), ChatController::ModelState::Ready);
         QCOMPARE(h.controller.device(), QStringLiteral("CPU (fake engine)"));
+        QCOMPARE(h.engine->loadedThreads(), std::max(1, QThread::idealThreadCount() - 1));
 
         MessageListModel* messages = h.controller.messages();
         QList<int> changedRows;
@@ -120,7 +121,7 @@ private slots:
         QCOMPARE(stored.size(), 2);
         QCOMPARE(stored[1].content, joined(script));
         QCOMPARE(stored[1].completionTokens, 5);
-        QCOMPARE(stored[1].model, QStringLiteral("Fake model"));
+        QCOMPARE(stored[1].model, QStringLiteral("fake"));  // the file's base name
         QVERIFY(stored[1].sparsity > 0);
     }
 
