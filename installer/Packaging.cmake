@@ -48,7 +48,8 @@ if(_pi_have_gui AND NOT WIN32 AND NOT APPLE)
     endif()
   endforeach()
 endif()
-install(FILES ${PROJECT_SOURCE_DIR}/README.md DESTINATION ${CMAKE_INSTALL_DOCDIR})
+install(FILES ${PROJECT_SOURCE_DIR}/README.md
+        DESTINATION ${CMAKE_INSTALL_DATADIR}/doc/powerinfer-desktop)
 
 # Windows: Qt's deployment scripts copy the Qt DLLs, plugins and the QML
 # modules the UI imports next to the executables (windeployqt underneath);
