@@ -46,7 +46,6 @@ Item {
         delegate: MessageDelegate {
             width: ListView.view.width
             controller: root.controller
-            isLast: index === ListView.view.count - 1
             onEditRequested: (uid, text) => root.editRequested(uid, text)
         }
 

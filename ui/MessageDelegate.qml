@@ -17,7 +17,7 @@ Item {
     required property string state
     required property double tokensPerSecond
     required property int completionTokens
-    property bool isLast: false
+    readonly property bool isLast: ListView.view !== null && index === ListView.view.count - 1
 
     readonly property bool isUser: role === "user"
     readonly property bool streaming: state === "partial"
