@@ -1,5 +1,6 @@
 #include "model/dense_ffn.h"
 
+#include "model/fused_matvec.h"
 #include "tensor/matmul.h"
 #include "tensor/ops.h"
 
@@ -19,10 +20,12 @@ void DenseFfn::run(int layer, const float* x, int64_t n_tokens, float* out) {
     if (n_tokens == 1) {
         // Quantize the input once for both gate and up.
         tensor::quantize_activations(w.gate.type, x, w.gate.cols, xq_);
-        tensor::matvec_q(pool_, w.gate, xq_, gate_.data());
-        if (w.up.type == w.gate.type) {
-            tensor::matvec_q(pool_, w.up, xq_, up_.data());
+        const tensor::WeightView ws[2] = {w.gate, w.up};
+        if (can_fuse(ws)) {
+            float* const ys[2] = {gate_.data(), up_.data()};
+            matvec_fused(pool_, ws, ys, xq_);
         } else {
+            tensor::matvec_q(pool_, w.gate, xq_, gate_.data());
             tensor::matvec(pool_, w.up, x, up_.data());
         }
         tensor::swiglu(gate_.data(), up_.data(), gate_.data(), n_ff);

@@ -7,6 +7,7 @@
 #include "common/error.h"
 #include "common/ggml_types.h"
 #include "gguf/gguf.h"
+#include "model/fused_matvec.h"
 #include "tensor/ops.h"
 
 namespace powerinfer::model {
@@ -175,6 +176,11 @@ void Model::bind_weights() {
         L.ffn.down = matrix(b + "ffn_down.weight", cfg_.n_ff, E);
     }
     for (const auto& t : f.tensors()) n_params_ += static_cast<int64_t>(t.n_elements);
+    qkv_fused_ = true;
+    for (const auto& L : layers_) {
+        const tensor::WeightView ws[3] = {L.q, L.k, L.v};
+        qkv_fused_ = qkv_fused_ && can_fuse(ws);
+    }
 }
 
 void Model::alloc_scratch() {
@@ -281,9 +287,16 @@ void Model::forward_chunk(const int32_t* tokens, int64_t n, int64_t n_past, int6
         for (int64_t i = 0; i < n; ++i)
             tensor::rms_norm(x + i * E, L.attn_norm, xn + i * E, E, eps);
         xq_.n = 0;  // xn changed: the quantized copy is stale
-        project(L.q, xn, q_.data());
-        project(L.k, xn, k_.data());
-        project(L.v, xn, v_.data());
+        if (n == 1 && qkv_fused_) {
+            const tensor::WeightView ws[3] = {L.q, L.k, L.v};
+            float* const ys[3] = {q_.data(), k_.data(), v_.data()};
+            tensor::quantize_activations(L.q.type, xn, E, xq_);
+            matvec_fused(pool_, ws, ys, xq_);
+        } else {
+            project(L.q, xn, q_.data());
+            project(L.k, xn, k_.data());
+            project(L.v, xn, v_.data());
+        }
         add_bias(q_.data(), L.q_bias, qd);
         add_bias(k_.data(), L.k_bias, kd);
         add_bias(v_.data(), L.v_bias, vd);

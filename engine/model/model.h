@@ -98,6 +98,7 @@ private:
     tensor::WeightView tok_embd_, output_;
     const float* output_norm_ = nullptr;
     bool tied_output_ = false;
+    bool qkv_fused_ = false;  // q, k, v take the same quantized input (decode)
     std::vector<LayerWeights> layers_;
     int64_t weight_bytes_ = 0;
     int64_t n_params_ = 0;
