@@ -219,10 +219,23 @@ std::vector<int32_t> LocalEngine::prompt_tokens(const GenerateRequest& request) 
     return tokenizer_->encode(request.prompt, true, false);
 }
 
-void LocalEngine::evaluate(const std::vector<int32_t>& tokens, size_t from) {
-    model_->forward(tokens.data() + from, static_cast<int64_t>(tokens.size() - from),
-                    static_cast<int64_t>(from), 1, logits_.data());
-    cached_ = tokens;
+bool LocalEngine::evaluate(const std::vector<int32_t>& tokens, size_t from,
+                           const std::atomic<bool>* cancel) {
+    // Chunk by chunk (the model's own batching, so results are unchanged),
+    // so that Stop also interrupts a long prompt.
+    const auto chunk = static_cast<size_t>(model_->chunk_size());
+    cached_.resize(from);
+    while (from < tokens.size()) {
+        if (cancel && cancel->load()) return false;
+        const size_t n = std::min(chunk, tokens.size() - from);
+        const bool last = from + n == tokens.size();
+        model_->forward(tokens.data() + from, static_cast<int64_t>(n), static_cast<int64_t>(from),
+                        last ? 1 : 0, last ? logits_.data() : nullptr);
+        cached_.insert(cached_.end(), tokens.begin() + static_cast<std::ptrdiff_t>(from),
+                       tokens.begin() + static_cast<std::ptrdiff_t>(from + n));
+        from += n;
+    }
+    return true;
 }
 
 // Tokens kept at the start when the context shifts: the system prompt when
@@ -271,9 +284,13 @@ GenerateResult LocalEngine::generate(const GenerateRequest& request,
     // that its logits are fresh.
     size_t n_keep = request.reuse_cache ? common_prefix(cached_, prompt) : 0;
     n_keep = std::min(n_keep, prompt.size() - 1);
-    cached_.resize(n_keep);
     const auto t_prompt = Clock::now();
-    evaluate(prompt, n_keep);
+    if (!evaluate(prompt, n_keep, cancel)) {
+        // Stopped during the prompt: what was evaluated stays cached.
+        result.evaluated_prompt_tokens = static_cast<int>(cached_.size() - n_keep);
+        result.finish = FinishReason::Cancelled;
+        return result;
+    }
     const double prompt_ms = ms_since(t_prompt);
     result.evaluated_prompt_tokens = static_cast<int>(prompt.size() - n_keep);
     result.prompt_tokens_per_s =

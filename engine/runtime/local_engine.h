@@ -62,9 +62,11 @@ public:
 private:
     LocalEngine() = default;
     void apply_pending_tuning();
-    // Evaluates tokens[from..) over the cached prefix, leaving the last
-    // token's logits in logits_.
-    void evaluate(const std::vector<int32_t>& tokens, size_t from);
+    // Evaluates tokens[from..) over the cached prefix tokens[0..from),
+    // leaving the last token's logits in logits_; false if cancel became true
+    // first (cached_ then holds what was evaluated).
+    bool evaluate(const std::vector<int32_t>& tokens, size_t from,
+                  const std::atomic<bool>* cancel = nullptr);
     // Frees room when the context is full; returns the number of dropped tokens.
     int shift_context(int n_keep);
     int keep_on_shift(const GenerateRequest& request, const std::vector<int32_t>& prompt) const;

@@ -264,6 +264,17 @@ private slots:
         QCOMPARE(r.finish, FinishReason::Cancelled);
         QCOMPARE(r.generated_tokens, 3);
         QVERIFY(!r.text.empty());
+
+        // Stop before the prompt is evaluated: nothing generated, and the
+        // next request still works from the cache it left.
+        cancel = true;
+        const auto stopped =
+            engine_->generate(greedy("A different prompt about cats", 8), nullptr, &cancel);
+        QCOMPARE(stopped.finish, FinishReason::Cancelled);
+        QCOMPARE(stopped.generated_tokens, 0);
+        QVERIFY(stopped.text.empty());
+        const auto after = engine_->generate(greedy("A different prompt about cats", 8), nullptr);
+        QCOMPARE(after.generated_tokens, 8);
     }
 
     void stopStrings() {
