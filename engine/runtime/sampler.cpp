@@ -53,9 +53,7 @@ void Sampler::softmax(std::vector<Candidate>& c) {
 }
 
 void Sampler::top_k(std::vector<Candidate>& c, int k) {
-    if (k <= 0 || static_cast<size_t>(k) >= c.size()) {
-        std::sort(c.begin(), c.end(), by_logit);
-    } else {
+    if (k > 0 && static_cast<size_t>(k) < c.size()) {
         std::partial_sort(c.begin(), c.begin() + k, c.end(), by_logit);
         c.resize(static_cast<size_t>(k));
     }
@@ -64,30 +62,34 @@ void Sampler::top_k(std::vector<Candidate>& c, int k) {
 
 void Sampler::top_p(std::vector<Candidate>& c, float p) {
     if (p >= 1.0f || c.empty()) return;
-    std::sort(c.begin(), c.end(), by_logit);
     softmax(c);
-    // Smallest prefix whose mass reaches p.
-    double cum = 0;
-    size_t keep = c.size();
-    for (size_t i = 0; i < c.size(); ++i) {
-        cum += c[i].p;
-        if (cum >= p) {
-            keep = i + 1;
-            break;
+    // Sort only as far as needed: the mass is usually in the first few dozen
+    // candidates, and a full sort of a 150k vocabulary costs milliseconds.
+    for (size_t k = std::min<size_t>(64, c.size());; k = std::min(c.size(), k * 4)) {
+        std::partial_sort(c.begin(), c.begin() + static_cast<std::ptrdiff_t>(k), c.end(), by_logit);
+        double cum = 0;
+        for (size_t i = 0; i < k; ++i) {
+            cum += c[i].p;
+            if (cum >= p) {
+                c.resize(i + 1);
+                softmax(c);
+                return;
+            }
         }
+        if (k == c.size()) return;  // rounding: the whole list is needed
     }
-    c.resize(std::max<size_t>(1, keep));
-    softmax(c);
 }
 
 void Sampler::min_p(std::vector<Candidate>& c, float p) {
     if (p <= 0.0f || c.empty()) return;
-    std::sort(c.begin(), c.end(), by_logit);
     // p_i >= p * p_max  <=>  logit_i >= logit_max + log(p).
-    const float threshold = c[0].logit + std::log(p);
-    size_t keep = 1;
-    while (keep < c.size() && c[keep].logit >= threshold) ++keep;
-    c.resize(keep);
+    float max_logit = c[0].logit;
+    for (const auto& x : c) max_logit = std::max(max_logit, x.logit);
+    const float threshold = max_logit + std::log(p);
+    c.erase(
+        std::remove_if(c.begin(), c.end(), [&](const Candidate& x) { return x.logit < threshold; }),
+        c.end());
+    std::sort(c.begin(), c.end(), by_logit);
     softmax(c);
 }
 

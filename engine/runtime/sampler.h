@@ -29,9 +29,9 @@ public:
     // tokens the repetition penalty looks at (the last repeat_last_n count).
     int32_t sample(const float* logits, int64_t n_vocab, std::span<const int32_t> history);
 
-    // The steps, exposed for tests. Each keeps at least one candidate and
-    // leaves the list sorted by descending logit (top_k/top_p/min_p) with p
-    // the softmax over the remaining candidates.
+    // The steps, exposed for tests. Each keeps at least one candidate, sets
+    // p to the softmax over what remains, and sorts by descending logit when
+    // it removes candidates (a step that is off leaves the order alone).
     static void apply_repeat_penalty(float* logits, int64_t n_vocab,
                                      std::span<const int32_t> history, float penalty);
     static void softmax(std::vector<Candidate>& c);

@@ -34,8 +34,9 @@ private slots:
         QCOMPARE(ids(c), (std::vector<int32_t>{1, 3}));
         QVERIFY(std::fabs(c[0].p - 0.4f / 0.7f) < 1e-6f);
         auto all = dist({0.1f, 0.4f, 0.2f, 0.3f});
-        Sampler::top_k(all, 0);  // off: sorted, nothing removed
-        QCOMPARE(ids(all), (std::vector<int32_t>{1, 3, 2, 0}));
+        Sampler::top_k(all, 0);  // off: nothing removed
+        QCOMPARE(ids(all), (std::vector<int32_t>{0, 1, 2, 3}));
+        QVERIFY(std::fabs(all[1].p - 0.4f) < 1e-6f);
     }
 
     void topP() {
@@ -49,6 +50,18 @@ private slots:
         auto e = dist({0.1f, 0.4f, 0.2f, 0.3f});
         Sampler::top_p(e, 0.01f);  // always keeps one
         QCOMPARE(ids(e), (std::vector<int32_t>{1}));
+    }
+
+    // A large vocabulary: the partial sorts must find the same nucleus as a
+    // full sort would.
+    void topPLargeVocabulary() {
+        std::vector<float> p(5000, 0.5f / 4900);
+        for (int i = 0; i < 100; ++i) p[size_t(i * 50)] = 0.005f;  // mass 0.5 in 100 tokens
+        auto c = dist(p);
+        Sampler::top_p(c, 0.6f);
+        // All 100 heavy tokens (0.5) then light ones up to 0.6: 0.1 / (0.5/4900) = 980.
+        QVERIFY2(c.size() >= 1079 && c.size() <= 1081, qPrintable(QString::number(c.size())));
+        for (size_t i = 1; i < c.size(); ++i) QVERIFY(c[i - 1].logit >= c[i].logit);
     }
 
     void minP() {
