@@ -21,6 +21,7 @@ void usage() {
         "  [--sidecar PATH] [--ppl TEXT] [--ppl-windows K] [--hot-neuron-threshold F]\n"
         "  [--predictor-threshold F] [--prefetch-depth N] [--cache-window N]\n"
         "  [--vram-budget-mb N] [-t THREADS] [--device-threads N] [--down-type Q8_0|F16|F32]\n"
+        "  [--validate-every N (0: off; recall/error samples cost a dense FFN)]\n"
         "  (one JSON line per prompt, then a summary line)\n");
 }
 
@@ -92,6 +93,8 @@ int main(int argc, char** argv) {
                 fid.device_threads = std::stoi(next());
             else if (a == "--down-type")
                 fid.down_type = next();
+            else if (a == "--validate-every")
+                fid.validate_every = std::stoi(next());
             else if (a == "-h" || a == "--help") {
                 usage();
                 return 0;
