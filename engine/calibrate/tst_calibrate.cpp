@@ -7,6 +7,7 @@
 #include "calibrate/synth_model.h"
 #include "gguf/gguf.h"
 #include "model/model.h"
+#include "runtime/local_engine.h"
 #include "sparse/hybrid_ffn.h"
 #include "sparse/sidecar.h"
 #include "tensor/thread_pool.h"
@@ -128,6 +129,58 @@ private slots:
         QVERIFY2(status.rfind("dense:", 0) == 0 &&
                      status.find("powerinfer-calibrate -m") != std::string::npos,
                  status.c_str());
+    }
+
+    // The runtime installs the sparse executor when a valid sidecar exists,
+    // reports sparse metrics and memory, and falls back to dense otherwise.
+    void runtimeRunsSparseWithSidecar() {
+        const auto p = path("engine.gguf");
+        auto spec = tiny();
+        spec.sparsity = 0.5;
+        calibrate::write_synthetic_model(p, spec);
+        LoadOptions o;
+        o.model_path = p;
+        o.n_threads = 2;
+        o.n_ctx = 128;
+        auto engine = runtime::LocalEngine::load(o);
+        QVERIFY2(engine->info().sparse_status.rfind("sparse:", 0) == 0,
+                 engine->info().sparse_status.c_str());
+        QVERIFY(engine->sparse_ffn() != nullptr);
+        GenerateRequest req;
+        req.prompt = "hello";
+        req.max_tokens = 6;
+        req.sampling.temperature = 0;
+        engine->generate(req, nullptr);
+        TokenMetrics m = engine->last_metrics();
+        QCOMPARE(m.ffn_neurons_total, int64_t(2 * 128));
+        // Synthetic activity at 50 % sparsity (Zipf sampler).
+        QVERIFY2(m.sparsity() > 0.2 && m.sparsity() < 0.8,
+                 qPrintable(QString::number(m.sparsity())));
+        QCOMPARE(m.hot_hits + m.cache_hits + m.cold_misses, m.active);
+        QCOMPARE(int64_t(m.layer_hit_rate.size()), int64_t(2));
+        const MemoryReport mem = engine->memory();
+        QVERIFY(mem.simulated);
+        QVERIFY(mem.hot_neurons > 0 && mem.predictors > 0 && mem.kv_cache > 0);
+        // Live switch to dense: every neuron computed on the next tokens.
+        Tuning t = engine->tuning();
+        t.sparse = false;
+        engine->set_tuning(t);
+        engine->generate(req, nullptr);
+        m = engine->last_metrics();
+        QCOMPARE(m.active, m.ffn_neurons_total);
+
+        // A sidecar made for another model file is refused: dense, with the
+        // recalibration hint.
+        auto other = tiny();
+        other.seed = 5;
+        calibrate::write_synthetic_model(path("other2.gguf"), other);
+        std::filesystem::copy_file(sparse::default_sidecar_path(path("other2.gguf")),
+                                   sparse::default_sidecar_path(p),
+                                   std::filesystem::copy_options::overwrite_existing);
+        auto dense = runtime::LocalEngine::load(o);
+        QVERIFY(dense->sparse_ffn() == nullptr);
+        QVERIFY2(dense->info().sparse_status.find("powerinfer-calibrate -m") != std::string::npos,
+                 dense->info().sparse_status.c_str());
     }
 };
 
