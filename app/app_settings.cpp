@@ -9,6 +9,7 @@ namespace {
 QString toText(double v) { return QString::number(v, 'g', 6); }
 QString toText(int v) { return QString::number(v); }
 QString toText(const QString& v) { return v; }
+QString toText(bool v) { return v ? QStringLiteral("true") : QStringLiteral("false"); }
 }  // namespace
 
 QString AppSettings::defaultModelsFolder() {
@@ -41,6 +42,7 @@ void AppSettings::setThemeMode(const QString& v) {
 }
 void AppSettings::setModelsFolder(const QString& v) { assign(modelsFolder_, v, "models_folder"); }
 void AppSettings::setLastModelPath(const QString& v) { assign(lastModelPath_, v, "last_model"); }
+void AppSettings::setShowMetrics(bool v) { assign(showMetrics_, v, "show_metrics"); }
 
 void AppSettings::resetSampling() {
     setTemperature(0.7);
@@ -69,6 +71,8 @@ void AppSettings::restore(const QHash<QString, QString>& stored) {
         setModelsFolder(stored.value(QStringLiteral("models_folder")));
     if (stored.contains(QStringLiteral("last_model")))
         setLastModelPath(stored.value(QStringLiteral("last_model")));
+    if (stored.contains(QStringLiteral("show_metrics")))
+        setShowMetrics(stored.value(QStringLiteral("show_metrics")) == QLatin1String("true"));
     restoring_ = false;
 }
 

@@ -23,6 +23,8 @@ class AppSettings : public QObject {
     Q_PROPERTY(QString themeMode READ themeMode WRITE setThemeMode NOTIFY changed)
     Q_PROPERTY(QString modelsFolder READ modelsFolder WRITE setModelsFolder NOTIFY changed)
     Q_PROPERTY(QString lastModelPath READ lastModelPath WRITE setLastModelPath NOTIFY changed)
+    // The metrics side panel (toggled in the header).
+    Q_PROPERTY(bool showMetrics READ showMetrics WRITE setShowMetrics NOTIFY changed)
 public:
     using QObject::QObject;
 
@@ -34,6 +36,7 @@ public:
     QString themeMode() const { return themeMode_; }
     QString modelsFolder() const { return modelsFolder_; }
     QString lastModelPath() const { return lastModelPath_; }
+    bool showMetrics() const { return showMetrics_; }
 
     void setTemperature(double v);
     void setTopP(double v);
@@ -43,6 +46,7 @@ public:
     void setThemeMode(const QString& v);
     void setModelsFolder(const QString& v);
     void setLastModelPath(const QString& v);
+    void setShowMetrics(bool v);
 
     // Applies stored values (unknown keys ignored, bad values keep defaults)
     // without emitting persist requests.
@@ -69,6 +73,7 @@ private:
     QString themeMode_ = QStringLiteral("system");
     QString modelsFolder_ = defaultModelsFolder();
     QString lastModelPath_;
+    bool showMetrics_ = false;
     bool restoring_ = false;
 };
 

@@ -44,7 +44,14 @@ QString writeFileAtomically(const QString& path, const QByteArray& bytes) {
 
 ChatController::ChatController(ChatStore* store, EngineClient* engine, ModelCatalog* models,
                                AppSettings* settings, QObject* parent)
-    : QObject(parent), store_(store), engine_(engine), models_(models), settings_(settings) {
+    : QObject(parent),
+      store_(store),
+      engine_(engine),
+      models_(models),
+      settings_(settings),
+      sparse_(engine, store) {
+    connect(&sparse_, &SparseController::reloadRequested, this,
+            [this](const QString& path) { loadModelFile(path); });
     checkpointTimer_.setInterval(2000);
     connect(&checkpointTimer_, &QTimer::timeout, this, &ChatController::checkpoint);
     connect(settings_, &AppSettings::persistRequested, this,
@@ -166,6 +173,19 @@ void ChatController::stop() {
 }
 
 void ChatController::cancelLoad() { engine_->cancelLoad(); }
+
+void ChatController::compareWithDense() {
+    if (generating_ || modelState_ != ModelState::Ready) return;
+    GenerationJob job = snapshotJob();
+    // Up to the last user message: the reply after it is what is being compared.
+    while (!job.messages.empty() && job.messages.back().role != "user") job.messages.pop_back();
+    if (job.messages.empty()) {
+        showNotice(tr("Send a message first: the comparison replays the last one."));
+        return;
+    }
+    job.maxTokens = 32;
+    sparse_.runCompare(std::move(job));
+}
 
 bool ChatController::canRegenerate() const {
     return !generating_ && modelState_ == ModelState::Ready && messages_.rowCount() > 0 &&
@@ -290,6 +310,7 @@ QCoro::Task<bool> ChatController::runReply() {
             if (streamingVisible()) messages_.appendToLast(c.text);
             tokensPerSecond_ = c.tokensPerSecond;
             emit statsChanged();
+            sparse_.chunkArrived(c);
         });
     checkpointTimer_.start();
 
@@ -297,6 +318,7 @@ QCoro::Task<bool> ChatController::runReply() {
     if (!self) co_return false;
     disconnect(pieces);
     checkpointTimer_.stop();
+    sparse_.replyFinished(out);
 
     MessageRecord done = streaming_;
     if (out.ok) {
@@ -371,6 +393,7 @@ QCoro::Task<bool> ChatController::loadModelFile(QString path) {
     // Leave one core to the GUI thread: with every core busy in the engine's
     // workers, the window stutters while a reply streams.
     options.n_threads = std::max(1, QThread::idealThreadCount() - 1);
+    options.tuning = sparse_.tuningForModel(path);
     const QMetaObject::Connection progress =
         connect(engine_, &EngineClient::loadProgress, this, [this](double f) {
             loadProgress_ = f;
@@ -403,6 +426,7 @@ QCoro::Task<bool> ChatController::loadModelFile(QString path) {
         loadProgress_ = 1;
         emit loadProgressChanged();
         emit statsChanged();
+        sparse_.modelLoaded(path, out);
         setModelState(ModelState::Ready);
         if (!info.template_warning.empty())
             showNotice(QString::fromStdString(info.template_warning));

@@ -18,6 +18,7 @@
 #include "engine_worker.h"
 #include "message_list_model.h"
 #include "model_catalog.h"
+#include "sparse_controller.h"
 
 namespace powerinfer::app {
 
@@ -29,6 +30,7 @@ class ChatController : public QObject {
     Q_PROPERTY(MessageListModel* messages READ messages CONSTANT)
     Q_PROPERTY(ModelCatalog* models READ models CONSTANT)
     Q_PROPERTY(AppSettings* settings READ settings CONSTANT)
+    Q_PROPERTY(SparseController* sparse READ sparse CONSTANT)
 
     Q_PROPERTY(qint64 currentConversationId READ currentConversationId NOTIFY conversationChanged)
     Q_PROPERTY(QString currentTitle READ currentTitle NOTIFY conversationChanged)
@@ -66,6 +68,7 @@ public:
     MessageListModel* messages() { return &messages_; }
     ModelCatalog* models() { return models_; }
     AppSettings* settings() { return settings_; }
+    SparseController* sparse() { return &sparse_; }
 
     qint64 currentConversationId() const { return current_.id; }
     QString currentTitle() const { return current_.title; }
@@ -102,6 +105,8 @@ public:
     Q_INVOKABLE void copyText(const QString& text);
     Q_INVOKABLE void dismissNotice();
     Q_INVOKABLE bool canRegenerate() const;
+    // Greedy, 32 tokens of the last user message through the dense and sparse paths.
+    Q_INVOKABLE void compareWithDense();
 
     // Awaitable forms (used by the entry points, the smoke mode and tests).
     // A reply resolves to true when it finished without an engine error.
@@ -163,6 +168,7 @@ private:
     QString notice_;
     quint64 searchGeneration_ = 0;
     quint64 loadGeneration_ = 0;
+    SparseController sparse_;
 };
 
 }  // namespace powerinfer::app

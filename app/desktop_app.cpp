@@ -21,6 +21,7 @@
 #include "app_settings.h"
 #include "chat_controller.h"
 #include "chat_store.h"
+#include "metrics_model.h"
 
 namespace powerinfer::app {
 
@@ -32,10 +33,15 @@ struct Options {
     QString prompt;
     QString screenshot;
     QString theme;
+    QStringList tuning;  // key=value
+    bool showMetrics = false;
+    bool showTuning = false;
+    int screenshotAfterTokens = 0;
     bool quitAfterReply = false;
 };
 
 Options parseOptions(const QApplication& app) {
+    Options o;
     QCommandLineParser p;
     p.setApplicationDescription(
         QApplication::translate("main",
@@ -58,9 +64,26 @@ Options parseOptions(const QApplication& app) {
         "quit-after-reply", QApplication::translate("main", "Exit once the reply is complete."));
     const QCommandLineOption theme(
         "theme", QApplication::translate("main", "Colour theme: system, light or dark."), "mode");
-    p.addOptions({dataDir, model, prompt, screenshot, quit, theme});
+    const QCommandLineOption tuning(
+        "tuning",
+        QApplication::translate("main",
+                                "Set a sparse-engine knob after loading (repeatable), e.g. "
+                                "hot_neuron_threshold=0.7; saved in the model's config.json."),
+        "key=value");
+    const QCommandLineOption showMetrics(
+        "show-metrics", QApplication::translate("main", "Show the metrics panel."));
+    const QCommandLineOption showTuning("show-tuning",
+                                        QApplication::translate("main", "Open the tuning panel."));
+    const QCommandLineOption afterTokens(
+        "screenshot-after-tokens",
+        QApplication::translate("main", "Take the --screenshot mid-reply, after N tokens."), "N");
+    p.addOptions({dataDir, model, prompt, screenshot, quit, theme, tuning, showMetrics, showTuning,
+                  afterTokens});
     p.process(app);
-    Options o;
+    o.tuning = p.values(tuning);
+    o.showMetrics = p.isSet(showMetrics);
+    o.showTuning = p.isSet(showTuning);
+    o.screenshotAfterTokens = p.value(afterTokens).toInt();
     o.dataDir = p.value(dataDir);
     o.model = p.value(model);
     o.prompt = p.value(prompt);
@@ -116,26 +139,57 @@ QCoro::Task<> runSmoke(ChatController* controller, QQmlApplicationEngine* qml, O
             co_return;
         }
     }
+    for (const QString& kv : options.tuning) {
+        const QString key = kv.section(QLatin1Char('='), 0, 0).trimmed();
+        const QString value = kv.section(QLatin1Char('='), 1).trimmed();
+        if (key == QLatin1String("sparse"))
+            controller->sparse()->setValue(key, value == QLatin1String("true"));
+        else
+            controller->sparse()->setValue(key, value);
+    }
+    auto* window = qobject_cast<QQuickWindow*>(qml->rootObjects().value(0));
+    const auto save = [&options](QQuickWindow* w) {
+        const QImage image = w ? w->grabWindow() : QImage();
+        if (image.isNull() || !image.save(options.screenshot)) {
+            fail(QStringLiteral("cannot save the screenshot to %1").arg(options.screenshot));
+            return false;
+        }
+        return true;
+    };
+    bool saved = false, saveFailed = false;
     StallMeter meter;
     if (!options.prompt.isEmpty()) {
         controller->newConversation();
+        // Mid-reply screenshot: grabbed from the stream, once N tokens are in.
+        QMetaObject::Connection grab;
+        if (options.screenshotAfterTokens > 0 && !options.screenshot.isEmpty()) {
+            grab = QObject::connect(
+                controller->sparse()->metrics(), &MetricsModel::updated, window, [&, window] {
+                    if (saved || controller->sparse()->metrics()->totalTokens() <
+                                     options.screenshotAfterTokens)
+                        return;
+                    saved = true;
+                    saveFailed = !save(window);
+                });
+        }
         meter.start();
         const bool ok = co_await controller->sendMessage(options.prompt);
         meter.stop();
+        QObject::disconnect(grab);
         if (!ok) {
             fail(QStringLiteral("no reply: %1").arg(controller->notice()));
             finish(1);
             co_return;
         }
     }
-    if (!options.screenshot.isEmpty()) {
-        auto* window = qobject_cast<QQuickWindow*>(qml->rootObjects().value(0));
+    if (saveFailed) {
+        finish(1);
+        co_return;
+    }
+    if (!options.screenshot.isEmpty() && !saved) {
         // Let the view settle (layout, scroll to the end) before grabbing.
         co_await QCoro::sleepFor(std::chrono::milliseconds(400));
-        QImage image;
-        if (window) image = window->grabWindow();
-        if (image.isNull() || !image.save(options.screenshot)) {
-            fail(QStringLiteral("cannot save the screenshot to %1").arg(options.screenshot));
+        if (!save(window)) {
             finish(1);
             co_return;
         }
@@ -157,7 +211,10 @@ QCoro::Task<> startUp(ChatController* controller, QQmlApplicationEngine* qml, Op
     if (!options.theme.isEmpty())  // a one-off override, not stored
         controller->settings()->restore({{QStringLiteral("theme"), options.theme}});
 
-    qml->setInitialProperties({{QStringLiteral("controller"), QVariant::fromValue(controller)}});
+    if (options.showMetrics)  // a one-off override, not stored
+        controller->settings()->restore({{QStringLiteral("show_metrics"), QStringLiteral("true")}});
+    qml->setInitialProperties({{QStringLiteral("controller"), QVariant::fromValue(controller)},
+                               {QStringLiteral("openTuningAtStart"), options.showTuning}});
     qml->load(QUrl(QStringLiteral("qrc:/PowerInfer/Ui/Main.qml")));
     if (qml->rootObjects().isEmpty()) {
         fail(QStringLiteral("the user interface failed to load (see the messages above)"));
@@ -199,6 +256,8 @@ int runDesktopApp(int argc, char** argv, DesktopServices services) {
 
     ChatStore store(QDir(dataDir).filePath(QStringLiteral("conversations.sqlite")));
     EngineClient engine(std::move(services.engineFactory));
+    if (services.calibrator) engine.setCalibrator(std::move(services.calibrator));
+    if (services.previewer) engine.setPreviewer(std::move(services.previewer));
     AppSettings settings;
     ModelCatalog models(std::move(services.modelInspector));
     ChatController controller(&store, &engine, &models, &settings);

@@ -10,6 +10,8 @@ namespace powerinfer::app {
 struct DesktopServices {
     EngineFactory engineFactory;
     ModelInspector modelInspector;  // null: file-system facts only
+    Calibrator calibrator;          // null: "Calibrate…" reports it cannot
+    PlacementPreviewer previewer;   // null: no placement preview
 };
 
 // Parses the command line, builds the services, shows the window. With

@@ -16,6 +16,11 @@ void registerMetaTypes() {
         qRegisterMetaType<LoadOutcome>();
         qRegisterMetaType<StreamChunk>();
         qRegisterMetaType<GenerationOutcome>();
+        qRegisterMetaType<CalibrationOutcome>();
+        qRegisterMetaType<PlacementPreview>();
+        qRegisterMetaType<CompareOutcome>();
+        qRegisterMetaType<powerinfer::Tuning>();
+        qRegisterMetaType<powerinfer::MemoryReport>();
         return true;
     }();
     Q_UNUSED(done);
@@ -48,11 +53,14 @@ void EngineWorker::load(quint64 id, powerinfer::LoadOptions options, CancelFlag 
         return !cancel->load();
     };
     try {
+        modelPath_ = options.model_path;
         engine_ = factory_(options);
         if (!engine_) throw powerinfer::EngineError("the engine factory returned no engine");
         outcome.ok = true;
         outcome.info = engine_->info();
-        outcome.deviceName = fromUtf8(engine_->memory().device_name);
+        outcome.memory = engine_->memory();
+        outcome.deviceName = fromUtf8(outcome.memory.device_name);
+        outcome.tuning = engine_->tuning();
     } catch (const powerinfer::LoadCancelled&) {
         outcome.cancelled = true;
         outcome.error = tr("Loading was cancelled.");
@@ -66,7 +74,24 @@ void EngineWorker::load(quint64 id, powerinfer::LoadOptions options, CancelFlag 
 void EngineWorker::unload() { engine_.reset(); }
 
 void EngineWorker::setTuning(powerinfer::Tuning tuning) {
-    if (engine_) engine_->set_tuning(tuning);
+    queueTuning(tuning);
+    applyPendingTuning();
+}
+
+void EngineWorker::queueTuning(const powerinfer::Tuning& tuning) {
+    std::lock_guard lock(tuningMutex_);
+    pendingTuning_ = tuning;
+}
+
+void EngineWorker::applyPendingTuning() {
+    std::optional<powerinfer::Tuning> t;
+    {
+        std::lock_guard lock(tuningMutex_);
+        t.swap(pendingTuning_);
+    }
+    if (!t || !engine_) return;
+    engine_->set_tuning(*t);
+    emit tuningApplied(engine_->tuning(), engine_->memory());
 }
 
 void EngineWorker::reset() {
@@ -89,6 +114,7 @@ void EngineWorker::generate(quint64 id, GenerationJob job, CancelFlag cancel) {
     // can fire here; instead each token checks whether a batch is due.
     using Clock = std::chrono::steady_clock;
     std::string pending;
+    std::vector<powerinfer::TokenMetrics> samples;
     int pendingTokens = 0, totalTokens = 0;
     double sparsitySum = 0, hitSum = 0;
     int metricSamples = 0;
@@ -102,6 +128,8 @@ void EngineWorker::generate(quint64 id, GenerationJob job, CancelFlag cancel) {
         chunk.totalTokens = totalTokens;
         const double seconds = std::chrono::duration<double>(now - firstToken).count();
         chunk.tokensPerSecond = seconds > 0 && totalTokens > 1 ? (totalTokens - 1) / seconds : 0;
+        chunk.samples.swap(samples);
+        chunk.memory = engine_->memory();
         pending.clear();
         pendingTokens = 0;
         lastEmit = now;
@@ -118,6 +146,11 @@ void EngineWorker::generate(quint64 id, GenerationJob job, CancelFlag cancel) {
             hitSum += ev.metrics.hit_rate();
             ++metricSamples;
         }
+        // A slow GUI must not make batches grow without bound: keep the latest.
+        if (samples.size() >= kMaxSamplesPerChunk) samples.erase(samples.begin());
+        samples.push_back(ev.metrics);
+        // The engine applies a tuning before its next token.
+        applyPendingTuning();
         if (now - lastEmit >= batchInterval_) flush(now);
     };
     try {
@@ -129,6 +162,7 @@ void EngineWorker::generate(quint64 id, GenerationJob job, CancelFlag cancel) {
         outcome.promptTokens = r.prompt_tokens;
         outcome.generatedTokens = r.generated_tokens;
         outcome.tokensPerSecond = r.decode_tokens_per_s;
+        outcome.promptTokensPerSecond = r.prompt_tokens_per_s;
         outcome.notice = fromUtf8(r.notice);
         if (metricSamples > 0) {
             outcome.sparsity = sparsitySum / metricSamples;
@@ -139,6 +173,86 @@ void EngineWorker::generate(quint64 id, GenerationJob job, CancelFlag cancel) {
         outcome.error = fromUtf8(e.what());
     }
     emit generationFinished(id, outcome);
+}
+
+void EngineWorker::calibrate(quint64 id, CalibrationRequest request, CancelFlag cancel) {
+    CalibrationOutcome outcome;
+    // The calibration reads the model itself: free the loaded copy first.
+    engine_.reset();
+    try {
+        if (!calibrator_) throw powerinfer::EngineError("this build cannot calibrate models");
+        const auto progress = [&](double fraction, double eta, const std::string& line) {
+            emit calibrationProgress(id, fraction, eta, fromUtf8(line));
+            return !cancel->load();
+        };
+        const std::filesystem::path sidecar = calibrator_(request, progress);
+        outcome.ok = true;
+        outcome.sidecar = QString::fromStdU16String(sidecar.u16string());
+    } catch (const powerinfer::LoadCancelled&) {
+        outcome.cancelled = true;
+        outcome.error = tr("Calibration was cancelled.");
+    } catch (const std::exception& e) {
+        outcome.error = fromUtf8(e.what());
+    }
+    emit calibrationFinished(id, outcome);
+}
+
+void EngineWorker::preview(quint64 id, powerinfer::Tuning tuning) {
+    PlacementPreview p;
+    if (previewer_) {
+        try {
+            p = previewer_(engine_.get(), modelPath_, tuning);
+        } catch (const std::exception& e) {
+            p.note = fromUtf8(e.what());
+        }
+    } else {
+        p.note = tr("no placement preview in this build");
+    }
+    emit previewReady(id, p);
+}
+
+void EngineWorker::compare(quint64 id, GenerationJob job, CancelFlag cancel) {
+    CompareOutcome out;
+    if (!engine_) {
+        out.error = tr("No model is loaded. Choose a model first.");
+        emit compareFinished(id, out);
+        return;
+    }
+    const powerinfer::Tuning saved = engine_->tuning();
+    powerinfer::GenerateRequest request;
+    request.messages = std::move(job.messages);
+    request.max_tokens = job.maxTokens;
+    request.sampling.temperature = 0;  // greedy: the paths must be comparable
+    request.reuse_cache = false;
+    const auto run = [&](bool sparse, std::vector<int32_t>& tokens, double& tps, QString& text) {
+        powerinfer::Tuning t = saved;
+        t.sparse = sparse;
+        engine_->set_tuning(t);
+        engine_->reset();
+        const auto r = engine_->generate(
+            request, [&](const powerinfer::TokenEvent& ev) { tokens.push_back(ev.token); },
+            cancel.get());
+        tps = r.decode_tokens_per_s;
+        text = fromUtf8(r.text);
+    };
+    try {
+        std::vector<int32_t> dense, sparse;
+        run(false, dense, out.denseTokensPerSecond, out.denseText);
+        run(true, sparse, out.sparseTokensPerSecond, out.sparseText);
+        const size_t n = std::max(dense.size(), sparse.size());
+        size_t equal = 0;
+        for (size_t i = 0; i < std::min(dense.size(), sparse.size()); ++i)
+            if (dense[i] == sparse[i]) ++equal;
+        out.tokens = int(n);
+        out.agreement = n ? double(equal) / double(n) : 1.0;
+        out.ok = true;
+    } catch (const std::exception& e) {
+        out.error = fromUtf8(e.what());
+    }
+    engine_->set_tuning(saved);
+    // The chat's cached prefix is gone: the next reply evaluates its prompt afresh.
+    engine_->reset();
+    emit compareFinished(id, out);
 }
 
 EngineClient::EngineClient(EngineFactory factory, QObject* parent,
@@ -159,12 +273,21 @@ EngineClient::EngineClient(EngineFactory factory, QObject* parent,
         if (id == currentGeneration_) emit piecesReady(c);
     });
     connect(worker, &EngineWorker::generationFinished, this, &EngineClient::generationFinished);
+    connect(worker, &EngineWorker::tuningApplied, this, &EngineClient::tuningApplied);
+    connect(worker, &EngineWorker::calibrationProgress, this,
+            [this](quint64 id, double f, double eta, const QString& line) {
+                if (id == currentCalibration_) emit calibrationProgress(f, eta, line);
+            });
+    connect(worker, &EngineWorker::calibrationFinished, this, &EngineClient::calibrationFinished);
+    connect(worker, &EngineWorker::previewReady, this, &EngineClient::previewReady);
+    connect(worker, &EngineWorker::compareFinished, this, &EngineClient::compareFinished);
     thread_.start();
 }
 
 EngineClient::~EngineClient() {
     cancelLoad();
     cancelGeneration();
+    cancelCalibration();
     thread_.quit();
     thread_.wait();
 }
@@ -213,8 +336,76 @@ void EngineClient::unload() {
 }
 
 void EngineClient::setTuning(const powerinfer::Tuning& tuning) {
+    // Queued directly (not through the busy command queue) so that a running
+    // generation picks it up at its next token; the posted call applies it
+    // when the engine is idle.
+    worker_->queueTuning(tuning);
     QMetaObject::invokeMethod(
         worker_, [w = worker_.data(), tuning] { w->setTuning(tuning); }, Qt::QueuedConnection);
+}
+
+void EngineClient::setCalibrator(Calibrator calibrator) {
+    QMetaObject::invokeMethod(
+        worker_, [w = worker_.data(), c = std::move(calibrator)] { w->setCalibrator(c); },
+        Qt::QueuedConnection);
+}
+
+void EngineClient::setPreviewer(PlacementPreviewer previewer) {
+    QMetaObject::invokeMethod(
+        worker_, [w = worker_.data(), p = std::move(previewer)] { w->setPreviewer(p); },
+        Qt::QueuedConnection);
+}
+
+QCoro::Task<CalibrationOutcome> EngineClient::calibrate(CalibrationRequest request) {
+    cancelGeneration();
+    const quint64 id = ++nextId_;
+    currentCalibration_ = id;
+    calibrationCancel_ = std::make_shared<std::atomic<bool>>(false);
+    loaded_ = false;
+    QMetaObject::invokeMethod(
+        worker_,
+        [w = worker_.data(), id, request, c = calibrationCancel_] { w->calibrate(id, request, c); },
+        Qt::QueuedConnection);
+    QPointer<EngineClient> self(this);
+    for (;;) {
+        const auto [doneId, outcome] = co_await qCoro(this, &EngineClient::calibrationFinished);
+        if (!self) co_return CalibrationOutcome{};
+        if (doneId == id) co_return outcome;
+    }
+}
+
+void EngineClient::cancelCalibration() {
+    if (calibrationCancel_) calibrationCancel_->store(true);
+}
+
+QCoro::Task<PlacementPreview> EngineClient::preview(powerinfer::Tuning tuning) {
+    const quint64 id = ++nextId_;
+    QMetaObject::invokeMethod(
+        worker_, [w = worker_.data(), id, tuning] { w->preview(id, tuning); },
+        Qt::QueuedConnection);
+    QPointer<EngineClient> self(this);
+    for (;;) {
+        const auto [doneId, p] = co_await qCoro(this, &EngineClient::previewReady);
+        if (!self) co_return PlacementPreview{};
+        if (doneId == id) co_return p;
+    }
+}
+
+QCoro::Task<CompareOutcome> EngineClient::compare(GenerationJob job) {
+    const quint64 id = ++nextId_;
+    generationCancel_ = std::make_shared<std::atomic<bool>>(false);
+    QMetaObject::invokeMethod(
+        worker_,
+        [w = worker_.data(), id, job = std::move(job), c = generationCancel_]() mutable {
+            w->compare(id, std::move(job), c);
+        },
+        Qt::QueuedConnection);
+    QPointer<EngineClient> self(this);
+    for (;;) {
+        const auto [doneId, out] = co_await qCoro(this, &EngineClient::compareFinished);
+        if (!self) co_return CompareOutcome{};
+        if (doneId == id) co_return out;
+    }
 }
 
 void EngineClient::reset() {

@@ -14,8 +14,12 @@
 #include <QThread>
 #include <atomic>
 #include <chrono>
+#include <filesystem>
 #include <functional>
 #include <memory>
+#include <mutex>
+#include <optional>
+#include <vector>
 
 #include "powerinfer/engine.h"
 
@@ -31,6 +35,8 @@ struct LoadOutcome {
     QString error;
     powerinfer::ModelInfo info;
     QString deviceName;  // MemoryReport::device_name
+    powerinfer::MemoryReport memory;
+    powerinfer::Tuning tuning;  // what the engine runs with
 };
 
 // An immutable snapshot of everything one generation needs, taken on the GUI
@@ -47,6 +53,58 @@ struct StreamChunk {
     int tokens = 0;              // tokens in this batch
     int totalTokens = 0;         // tokens so far in this reply
     double tokensPerSecond = 0;  // decode speed so far
+    // The batch's per-token engine samples (at most kMaxSamplesPerChunk, the
+    // latest) and the memory report at the time of the batch.
+    std::vector<powerinfer::TokenMetrics> samples;
+    powerinfer::MemoryReport memory;
+};
+inline constexpr size_t kMaxSamplesPerChunk = 128;
+
+// Calibration (sidecar creation) is injected like the engine factory, so the
+// app library stays engine-free; the real executable wraps
+// powerinfer::calibrate::calibrate_model.
+struct CalibrationRequest {
+    std::filesystem::path model;
+    std::filesystem::path corpus;
+    double targetSparsity = 0.5;
+    int64_t tokens = 20000;
+    int threads = 0;
+};
+// fraction in [0,1], ETA in seconds (-1: unknown), a log line; return false to cancel.
+using CalibrationProgress =
+    std::function<bool(double fraction, double eta, const std::string& line)>;
+// Returns the sidecar written; throws EngineError (LoadCancelled when cancelled).
+using Calibrator =
+    std::function<std::filesystem::path(const CalibrationRequest&, const CalibrationProgress&)>;
+
+struct CalibrationOutcome {
+    bool ok = false;
+    bool cancelled = false;
+    QString error;
+    QString sidecar;
+};
+
+// What the placement would be for a tuning, before it is applied.
+struct PlacementPreview {
+    bool available = false;
+    int64_t hotNeurons = 0;
+    int64_t totalNeurons = 0;
+    int64_t deviceBytes = 0;  // fixed parts + hot neurons
+    bool budgetLimited = false;
+    QString note;  // how it was computed, or why there is none
+};
+// Runs on the engine thread with the loaded engine (may be null) and its file.
+using PlacementPreviewer = std::function<PlacementPreview(
+    const powerinfer::Engine*, const std::filesystem::path& model, const powerinfer::Tuning&)>;
+
+// "Compare with dense": the same prompt, greedy, through both paths.
+struct CompareOutcome {
+    bool ok = false;
+    QString error;
+    int tokens = 0;        // compared positions (the longer reply's length)
+    double agreement = 0;  // fraction of positions with equal tokens
+    double denseTokensPerSecond = 0, sparseTokensPerSecond = 0;
+    QString denseText, sparseText;
 };
 
 struct GenerationOutcome {
@@ -57,6 +115,7 @@ struct GenerationOutcome {
     int promptTokens = 0;
     int generatedTokens = 0;
     double tokensPerSecond = 0;
+    double promptTokensPerSecond = 0;
     double sparsity = -1;  // mean over tokens; -1 when the engine reported none
     double hitRate = -1;
     QString notice;
@@ -74,17 +133,38 @@ public:
     void generate(quint64 id, GenerationJob job, CancelFlag cancel);
     void setTuning(powerinfer::Tuning tuning);
     void reset();
+    void calibrate(quint64 id, CalibrationRequest request, CancelFlag cancel);
+    void preview(quint64 id, powerinfer::Tuning tuning);
+    void compare(quint64 id, GenerationJob job, CancelFlag cancel);
+    void setCalibrator(Calibrator calibrator) { calibrator_ = std::move(calibrator); }
+    void setPreviewer(PlacementPreviewer previewer) { previewer_ = std::move(previewer); }
+
+    // Thread-safe: any thread may queue a tuning; the engine thread applies
+    // it between tokens of a running generation (or at once when idle).
+    void queueTuning(const powerinfer::Tuning& tuning);
 
 signals:
     void loadProgress(quint64 id, double fraction);
     void loadFinished(quint64 id, powerinfer::app::LoadOutcome outcome);
     void piecesReady(quint64 id, powerinfer::app::StreamChunk chunk);
     void generationFinished(quint64 id, powerinfer::app::GenerationOutcome outcome);
+    void tuningApplied(powerinfer::Tuning tuning, powerinfer::MemoryReport memory);
+    void calibrationProgress(quint64 id, double fraction, double eta, QString line);
+    void calibrationFinished(quint64 id, powerinfer::app::CalibrationOutcome outcome);
+    void previewReady(quint64 id, powerinfer::app::PlacementPreview preview);
+    void compareFinished(quint64 id, powerinfer::app::CompareOutcome outcome);
 
 private:
+    void applyPendingTuning();
+
     EngineFactory factory_;
     std::chrono::milliseconds batchInterval_;
     std::unique_ptr<powerinfer::Engine> engine_;
+    Calibrator calibrator_;
+    PlacementPreviewer previewer_;
+    std::filesystem::path modelPath_;
+    std::mutex tuningMutex_;
+    std::optional<powerinfer::Tuning> pendingTuning_;
 };
 
 class EngineClient : public QObject {
@@ -100,9 +180,17 @@ public:
     // Resolves when the reply is complete; text arrives earlier via piecesReady.
     QCoro::Task<GenerationOutcome> generate(GenerationJob job);
     void unload();
+    // Applied between tokens, even while a reply is streaming.
     void setTuning(const powerinfer::Tuning& tuning);
     // Drops the KV cache (next generation starts fresh).
     void reset();
+    void setCalibrator(Calibrator calibrator);
+    void setPreviewer(PlacementPreviewer previewer);
+    // Unloads the model while it runs; the caller reloads it afterwards.
+    QCoro::Task<CalibrationOutcome> calibrate(CalibrationRequest request);
+    void cancelCalibration();
+    QCoro::Task<PlacementPreview> preview(powerinfer::Tuning tuning);
+    QCoro::Task<CompareOutcome> compare(GenerationJob job);
 
     // Thread-safe and immediate: they flip the flag the engine polls.
     void cancelLoad();
@@ -113,10 +201,15 @@ public:
 signals:
     void loadProgress(double fraction);
     void piecesReady(const powerinfer::app::StreamChunk& chunk);
+    void tuningApplied(const powerinfer::Tuning& tuning, const powerinfer::MemoryReport& memory);
+    void calibrationProgress(double fraction, double eta, const QString& line);
 
     // Relays of the worker's results on the GUI thread (awaited internally).
     void loadFinished(quint64 id, const powerinfer::app::LoadOutcome& outcome);
     void generationFinished(quint64 id, const powerinfer::app::GenerationOutcome& outcome);
+    void calibrationFinished(quint64 id, const powerinfer::app::CalibrationOutcome& outcome);
+    void previewReady(quint64 id, const powerinfer::app::PlacementPreview& preview);
+    void compareFinished(quint64 id, const powerinfer::app::CompareOutcome& outcome);
 
 private:
     QThread thread_;
@@ -126,6 +219,8 @@ private:
     quint64 currentGeneration_ = 0;
     CancelFlag loadCancel_;
     CancelFlag generationCancel_;
+    CancelFlag calibrationCancel_;
+    quint64 currentCalibration_ = 0;
     bool loaded_ = false;
 };
 
@@ -134,3 +229,8 @@ private:
 Q_DECLARE_METATYPE(powerinfer::app::LoadOutcome)
 Q_DECLARE_METATYPE(powerinfer::app::StreamChunk)
 Q_DECLARE_METATYPE(powerinfer::app::GenerationOutcome)
+Q_DECLARE_METATYPE(powerinfer::app::CalibrationOutcome)
+Q_DECLARE_METATYPE(powerinfer::app::PlacementPreview)
+Q_DECLARE_METATYPE(powerinfer::app::CompareOutcome)
+Q_DECLARE_METATYPE(powerinfer::Tuning)
+Q_DECLARE_METATYPE(powerinfer::MemoryReport)

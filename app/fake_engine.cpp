@@ -1,6 +1,8 @@
 #include "fake_engine.h"
 
+#include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <thread>
 
 namespace powerinfer::app {
@@ -17,11 +19,15 @@ std::unique_ptr<FakeEngine> FakeEngine::load(const powerinfer::LoadOptions& opti
     engine->info_.name = script.modelName;
     engine->info_.quant = "Q4_1";
     engine->info_.n_params = 135'000'000;
-    engine->info_.n_layers = 30;
+    engine->info_.n_layers = script.layers;
+    engine->info_.n_ff = 1536;
+    engine->info_.has_sidecar = script.sidecar;
     engine->info_.n_ctx_train = 8192;
     engine->info_.n_ctx = options.n_ctx;
     engine->info_.chat_template_name = "chatml";
-    engine->info_.sparse_status = "dense (fake engine)";
+    engine->info_.sparse_status = script.sidecar
+                                      ? "sparse: fake sidecar, simulated device"
+                                      : "dense: no sidecar next to the model (fake engine)";
     engine->info_.device = "CPU (fake engine)";
     engine->tuning_ = options.tuning;
     engine->threads_ = options.n_threads;
@@ -52,13 +58,11 @@ powerinfer::GenerateResult FakeEngine::generate(
         powerinfer::TokenEvent ev;
         ev.piece = script_.tokens[i % n];
         ev.token = int32_t(i % n);
-        ev.metrics.token_index = int64_t(i);
-        ev.metrics.ffn_neurons_total = 1000;
-        ev.metrics.active = 200;
-        ev.metrics.hot_hits = 150;
-        ev.metrics.cache_hits = 30;
-        ev.metrics.cold_misses = 20;
-        last_ = ev.metrics;
+        ev.metrics = metricsFor(int64_t(i));
+        {
+            std::lock_guard lock(mutex_);
+            last_ = ev.metrics;
+        }
         r.text += ev.piece;
         ++r.generated_tokens;
         if (on_token) on_token(ev);
@@ -83,9 +87,77 @@ std::string FakeEngine::detokenize(const std::vector<int32_t>& tokens) const {
     return std::string(tokens.begin(), tokens.end());
 }
 
+void FakeEngine::set_tuning(const powerinfer::Tuning& tuning) {
+    std::lock_guard lock(mutex_);
+    tuning_ = tuning;
+    tuningCalls_.push_back(tuning);
+}
+
+powerinfer::Tuning FakeEngine::tuning() const {
+    std::lock_guard lock(mutex_);
+    return tuning_;
+}
+
+std::vector<powerinfer::Tuning> FakeEngine::tuningCalls() const {
+    std::lock_guard lock(mutex_);
+    return tuningCalls_;
+}
+
+powerinfer::TokenMetrics FakeEngine::metricsFor(int64_t i) const {
+    const powerinfer::Tuning t = tuning();
+    powerinfer::TokenMetrics m;
+    m.token_index = i;
+    m.token_ms = double(script_.tokenDelay.count());
+    if (!script_.sidecar || !t.sparse) {
+        m.cpu_ms = m.token_ms;
+        return m;
+    }
+    // At the default knobs: 200 of 1000 active, 150 hot hits, 30 cache hits.
+    m.ffn_neurons_total = 1000;
+    m.active = std::clamp<int64_t>(
+        std::llround(200.0 * std::sqrt(0.5 / std::max(0.05, t.predictor_threshold))), 1, 1000);
+    m.hot_hits = std::min<int64_t>(
+        m.active, std::llround(double(m.active) * 0.75 * t.hot_neuron_threshold / 0.85));
+    m.cache_hits = std::min<int64_t>(
+        m.active - m.hot_hits,
+        std::llround(double(m.active) * 0.15 * std::min(1.0, t.cache_window_size / 8.0)));
+    m.cold_misses = m.active - m.hot_hits - m.cache_hits;
+    m.predictor_ms = 0.1 * m.token_ms;
+    m.device_ms = 0.6 * m.token_ms;
+    m.cpu_ms = 0.3 * m.token_ms;
+    m.recall = 0.9 + 0.04 * std::sin(double(i) * 0.4);
+    const double hit = m.hit_rate(), active = double(m.active) / double(m.ffn_neurons_total);
+    for (int l = 0; l < script_.layers; ++l) {
+        // A deterministic wobble so each layer and token differ.
+        const double w = std::sin(double(l) * 0.7 + double(i) * 0.3);
+        m.layer_hit_rate.push_back(float(std::clamp(hit + 0.08 * w - 0.004 * l, 0.0, 1.0)));
+        m.layer_active_fraction.push_back(
+            float(std::clamp(active * (0.6 + 0.03 * l) + 0.03 * w, 0.0, 1.0)));
+    }
+    return m;
+}
+
 powerinfer::MemoryReport FakeEngine::memory() const {
+    const powerinfer::Tuning t = tuning();
     powerinfer::MemoryReport m;
     m.device_name = "CPU (fake engine)";
+    m.simulated = true;
+    constexpr int64_t MiB = 1 << 20;
+    m.budget_bytes = (t.vram_budget_mb > 0 ? t.vram_budget_mb : 160) * MiB;
+    m.dense_weights = 40 * MiB;
+    m.kv_cache = 12 * MiB;
+    if (script_.sidecar && t.sparse) {
+        m.predictors = 6 * MiB;
+        m.hot_neurons =
+            std::min<int64_t>(std::llround(60.0 * MiB * t.hot_neuron_threshold / 0.85),
+                              m.budget_bytes - m.dense_weights - m.kv_cache - m.predictors);
+        m.neuron_cache = std::min<int64_t>(
+            int64_t(t.cache_window_size) * MiB,
+            m.budget_bytes - m.dense_weights - m.kv_cache - m.predictors - m.hot_neurons);
+        m.neuron_cache = std::max<int64_t>(0, m.neuron_cache);
+        m.hot_neurons = std::max<int64_t>(0, m.hot_neurons);
+    }
+    m.host_weights = 90 * MiB;
     return m;
 }
 

@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -22,6 +23,10 @@ struct FakeScript {
     std::string loadError;  // non-empty: load throws EngineError with it
     std::string modelName = "Fake model";
     int promptTokensPerMessage = 10;
+    // With a sidecar the engine reports sparse metrics (per-layer arrays,
+    // shaped by the tuning) while tuning.sparse is on; without one it is dense.
+    bool sidecar = true;
+    int layers = 30;
 };
 
 class FakeEngine : public powerinfer::Engine {
@@ -38,9 +43,12 @@ public:
     std::string format_chat(const std::vector<powerinfer::ChatMessage>& messages) const override;
     std::vector<int32_t> tokenize(const std::string& text, bool add_special) const override;
     std::string detokenize(const std::vector<int32_t>& tokens) const override;
-    void set_tuning(const powerinfer::Tuning& tuning) override { tuning_ = tuning; }
-    powerinfer::Tuning tuning() const override { return tuning_; }
-    powerinfer::TokenMetrics last_metrics() const override { return last_; }
+    void set_tuning(const powerinfer::Tuning& tuning) override;
+    powerinfer::Tuning tuning() const override;
+    powerinfer::TokenMetrics last_metrics() const override {
+        std::lock_guard lock(mutex_);
+        return last_;
+    }
     powerinfer::MemoryReport memory() const override;
     void reset() override { ++resets_; }
 
@@ -48,11 +56,18 @@ public:
     const powerinfer::GenerateRequest& lastRequest() const { return lastRequest_; }
     int resets() const { return resets_; }
     int loadedThreads() const { return threads_; }
+    // Every set_tuning call, in order (thread-safe: tests read it while the
+    // engine thread generates).
+    std::vector<powerinfer::Tuning> tuningCalls() const;
+    // The sample the engine reports for token i under the current tuning.
+    powerinfer::TokenMetrics metricsFor(int64_t i) const;
 
 private:
     FakeScript script_;
     powerinfer::ModelInfo info_;
+    mutable std::mutex mutex_;
     powerinfer::Tuning tuning_;
+    std::vector<powerinfer::Tuning> tuningCalls_;
     powerinfer::TokenMetrics last_;
     powerinfer::GenerateRequest lastRequest_;
     int resets_ = 0;

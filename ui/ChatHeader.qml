@@ -10,6 +10,7 @@ Rectangle {
     required property ChatController controller
     signal modelPickerRequested
     signal settingsRequested
+    signal tuningRequested
     signal exportRequested(string format)
 
     implicitHeight: 56
@@ -82,6 +83,23 @@ Rectangle {
                 border.width: 1
                 border.color: modelChip.visualFocus ? Theme.accent : Theme.border
             }
+        }
+
+        IconButton {
+            objectName: "tuningButton"
+            iconName: "chip"
+            tip: qsTr("Sparse engine tuning")
+            onClicked: root.tuningRequested()
+        }
+
+        IconButton {
+            objectName: "metricsToggle"
+            iconName: "activity"
+            tip: root.controller.settings.showMetrics ? qsTr("Hide metrics") : qsTr("Show metrics")
+            checkable: true
+            checked: root.controller.settings.showMetrics
+            iconColor: checked ? Theme.accent : Theme.textMuted
+            onToggled: root.controller.settings.showMetrics = checked
         }
 
         IconButton {

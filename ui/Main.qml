@@ -8,6 +8,8 @@ ApplicationWindow {
     id: window
 
     required property ChatController controller
+    // Smoke mode (--show-tuning): open the tuning panel once the window is up.
+    property bool openTuningAtStart: false
 
     width: 1280
     height: 800
@@ -89,6 +91,7 @@ ApplicationWindow {
                 Layout.fillWidth: true
                 onModelPickerRequested: modelPicker.open()
                 onSettingsRequested: settingsDrawer.open()
+                onTuningRequested: tuningPanel.open()
                 onExportRequested: format => exportDialog.ask(format)
             }
 
@@ -119,6 +122,28 @@ ApplicationWindow {
                 Layout.fillWidth: true
             }
         }
+
+        MetricsPanel {
+            objectName: "metricsPanel"
+            controller: window.controller
+            visible: window.controller.settings.showMetrics
+            Layout.fillHeight: true
+            Layout.preferredWidth: 360
+            onCalibrateRequested: calibrateDialog.open()
+            onTuningRequested: tuningPanel.open()
+        }
+    }
+
+    TuningPanel {
+        id: tuningPanel
+        controller: window.controller
+        height: window.height
+        onCalibrateRequested: calibrateDialog.open()
+    }
+
+    CalibrateDialog {
+        id: calibrateDialog
+        controller: window.controller
     }
 
     ModelPicker {
@@ -149,5 +174,9 @@ ApplicationWindow {
         anchors.bottomMargin: 120
     }
 
-    Component.onCompleted: composer.focusInput()
+    Component.onCompleted: {
+        composer.focusInput()
+        if (openTuningAtStart)
+            tuningPanel.open()
+    }
 }

@@ -36,6 +36,14 @@ QtObject {
     readonly property color danger: dark ? "#ff6b6b" : "#d93036"
     readonly property color success: dark ? "#4cc38a" : "#1f9d55"
     readonly property color warning: dark ? "#f5b84a" : "#b7791f"
+    // Series and categories in the metrics panel (distinct in both palettes).
+    readonly property color chart1: dark ? "#8b8ff8" : "#5b5bd6"
+    readonly property color chart2: dark ? "#4cc38a" : "#1f9d55"
+    readonly property color chart3: dark ? "#f5b84a" : "#d08a16"
+    readonly property color chart4: dark ? "#5fb3f0" : "#1f7fc4"
+    readonly property color chart5: dark ? "#e07ab8" : "#c0468f"
+    readonly property color chart6: dark ? "#7c8190" : "#9aa0ab"
+    readonly property color heatLow: dark ? "#1b1d24" : "#f1f2f8"
     readonly property color shadow: dark ? "#80000000" : "#1a000000"
 
     readonly property string fontFamily: Qt.fontFamilies().indexOf("Inter") >= 0 ? "Inter"

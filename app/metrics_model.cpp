@@ -1,0 +1,112 @@
+#include "metrics_model.h"
+
+#include <algorithm>
+
+namespace powerinfer::app {
+
+MetricsModel::MetricsModel(int capacity, QObject* parent)
+    : QObject(parent), ring_(size_t(std::max(1, capacity))) {}
+
+qint64 MetricsModel::deviceUsed() const {
+    return memory_.dense_weights + memory_.hot_neurons + memory_.neuron_cache + memory_.kv_cache +
+           memory_.predictors;
+}
+
+const MetricsModel::Sample& MetricsModel::at(int i) const {
+    const int cap = capacity();
+    return ring_[size_t((head_ - count_ + i + cap * 2) % cap)];
+}
+
+float MetricsModel::layerHitRateAt(int i, int layer) const {
+    const auto& v = at(i).layerHit;
+    return layer >= 0 && size_t(layer) < v.size() ? v[size_t(layer)] : -1.0f;
+}
+
+float MetricsModel::layerActiveFractionAt(int i, int layer) const {
+    const auto& v = at(i).layerActive;
+    return layer >= 0 && size_t(layer) < v.size() ? v[size_t(layer)] : -1.0f;
+}
+
+QVariantList MetricsModel::hitRateSeries() const {
+    QVariantList out;
+    out.reserve(count_);
+    for (int i = 0; i < count_; ++i) out.append(at(i).sparse ? at(i).hitRate : -1.0);
+    return out;
+}
+
+void MetricsModel::addSamples(const std::vector<powerinfer::TokenMetrics>& samples) {
+    if (samples.empty()) return;
+    const int cap = capacity();
+    for (const auto& m : samples) {
+        Sample& s = ring_[size_t(head_)];
+        s.sparse = m.ffn_neurons_total > 0;
+        s.hitRate = m.hit_rate();
+        s.recall = m.recall;
+        s.sparsity = m.sparsity();
+        s.tokenMs = m.token_ms;
+        s.predictorMs = m.predictor_ms;
+        s.deviceMs = m.device_ms;
+        s.cpuMs = m.cpu_ms;
+        s.layerHit = m.layer_hit_rate;
+        s.layerActive = m.layer_active_fraction;
+        head_ = (head_ + 1) % cap;
+        count_ = std::min(count_ + 1, cap);
+        ++total_;
+    }
+    recompute();
+    emit updated();
+}
+
+void MetricsModel::recompute() {
+    int sparseN = 0, n = count_;
+    double hit = 0, spars = 0, pred = 0, dev = 0, cpu = 0, tok = 0;
+    int layers = 0;
+    recall_ = -1;
+    for (int i = 0; i < n; ++i) {
+        const Sample& s = at(i);
+        pred += s.predictorMs;
+        dev += s.deviceMs;
+        cpu += s.cpuMs;
+        tok += s.tokenMs;
+        layers = std::max(layers, int(std::max(s.layerHit.size(), s.layerActive.size())));
+        if (s.recall >= 0) recall_ = s.recall;  // the latest validation sample
+        if (!s.sparse) continue;
+        hit += s.hitRate;
+        spars += s.sparsity;
+        ++sparseN;
+    }
+    sparse_ = n > 0 && at(n - 1).sparse;
+    hitRate_ = sparseN ? hit / sparseN : 0;
+    sparsity_ = sparseN ? spars / sparseN : 0;
+    predictorMs_ = n ? pred / n : 0;
+    deviceMs_ = n ? dev / n : 0;
+    cpuMs_ = n ? cpu / n : 0;
+    tokenMs_ = n ? tok / n : 0;
+    layers_ = layers;
+}
+
+void MetricsModel::setMemory(const powerinfer::MemoryReport& memory) {
+    memory_ = memory;
+    emit memoryChanged();
+}
+
+void MetricsModel::setModel(bool hasSidecar, const QString& sparseStatus) {
+    hasSidecar_ = hasSidecar;
+    sparseStatus_ = sparseStatus;
+    emit modelChanged();
+}
+
+void MetricsModel::setSpeeds(double decodeTokensPerSecond, double promptTokensPerSecond) {
+    if (decodeTokensPerSecond >= 0) decodeTps_ = decodeTokensPerSecond;
+    if (promptTokensPerSecond >= 0) promptTps_ = promptTokensPerSecond;
+    emit speedChanged();
+}
+
+void MetricsModel::clear() {
+    head_ = count_ = 0;
+    total_ = 0;
+    recompute();
+    emit updated();
+}
+
+}  // namespace powerinfer::app

@@ -1,0 +1,124 @@
+// The metrics panel's data: ring buffers of the engine's per-token samples
+// (hit rate, recall, per-layer arrays), window means, the memory report and
+// the speeds. GUI thread only; fed in batches (one StreamChunk = one
+// `updated` signal), so a 40 Hz stream costs the UI 40 repaints at most.
+#pragma once
+
+#include <qqmlintegration.h>
+
+#include <QObject>
+#include <QVariantList>
+#include <vector>
+
+#include "powerinfer/engine.h"
+
+namespace powerinfer::app {
+
+class MetricsModel : public QObject {
+    Q_OBJECT
+    QML_ELEMENT
+    QML_UNCREATABLE("provided by ChatController")
+    Q_PROPERTY(int capacity READ capacity CONSTANT)
+    Q_PROPERTY(int count READ count NOTIFY updated)
+    Q_PROPERTY(int layers READ layers NOTIFY updated)
+    Q_PROPERTY(qint64 totalTokens READ totalTokens NOTIFY updated)
+    Q_PROPERTY(bool sparse READ sparse NOTIFY updated)
+    Q_PROPERTY(double hitRate READ hitRate NOTIFY updated)
+    Q_PROPERTY(double recall READ recall NOTIFY updated)
+    Q_PROPERTY(double sparsity READ sparsity NOTIFY updated)
+    Q_PROPERTY(double predictorMs READ predictorMs NOTIFY updated)
+    Q_PROPERTY(double deviceMs READ deviceMs NOTIFY updated)
+    Q_PROPERTY(double cpuMs READ cpuMs NOTIFY updated)
+    Q_PROPERTY(double tokenMs READ tokenMs NOTIFY updated)
+    Q_PROPERTY(double decodeTokensPerSecond READ decodeTokensPerSecond NOTIFY speedChanged)
+    Q_PROPERTY(double promptTokensPerSecond READ promptTokensPerSecond NOTIFY speedChanged)
+    Q_PROPERTY(QString deviceName READ deviceName NOTIFY memoryChanged)
+    Q_PROPERTY(bool simulated READ simulated NOTIFY memoryChanged)
+    Q_PROPERTY(qint64 budgetBytes READ budgetBytes NOTIFY memoryChanged)
+    Q_PROPERTY(qint64 denseWeights READ denseWeights NOTIFY memoryChanged)
+    Q_PROPERTY(qint64 hotNeurons READ hotNeurons NOTIFY memoryChanged)
+    Q_PROPERTY(qint64 neuronCache READ neuronCache NOTIFY memoryChanged)
+    Q_PROPERTY(qint64 kvCache READ kvCache NOTIFY memoryChanged)
+    Q_PROPERTY(qint64 predictors READ predictors NOTIFY memoryChanged)
+    Q_PROPERTY(qint64 hostWeights READ hostWeights NOTIFY memoryChanged)
+    Q_PROPERTY(qint64 deviceUsed READ deviceUsed NOTIFY memoryChanged)
+    Q_PROPERTY(bool hasSidecar READ hasSidecar NOTIFY modelChanged)
+    Q_PROPERTY(QString sparseStatus READ sparseStatus NOTIFY modelChanged)
+
+public:
+    explicit MetricsModel(int capacity = 128, QObject* parent = nullptr);
+
+    int capacity() const { return int(ring_.size()); }
+    int count() const { return count_; }
+    int layers() const { return layers_; }
+    qint64 totalTokens() const { return total_; }
+    bool sparse() const { return sparse_; }
+    double hitRate() const { return hitRate_; }
+    double recall() const { return recall_; }
+    double sparsity() const { return sparsity_; }
+    double predictorMs() const { return predictorMs_; }
+    double deviceMs() const { return deviceMs_; }
+    double cpuMs() const { return cpuMs_; }
+    double tokenMs() const { return tokenMs_; }
+    double decodeTokensPerSecond() const { return decodeTps_; }
+    double promptTokensPerSecond() const { return promptTps_; }
+    QString deviceName() const { return QString::fromStdString(memory_.device_name); }
+    bool simulated() const { return memory_.simulated; }
+    qint64 budgetBytes() const { return memory_.budget_bytes; }
+    qint64 denseWeights() const { return memory_.dense_weights; }
+    qint64 hotNeurons() const { return memory_.hot_neurons; }
+    qint64 neuronCache() const { return memory_.neuron_cache; }
+    qint64 kvCache() const { return memory_.kv_cache; }
+    qint64 predictors() const { return memory_.predictors; }
+    qint64 hostWeights() const { return memory_.host_weights; }
+    qint64 deviceUsed() const;
+    bool hasSidecar() const { return hasSidecar_; }
+    QString sparseStatus() const { return sparseStatus_; }
+
+    // One batch of samples (oldest first): one `updated` signal.
+    void addSamples(const std::vector<powerinfer::TokenMetrics>& samples);
+    void setMemory(const powerinfer::MemoryReport& memory);
+    void setModel(bool hasSidecar, const QString& sparseStatus);
+    void setSpeeds(double decodeTokensPerSecond, double promptTokensPerSecond);
+    Q_INVOKABLE void clear();
+
+    // Sample i of the window, 0 = oldest (for the painted items and tests).
+    bool sparseAt(int i) const { return at(i).sparse; }
+    double hitRateAt(int i) const { return at(i).hitRate; }
+    double recallAt(int i) const { return at(i).recall; }
+    // Per-layer value of sample i, or -1 when it has none for that layer.
+    float layerHitRateAt(int i, int layer) const;
+    float layerActiveFractionAt(int i, int layer) const;
+    Q_INVOKABLE QVariantList hitRateSeries() const;
+
+signals:
+    void updated();
+    void memoryChanged();
+    void speedChanged();
+    void modelChanged();
+
+private:
+    struct Sample {
+        bool sparse = false;
+        double hitRate = 0, recall = -1, sparsity = 0;
+        double tokenMs = 0, predictorMs = 0, deviceMs = 0, cpuMs = 0;
+        std::vector<float> layerHit, layerActive;
+    };
+    const Sample& at(int i) const;
+    void recompute();
+
+    std::vector<Sample> ring_;
+    int head_ = 0;  // next slot to write
+    int count_ = 0;
+    qint64 total_ = 0;
+    int layers_ = 0;
+    bool sparse_ = false;
+    double hitRate_ = 0, recall_ = -1, sparsity_ = 0;
+    double predictorMs_ = 0, deviceMs_ = 0, cpuMs_ = 0, tokenMs_ = 0;
+    double decodeTps_ = 0, promptTps_ = 0;
+    powerinfer::MemoryReport memory_;
+    bool hasSidecar_ = false;
+    QString sparseStatus_;
+};
+
+}  // namespace powerinfer::app

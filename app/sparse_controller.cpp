@@ -1,0 +1,326 @@
+#include "sparse_controller.h"
+
+#include <qcoro/qcorofuture.h>
+
+#include <QCoreApplication>
+#include <QDir>
+#include <QFile>
+#include <QFileInfo>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QSaveFile>
+#include <QThread>
+#include <QUrl>
+#include <cmath>
+
+#include "chat_store.h"
+
+namespace powerinfer::app {
+
+namespace {
+
+std::filesystem::path fsPath(const QString& p) { return std::filesystem::path(p.toStdU16String()); }
+
+}  // namespace
+
+SparseController::SparseController(EngineClient* engine, ChatStore* store, QObject* parent)
+    : QObject(parent), engine_(engine), store_(store) {
+    connect(engine_, &EngineClient::tuningApplied, this,
+            [this](const powerinfer::Tuning&, const powerinfer::MemoryReport& memory) {
+                metrics_.setMemory(memory);
+            });
+    connect(engine_, &EngineClient::calibrationProgress, this,
+            [this](double f, double eta, const QString& line) {
+                calibrationProgress_ = f;
+                calibrationEta_ = eta;
+                calibrationLine_ = line;
+                emit calibrationChanged();
+            });
+}
+
+QString SparseController::configPathFor(const QString& modelPath) {
+    if (modelPath.isEmpty()) return {};
+    const QFileInfo fi(modelPath);
+    QString base = fi.fileName();
+    if (base.endsWith(QLatin1String(".gguf"), Qt::CaseInsensitive)) base.chop(5);
+    return fi.dir().filePath(base + QStringLiteral(".config.json"));
+}
+
+bool SparseController::assign(powerinfer::Tuning& t, const QString& key, const QVariant& v) {
+    bool ok = false;
+    if (key == QLatin1String("hot_neuron_threshold")) {
+        const double d = v.toDouble(&ok);
+        if (!ok || d < 0 || d > 1) return false;
+        t.hot_neuron_threshold = d;
+    } else if (key == QLatin1String("predictor_threshold")) {
+        const double d = v.toDouble(&ok);
+        if (!ok || d < 0 || d > 1) return false;
+        t.predictor_threshold = d;
+    } else if (key == QLatin1String("cache_window_size")) {
+        const int i = v.toInt(&ok);
+        if (!ok || i < 0 || i > (1 << 20)) return false;
+        t.cache_window_size = i;
+    } else if (key == QLatin1String("prefetch_depth")) {
+        const int i = v.toInt(&ok);
+        if (!ok || i < 0 || i > 1024) return false;
+        t.prefetch_depth = i;
+    } else if (key == QLatin1String("chunk_size")) {
+        const int i = v.toInt(&ok);
+        if (!ok || i < 1 || i > (1 << 16)) return false;
+        t.chunk_size = i;
+    } else if (key == QLatin1String("vram_budget_mb")) {
+        if (v.toString() == QLatin1String("auto")) {
+            t.vram_budget_mb = -1;
+            return true;
+        }
+        const qint64 mb = v.toLongLong(&ok);
+        if (!ok || mb < -1 || mb == 0) return false;
+        t.vram_budget_mb = mb;
+    } else if (key == QLatin1String("sparse")) {
+        if (v.typeId() != QMetaType::Bool && v.toString() != QLatin1String("true") &&
+            v.toString() != QLatin1String("false"))
+            return false;
+        t.sparse =
+            v.typeId() == QMetaType::Bool ? v.toBool() : v.toString() == QLatin1String("true");
+    } else {
+        return false;
+    }
+    return true;
+}
+
+powerinfer::Tuning SparseController::readConfig(const QString& path, QString* error) {
+    powerinfer::Tuning t;
+    QFile f(path);
+    if (!f.exists()) return t;
+    if (!f.open(QIODevice::ReadOnly)) {
+        if (error) *error = tr("%1 cannot be read: %2").arg(path, f.errorString());
+        return t;
+    }
+    QJsonParseError pe;
+    const QJsonDocument doc = QJsonDocument::fromJson(f.readAll(), &pe);
+    if (!doc.isObject()) {
+        if (error)
+            *error =
+                tr("%1 is not a JSON object (%2); defaults are used").arg(path, pe.errorString());
+        return t;
+    }
+    const QJsonObject o = doc.object();
+    QStringList bad;
+    for (auto it = o.begin(); it != o.end(); ++it) {
+        if (it.key() == QLatin1String("force_full_precision_layers")) {
+            t.force_full_precision_layers.clear();
+            for (const auto& v : it.value().toArray())
+                t.force_full_precision_layers.push_back(v.toInt());
+            continue;
+        }
+        powerinfer::Tuning probe = t;
+        if (!assign(probe, it.key(), it.value().toVariant())) {
+            static const QStringList known = {"hot_neuron_threshold",
+                                              "predictor_threshold",
+                                              "cache_window_size",
+                                              "prefetch_depth",
+                                              "chunk_size",
+                                              "vram_budget_mb",
+                                              "sparse"};
+            if (known.contains(it.key())) bad << it.key();
+            continue;  // unknown keys belong to other tools
+        }
+        t = probe;
+    }
+    if (!bad.isEmpty() && error)
+        *error = tr("%1: invalid values for %2 (defaults used)")
+                     .arg(path, bad.join(QStringLiteral(", ")));
+    return t;
+}
+
+bool SparseController::writeConfig(const QString& path, const powerinfer::Tuning& t,
+                                   QString* error) {
+    QJsonObject o;
+    QFile in(path);
+    if (in.open(QIODevice::ReadOnly)) o = QJsonDocument::fromJson(in.readAll()).object();
+    in.close();
+    o[QStringLiteral("hot_neuron_threshold")] = t.hot_neuron_threshold;
+    o[QStringLiteral("predictor_threshold")] = t.predictor_threshold;
+    o[QStringLiteral("cache_window_size")] = t.cache_window_size;
+    o[QStringLiteral("prefetch_depth")] = t.prefetch_depth;
+    o[QStringLiteral("chunk_size")] = t.chunk_size;
+    QJsonArray layers;
+    for (int l : t.force_full_precision_layers) layers.append(l);
+    o[QStringLiteral("force_full_precision_layers")] = layers;
+    o[QStringLiteral("vram_budget_mb")] = t.vram_budget_mb < 0
+                                              ? QJsonValue(QStringLiteral("auto"))
+                                              : QJsonValue(qint64(t.vram_budget_mb));
+    o[QStringLiteral("sparse")] = t.sparse;
+    QSaveFile out(path);
+    if (!out.open(QIODevice::WriteOnly) || out.write(QJsonDocument(o).toJson()) < 0 ||
+        !out.commit()) {
+        if (error) *error = tr("cannot save %1: %2").arg(path, out.errorString());
+        return false;
+    }
+    return true;
+}
+
+powerinfer::Tuning SparseController::tuningForModel(const QString& modelPath) {
+    modelPath_ = modelPath;
+    configPath_ = configPathFor(modelPath);
+    configError_.clear();
+    tuning_ = readConfig(configPath_, &configError_);
+    emit tuningChanged();
+    return tuning_;
+}
+
+void SparseController::modelLoaded(const QString& modelPath, const LoadOutcome& outcome) {
+    modelPath_ = modelPath;
+    configPath_ = configPathFor(modelPath);
+    tuning_ = outcome.tuning;
+    emit tuningChanged();
+    metrics_.clear();
+    metrics_.setModel(outcome.info.has_sidecar, QString::fromStdString(outcome.info.sparse_status));
+    metrics_.setMemory(outcome.memory);
+    metrics_.setSpeeds(0, 0);
+    previewTuning(tuning_);
+}
+
+void SparseController::modelUnloaded() {
+    metrics_.clear();
+    metrics_.setModel(false, QString());
+    metrics_.setMemory({});
+}
+
+void SparseController::chunkArrived(const StreamChunk& chunk) {
+    metrics_.addSamples(chunk.samples);
+    metrics_.setMemory(chunk.memory);
+    metrics_.setSpeeds(chunk.tokensPerSecond, -1);
+}
+
+void SparseController::replyFinished(const GenerationOutcome& outcome) {
+    if (outcome.ok) metrics_.setSpeeds(outcome.tokensPerSecond, outcome.promptTokensPerSecond);
+}
+
+void SparseController::apply() {
+    if (engine_) engine_->setTuning(tuning_);
+    configError_.clear();
+    if (!configPath_.isEmpty()) writeConfig(configPath_, tuning_, &configError_);
+    emit tuningChanged();
+    previewTuning(tuning_);
+}
+
+void SparseController::setValue(const QString& key, const QVariant& value) {
+    powerinfer::Tuning t = tuning_;
+    if (!assign(t, key, value)) return;
+    tuning_ = t;
+    apply();
+}
+
+void SparseController::previewValue(const QString& key, const QVariant& value) {
+    powerinfer::Tuning t = tuning_;
+    if (assign(t, key, value)) previewTuning(t);
+}
+
+void SparseController::resetToDefaults() {
+    tuning_ = powerinfer::Tuning{};
+    apply();
+}
+
+QCoro::Task<PlacementPreview> SparseController::previewTuning(powerinfer::Tuning tuning) {
+    QPointer<SparseController> self(this);
+    const quint64 generation = ++previewGeneration_;
+    if (!engine_ || !engine_->isLoaded()) co_return PlacementPreview{};
+    const PlacementPreview p = co_await engine_->preview(tuning);
+    // Dragging a slider asks many times: only the latest answer is shown.
+    if (!self || generation != previewGeneration_) co_return p;
+    preview_ = p;
+    emit previewChanged();
+    co_return p;
+}
+
+QCoro::Task<bool> SparseController::runCompare(GenerationJob job) {
+    QPointer<SparseController> self(this);
+    if (comparing_ || !engine_) co_return false;
+    comparing_ = true;
+    compare_ = CompareOutcome{};
+    emit compareChanged();
+    const CompareOutcome out = co_await engine_->compare(std::move(job));
+    if (!self) co_return false;
+    compare_ = out;
+    comparing_ = false;
+    emit compareChanged();
+    co_return out.ok;
+}
+
+QCoro::Task<QString> SparseController::corpusFile(QString source, QString file) {
+    QPointer<SparseController> self(this);
+    if (source == QLatin1String("file")) {
+        if (file.startsWith(QLatin1String("file:"))) file = QUrl(file).toLocalFile();
+        co_return file;
+    }
+    QByteArray text;
+    if (source == QLatin1String("conversations")) {
+        if (!store_) co_return QString();
+        const QList<ConversationRecord> list = co_await store_->conversations();
+        if (!self) co_return QString();
+        for (const ConversationRecord& c : list) {
+            const QList<MessageRecord> messages = co_await store_->messages(c.id);
+            if (!self) co_return QString();
+            for (const MessageRecord& m : messages) text += m.content.toUtf8() + "\n\n";
+        }
+    } else {
+        QFile bundled(QStringLiteral(":/corpus/frankenstein-excerpt.txt"));
+        if (bundled.open(QIODevice::ReadOnly)) text = bundled.readAll();
+    }
+    const QString path = QDir::temp().filePath(
+        QStringLiteral("powerinfer-corpus-%1.txt").arg(QCoreApplication::applicationPid()));
+    QFile out(path);
+    if (text.isEmpty() || !out.open(QIODevice::WriteOnly) || out.write(text) != text.size())
+        co_return QString();
+    co_return path;
+}
+
+QCoro::Task<bool> SparseController::runCalibration(QString source, QString file,
+                                                   double targetSparsity) {
+    QPointer<SparseController> self(this);
+    if (calibrating_ || !engine_ || modelPath_.isEmpty()) co_return false;
+    calibrating_ = true;
+    calibrationProgress_ = 0;
+    calibrationEta_ = -1;
+    calibrationLine_ = tr("Preparing the corpus…");
+    calibrationError_.clear();
+    emit calibrationChanged();
+    const QString corpus = co_await corpusFile(source, file);
+    if (!self) co_return false;
+    CalibrationOutcome out;
+    if (corpus.isEmpty()) {
+        out.error = source == QLatin1String("conversations")
+                        ? tr("There are no conversations to calibrate on yet.")
+                        : tr("The corpus could not be prepared.");
+    } else {
+        CalibrationRequest request;
+        request.model = fsPath(modelPath_);
+        request.corpus = fsPath(corpus);
+        request.targetSparsity = targetSparsity;
+        request.threads = std::max(1, QThread::idealThreadCount() - 1);
+        out = co_await engine_->calibrate(request);
+        if (!self) co_return false;
+        if (source != QLatin1String("file")) QFile::remove(corpus);
+    }
+    calibrating_ = false;
+    calibrationError_ = out.ok ? QString() : out.error;
+    if (out.ok) calibrationProgress_ = 1;
+    emit calibrationChanged();
+    // The engine let go of the model to calibrate: load it again, now with its sidecar.
+    if (!corpus.isEmpty()) emit reloadRequested(modelPath_);
+    co_return out.ok;
+}
+
+void SparseController::calibrate(const QString& source, const QUrl& fileUrl,
+                                 double targetSparsity) {
+    runCalibration(source, fileUrl.isLocalFile() ? fileUrl.toLocalFile() : fileUrl.toString(),
+                   targetSparsity);
+}
+
+void SparseController::cancelCalibration() {
+    if (engine_) engine_->cancelCalibration();
+}
+
+}  // namespace powerinfer::app

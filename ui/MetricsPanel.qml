@@ -1,0 +1,285 @@
+import QtQuick
+import QtQuick.Controls
+import QtQuick.Layouts
+import PowerInfer.App
+
+// The engine's live numbers beside the chat: hit rate and recall over the
+// last tokens, a layers x tokens heatmap, speeds, the time split, memory.
+Rectangle {
+    id: root
+
+    required property ChatController controller
+    readonly property SparseController sparse: controller.sparse
+    readonly property MetricsModel metrics: sparse.metrics
+    readonly property bool ready: controller.modelState === ChatController.Ready
+    signal calibrateRequested
+    signal tuningRequested
+
+    function mib(bytes) {
+        return bytes >= 1024 * 1024 * 1024 ? (bytes / 1073741824).toFixed(2) + " GiB"
+                                            : (bytes / 1048576).toFixed(bytes < 10485760 ? 1 : 0) + " MiB"
+    }
+    function pct(v) { return (v * 100).toFixed(1) + "%" }
+
+    color: Theme.sidebar
+    Accessible.role: Accessible.Pane
+    Accessible.name: qsTr("Engine metrics")
+
+    Rectangle {
+        width: 1
+        height: parent.height
+        color: Theme.border
+    }
+
+    component SectionTitle: Label {
+        color: Theme.textFaint
+        font.pixelSize: Theme.fontSizeSmall
+        font.weight: Font.DemiBold
+        font.capitalization: Font.AllUppercase
+        font.letterSpacing: 0.6
+        Layout.topMargin: 8
+    }
+
+    component Stat: ColumnLayout {
+        property string label
+        property string value
+        spacing: 0
+        Layout.fillWidth: true
+        Accessible.role: Accessible.StaticText
+        Accessible.name: label + ": " + value
+        Label {
+            text: parent.value
+            color: Theme.text
+            font.pixelSize: Theme.fontSizeLarge
+            font.weight: Font.DemiBold
+            font.family: Theme.monoFamily
+        }
+        Label {
+            text: parent.label
+            color: Theme.textMuted
+            font.pixelSize: 11
+        }
+    }
+
+    ScrollView {
+        anchors.fill: parent
+        anchors.leftMargin: 1
+        contentWidth: availableWidth
+
+        ColumnLayout {
+            width: root.width - 33
+            x: 16
+            spacing: 8
+
+            RowLayout {
+                Layout.fillWidth: true
+                Layout.topMargin: 14
+                Label {
+                    text: qsTr("Engine metrics")
+                    font.pixelSize: Theme.fontSizeLarge
+                    font.weight: Font.DemiBold
+                    color: Theme.text
+                    Layout.fillWidth: true
+                }
+                IconButton {
+                    objectName: "openTuning"
+                    iconName: "sliders"
+                    tip: qsTr("Tune the sparse engine")
+                    onClicked: root.tuningRequested()
+                }
+            }
+
+            // Dense (no sidecar, or switched off): say so, and offer the fix.
+            Rectangle {
+                objectName: "denseNotice"
+                visible: root.ready && !root.metrics.sparse
+                Layout.fillWidth: true
+                implicitHeight: denseColumn.implicitHeight + 20
+                radius: Theme.radius
+                color: Theme.accentSoft
+                ColumnLayout {
+                    id: denseColumn
+                    anchors.fill: parent
+                    anchors.margins: 10
+                    spacing: 6
+                    Label {
+                        text: root.metrics.hasSidecar && !root.sparse.sparseEnabled
+                              ? qsTr("Dense mode (sparse switched off)") : qsTr("Running dense")
+                        color: Theme.text
+                        font.weight: Font.DemiBold
+                    }
+                    Label {
+                        text: root.metrics.sparseStatus
+                        color: Theme.textMuted
+                        wrapMode: Text.Wrap
+                        Layout.fillWidth: true
+                        font.pixelSize: Theme.fontSizeSmall
+                    }
+                    PrimaryButton {
+                        objectName: "calibrateButton"
+                        visible: !root.metrics.hasSidecar
+                        text: qsTr("Calibrate…")
+                        onClicked: root.calibrateRequested()
+                    }
+                }
+            }
+
+            GridLayout {
+                Layout.fillWidth: true
+                columns: 3
+                rowSpacing: 8
+                Stat {
+                    label: qsTr("decode tok/s")
+                    value: root.metrics.decodeTokensPerSecond.toFixed(1)
+                }
+                Stat {
+                    label: qsTr("prompt tok/s")
+                    value: root.metrics.promptTokensPerSecond > 0
+                           ? root.metrics.promptTokensPerSecond.toFixed(0) : "–"
+                }
+                Stat {
+                    objectName: "hitRateStat"
+                    label: qsTr("hot-neuron hits")
+                    value: root.metrics.sparse ? root.pct(root.metrics.hitRate) : "–"
+                }
+                Stat {
+                    label: qsTr("FFN sparsity")
+                    value: root.metrics.sparse ? root.pct(root.metrics.sparsity) : "–"
+                }
+                Stat {
+                    label: qsTr("predictor recall")
+                    value: root.metrics.recall >= 0 ? root.pct(root.metrics.recall) : "–"
+                }
+                Stat {
+                    label: qsTr("ms / token")
+                    value: root.metrics.tokenMs > 0 ? root.metrics.tokenMs.toFixed(1) : "–"
+                }
+            }
+
+            SectionTitle {
+                text: qsTr("Hit rate, last %1 tokens").arg(root.metrics.capacity)
+            }
+            HitRateChart {
+                objectName: "hitRateChart"
+                source: root.metrics
+                Layout.fillWidth: true
+                Layout.preferredHeight: 120
+                primaryColor: Theme.chart1
+                secondaryColor: Theme.chart2
+                gridColor: Theme.border
+                textColor: Theme.textFaint
+                Accessible.role: Accessible.Chart
+                Accessible.name: qsTr("Hot-neuron hit rate over the last tokens")
+            }
+            Row {
+                spacing: 12
+                Repeater {
+                    model: [{ label: qsTr("hit rate"), color: Theme.chart1 },
+                            { label: qsTr("predictor recall"), color: Theme.chart2 }]
+                    Row {
+                        required property var modelData
+                        spacing: 4
+                        Rectangle {
+                            width: 12
+                            height: 3
+                            color: parent.modelData.color
+                            anchors.verticalCenter: parent.verticalCenter
+                        }
+                        Label {
+                            text: parent.modelData.label
+                            color: Theme.textMuted
+                            font.pixelSize: 11
+                        }
+                    }
+                }
+            }
+
+            RowLayout {
+                Layout.fillWidth: true
+                SectionTitle {
+                    text: heatMode.currentIndex === 0 ? qsTr("Hit rate per layer")
+                                                      : qsTr("Active fraction per layer")
+                    Layout.fillWidth: true
+                }
+                ComboBox {
+                    id: heatMode
+                    objectName: "heatmapMode"
+                    model: [qsTr("Hit rate"), qsTr("Active")]
+                    Accessible.name: qsTr("Heatmap value")
+                    implicitHeight: 28
+                    font.pixelSize: Theme.fontSizeSmall
+                    Layout.topMargin: 8
+                }
+            }
+            LayerHeatmap {
+                objectName: "layerHeatmap"
+                source: root.metrics
+                mode: heatMode.currentIndex === 0 ? "hit" : "active"
+                Layout.fillWidth: true
+                Layout.preferredHeight: Math.max(60, Math.min(150, root.metrics.layers * 4))
+                primaryColor: Theme.chart1
+                emptyColor: Theme.heatLow
+                Accessible.role: Accessible.Chart
+                Accessible.name: qsTr("Per-layer heatmap: %1 layers by the last %2 tokens")
+                                 .arg(root.metrics.layers).arg(root.metrics.count)
+            }
+            Label {
+                text: qsTr("layer 0 at the top · newest token at the right")
+                color: Theme.textFaint
+                font.pixelSize: 11
+            }
+
+            SectionTitle {
+                text: qsTr("Time per token")
+            }
+            StackedBar {
+                objectName: "timeSplit"
+                Layout.fillWidth: true
+                title: qsTr("predictor / device / CPU")
+                format: v => v.toFixed(2) + " ms"
+                segments: [
+                    { label: qsTr("predictor"), value: root.metrics.predictorMs, color: Theme.chart3 },
+                    { label: qsTr("device"), value: root.metrics.deviceMs, color: Theme.chart1 },
+                    { label: qsTr("CPU"), value: root.metrics.cpuMs, color: Theme.chart4 }
+                ]
+            }
+
+            SectionTitle {
+                text: qsTr("Memory")
+            }
+            StackedBar {
+                objectName: "deviceMemory"
+                Layout.fillWidth: true
+                title: root.metrics.simulated ? qsTr("CPU device — simulated budget")
+                                              : (root.metrics.deviceName !== "" ? root.metrics.deviceName
+                                                                                : qsTr("Device"))
+                total: root.metrics.budgetBytes
+                format: root.mib
+                segments: [
+                    { label: qsTr("dense"), value: root.metrics.denseWeights, color: Theme.chart6 },
+                    { label: qsTr("hot"), value: root.metrics.hotNeurons, color: Theme.chart1 },
+                    { label: qsTr("cache"), value: root.metrics.neuronCache, color: Theme.chart4 },
+                    { label: qsTr("KV"), value: root.metrics.kvCache, color: Theme.chart3 },
+                    { label: qsTr("predictors"), value: root.metrics.predictors, color: Theme.chart5 }
+                ]
+            }
+            StackedBar {
+                objectName: "ramMemory"
+                Layout.fillWidth: true
+                Layout.topMargin: 6
+                title: qsTr("RAM")
+                subtitle: root.metrics.simulated ? qsTr("The simulated device's parts live in RAM too.") : ""
+                format: root.mib
+                segments: [
+                    { label: qsTr("model weights"), value: root.metrics.hostWeights, color: Theme.chart6 },
+                    { label: qsTr("device (simulated)"),
+                      value: root.metrics.simulated ? root.metrics.deviceUsed : 0,
+                      color: Theme.chart1 }
+                ]
+            }
+            Item {
+                Layout.preferredHeight: 16
+            }
+        }
+    }
+}
