@@ -16,39 +16,30 @@
 
 #include "backend/device.h"
 #include "tensor/matmul.h"
+#include "tensor/ops.h"
 #include "tensor/quant.h"
 #include "tensor/thread_pool.h"
 
 namespace powerinfer::backend {
 namespace {
 
-constexpr int64_t kSlotsPerChunk = 256;
-
-// Worker-side storage of one layer's resident neurons: fixed-size slots in
-// chunks (chunks never move, so slot pointers stay valid while growing).
+// Worker-side storage of one layer's resident neurons, indexed by neuron id
+// (gate rows, up rows, down columns as three matrices in the standard row
+// layout), so that the hot part runs through the same row-sparse tensor
+// kernels as the cold part. Host memory for a full layer is taken when its
+// first neuron is uploaded; the budget counts only resident neurons.
 struct NeuronSlab {
     NeuronFormat fmt;
-    std::vector<int32_t> slot_of;  // neuron id -> slot, -1 if absent
-    std::vector<int32_t> free_slots;
-    std::vector<std::unique_ptr<uint8_t[]>> chunks;
-    int64_t n_slots = 0;
+    std::vector<uint8_t> gate, up, down;
 
-    uint8_t* slot(int32_t s) {
-        return chunks[static_cast<size_t>(s / kSlotsPerChunk)].get() +
-               static_cast<size_t>(s % kSlotsPerChunk) *
-                   static_cast<size_t>(fmt.bytes_per_neuron());
+    void ensure() {
+        if (!gate.empty()) return;
+        gate.resize(static_cast<size_t>(fmt.n_ff * fmt.gate_row_bytes));
+        up.resize(static_cast<size_t>(fmt.n_ff * fmt.up_row_bytes));
+        down.resize(static_cast<size_t>(fmt.n_ff * fmt.down_col_bytes));
     }
-    int32_t take_slot() {
-        if (!free_slots.empty()) {
-            int32_t s = free_slots.back();
-            free_slots.pop_back();
-            return s;
-        }
-        if (n_slots % kSlotsPerChunk == 0) {
-            chunks.emplace_back(
-                new uint8_t[static_cast<size_t>(kSlotsPerChunk * fmt.bytes_per_neuron())]);
-        }
-        return static_cast<int32_t>(n_slots++);
+    tensor::WeightView view(const std::vector<uint8_t>& m, GgmlType t, int64_t row_bytes) const {
+        return {t, m.data(), fmt.n_ff, fmt.n_embd, static_cast<size_t>(row_bytes)};
     }
 };
 
@@ -139,7 +130,6 @@ public:
         for (size_t l = 0; l < formats.size(); ++l) {
             residency_[l].assign(static_cast<size_t>(formats[l].n_ff), -1);
             slabs_[l].fmt = formats[l];
-            slabs_[l].slot_of.assign(static_cast<size_t>(formats[l].n_ff), -1);
         }
     }
 
@@ -177,15 +167,14 @@ public:
             enqueue([this, layer, src, ids = std::move(to_copy)] {
                 NeuronSlab& slab = slabs_[static_cast<size_t>(layer)];
                 const NeuronFormat& f = slab.fmt;
+                slab.ensure();
                 for (int32_t id : ids) {
-                    int32_t s = slab.take_slot();
-                    slab.slot_of[static_cast<size_t>(id)] = s;
-                    uint8_t* p = slab.slot(s);
-                    std::memcpy(p, src.gate.row(id), static_cast<size_t>(f.gate_row_bytes));
-                    p += f.gate_row_bytes;
-                    std::memcpy(p, src.up.row(id), static_cast<size_t>(f.up_row_bytes));
-                    p += f.up_row_bytes;
-                    std::memcpy(p, src.down_t.row(id), static_cast<size_t>(f.down_col_bytes));
+                    std::memcpy(slab.gate.data() + id * f.gate_row_bytes, src.gate.row(id),
+                                static_cast<size_t>(f.gate_row_bytes));
+                    std::memcpy(slab.up.data() + id * f.up_row_bytes, src.up.row(id),
+                                static_cast<size_t>(f.up_row_bytes));
+                    std::memcpy(slab.down.data() + id * f.down_col_bytes, src.down_t.row(id),
+                                static_cast<size_t>(f.down_col_bytes));
                 }
             });
         }
@@ -196,7 +185,8 @@ public:
         check_layer(layer);
         const int64_t per = formats_[static_cast<size_t>(layer)].bytes_per_neuron();
         auto& res = residency_[static_cast<size_t>(layer)];
-        std::vector<int32_t> gone;
+        // The rows stay in the layer's arrays; only residency changes (a
+        // later run_hot never names an evicted id, run_hot checks).
         for (int64_t i = 0; i < count; ++i) {
             const int32_t id = ids[i];
             if (id < 0 || static_cast<size_t>(id) >= res.size() ||
@@ -206,17 +196,6 @@ public:
             account(static_cast<MemCategory>(res[static_cast<size_t>(id)]), -per);
             res[static_cast<size_t>(id)] = -1;
             --resident_count_[static_cast<size_t>(layer)];
-            gone.push_back(id);
-        }
-        if (!gone.empty()) {
-            enqueue([this, layer, ids = std::move(gone)] {
-                NeuronSlab& slab = slabs_[static_cast<size_t>(layer)];
-                for (int32_t id : ids) {
-                    int32_t& s = slab.slot_of[static_cast<size_t>(id)];
-                    slab.free_slots.push_back(s);
-                    s = -1;
-                }
-            });
         }
     }
 
@@ -355,55 +334,29 @@ private:
         const NeuronFormat& f = slab.fmt;
         const int64_t n = f.n_embd;
         const int64_t count = static_cast<int64_t>(ids.size());
+        std::fill(y, y + n, 0.0f);
+        if (count == 0) return;
         tensor::quantize_activations(f.gate_type, x, n, xq_gate_);
         const bool same = tensor::vec_dot_type(f.up_type) == tensor::vec_dot_type(f.gate_type);
         if (!same) tensor::quantize_activations(f.up_type, x, n, xq_up_);
-        const tensor::QuantizedVector& xu = same ? xq_gate_ : xq_up_;
-        coef_.resize(static_cast<size_t>(count));
-        slots_.resize(static_cast<size_t>(count));
-        for (int64_t i = 0; i < count; ++i) {
-            slots_[static_cast<size_t>(i)] =
-                slab.slot(slab.slot_of[static_cast<size_t>(ids[static_cast<size_t>(i)])]);
-        }
-        pool_.parallel_for(count, [&](int64_t b, int64_t e, int) {
-            for (int64_t i = b; i < e; ++i) {
-                const uint8_t* p = slots_[static_cast<size_t>(i)];
-                float g = tensor::vec_dot(f.gate_type, n, p, xq_gate_);
-                float u = tensor::vec_dot(f.up_type, n, p + f.gate_row_bytes, xu);
-                float a = f.activation == FfnActivation::SiLU ? g / (1.0f + std::exp(-g))
-                                                              : std::max(0.0f, g);
-                coef_[static_cast<size_t>(i)] = a * u;
+        g_.resize(static_cast<size_t>(count));
+        u_.resize(static_cast<size_t>(count));
+        tensor::matvec_rows(pool_, slab.view(slab.gate, f.gate_type, f.gate_row_bytes), xq_gate_,
+                            ids.data(), count, g_.data());
+        tensor::matvec_rows(pool_, slab.view(slab.up, f.up_type, f.up_row_bytes),
+                            same ? xq_gate_ : xq_up_, ids.data(), count, u_.data());
+        if (f.activation == FfnActivation::SiLU) {
+            tensor::swiglu(g_.data(), u_.data(), g_.data(), count);
+        } else {
+            for (int64_t i = 0; i < count; ++i) {
+                g_[static_cast<size_t>(i)] =
+                    std::max(0.0f, g_[static_cast<size_t>(i)]) * u_[static_cast<size_t>(i)];
             }
-        });
-        const int64_t down_off = f.gate_row_bytes + f.up_row_bytes;
-        // Each worker owns a slice of y and adds neurons in the given order.
-        pool_.parallel_for(
-            n,
-            [&](int64_t b, int64_t e, int) {
-                std::fill(y + b, y + e, 0.0f);
-                for (int64_t i = 0; i < count; ++i) {
-                    const float a = coef_[static_cast<size_t>(i)];
-                    const uint8_t* col = slots_[static_cast<size_t>(i)] + down_off;
-                    if (f.down_type == GgmlType::F32) {
-                        const float* c = reinterpret_cast<const float*>(col);
-                        for (int64_t k = b; k < e; ++k) y[k] += a * c[k];
-                    } else if (f.down_type == GgmlType::F16) {
-                        const uint16_t* c = reinterpret_cast<const uint16_t*>(col);
-                        for (int64_t k = b; k < e; ++k) y[k] += a * tensor::fp16_to_fp32(c[k]);
-                    } else {
-                        // Block-quantized column: this worker's slice starts on a
-                        // block boundary (grain 32).
-                        const auto tr = ggml_traits(f.down_type);
-                        thread_local std::vector<float> buf;
-                        buf.resize(static_cast<size_t>(e - b));
-                        tensor::dequantize_row(f.down_type,
-                                               col + (b / tr.block_elems) * tr.block_bytes,
-                                               buf.data(), e - b);
-                        for (int64_t k = b; k < e; ++k) y[k] += a * buf[static_cast<size_t>(k - b)];
-                    }
-                }
-            },
-            32);
+        }
+        // Deterministic: each worker owns a slice of y and adds the neurons
+        // in the given order.
+        tensor::axpy_rows(pool_, slab.view(slab.down, f.down_type, f.down_col_bytes), ids.data(),
+                          g_.data(), count, y);
     }
 
     void enqueue(std::function<void()> fn) {
@@ -453,8 +406,7 @@ private:
     tensor::ThreadPool pool_;
     std::vector<NeuronSlab> slabs_;
     tensor::QuantizedVector xq_gate_, xq_up_;
-    std::vector<float> coef_;
-    std::vector<const uint8_t*> slots_;
+    std::vector<float> g_, u_;
 
     std::mutex mu_;
     std::condition_variable cv_, idle_cv_;

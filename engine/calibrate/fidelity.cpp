@@ -62,7 +62,8 @@ std::string FidelityResult::summary_json() const {
            ",\"hit_rate\":" + num(hit_rate) + ",\"recall\":" + num(recall) +
            ",\"ffn_rel_err\":" + num(rel_err) + ",\"dense_tok_s\":" + num(dense_tok_s) +
            ",\"sparse_tok_s\":" + num(sparse_tok_s) + ",\"ppl_dense\":" + num(ppl_dense) +
-           ",\"ppl_sparse\":" + num(ppl_sparse) + "}";
+           ",\"ppl_sparse\":" + num(ppl_sparse) + ",\"predictor_ms\":" + num(predictor_ms) +
+           ",\"device_ms\":" + num(device_ms) + ",\"cpu_ms\":" + num(cpu_ms) + "}";
 }
 
 FidelityResult evaluate_fidelity(const FidelityOptions& opt) {
@@ -127,6 +128,9 @@ FidelityResult evaluate_fidelity(const FidelityOptions& opt) {
             p_active += tm.active;
             p_hits += tm.hot_hits + tm.cache_hits;
             p_neurons += tm.ffn_neurons_total;
+            res.predictor_ms += tm.predictor_ms;
+            res.device_ms += tm.device_ms;
+            res.cpu_ms += tm.cpu_ms;
         }
         sparse_s += std::chrono::duration<double>(Clock::now() - t0).count();
         m.set_ffn_executor(nullptr);
@@ -145,6 +149,11 @@ FidelityResult evaluate_fidelity(const FidelityOptions& opt) {
         }
     }
     res.steps = steps_total;
+    if (steps_total > 0) {
+        res.predictor_ms /= double(steps_total);
+        res.device_ms /= double(steps_total);
+        res.cpu_ms /= double(steps_total);
+    }
     res.agreement = steps_total ? double(agree_total) / double(steps_total) : 0.0;
     res.sparsity = neurons ? 1.0 - double(active) / double(neurons) : 0.0;
     res.hit_rate = active ? double(hits) / double(active) : 0.0;

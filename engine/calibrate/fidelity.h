@@ -41,6 +41,8 @@ struct FidelityResult {
     double recall = -1;    // sampled against dense activity (-1: no samples)
     double rel_err = -1;   // FFN output relative error at the samples
     double dense_tok_s = 0, sparse_tok_s = 0;
+    // Per sparse decode step: predictor, device (hot part), CPU (cold part) ms.
+    double predictor_ms = 0, device_ms = 0, cpu_ms = 0;
     double ppl_dense = 0, ppl_sparse = 0;
     int64_t steps = 0;
     std::string sparse_status;
