@@ -378,17 +378,12 @@ void EngineClient::cancelCalibration() {
     if (calibrationCancel_) calibrationCancel_->store(true);
 }
 
-QCoro::Task<PlacementPreview> EngineClient::preview(powerinfer::Tuning tuning) {
+quint64 EngineClient::requestPreview(const powerinfer::Tuning& tuning) {
     const quint64 id = ++nextId_;
     QMetaObject::invokeMethod(
         worker_, [w = worker_.data(), id, tuning] { w->preview(id, tuning); },
         Qt::QueuedConnection);
-    QPointer<EngineClient> self(this);
-    for (;;) {
-        const auto [doneId, p] = co_await qCoro(this, &EngineClient::previewReady);
-        if (!self) co_return PlacementPreview{};
-        if (doneId == id) co_return p;
-    }
+    return id;
 }
 
 QCoro::Task<CompareOutcome> EngineClient::compare(GenerationJob job) {

@@ -189,7 +189,9 @@ public:
     // Unloads the model while it runs; the caller reloads it afterwards.
     QCoro::Task<CalibrationOutcome> calibrate(CalibrationRequest request);
     void cancelCalibration();
-    QCoro::Task<PlacementPreview> preview(powerinfer::Tuning tuning);
+    // Answers with previewReady(id, ...) (a plain signal: slider drags ask
+    // many times, and only the latest answer matters).
+    quint64 requestPreview(const powerinfer::Tuning& tuning);
     QCoro::Task<CompareOutcome> compare(GenerationJob job);
 
     // Thread-safe and immediate: they flip the flag the engine polls.

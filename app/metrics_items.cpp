@@ -81,6 +81,41 @@ void HitRateChart::paint(QPainter* p) {
     series([&](int i) { return source_->recallAt(i); }, secondary_, Qt::DashLine, false);
 }
 
+LayerHeatmap::LayerHeatmap(QQuickItem* parent) : MetricsView(parent) {
+    connect(this, &MetricsView::sourceChanged, this, [this] {
+        if (source_) connect(source_, &MetricsModel::updated, this, &LayerHeatmap::updateRange);
+        updateRange();
+    });
+    connect(this, &LayerHeatmap::modeChanged, this, [this] {
+        updateRange();
+        update();
+    });
+}
+
+float LayerHeatmap::value(int i, int layer) const {
+    return mode_ == QLatin1String("active") ? source_->layerActiveFractionAt(i, layer)
+                                            : source_->layerHitRateAt(i, layer);
+}
+
+void LayerHeatmap::updateRange() {
+    double lo = 1, hi = 0;
+    if (source_) {
+        for (int i = 0; i < source_->count(); ++i)
+            for (int l = 0; l < source_->layers(); ++l) {
+                const float v = value(i, l);
+                if (v < 0) continue;
+                lo = std::min(lo, double(v));
+                hi = std::max(hi, double(v));
+            }
+    }
+    if (hi < lo) lo = 0, hi = 1;
+    if (hi - lo < 0.02) lo = std::max(0.0, hi - 0.02);  // a flat window stays mid-scale
+    if (lo == low_ && hi == high_) return;
+    low_ = lo;
+    high_ = hi;
+    emit rangeChanged();
+}
+
 void LayerHeatmap::paint(QPainter* p) {
     if (!source_) return;
     const int n = source_->count(), cap = source_->capacity(), layers = source_->layers();

@@ -53,14 +53,25 @@ class LayerHeatmap : public MetricsView {
     QML_ELEMENT
     // "hit" (hot+cache hit rate) or "active" (predicted active fraction).
     Q_PROPERTY(QString mode MEMBER mode_ NOTIFY modeChanged)
+    // The colour scale spans the window's values (low..high), so that small
+    // differences between layers stay visible; QML shows the range.
+    Q_PROPERTY(double low READ low NOTIFY rangeChanged)
+    Q_PROPERTY(double high READ high NOTIFY rangeChanged)
 public:
-    using MetricsView::MetricsView;
+    explicit LayerHeatmap(QQuickItem* parent = nullptr);
     void paint(QPainter* painter) override;
+    double low() const { return low_; }
+    double high() const { return high_; }
 signals:
     void modeChanged();
+    void rangeChanged();
 
 private:
+    void updateRange();
+    float value(int i, int layer) const;
+
     QString mode_ = QStringLiteral("hit");
+    double low_ = 0, high_ = 1;
 };
 
 }  // namespace powerinfer::app

@@ -30,7 +30,8 @@ float MetricsModel::layerActiveFractionAt(int i, int layer) const {
 QVariantList MetricsModel::hitRateSeries() const {
     QVariantList out;
     out.reserve(count_);
-    for (int i = 0; i < count_; ++i) out.append(at(i).sparse ? at(i).hitRate : -1.0);
+    for (int i = 0; i < count_; ++i)
+        out.append(at(i).sparse ? std::max(-1.0, at(i).hitRate) : -1.0);
     return out;
 }
 
@@ -40,7 +41,9 @@ void MetricsModel::addSamples(const std::vector<powerinfer::TokenMetrics>& sampl
     for (const auto& m : samples) {
         Sample& s = ring_[size_t(head_)];
         s.sparse = m.ffn_neurons_total > 0;
-        s.hitRate = m.hit_rate();
+        // No active neuron (e.g. a token served before the predictors ran):
+        // the hit rate is undefined, not 0.
+        s.hitRate = m.active > 0 ? m.hit_rate() : -1;
         s.recall = m.recall;
         s.sparsity = m.sparsity();
         s.tokenMs = m.token_ms;
@@ -58,7 +61,7 @@ void MetricsModel::addSamples(const std::vector<powerinfer::TokenMetrics>& sampl
 }
 
 void MetricsModel::recompute() {
-    int sparseN = 0, n = count_;
+    int sparseN = 0, hitN = 0, n = count_;
     double hit = 0, spars = 0, pred = 0, dev = 0, cpu = 0, tok = 0;
     int layers = 0;
     recall_ = -1;
@@ -71,12 +74,15 @@ void MetricsModel::recompute() {
         layers = std::max(layers, int(std::max(s.layerHit.size(), s.layerActive.size())));
         if (s.recall >= 0) recall_ = s.recall;  // the latest validation sample
         if (!s.sparse) continue;
-        hit += s.hitRate;
         spars += s.sparsity;
         ++sparseN;
+        if (s.hitRate >= 0) {
+            hit += s.hitRate;
+            ++hitN;
+        }
     }
     sparse_ = n > 0 && at(n - 1).sparse;
-    hitRate_ = sparseN ? hit / sparseN : 0;
+    hitRate_ = hitN ? hit / hitN : 0;
     sparsity_ = sparseN ? spars / sparseN : 0;
     predictorMs_ = n ? pred / n : 0;
     deviceMs_ = n ? dev / n : 0;

@@ -30,6 +30,12 @@ SparseController::SparseController(EngineClient* engine, ChatStore* store, QObje
             [this](const powerinfer::Tuning&, const powerinfer::MemoryReport& memory) {
                 metrics_.setMemory(memory);
             });
+    connect(engine_, &EngineClient::previewReady, this,
+            [this](quint64 id, const PlacementPreview& p) {
+                if (id != pendingPreview_) return;  // superseded by a newer request
+                preview_ = p;
+                emit previewChanged();
+            });
     connect(engine_, &EngineClient::calibrationProgress, this,
             [this](double f, double eta, const QString& line) {
                 calibrationProgress_ = f;
@@ -223,16 +229,8 @@ void SparseController::resetToDefaults() {
     apply();
 }
 
-QCoro::Task<PlacementPreview> SparseController::previewTuning(powerinfer::Tuning tuning) {
-    QPointer<SparseController> self(this);
-    const quint64 generation = ++previewGeneration_;
-    if (!engine_ || !engine_->isLoaded()) co_return PlacementPreview{};
-    const PlacementPreview p = co_await engine_->preview(tuning);
-    // Dragging a slider asks many times: only the latest answer is shown.
-    if (!self || generation != previewGeneration_) co_return p;
-    preview_ = p;
-    emit previewChanged();
-    co_return p;
+void SparseController::previewTuning(const powerinfer::Tuning& tuning) {
+    if (engine_ && engine_->isLoaded()) pendingPreview_ = engine_->requestPreview(tuning);
 }
 
 QCoro::Task<bool> SparseController::runCompare(GenerationJob job) {

@@ -117,7 +117,7 @@ public:
     Q_INVOKABLE void calibrate(const QString& source, const QUrl& fileUrl, double targetSparsity);
     Q_INVOKABLE void cancelCalibration();
 
-    QCoro::Task<PlacementPreview> previewTuning(powerinfer::Tuning tuning);
+    void previewTuning(const powerinfer::Tuning& tuning);
     QCoro::Task<bool> runCalibration(QString source, QString file, double targetSparsity);
     QCoro::Task<bool> runCompare(GenerationJob job);
 
@@ -140,7 +140,7 @@ private:
     powerinfer::Tuning tuning_;
     QString modelPath_, configPath_, configError_;
     PlacementPreview preview_;
-    quint64 previewGeneration_ = 0;
+    quint64 pendingPreview_ = 0;
     bool comparing_ = false;
     CompareOutcome compare_;
     bool calibrating_ = false;

@@ -163,7 +163,7 @@ Rectangle {
                 objectName: "hitRateChart"
                 source: root.metrics
                 Layout.fillWidth: true
-                Layout.preferredHeight: 120
+                Layout.preferredHeight: 104
                 primaryColor: Theme.chart1
                 secondaryColor: Theme.chart2
                 gridColor: Theme.border
@@ -212,6 +212,7 @@ Rectangle {
                 }
             }
             LayerHeatmap {
+                id: heatmap
                 objectName: "layerHeatmap"
                 source: root.metrics
                 mode: heatMode.currentIndex === 0 ? "hit" : "active"
@@ -224,9 +225,12 @@ Rectangle {
                                  .arg(root.metrics.layers).arg(root.metrics.count)
             }
             Label {
-                text: qsTr("layer 0 at the top · newest token at the right")
+                text: qsTr("layer 0 at the top · newest token at the right · colour %1 → %2")
+                      .arg(root.pct(heatmap.low)).arg(root.pct(heatmap.high))
                 color: Theme.textFaint
                 font.pixelSize: 11
+                wrapMode: Text.Wrap
+                Layout.fillWidth: true
             }
 
             SectionTitle {

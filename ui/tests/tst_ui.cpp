@@ -19,6 +19,21 @@ Q_IMPORT_QML_PLUGIN(PowerInfer_AppPlugin)
 
 using namespace powerinfer::app;
 
+// What the FakeEngine received, for the tuning tests.
+class EngineProbe : public QObject {
+    Q_OBJECT
+public:
+    std::atomic<FakeEngine*> engine{nullptr};
+    Q_INVOKABLE int tuningCalls() const {
+        return engine ? int(engine.load()->tuningCalls().size()) : 0;
+    }
+    Q_INVOKABLE double lastHotNeuronThreshold() const {
+        const auto calls =
+            engine ? engine.load()->tuningCalls() : std::vector<powerinfer::Tuning>{};
+        return calls.empty() ? -1 : calls.back().hot_neuron_threshold;
+    }
+};
+
 class Setup : public QObject {
     Q_OBJECT
 public:
@@ -28,8 +43,11 @@ public:
                          "```\n", "\nDone", "."};
         script.tokenDelay = std::chrono::milliseconds(2);
         store_ = std::make_unique<ChatStore>(dir_.filePath("conversations.sqlite"));
-        client_ = std::make_unique<EngineClient>(
-            [script](const powerinfer::LoadOptions& o) { return FakeEngine::load(o, script); });
+        client_ = std::make_unique<EngineClient>([this, script](const powerinfer::LoadOptions& o) {
+            auto engine = FakeEngine::load(o, script);
+            probe_.engine = engine.get();
+            return engine;
+        });
         models_ = std::make_unique<ModelCatalog>(nullptr);
         controller_ = std::make_unique<ChatController>(store_.get(), client_.get(), models_.get(),
                                                        &settings_);
@@ -37,19 +55,26 @@ public:
 
 public slots:
     void qmlEngineAvailable(QQmlEngine* engine) {
-        QQuickStyle::setStyle("Basic");
         // Static QML modules live in the resources under their URI path.
         engine->addImportPath("qrc:/");
-        const QString error = QCoro::waitFor(controller_->initialize());
-        if (!error.isEmpty()) qFatal("store: %s", qPrintable(error));
-        if (!QCoro::waitFor(controller_->loadModelFile(dir_.filePath("fake.gguf"))))
-            qFatal("fake model did not load");
+        // Called once per test file (each gets its own engine): set up once.
+        if (!initialized_) {
+            initialized_ = true;
+            QQuickStyle::setStyle("Basic");
+            const QString error = QCoro::waitFor(controller_->initialize());
+            if (!error.isEmpty()) qFatal("store: %s", qPrintable(error));
+            if (!QCoro::waitFor(controller_->loadModelFile(dir_.filePath("fake.gguf"))))
+                qFatal("fake model did not load");
+        }
         // Test-only: the views under test get the controller as a context property.
         engine->rootContext()->setContextProperty("testController", controller_.get());
+        engine->rootContext()->setContextProperty("testEngine", &probe_);
     }
 
 private:
     QTemporaryDir dir_;
+    bool initialized_ = false;
+    EngineProbe probe_;
     AppSettings settings_;
     std::unique_ptr<ChatStore> store_;
     std::unique_ptr<EngineClient> client_;

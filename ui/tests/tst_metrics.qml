@@ -1,0 +1,117 @@
+import QtQuick
+import QtQuick.Controls
+import QtTest
+import PowerInfer.Ui
+import PowerInfer.App
+
+// The metrics and tuning panels against a live controller on the FakeEngine,
+// whose tokens carry sparse metrics with per-layer arrays shaped by the tuning.
+TestCase {
+    id: testCase
+    name: "Metrics"
+    when: windowShown
+    visible: true
+    width: 1280
+    height: 800
+
+    Component {
+        id: panelComponent
+        MetricsPanel {
+            controller: testController
+            width: 360
+            height: 800
+        }
+    }
+    Component {
+        id: tuningComponent
+        TuningPanel {
+            controller: testController
+            height: 800
+        }
+    }
+
+    function reply(text) {
+        testController.newConversation()
+        testController.send(text)
+        tryCompare(testController, "generating", true, 3000)
+        tryCompare(testController, "generating", false, 5000)
+    }
+
+    function cleanup() {
+        testController.sparse.resetToDefaults()
+        tryCompare(testController.sparse, "hotNeuronThreshold", 0.85)
+    }
+
+    function test_panelShowsTheStream() {
+        const panel = createTemporaryObject(panelComponent, testCase)
+        const metrics = testController.sparse.metrics
+        metrics.clear()
+        reply("hello")
+        tryVerify(() => metrics.count >= 9, 3000)
+        verify(metrics.sparse)
+        compare(metrics.layers, 30)
+        fuzzyCompare(metrics.hitRate, 0.9, 1e-9)
+        fuzzyCompare(metrics.sparsity, 0.8, 1e-9)
+        verify(metrics.simulated)
+        verify(metrics.budgetBytes > 0)
+        const dense = findChild(panel, "denseNotice")
+        verify(!dense.visible)
+        compare(findChild(panel, "hitRateStat").value, "90.0%")
+        const heatmap = findChild(panel, "layerHeatmap")
+        verify(heatmap.high >= heatmap.low)
+        compare(findChild(panel, "deviceMemory").title, "CPU device — simulated budget")
+        // The painted items render (not blank) at the panel's size.
+        const chart = findChild(panel, "hitRateChart")
+        verify(chart.width > 200 && chart.height > 50)
+        let grabbed = null
+        verify(chart.grabToImage(r => grabbed = r))
+        tryVerify(() => grabbed !== null)
+    }
+
+    function test_sliderTunesTheEngineAndTheMetricsFollow() {
+        const drawer = createTemporaryObject(tuningComponent, testCase)
+        drawer.open()
+        tryCompare(drawer, "position", 1.0)
+        const slider = findChild(drawer, "knob_hot_neuron_threshold")
+        verify(slider)
+        compare(slider.value, 0.85)
+        const calls = testEngine.tuningCalls()
+        // Drag the handle to the far left: the threshold drops to the minimum.
+        slider.forceActiveFocus()
+        for (let i = 0; i < 10; ++i)
+            keyClick(Qt.Key_Left)
+        tryVerify(() => testEngine.tuningCalls() > calls, 3000)
+        fuzzyCompare(testController.sparse.hotNeuronThreshold, 0.75, 1e-9)
+        fuzzyCompare(testEngine.lastHotNeuronThreshold(), 0.75, 1e-9)
+        // The next reply's metrics reflect the new knob (fewer hot hits).
+        const metrics = testController.sparse.metrics
+        metrics.clear()
+        reply("again")
+        tryVerify(() => metrics.count >= 9, 3000)
+        verify(metrics.hitRate < 0.9, "hit rate " + metrics.hitRate)
+        // Reset to defaults goes back to 0.85 everywhere.
+        mouseClick(findChild(drawer, "resetTuning"))
+        tryCompare(testController.sparse, "hotNeuronThreshold", 0.85)
+        tryCompare(slider, "value", 0.85)
+        tryVerify(() => Math.abs(testEngine.lastHotNeuronThreshold() - 0.85) < 1e-9)
+    }
+
+    function test_sparseSwitchGoesDenseAndThePanelSaysSo() {
+        const panel = createTemporaryObject(panelComponent, testCase)
+        const drawer = createTemporaryObject(tuningComponent, testCase)
+        drawer.open()
+        tryCompare(drawer, "position", 1.0)
+        const sw = findChild(drawer, "sparseSwitch")
+        verify(sw.enabled)
+        mouseClick(sw)
+        tryCompare(testController.sparse, "sparseEnabled", false)
+        testController.sparse.metrics.clear()
+        reply("dense please")
+        const metrics = testController.sparse.metrics
+        tryVerify(() => metrics.count > 0, 3000)
+        verify(!metrics.sparse)
+        tryCompare(findChild(panel, "denseNotice"), "visible", true)
+        // The model has a sidecar, so "Calibrate…" is not offered.
+        verify(!findChild(panel, "calibrateButton").visible)
+    }
+}
