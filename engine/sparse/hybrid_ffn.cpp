@@ -104,6 +104,7 @@ HybridFfn::HybridFfn(tensor::ThreadPool& pool, std::vector<model::FfnWeights> la
     }
     summary_.resize(static_cast<size_t>(nl));
     apply_tuning_locked();
+    snapshot_memory_locked();
 }
 
 HybridFfn::~HybridFfn() { device_->synchronize(); }
@@ -200,6 +201,7 @@ void HybridFfn::run(int layer, const float* x, int64_t n_tokens, float* out) {
                 old.vram_budget_mb != tuning_.vram_budget_mb || old.sparse != tuning_.sparse ||
                 old.force_full_precision_layers != tuning_.force_full_precision_layers) {
                 apply_tuning_locked();
+                snapshot_memory_locked();
             }
         }
     }
@@ -432,6 +434,7 @@ void HybridFfn::end_token() {
             s.cold_misses += st.cold_misses;
             st.active = st.hot_hits = st.cache_hits = st.cold_misses = 0;
         }
+        snapshot_memory_locked();
         if (sparse_token || !tuning_.sparse) {
             m.token_index = token_;
             last_ = std::move(m);
@@ -478,17 +481,20 @@ void HybridFfn::reset_summary() {
 }
 
 MemoryReport HybridFfn::memory() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return memory_;
+}
+
+void HybridFfn::snapshot_memory_locked() {
     const auto m = device_->memory();
-    MemoryReport r;
-    r.device_name = m.name;
-    r.simulated = m.simulated;
-    r.budget_bytes = m.budget_bytes;
-    r.dense_weights = m.used_by(backend::MemCategory::DenseWeights);
-    r.hot_neurons = m.used_by(backend::MemCategory::HotNeurons);
-    r.neuron_cache = m.used_by(backend::MemCategory::NeuronCache);
-    r.kv_cache = m.used_by(backend::MemCategory::KvCache);
-    r.predictors = m.used_by(backend::MemCategory::Predictors);
-    return r;
+    memory_.device_name = m.name;
+    memory_.simulated = m.simulated;
+    memory_.budget_bytes = m.budget_bytes;
+    memory_.dense_weights = m.used_by(backend::MemCategory::DenseWeights);
+    memory_.hot_neurons = m.used_by(backend::MemCategory::HotNeurons);
+    memory_.neuron_cache = m.used_by(backend::MemCategory::NeuronCache);
+    memory_.kv_cache = m.used_by(backend::MemCategory::KvCache);
+    memory_.predictors = m.used_by(backend::MemCategory::Predictors);
 }
 
 std::string HybridFfn::status() const {

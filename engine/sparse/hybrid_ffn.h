@@ -86,7 +86,7 @@ public:
     void set_tuning(const Tuning& tuning);
     Tuning tuning() const;
 
-    // Thread-safe copies.
+    // Thread-safe copies (memory: as of the last token or placement).
     TokenMetrics last_metrics() const;
     std::vector<LayerSummary> layer_summary() const;
     MemoryReport memory() const;
@@ -101,6 +101,8 @@ public:
 private:
     struct LayerState;
     void apply_tuning_locked();
+    // Copies the device's accounting for memory(), which other threads read.
+    void snapshot_memory_locked();
     void place();
     void run_sparse(int layer, const float* x, float* out);
     void cold_part(int layer, const float* x, const std::vector<int32_t>& ids, float* y);
@@ -127,6 +129,7 @@ private:
     Tuning pending_;
     bool pending_set_ = false;
     TokenMetrics current_, last_;
+    MemoryReport memory_;
     std::vector<LayerSummary> summary_;
     bool validating_ = false;
 
