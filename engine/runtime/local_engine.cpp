@@ -8,6 +8,7 @@
 #include "chat/chat_template.h"
 #include "gguf/gguf.h"
 #include "model/model.h"
+#include "runtime/device_select.h"
 #include "runtime/stop_strings.h"
 #include "sparse/hybrid_ffn.h"
 #include "sparse/sidecar.h"
@@ -118,6 +119,7 @@ std::unique_ptr<LocalEngine> LocalEngine::load(const LoadOptions& options) {
         sidecar.replace_extension(".powerinfer.gguf");
     }
     info.has_sidecar = std::filesystem::exists(sidecar, ec);
+    std::string gpu_note;
     if (!options.tuning.sparse) {
         info.sparse_status = "dense: sparse inference is off in the settings";
     } else if (!info.has_sidecar) {
@@ -140,11 +142,15 @@ std::unique_ptr<LocalEngine> LocalEngine::load(const LoadOptions& options) {
                 ffn_bytes += static_cast<int64_t>(w->row_bytes) * w->rows;
         }
         setup.options.dense_device_bytes = e->model_->weight_bytes() - ffn_bytes;
+        DeviceChoice device = choose_device(options);
+        gpu_note = device.description;
+        setup.device = std::move(device.device);
         e->sparse_ = sparse::make_hybrid_ffn(*e->pool_, std::move(ffn), e->model_->dense_ffn(),
                                              std::move(setup), info.sparse_status);
         if (e->sparse_) e->model_->set_ffn_executor(e->sparse_.get());
     }
     info.device = "CPU (" + std::to_string(threads) + " threads, " + tensor::simd_level() + ")";
+    if (e->sparse_ && !gpu_note.empty()) info.device += "; hot neurons: " + gpu_note;
     report(1.0f);
     return e;
 }

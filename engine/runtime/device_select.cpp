@@ -1,0 +1,46 @@
+#include "runtime/device_select.h"
+
+#include <cstdlib>
+
+#ifdef POWERINFER_HAVE_CUDA
+#include "cuda_device.h"
+#endif
+
+namespace powerinfer::runtime {
+
+DeviceChoice choose_device(const LoadOptions& options) {
+    DeviceChoice choice;
+    const std::string& d = options.device;
+    if (d == "cpu") {
+        choice.description = "CPU device (simulated budget)";
+        return choice;
+    }
+    int ordinal = 0;
+    if (d.rfind("cuda:", 0) == 0) {
+        char* end = nullptr;
+        const long n = std::strtol(d.c_str() + 5, &end, 10);
+        if (end == d.c_str() + 5 || *end != '\0' || n < 0 || n > 64)
+            throw EngineError("unknown device '" + d + "': use auto, cpu or cuda:N");
+        ordinal = static_cast<int>(n);
+    } else if (d != "auto" && d != "cuda" && !d.empty()) {
+        throw EngineError("unknown device '" + d + "': use auto, cpu or cuda:N");
+    }
+#ifdef POWERINFER_HAVE_CUDA
+    try {
+        cuda::CudaDeviceOptions o;
+        o.ordinal = ordinal;
+        if (options.tuning.vram_budget_mb > 0) o.budget_bytes = options.tuning.vram_budget_mb << 20;
+        choice.device = cuda::make_cuda_device(o);
+        choice.description = choice.device->name() + " (CUDA)";
+    } catch (const EngineError& e) {
+        choice.device.reset();
+        choice.description = e.what();
+    }
+#else
+    (void)ordinal;
+    choice.description = "no CUDA device: running on CPU (this build has no CUDA backend)";
+#endif
+    return choice;
+}
+
+}  // namespace powerinfer::runtime
