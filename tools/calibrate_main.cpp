@@ -8,6 +8,7 @@
 #include "calibrate/calibrate.h"
 #include "calibrate/fidelity.h"
 #include "common/error.h"
+#include "powerinfer/engine.h"
 
 namespace {
 
@@ -95,7 +96,10 @@ int main(int argc, char** argv) {
                 fid.down_type = next();
             else if (a == "--validate-every")
                 fid.validate_every = std::stoi(next());
-            else if (a == "-h" || a == "--help") {
+            else if (a == "--version") {
+                std::printf("%s %s\n", "powerinfer-calibrate", version_string().c_str());
+                return 0;
+            } else if (a == "-h" || a == "--help") {
                 usage();
                 return 0;
             } else {

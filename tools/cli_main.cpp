@@ -64,6 +64,8 @@ const char* kUsage =
     "sparse inference (needs MODEL.powerinfer.gguf from powerinfer-calibrate):\n"
     "  --sparse               run the hybrid sparse FFN (default: dense)\n"
     "  --sidecar PATH         sidecar file (default: next to the model)\n"
+    "  --device D             where hot neurons live: auto (GPU if present), cpu, cuda:N\n"
+    "  --gpu N                same as --device cuda:N\n"
     "  --hot-neuron-threshold F, --predictor-threshold F, --prefetch-depth N,\n"
     "  --cache-window N, --vram-budget-mb N   the tuning knobs\n"
     "  --metrics              per-layer sparse metrics table at the end\n"
@@ -75,6 +77,7 @@ struct Args {
     bool chat = false, version = false, help = false;
     bool sparse = false, metrics = false;
     std::string sidecar, eval_file;
+    std::string device = "auto";
     Tuning tuning;
     int n_predict = 128, threads = 0, ctx = -1, chunks = 0;
     SamplingParams sampling;
@@ -141,6 +144,10 @@ Args parse_args(int argc, char** argv) {
             a.sparse = true;
         else if (f == "--sidecar")
             a.sidecar = value();
+        else if (f == "--device")
+            a.device = value();
+        else if (f == "--gpu")
+            a.device = "cuda:" + std::to_string(parse_number<int>(f, value()));
         else if (f == "--hot-neuron-threshold")
             a.tuning.hot_neuron_threshold = parse_number<double>(f, value());
         else if (f == "--predictor-threshold")
@@ -197,8 +204,11 @@ std::unique_ptr<runtime::LocalEngine> load(const Args& a, int default_ctx) {
     o.tuning = a.tuning;
     o.tuning.sparse = a.sparse;
     o.sidecar_path = a.sidecar;
+    o.device = a.device;
     auto engine = runtime::LocalEngine::load(o);
-    if (a.sparse) std::fprintf(stderr, "[%s]\n", engine->info().sparse_status.c_str());
+    if (a.sparse)
+        std::fprintf(stderr, "[%s; device: %s]\n", engine->info().sparse_status.c_str(),
+                     engine->info().device.c_str());
     return engine;
 }
 

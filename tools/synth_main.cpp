@@ -8,6 +8,7 @@
 
 #include "calibrate/synth_model.h"
 #include "common/error.h"
+#include "powerinfer/engine.h"
 
 namespace {
 
@@ -71,7 +72,10 @@ int main(int argc, char** argv) {
                 spec.predictor_rank = num();
             else if (a == "--no-sidecar")
                 spec.write_sidecar = false;
-            else if (a == "-h" || a == "--help") {
+            else if (a == "--version") {
+                std::printf("%s %s\n", "powerinfer-synth", version_string().c_str());
+                return 0;
+            } else if (a == "-h" || a == "--help") {
                 usage();
                 return 0;
             } else {

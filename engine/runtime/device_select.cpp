@@ -8,22 +8,23 @@
 
 namespace powerinfer::runtime {
 
-DeviceChoice choose_device(const LoadOptions& options) {
-    DeviceChoice choice;
-    const std::string& d = options.device;
-    if (d == "cpu") {
-        choice.description = "CPU device (simulated budget)";
-        return choice;
-    }
-    int ordinal = 0;
+int parse_device(const std::string& d) {
+    if (d == "cpu") return -1;
+    if (d == "auto" || d == "cuda" || d.empty()) return 0;
     if (d.rfind("cuda:", 0) == 0) {
         char* end = nullptr;
         const long n = std::strtol(d.c_str() + 5, &end, 10);
-        if (end == d.c_str() + 5 || *end != '\0' || n < 0 || n > 64)
-            throw EngineError("unknown device '" + d + "': use auto, cpu or cuda:N");
-        ordinal = static_cast<int>(n);
-    } else if (d != "auto" && d != "cuda" && !d.empty()) {
-        throw EngineError("unknown device '" + d + "': use auto, cpu or cuda:N");
+        if (end != d.c_str() + 5 && *end == '\0' && n >= 0 && n <= 64) return static_cast<int>(n);
+    }
+    throw EngineError("unknown device '" + d + "': use auto, cpu or cuda:N");
+}
+
+DeviceChoice choose_device(const LoadOptions& options) {
+    DeviceChoice choice;
+    const int ordinal = parse_device(options.device);
+    if (ordinal < 0) {
+        choice.description = "CPU device (simulated budget)";
+        return choice;
     }
 #ifdef POWERINFER_HAVE_CUDA
     try {

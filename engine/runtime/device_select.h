@@ -21,4 +21,9 @@ struct DeviceChoice {
 // Throws EngineError for a malformed device string.
 DeviceChoice choose_device(const LoadOptions& options);
 
+// Checks a device string without touching any device (called early in
+// load so a typo fails before the model is read). Returns the CUDA ordinal,
+// or -1 for "cpu".
+int parse_device(const std::string& device);
+
 }  // namespace powerinfer::runtime

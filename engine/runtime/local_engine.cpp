@@ -53,6 +53,7 @@ std::unique_ptr<LocalEngine> LocalEngine::load(const LoadOptions& options) {
         if (options.progress && !options.progress(p)) throw LoadCancelled();
     };
     report(0.0f);
+    parse_device(options.device);
     std::error_code ec;
     const auto& path = options.model_path;
     if (path.empty()) throw EngineError("no model file given: choose a .gguf model");
