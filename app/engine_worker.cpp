@@ -141,7 +141,7 @@ void EngineWorker::generate(quint64 id, GenerationJob job, CancelFlag cancel) {
         pending += ev.piece;
         ++pendingTokens;
         ++totalTokens;
-        if (ev.metrics.ffn_neurons_total > 0) {
+        if (isSparseSample(ev.metrics)) {
             sparsitySum += ev.metrics.sparsity();
             hitSum += ev.metrics.hit_rate();
             ++metricSamples;

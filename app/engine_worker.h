@@ -47,6 +47,13 @@ struct GenerationJob {
     powerinfer::SamplingParams sampling;
 };
 
+// Whether a token went through the sparse path. The dense path reports
+// every neuron active and no hits or per-layer arrays.
+inline bool isSparseSample(const powerinfer::TokenMetrics& m) {
+    return m.ffn_neurons_total > 0 &&
+           (m.hot_hits + m.cache_hits + m.cold_misses > 0 || !m.layer_hit_rate.empty());
+}
+
 // A batch of streamed text (several tokens coalesced) with running stats.
 struct StreamChunk {
     QString text;

@@ -108,8 +108,9 @@ powerinfer::TokenMetrics FakeEngine::metricsFor(int64_t i) const {
     powerinfer::TokenMetrics m;
     m.token_index = i;
     m.token_ms = double(script_.tokenDelay.count());
-    if (!script_.sidecar || !t.sparse) {
+    if (!script_.sidecar || !t.sparse) {  // like the runtime's dense path
         m.cpu_ms = m.token_ms;
+        m.ffn_neurons_total = m.active = 1000;
         return m;
     }
     // At the default knobs: 200 of 1000 active, 150 hot hits, 30 cache hits.

@@ -4,6 +4,7 @@
 #include <QPainter>
 #include <QPainterPath>
 #include <algorithm>
+#include <vector>
 
 namespace powerinfer::app {
 
@@ -98,17 +99,24 @@ float LayerHeatmap::value(int i, int layer) const {
 }
 
 void LayerHeatmap::updateRange() {
-    double lo = 1, hi = 0;
+    // The 5th..95th percentile: one outlier must not wash out the rest.
+    std::vector<float> values;
     if (source_) {
+        values.reserve(size_t(source_->count()) * size_t(source_->layers()));
         for (int i = 0; i < source_->count(); ++i)
-            for (int l = 0; l < source_->layers(); ++l) {
-                const float v = value(i, l);
-                if (v < 0) continue;
-                lo = std::min(lo, double(v));
-                hi = std::max(hi, double(v));
-            }
+            for (int l = 0; l < source_->layers(); ++l)
+                if (const float v = value(i, l); v >= 0) values.push_back(v);
     }
-    if (hi < lo) lo = 0, hi = 1;
+    double lo = 0, hi = 1;
+    if (!values.empty()) {
+        const auto pick = [&](double q) {
+            auto it = values.begin() + std::ptrdiff_t(q * double(values.size() - 1));
+            std::nth_element(values.begin(), it, values.end());
+            return double(*it);
+        };
+        lo = pick(0.05);
+        hi = pick(0.95);
+    }
     if (hi - lo < 0.02) lo = std::max(0.0, hi - 0.02);  // a flat window stays mid-scale
     if (lo == low_ && hi == high_) return;
     low_ = lo;

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "engine_worker.h"
+
 namespace powerinfer::app {
 
 MetricsModel::MetricsModel(int capacity, QObject* parent)
@@ -40,7 +42,7 @@ void MetricsModel::addSamples(const std::vector<powerinfer::TokenMetrics>& sampl
     const int cap = capacity();
     for (const auto& m : samples) {
         Sample& s = ring_[size_t(head_)];
-        s.sparse = m.ffn_neurons_total > 0;
+        s.sparse = isSparseSample(m);
         // No active neuron (e.g. a token served before the predictors ran):
         // the hit rate is undefined, not 0.
         s.hitRate = m.active > 0 ? m.hit_rate() : -1;

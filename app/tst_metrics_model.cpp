@@ -64,14 +64,28 @@ private slots:
     void denseSamplesAreNotSparse() {
         MetricsModel model(8);
         model.addSamples({sample(0, 20)});
+        // What the runtime's dense path reports: every neuron active, no hits.
         powerinfer::TokenMetrics dense;
         dense.token_ms = 5;
         dense.cpu_ms = 5;
+        dense.ffn_neurons_total = dense.active = 1000;
         model.addSamples({dense});
         QVERIFY(!model.sparse());
         QCOMPARE(model.hitRate(), 1.0);  // means cover the sparse samples only
         QCOMPARE(model.hitRateSeries(), (QVariantList{1.0, -1.0}));
         QCOMPARE(model.recall(), -1.0);
+    }
+
+    void nothingActiveHasNoHitRate() {
+        MetricsModel model(8);
+        auto idle = sample(0, 0);
+        idle.active = idle.cold_misses = 0;
+        idle.cache_hits = 1;  // a sparse token (it counted), but nothing was predicted active
+        idle.active = 0;
+        model.addSamples({sample(1, 20), idle});
+        QVERIFY(model.sparse());
+        QCOMPARE(model.hitRateSeries(), (QVariantList{1.0, -1.0}));
+        QCOMPARE(model.hitRate(), 1.0);
     }
 
     void recallIsTheLatestValidationSample() {

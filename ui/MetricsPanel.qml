@@ -197,14 +197,14 @@ Rectangle {
             RowLayout {
                 Layout.fillWidth: true
                 SectionTitle {
-                    text: heatMode.currentIndex === 0 ? qsTr("Hit rate per layer")
-                                                      : qsTr("Active fraction per layer")
+                    text: heatMode.currentIndex === 0 ? qsTr("Active per layer")
+                                                      : qsTr("Hits per layer")
                     Layout.fillWidth: true
                 }
                 ComboBox {
                     id: heatMode
                     objectName: "heatmapMode"
-                    model: [qsTr("Hit rate"), qsTr("Active")]
+                    model: [qsTr("Active"), qsTr("Hit rate")]
                     Accessible.name: qsTr("Heatmap value")
                     implicitHeight: 28
                     font.pixelSize: Theme.fontSizeSmall
@@ -215,7 +215,7 @@ Rectangle {
                 id: heatmap
                 objectName: "layerHeatmap"
                 source: root.metrics
-                mode: heatMode.currentIndex === 0 ? "hit" : "active"
+                mode: heatMode.currentIndex === 0 ? "active" : "hit"
                 Layout.fillWidth: true
                 Layout.preferredHeight: Math.max(60, Math.min(150, root.metrics.layers * 4))
                 primaryColor: Theme.chart1
