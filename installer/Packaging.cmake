@@ -163,12 +163,11 @@ if(_pi_have_gui)
   set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "qt6-wayland")
 endif()
 if(POWERINFER_HAVE_CUDA)
-  # The toolkit here is not installed from .debs, so dpkg-shlibdeps cannot
-  # name its packages; these are NVIDIA's repository names for this version.
-  set(POWERINFER_DEB_CUDA_DEPENDS
-    "libcublas-${CUDAToolkit_VERSION_MAJOR}-${CUDAToolkit_VERSION_MINOR}, cuda-cudart-${CUDAToolkit_VERSION_MAJOR}-${CUDAToolkit_VERSION_MINOR}"
-    CACHE STRING "Debian dependencies for the CUDA runtime and cuBLAS of a CUDA build")
-  list(APPEND _pi_deb_depends ${POWERINFER_DEB_CUDA_DEPENDS})
+  # The CUDA runtime is linked statically (CMake's default) and cuBLAS is not
+  # used, so the binaries need only the NVIDIA driver's libcuda at run time,
+  # which cudart loads itself; without it the app reports "no CUDA device:
+  # running on CPU". Hence a recommendation, not a dependency.
+  set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "${CPACK_DEBIAN_PACKAGE_RECOMMENDS}, libcuda1 | nvidia-driver-libs")
 endif()
 list(REMOVE_DUPLICATES _pi_deb_depends)
 string(REPLACE ";" ", " CPACK_DEBIAN_PACKAGE_DEPENDS "${_pi_deb_depends}")
