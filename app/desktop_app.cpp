@@ -1,5 +1,6 @@
 #include "desktop_app.h"
 
+#include <qcoro/qcorosignal.h>
 #include <qcoro/qcorotimer.h>
 
 #include <QApplication>
@@ -37,6 +38,8 @@ struct Options {
     bool showMetrics = false;
     bool showTuning = false;
     int screenshotAfterTokens = 0;
+    QString calibrate;  // bundled, conversations or a text file
+    int calibrationTokens = 0;
     bool quitAfterReply = false;
 };
 
@@ -77,13 +80,24 @@ Options parseOptions(const QApplication& app) {
     const QCommandLineOption afterTokens(
         "screenshot-after-tokens",
         QApplication::translate("main", "Take the --screenshot mid-reply, after N tokens."), "N");
+    const QCommandLineOption calibrate(
+        "calibrate",
+        QApplication::translate("main",
+                                "Calibrate the --model first (writes its sidecar): on the bundled "
+                                "text, your conversations, or a text file."),
+        "bundled|conversations|file.txt");
+    const QCommandLineOption calibrationTokens(
+        "calibration-tokens",
+        QApplication::translate("main", "Corpus tokens for --calibrate (default 20000)."), "N");
     p.addOptions({dataDir, model, prompt, screenshot, quit, theme, tuning, showMetrics, showTuning,
-                  afterTokens});
+                  afterTokens, calibrate, calibrationTokens});
     p.process(app);
     o.tuning = p.values(tuning);
     o.showMetrics = p.isSet(showMetrics);
     o.showTuning = p.isSet(showTuning);
     o.screenshotAfterTokens = p.value(afterTokens).toInt();
+    o.calibrate = p.value(calibrate);
+    o.calibrationTokens = p.value(calibrationTokens).toInt();
     o.dataDir = p.value(dataDir);
     o.model = p.value(model);
     o.prompt = p.value(prompt);
@@ -138,6 +152,35 @@ QCoro::Task<> runSmoke(ChatController* controller, QQmlApplicationEngine* qml, O
             finish(1);
             co_return;
         }
+    }
+    if (!options.calibrate.isEmpty()) {
+        SparseController* sparse = controller->sparse();
+        if (options.calibrationTokens > 0) sparse->setCalibrationTokens(options.calibrationTokens);
+        const bool file = options.calibrate != QLatin1String("bundled") &&
+                          options.calibrate != QLatin1String("conversations");
+        // Plain locals, not conditional temporaries inside the co_await:
+        // GCC 12 destroys such temporaries twice.
+        const QString source = file ? QStringLiteral("file") : options.calibrate;
+        const QString corpus = file ? options.calibrate : QString();
+        const bool calibrated = co_await sparse->runCalibration(source, corpus, 0.5);
+        if (!calibrated) {
+            fail(QStringLiteral("calibration failed: %1").arg(sparse->calibrationError()));
+            finish(1);
+            co_return;
+        }
+        // The controller reloads the model on its own: wait for that load.
+        while (controller->modelState() == ChatController::ModelState::Loading)
+            co_await qCoro(controller, &ChatController::modelChanged);
+        if (controller->modelState() != ChatController::ModelState::Ready) {
+            fail(
+                QStringLiteral("cannot reload %1: %2").arg(options.model, controller->loadError()));
+            finish(1);
+            co_return;
+        }
+        std::printf("calibrated: sidecar %s, %s\n",
+                    sparse->metrics()->hasSidecar() ? "in use" : "not used",
+                    qPrintable(sparse->metrics()->sparseStatus()));
+        std::fflush(stdout);
     }
     for (const QString& kv : options.tuning) {
         const QString key = kv.section(QLatin1Char('='), 0, 0).trimmed();
@@ -221,8 +264,8 @@ QCoro::Task<> startUp(ChatController* controller, QQmlApplicationEngine* qml, Op
         QCoreApplication::exit(3);
         co_return;
     }
-    const bool smoke =
-        options.quitAfterReply || !options.prompt.isEmpty() || !options.screenshot.isEmpty();
+    const bool smoke = options.quitAfterReply || !options.prompt.isEmpty() ||
+                       !options.screenshot.isEmpty() || !options.calibrate.isEmpty();
     if (smoke) {
         co_await runSmoke(controller, qml, options);
         co_return;

@@ -297,6 +297,7 @@ QCoro::Task<bool> SparseController::runCalibration(QString source, QString file,
         request.model = fsPath(modelPath_);
         request.corpus = fsPath(corpus);
         request.targetSparsity = targetSparsity;
+        request.tokens = calibrationTokens_;
         request.threads = std::max(1, QThread::idealThreadCount() - 1);
         out = co_await engine_->calibrate(request);
         if (!self) co_return false;

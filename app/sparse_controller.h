@@ -119,6 +119,8 @@ public:
 
     void previewTuning(const powerinfer::Tuning& tuning);
     QCoro::Task<bool> runCalibration(QString source, QString file, double targetSparsity);
+    // Corpus tokens a calibration runs (the engine's default: 20000).
+    void setCalibrationTokens(int64_t tokens) { calibrationTokens_ = tokens; }
     QCoro::Task<bool> runCompare(GenerationJob job);
 
 signals:
@@ -146,6 +148,7 @@ private:
     bool calibrating_ = false;
     double calibrationProgress_ = 0, calibrationEta_ = -1;
     QString calibrationLine_, calibrationError_;
+    int64_t calibrationTokens_ = 20000;
 };
 
 }  // namespace powerinfer::app

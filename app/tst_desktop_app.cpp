@@ -1,6 +1,7 @@
 // The desktop executable end to end, in its headless smoke mode: on the
 // FakeEngine (always), and on the real default model when the runtime is
 // built and POWERINFER_MODEL is set.
+#include <QFile>
 #include <QImage>
 #include <QProcess>
 #include <QRegularExpression>
@@ -55,6 +56,29 @@ private slots:
         QVERIFY(QFile::exists(dir.filePath("conversations.sqlite")));
     }
 
+    void tunedSmokeWithThePanelsOnTheFakeEngine() {
+        QTemporaryDir dir;
+        const QString shot = dir.filePath("tuned.png");
+        const QString model = dir.filePath("demo.gguf");
+        const Run r =
+            run(DESKTOP_DEMO_EXE,
+                {"--data-dir", dir.path(), "--model", model, "--prompt", "Explain",
+                 "--show-metrics", "--show-tuning", "--tuning", "hot_neuron_threshold=0.6",
+                 "--tuning", "cache_window_size=4", "--screenshot", shot,
+                 "--screenshot-after-tokens", "10", "--quit-after-reply"},
+                60000);
+        QVERIFY2(r.exitCode == 0, qPrintable(r.err));
+        QVERIFY2(checkSmoke(r, shot) >= 0, qPrintable(r.out + r.err));
+        // No QML errors from the panels.
+        QVERIFY2(!r.err.contains("qrc:/PowerInfer"), qPrintable(r.err));
+        // --tuning is saved like a change in the app: beside the model.
+        QFile config(dir.filePath("demo.config.json"));
+        QVERIFY(config.open(QIODevice::ReadOnly));
+        const QByteArray json = config.readAll();
+        QVERIFY2(json.contains("\"hot_neuron_threshold\": 0.6"), json.constData());
+        QVERIFY2(json.contains("\"cache_window_size\": 4"), json.constData());
+    }
+
     void refusesANewerDatabase() {
         QTemporaryDir dir;
         {
@@ -95,6 +119,29 @@ private slots:
                               ? qEnvironmentVariableIntValue("POWERINFER_MAX_GUI_STALL_MS")
                               : 250;
         QVERIFY2(stall < bound, qPrintable(QString("GUI thread stalled %1 ms").arg(stall)));
+#endif
+    }
+
+    void calibrationFromTheAppOnTheRealModel() {
+#ifndef DESKTOP_EXE
+        QSKIP("powerinfer-desktop is not built (the engine runtime pi_runtime is missing)");
+#else
+        const QString model = qEnvironmentVariable("POWERINFER_MODEL");
+        if (model.isEmpty()) QSKIP("POWERINFER_MODEL is not set (scripts/test sets it)");
+        QTemporaryDir dir;
+        // A link in a fresh folder: the sidecar and config land there, not
+        // beside the shared model.
+        const QString link = dir.filePath("model.gguf");
+        QVERIFY(QFile::link(model, link));
+        // A tiny corpus run (128 tokens): this checks the wiring (corpus
+        // export, engine thread, progress, reload with the sidecar), not quality.
+        const Run r = run(DESKTOP_EXE,
+                          {"--data-dir", dir.path(), "--model", link, "--calibrate", "bundled",
+                           "--calibration-tokens", "128", "--quit-after-reply"},
+                          240000);
+        QVERIFY2(r.exitCode == 0, qPrintable(r.err));
+        QVERIFY2(r.out.contains("calibrated: sidecar in use"), qPrintable(r.out + r.err));
+        QVERIFY(QFile::exists(dir.filePath("model.powerinfer.gguf")));
 #endif
     }
 };
