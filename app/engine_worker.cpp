@@ -177,10 +177,10 @@ void EngineWorker::generate(quint64 id, GenerationJob job, CancelFlag cancel) {
 
 void EngineWorker::calibrate(quint64 id, CalibrationRequest request, CancelFlag cancel) {
     CalibrationOutcome outcome;
-    // The calibration reads the model itself: free the loaded copy first.
-    engine_.reset();
     try {
         if (!calibrator_) throw powerinfer::EngineError("this build cannot calibrate models");
+        // The calibration reads the model itself: free the loaded copy first.
+        engine_.reset();
         const auto progress = [&](double fraction, double eta, const std::string& line) {
             emit calibrationProgress(id, fraction, eta, fromUtf8(line));
             return !cancel->load();

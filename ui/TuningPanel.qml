@@ -67,7 +67,8 @@ Drawer {
             stepSize: knob.stepSize
             snapMode: Slider.SnapAlways
             value: knob.value
-            enabled: drawer.ready
+            // Without a sidecar the knobs have nothing to act on.
+            enabled: drawer.ready && drawer.sparse.metrics.hasSidecar
             Accessible.name: knob.label
             Accessible.description: knob.help
             // Preview while dragging, apply on release (or a key press).
@@ -126,7 +127,7 @@ Drawer {
                 }
                 Switch {
                     objectName: "sparseSwitch"
-                    checked: drawer.sparse.sparseEnabled
+                    checked: drawer.sparse.sparseEnabled && drawer.sparse.metrics.hasSidecar
                     enabled: drawer.ready && drawer.sparse.metrics.hasSidecar
                     Accessible.name: qsTr("Sparse inference")
                     onToggled: drawer.sparse.setValue("sparse", checked)
@@ -142,6 +143,7 @@ Drawer {
                 Layout.fillWidth: true
             }
             SecondaryButton {
+                objectName: "tuningCalibrate"
                 visible: drawer.ready && !drawer.sparse.metrics.hasSidecar
                 text: qsTr("Calibrate…")
                 onClicked: drawer.calibrateRequested()

@@ -114,4 +114,30 @@ TestCase {
         // The model has a sidecar, so "Calibrate…" is not offered.
         verify(!findChild(panel, "calibrateButton").visible)
     }
+
+    Component {
+        id: calibrateComponent
+        CalibrateDialog {
+            controller: testController
+        }
+    }
+
+    function test_calibrationDialogRunsAndTheModelComesBack() {
+        const dialog = createTemporaryObject(calibrateComponent, testCase)
+        dialog.open()
+        tryCompare(dialog, "opened", true)
+        const start = findChild(dialog, "startCalibration")
+        verify(start.enabled)
+        mouseClick(start)
+        // The test engine has no calibrator: the error is shown in the dialog,
+        // and the model is (re)loaded and usable afterwards.
+        tryVerify(() => testController.sparse.calibrationError !== "", 5000)
+        verify(testController.sparse.calibrationError.indexOf("cannot calibrate") >= 0,
+               testController.sparse.calibrationError)
+        verify(!testController.sparse.calibrating)
+        tryCompare(testController, "modelState", ChatController.Ready, 5000)
+        verify(dialog.opened)
+        reply("still there?")
+        verify(testController.sparse.metrics.count > 0)
+    }
 }
