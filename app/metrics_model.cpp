@@ -94,6 +94,14 @@ void MetricsModel::recompute() {
 }
 
 void MetricsModel::setMemory(const powerinfer::MemoryReport& memory) {
+    // Every batch carries a report; the bars rebuild only when it changed.
+    const auto& m = memory_;
+    if (m.device_name == memory.device_name && m.simulated == memory.simulated &&
+        m.budget_bytes == memory.budget_bytes && m.dense_weights == memory.dense_weights &&
+        m.hot_neurons == memory.hot_neurons && m.neuron_cache == memory.neuron_cache &&
+        m.kv_cache == memory.kv_cache && m.predictors == memory.predictors &&
+        m.host_weights == memory.host_weights)
+        return;
     memory_ = memory;
     emit memoryChanged();
 }

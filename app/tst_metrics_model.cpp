@@ -111,6 +111,8 @@ private slots:
         m.predictors = 5;
         model.setMemory(m);
         QCOMPARE(memory.count(), 1);
+        model.setMemory(m);  // unchanged: no signal, the bars are not rebuilt
+        QCOMPARE(memory.count(), 1);
         QCOMPARE(model.deviceUsed(), 375);
         QVERIFY(model.simulated());
         model.addSamples({sample(0, 10), sample(1, 10)});
