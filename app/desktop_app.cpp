@@ -40,6 +40,7 @@ struct Options {
     int screenshotAfterTokens = 0;
     QString calibrate;  // bundled, conversations or a text file
     int calibrationTokens = 0;
+    bool compare = false;
     bool quitAfterReply = false;
 };
 
@@ -89,8 +90,13 @@ Options parseOptions(const QApplication& app) {
     const QCommandLineOption calibrationTokens(
         "calibration-tokens",
         QApplication::translate("main", "Corpus tokens for --calibrate (default 20000)."), "N");
+    const QCommandLineOption compare(
+        "compare-with-dense",
+        QApplication::translate("main",
+                                "After the reply, replay the prompt through the dense and the "
+                                "sparse path and print the token agreement and speeds."));
     p.addOptions({dataDir, model, prompt, screenshot, quit, theme, tuning, showMetrics, showTuning,
-                  afterTokens, calibrate, calibrationTokens});
+                  afterTokens, calibrate, calibrationTokens, compare});
     p.process(app);
     o.tuning = p.values(tuning);
     o.showMetrics = p.isSet(showMetrics);
@@ -98,6 +104,7 @@ Options parseOptions(const QApplication& app) {
     o.screenshotAfterTokens = p.value(afterTokens).toInt();
     o.calibrate = p.value(calibrate);
     o.calibrationTokens = p.value(calibrationTokens).toInt();
+    o.compare = p.isSet(compare);
     o.dataDir = p.value(dataDir);
     o.model = p.value(model);
     o.prompt = p.value(prompt);
@@ -224,6 +231,22 @@ QCoro::Task<> runSmoke(ChatController* controller, QQmlApplicationEngine* qml, O
             finish(1);
             co_return;
         }
+    }
+    if (options.compare && !options.prompt.isEmpty()) {
+        SparseController* sparse = controller->sparse();
+        controller->compareWithDense();
+        while (sparse->comparing()) co_await qCoro(sparse, &SparseController::compareChanged);
+        if (!sparse->compareDone()) {
+            fail(QStringLiteral("compare failed: %1").arg(sparse->compareError()));
+            finish(1);
+            co_return;
+        }
+        std::printf(
+            "compare: agreement %.3f over %d tokens (identical for the first %d), dense %.1f "
+            "tok/s, sparse %.1f tok/s\n",
+            sparse->compareAgreement(), sparse->compareTokens(), sparse->compareCommonPrefix(),
+            sparse->compareDenseTps(), sparse->compareSparseTps());
+        std::fflush(stdout);
     }
     if (saveFailed) {
         finish(1);

@@ -241,8 +241,12 @@ void EngineWorker::compare(quint64 id, GenerationJob job, CancelFlag cancel) {
         run(true, sparse, out.sparseTokensPerSecond, out.sparseText);
         const size_t n = std::max(dense.size(), sparse.size());
         size_t equal = 0;
-        for (size_t i = 0; i < std::min(dense.size(), sparse.size()); ++i)
+        bool same = true;
+        for (size_t i = 0; i < std::min(dense.size(), sparse.size()); ++i) {
+            same = same && dense[i] == sparse[i];
+            if (same) ++out.commonPrefix;
             if (dense[i] == sparse[i]) ++equal;
+        }
         out.tokens = int(n);
         out.agreement = n ? double(equal) / double(n) : 1.0;
         out.ok = true;

@@ -110,6 +110,7 @@ struct CompareOutcome {
     QString error;
     int tokens = 0;        // compared positions (the longer reply's length)
     double agreement = 0;  // fraction of positions with equal tokens
+    int commonPrefix = 0;  // tokens before the first difference
     double denseTokensPerSecond = 0, sparseTokensPerSecond = 0;
     QString denseText, sparseText;
 };

@@ -45,6 +45,7 @@ class SparseController : public QObject {
     Q_PROPERTY(bool compareDone READ compareDone NOTIFY compareChanged)
     Q_PROPERTY(double compareAgreement READ compareAgreement NOTIFY compareChanged)
     Q_PROPERTY(int compareTokens READ compareTokens NOTIFY compareChanged)
+    Q_PROPERTY(int compareCommonPrefix READ compareCommonPrefix NOTIFY compareChanged)
     Q_PROPERTY(double compareDenseTps READ compareDenseTps NOTIFY compareChanged)
     Q_PROPERTY(double compareSparseTps READ compareSparseTps NOTIFY compareChanged)
     Q_PROPERTY(QString compareError READ compareError NOTIFY compareChanged)
@@ -80,6 +81,7 @@ public:
     bool compareDone() const { return compare_.ok; }
     double compareAgreement() const { return compare_.agreement; }
     int compareTokens() const { return compare_.tokens; }
+    int compareCommonPrefix() const { return compare_.commonPrefix; }
     double compareDenseTps() const { return compare_.denseTokensPerSecond; }
     double compareSparseTps() const { return compare_.sparseTokensPerSecond; }
     QString compareError() const { return compare_.error; }

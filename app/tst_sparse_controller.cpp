@@ -186,6 +186,7 @@ private slots:
         QVERIFY(QCoro::waitFor(h.sparse->runCompare(job(32))));
         QCOMPARE(h.sparse->compareAgreement(), 1.0);  // the fake's tokens ignore the path
         QCOMPARE(h.sparse->compareTokens(), 7);
+        QCOMPARE(h.sparse->compareCommonPrefix(), 7);
         QVERIFY(h.sparse->compareDenseTps() > 0);
         const auto calls = h.fake.load()->tuningCalls();
         QCOMPARE(calls.size(), size_t(3));  // dense, sparse, restore

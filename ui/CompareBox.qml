@@ -66,6 +66,15 @@ ColumnLayout {
         }
     }
     Label {
+        visible: root.sparse.compareDone
+        text: qsTr("Identical for the first %1 of %2 tokens (greedy replies diverge for good after one different token).")
+              .arg(root.sparse.compareCommonPrefix).arg(root.sparse.compareTokens)
+        color: Theme.textMuted
+        font.pixelSize: Theme.fontSizeSmall
+        wrapMode: Text.Wrap
+        Layout.fillWidth: true
+    }
+    Label {
         visible: root.sparse.compareError !== ""
         text: root.sparse.compareError
         color: Theme.danger
