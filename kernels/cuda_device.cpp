@@ -70,7 +70,7 @@ public:
         check(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "cudaStreamCreate");
         check(cudaEventCreate(&start_), "cudaEventCreate");
         check(cudaEventCreate(&stop_), "cudaEventCreate");
-        reserve_staging(int64_t{4} << 20);
+        reserve_staging(int64_t{32} << 20);
     }
 
     ~CudaDevice() override {
@@ -167,9 +167,21 @@ public:
         LayerSlots& l = layer_at(layer);
         const NeuronFormat& f = l.format;
         const int64_t per = f.bytes_per_neuron();
+        // New neurons are gathered into pinned staging and placed with one
+        // copy and one scatter per batch (not three small pageable copies
+        // per neuron: the neuron cache uploads every token).
+        const int64_t max_batch = std::max<int64_t>(1, stage_capacity_ / 2 / (per + 4));
+        std::vector<std::pair<int32_t, int32_t>> batch;  // (slot, id)
+        auto flush = [&] {
+            upload_batch(l, batch, src);
+            batch.clear();
+        };
         for (int64_t i = 0; i < count; ++i) {
             const int32_t id = ids[i];
-            if (id < 0 || id >= f.n_ff) throw EngineError("neuron id out of range");
+            if (id < 0 || id >= f.n_ff) {
+                flush();
+                throw EngineError("neuron id out of range");
+            }
             if (l.slot_of[size_t(id)] >= 0) {
                 const MemCategory old = l.category[size_t(id)];
                 if (old != category) {
@@ -179,21 +191,29 @@ public:
                 }
                 continue;
             }
-            if (used_total() + per > budget_) return i;
+            if (used_total() + per > budget_) {
+                flush();
+                return i;
+            }
             int32_t slot;
             if (!l.free_slots.empty()) {
                 slot = l.free_slots.back();
                 l.free_slots.pop_back();
             } else {
-                if (l.used_slots == l.capacity && !grow(l)) return i;
+                if (l.used_slots == l.capacity && !grow(l)) {
+                    flush();
+                    return i;
+                }
                 slot = int32_t(l.used_slots++);
             }
-            copy_neuron(l, slot, id, src);
+            batch.emplace_back(slot, id);
+            if (int64_t(batch.size()) == max_batch) flush();
             l.slot_of[size_t(id)] = slot;
             l.category[size_t(id)] = category;
             used_[category_index(category)] += per;
             ++l.resident;
         }
+        flush();
         return count;
     }
 
@@ -231,18 +251,10 @@ public:
                 throw EngineError("run_hot: neuron " + std::to_string(id) + " is not resident");
             slots[size_t(i)] = l.slot_of[size_t(id)];
         }
-        const int64_t stage_bytes = n * 4 * 2 + count * 4 + count * 4 + 256;
-        if (stage_used_ + stage_bytes > stage_capacity_) {
-            synchronize();
-            if (stage_bytes > stage_capacity_) reserve_staging(stage_bytes * 2);
-        }
-        auto take = [&](int64_t bytes) {
-            const int64_t off = stage_used_;
-            stage_used_ += (bytes + 255) / 256 * 256;
-            return off;
-        };
-        const int64_t off_x = take(n * 4), off_ids = take(count * 4), off_y = take(n * 4),
-                      off_h = take(std::max<int64_t>(count, 1) * 4);
+        const int64_t off_x = stage_take(n * 4 + round256(count * 4) + n * 4 +
+                                         round256(std::max<int64_t>(count, 1) * 4) + 256);
+        const int64_t off_ids = off_x + round256(n * 4), off_y = off_ids + round256(count * 4),
+                      off_h = off_y + round256(n * 4);
         std::memcpy(host_stage_ + off_x, x, size_t(n) * 4);
         std::memcpy(host_stage_ + off_ids, slots.data(), size_t(count) * 4);
         mark_busy();
@@ -443,18 +455,45 @@ private:
         return true;
     }
 
-    void copy_neuron(LayerSlots& l, int32_t slot, int32_t id, const NeuronSource& src) {
+    static int64_t round256(int64_t b) { return (b + 255) / 256 * 256; }
+
+    // Space in the staging arena (pinned host + device twin); recycled at
+    // synchronize(), so a full arena waits for the queue first.
+    int64_t stage_take(int64_t bytes) {
+        bytes = round256(bytes);
+        if (stage_used_ + bytes > stage_capacity_) {
+            synchronize();
+            if (bytes > stage_capacity_) reserve_staging(bytes * 2);
+        }
+        const int64_t off = stage_used_;
+        stage_used_ += bytes;
+        return off;
+    }
+
+    void upload_batch(LayerSlots& l, const std::vector<std::pair<int32_t, int32_t>>& batch,
+                      const NeuronSource& src) {
+        if (batch.empty()) return;
         const NeuronFormat& f = l.format;
+        const int64_t n = int64_t(batch.size());
+        const int64_t gb = f.gate_row_bytes, ub = f.up_row_bytes, db = f.down_col_bytes;
+        const int64_t off_slots = 0, off_gate = round256(n * 4), off_up = off_gate + round256(n * gb),
+                      off_down = off_up + round256(n * ub), total = off_down + n * db;
+        const int64_t off = stage_take(total);
+        uint8_t* h = host_stage_ + off;
+        for (int64_t i = 0; i < n; ++i) {
+            const auto [slot, id] = batch[size_t(i)];
+            std::memcpy(h + off_slots + i * 4, &slot, 4);
+            std::memcpy(h + off_gate + i * gb, src.gate.row(id), size_t(gb));
+            std::memcpy(h + off_up + i * ub, src.up.row(id), size_t(ub));
+            std::memcpy(h + off_down + i * db, src.down_t.row(id), size_t(db));
+        }
         mark_busy();
-        // Pageable host memory (the mmap'd model): the copy is staged by the
-        // driver; neurons move in bulk at placement time, not per token.
-        cudaMemcpyAsync(static_cast<uint8_t*>(l.gate.ptr) + size_t(slot) * f.gate_row_bytes,
-                        src.gate.row(id), size_t(f.gate_row_bytes), cudaMemcpyHostToDevice, stream_);
-        cudaMemcpyAsync(static_cast<uint8_t*>(l.up.ptr) + size_t(slot) * f.up_row_bytes,
-                        src.up.row(id), size_t(f.up_row_bytes), cudaMemcpyHostToDevice, stream_);
-        cudaMemcpyAsync(static_cast<uint8_t*>(l.down.ptr) + size_t(slot) * f.down_col_bytes,
-                        src.down_t.row(id), size_t(f.down_col_bytes), cudaMemcpyHostToDevice,
-                        stream_);
+        uint8_t* d = dev_stage_ + off;
+        check(cudaMemcpyAsync(d, h, size_t(total), cudaMemcpyHostToDevice, stream_), "cudaMemcpyAsync");
+        const auto* slots = reinterpret_cast<const int32_t*>(d + off_slots);
+        scatter_rows(d + off_gate, size_t(gb), slots, n, l.gate.ptr, stream_);
+        scatter_rows(d + off_up, size_t(ub), slots, n, l.up.ptr, stream_);
+        scatter_rows(d + off_down, size_t(db), slots, n, l.down.ptr, stream_);
         mark_done();
     }
 

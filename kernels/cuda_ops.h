@@ -62,6 +62,11 @@ void attention_decode(const float* q, const float* k_cache, const float* v_cache
                       int64_t n_head, int64_t n_head_kv, int64_t head_dim, int64_t n_past,
                       float* scores_scratch, cudaStream_t stream);
 
+// dst.row(slot[i]) = src.row(i) for i < n (rows of row_bytes): places a
+// batch of staged neurons into their slots with one launch.
+void scatter_rows(const void* src, size_t row_bytes, const int32_t* slot, int64_t n, void* dst,
+                  cudaStream_t stream);
+
 // Reads the last CUDA error into a message ("" if none).
 std::string last_error();
 

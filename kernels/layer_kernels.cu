@@ -117,6 +117,13 @@ __global__ void attention_kernel(const float* q, const float* k_cache, const flo
     }
 }
 
+__global__ void scatter_rows_kernel(const uint8_t* src, size_t row_bytes, const int32_t* slot,
+                                    uint8_t* dst) {
+    const uint8_t* s = src + size_t(blockIdx.x) * row_bytes;
+    uint8_t* d = dst + size_t(slot[blockIdx.x]) * row_bytes;
+    for (size_t i = threadIdx.x; i < row_bytes; i += blockDim.x) d[i] = s[i];
+}
+
 unsigned blocks_for(int64_t n, int threads) { return unsigned((n + threads - 1) / threads); }
 
 }  // namespace
@@ -179,6 +186,13 @@ void attention_decode(const float* q, const float* k_cache, const float* v_cache
     attention_kernel<<<unsigned(n_head), 256, 0, s>>>(q, k_cache, v_cache, out, n_head_kv,
                                                       head_dim, n_past, n_head / n_head_kv,
                                                       scores_scratch);
+}
+
+void scatter_rows(const void* src, size_t row_bytes, const int32_t* slot, int64_t n, void* dst,
+                  cudaStream_t s) {
+    if (n <= 0) return;
+    scatter_rows_kernel<<<unsigned(n), 128, 0, s>>>(static_cast<const uint8_t*>(src), row_bytes,
+                                                   slot, static_cast<uint8_t*>(dst));
 }
 
 std::string last_error() {
