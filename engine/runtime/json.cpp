@@ -4,6 +4,8 @@
 #include <cmath>
 #include <cstdio>
 
+#include "tokenizer/unicode.h"
+
 namespace powerinfer::runtime {
 namespace {
 
@@ -154,24 +156,6 @@ private:
         return v;
     }
 
-    static void append_utf8(std::string& out, unsigned cp) {
-        if (cp < 0x80) {
-            out += static_cast<char>(cp);
-        } else if (cp < 0x800) {
-            out += static_cast<char>(0xC0 | (cp >> 6));
-            out += static_cast<char>(0x80 | (cp & 0x3F));
-        } else if (cp < 0x10000) {
-            out += static_cast<char>(0xE0 | (cp >> 12));
-            out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-            out += static_cast<char>(0x80 | (cp & 0x3F));
-        } else {
-            out += static_cast<char>(0xF0 | (cp >> 18));
-            out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
-            out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-            out += static_cast<char>(0x80 | (cp & 0x3F));
-        }
-    }
-
     std::string string() {
         ++pos_;  // opening quote
         std::string out;
@@ -217,7 +201,7 @@ private:
                         if (lo < 0xDC00 || lo > 0xDFFF) fail("invalid surrogate pair");
                         cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
                     }
-                    append_utf8(out, cp);
+                    unicode::append_utf8(out, cp);
                     break;
                 }
                 default:
