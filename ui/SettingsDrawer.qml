@@ -200,6 +200,7 @@ Drawer {
                     Layout.fillWidth: true
                 }
                 Switch {
+                    objectName: "apiServerSwitch"
                     checked: drawer.settings.apiServerEnabled
                     Accessible.name: qsTr("Local API server")
                     onToggled: drawer.settings.apiServerEnabled = checked
@@ -229,6 +230,7 @@ Drawer {
                 Layout.fillWidth: true
                 visible: drawer.settings.apiServerEnabled
                 Label {
+                    objectName: "apiServerStatus"
                     text: apiStatus.api.running ? apiStatus.api.url : apiStatus.api.error
                     color: apiStatus.api.running ? Theme.success : Theme.danger
                     font.family: apiStatus.api.running ? Theme.monoFamily : Theme.fontFamily
