@@ -43,6 +43,12 @@ void AppSettings::setThemeMode(const QString& v) {
 void AppSettings::setModelsFolder(const QString& v) { assign(modelsFolder_, v, "models_folder"); }
 void AppSettings::setLastModelPath(const QString& v) { assign(lastModelPath_, v, "last_model"); }
 void AppSettings::setShowMetrics(bool v) { assign(showMetrics_, v, "show_metrics"); }
+void AppSettings::setApiServerEnabled(bool v) {
+    assign(apiServerEnabled_, v, "api_server_enabled");
+}
+void AppSettings::setApiServerPort(int v) {
+    assign(apiServerPort_, qBound(0, v, 65535), "api_server_port");
+}
 
 void AppSettings::resetSampling() {
     setTemperature(0.7);
@@ -65,6 +71,7 @@ void AppSettings::restore(const QHash<QString, QString>& stored) {
     number("top_k", [this](double v) { setTopK(int(v)); });
     number("max_tokens", [this](double v) { setMaxTokens(int(v)); });
     number("context_length", [this](double v) { setContextLength(int(v)); });
+    number("api_server_port", [this](double v) { setApiServerPort(int(v)); });
     if (stored.contains(QStringLiteral("theme")))
         setThemeMode(stored.value(QStringLiteral("theme")));
     if (stored.contains(QStringLiteral("models_folder")))
@@ -73,6 +80,9 @@ void AppSettings::restore(const QHash<QString, QString>& stored) {
         setLastModelPath(stored.value(QStringLiteral("last_model")));
     if (stored.contains(QStringLiteral("show_metrics")))
         setShowMetrics(stored.value(QStringLiteral("show_metrics")) == QLatin1String("true"));
+    if (stored.contains(QStringLiteral("api_server_enabled")))
+        setApiServerEnabled(stored.value(QStringLiteral("api_server_enabled")) ==
+                            QLatin1String("true"));
     restoring_ = false;
 }
 

@@ -25,6 +25,10 @@ class AppSettings : public QObject {
     Q_PROPERTY(QString lastModelPath READ lastModelPath WRITE setLastModelPath NOTIFY changed)
     // The metrics side panel (toggled in the header).
     Q_PROPERTY(bool showMetrics READ showMetrics WRITE setShowMetrics NOTIFY changed)
+    // The "Local API server" switch: an OpenAI-compatible API on 127.0.0.1.
+    Q_PROPERTY(bool apiServerEnabled READ apiServerEnabled WRITE setApiServerEnabled NOTIFY changed)
+    // 0 picks a free port (tests).
+    Q_PROPERTY(int apiServerPort READ apiServerPort WRITE setApiServerPort NOTIFY changed)
 public:
     using QObject::QObject;
 
@@ -37,6 +41,8 @@ public:
     QString modelsFolder() const { return modelsFolder_; }
     QString lastModelPath() const { return lastModelPath_; }
     bool showMetrics() const { return showMetrics_; }
+    bool apiServerEnabled() const { return apiServerEnabled_; }
+    int apiServerPort() const { return apiServerPort_; }
 
     void setTemperature(double v);
     void setTopP(double v);
@@ -47,6 +53,8 @@ public:
     void setModelsFolder(const QString& v);
     void setLastModelPath(const QString& v);
     void setShowMetrics(bool v);
+    void setApiServerEnabled(bool v);
+    void setApiServerPort(int v);
 
     // Applies stored values (unknown keys ignored, bad values keep defaults)
     // without emitting persist requests.
@@ -74,6 +82,8 @@ private:
     QString modelsFolder_ = defaultModelsFolder();
     QString lastModelPath_;
     bool showMetrics_ = false;
+    bool apiServerEnabled_ = false;
+    int apiServerPort_ = 8080;
     bool restoring_ = false;
 };
 

@@ -49,7 +49,8 @@ ChatController::ChatController(ChatStore* store, EngineClient* engine, ModelCata
       engine_(engine),
       models_(models),
       settings_(settings),
-      sparse_(engine, store) {
+      sparse_(engine, store),
+      apiServer_(engine, settings) {
     connect(&sparse_, &SparseController::reloadRequested, this,
             [this](const QString& path) { loadModelFile(path); });
     checkpointTimer_.setInterval(2000);

@@ -16,6 +16,7 @@
 #include "chat_store.h"
 #include "conversation_list_model.h"
 #include "engine_worker.h"
+#include "local_api_server.h"
 #include "message_list_model.h"
 #include "model_catalog.h"
 #include "sparse_controller.h"
@@ -31,6 +32,7 @@ class ChatController : public QObject {
     Q_PROPERTY(ModelCatalog* models READ models CONSTANT)
     Q_PROPERTY(AppSettings* settings READ settings CONSTANT)
     Q_PROPERTY(SparseController* sparse READ sparse CONSTANT)
+    Q_PROPERTY(LocalApiServer* apiServer READ apiServer CONSTANT)
 
     Q_PROPERTY(qint64 currentConversationId READ currentConversationId NOTIFY conversationChanged)
     Q_PROPERTY(QString currentTitle READ currentTitle NOTIFY conversationChanged)
@@ -69,6 +71,7 @@ public:
     ModelCatalog* models() { return models_; }
     AppSettings* settings() { return settings_; }
     SparseController* sparse() { return &sparse_; }
+    LocalApiServer* apiServer() { return &apiServer_; }
 
     qint64 currentConversationId() const { return current_.id; }
     QString currentTitle() const { return current_.title; }
@@ -169,6 +172,8 @@ private:
     quint64 searchGeneration_ = 0;
     quint64 loadGeneration_ = 0;
     SparseController sparse_;
+    // Last: it serves the engine until everything else is torn down.
+    LocalApiServer apiServer_;
 };
 
 }  // namespace powerinfer::app

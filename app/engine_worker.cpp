@@ -61,6 +61,7 @@ void EngineWorker::load(quint64 id, powerinfer::LoadOptions options, CancelFlag 
         outcome.memory = engine_->memory();
         outcome.deviceName = fromUtf8(outcome.memory.device_name);
         outcome.tuning = engine_->tuning();
+        outcome.modelPath = QString::fromStdU16String(options.model_path.u16string());
     } catch (const powerinfer::LoadCancelled&) {
         outcome.cancelled = true;
         outcome.error = tr("Loading was cancelled.");
@@ -107,8 +108,10 @@ void EngineWorker::generate(quint64 id, GenerationJob job, CancelFlag cancel) {
     }
     powerinfer::GenerateRequest request;
     request.messages = std::move(job.messages);
+    request.prompt = std::move(job.prompt);
     request.max_tokens = job.maxTokens;
     request.sampling = job.sampling;
+    request.stop = std::move(job.stop);
 
     // Time-based batching: the thread is busy inside generate(), so no timer
     // can fire here; instead each token checks whether a batch is due.
@@ -168,6 +171,11 @@ void EngineWorker::generate(quint64 id, GenerationJob job, CancelFlag cancel) {
             outcome.sparsity = sparsitySum / metricSamples;
             outcome.hitRate = hitSum / metricSamples;
         }
+    } catch (const powerinfer::EngineError& e) {
+        // The facade throws EngineError only for requests it cannot serve.
+        flush(Clock::now());
+        outcome.error = fromUtf8(e.what());
+        outcome.invalidRequest = true;
     } catch (const std::exception& e) {
         flush(Clock::now());
         outcome.error = fromUtf8(e.what());
@@ -275,8 +283,14 @@ EngineClient::EngineClient(EngineFactory factory, QObject* parent,
     connect(worker, &EngineWorker::loadFinished, this, &EngineClient::loadFinished);
     connect(worker, &EngineWorker::piecesReady, this, [this](quint64 id, const StreamChunk& c) {
         if (id == currentGeneration_) emit piecesReady(c);
+        emit generationPieces(id, c);
     });
-    connect(worker, &EngineWorker::generationFinished, this, &EngineClient::generationFinished);
+    connect(worker, &EngineWorker::generationFinished, this,
+            [this](quint64 id, const GenerationOutcome& outcome) {
+                --generationsInFlight_;
+                emit generationFinished(id, outcome);
+                if (generationsInFlight_ == 0) emit generationsIdle();
+            });
     connect(worker, &EngineWorker::tuningApplied, this, &EngineClient::tuningApplied);
     connect(worker, &EngineWorker::calibrationProgress, this,
             [this](quint64 id, double f, double eta, const QString& line) {
@@ -284,7 +298,12 @@ EngineClient::EngineClient(EngineFactory factory, QObject* parent,
             });
     connect(worker, &EngineWorker::calibrationFinished, this, &EngineClient::calibrationFinished);
     connect(worker, &EngineWorker::previewReady, this, &EngineClient::previewReady);
-    connect(worker, &EngineWorker::compareFinished, this, &EngineClient::compareFinished);
+    connect(worker, &EngineWorker::compareFinished, this,
+            [this](quint64 id, const CompareOutcome& outcome) {
+                --generationsInFlight_;
+                emit compareFinished(id, outcome);
+                if (generationsInFlight_ == 0) emit generationsIdle();
+            });
     thread_.start();
 }
 
@@ -319,6 +338,7 @@ QCoro::Task<GenerationOutcome> EngineClient::generate(GenerationJob job) {
     const quint64 id = ++nextId_;
     currentGeneration_ = id;
     generationCancel_ = std::make_shared<std::atomic<bool>>(false);
+    ++generationsInFlight_;
     QMetaObject::invokeMethod(
         worker_,
         [w = worker_.data(), id, job = std::move(job), c = generationCancel_]() mutable {
@@ -331,6 +351,18 @@ QCoro::Task<GenerationOutcome> EngineClient::generate(GenerationJob job) {
         if (!self) co_return GenerationOutcome{};
         if (doneId == id) co_return outcome;
     }
+}
+
+quint64 EngineClient::submitGeneration(GenerationJob job, CancelFlag cancel) {
+    const quint64 id = ++nextId_;
+    ++generationsInFlight_;
+    QMetaObject::invokeMethod(
+        worker_,
+        [w = worker_.data(), id, job = std::move(job), c = std::move(cancel)]() mutable {
+            w->generate(id, std::move(job), c);
+        },
+        Qt::QueuedConnection);
+    return id;
 }
 
 void EngineClient::unload() {
@@ -393,6 +425,7 @@ quint64 EngineClient::requestPreview(const powerinfer::Tuning& tuning) {
 QCoro::Task<CompareOutcome> EngineClient::compare(GenerationJob job) {
     const quint64 id = ++nextId_;
     generationCancel_ = std::make_shared<std::atomic<bool>>(false);
+    ++generationsInFlight_;
     QMetaObject::invokeMethod(
         worker_,
         [w = worker_.data(), id, job = std::move(job), c = generationCancel_]() mutable {

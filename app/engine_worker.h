@@ -19,6 +19,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "powerinfer/engine.h"
@@ -37,14 +38,17 @@ struct LoadOutcome {
     QString deviceName;  // MemoryReport::device_name
     powerinfer::MemoryReport memory;
     powerinfer::Tuning tuning;  // what the engine runs with
+    QString modelPath;          // the file that was loaded
 };
 
 // An immutable snapshot of everything one generation needs, taken on the GUI
 // thread when the user sends; the engine thread never reads live settings.
 struct GenerationJob {
     std::vector<powerinfer::ChatMessage> messages;
+    std::string prompt;  // used as is when messages is empty (API completions)
     int maxTokens = 512;
     powerinfer::SamplingParams sampling;
+    std::vector<std::string> stop;  // stop strings (the chat has none)
 };
 
 // Whether a token went through the sparse path. The dense path reports
@@ -127,6 +131,7 @@ struct GenerationOutcome {
     double sparsity = -1;  // mean over tokens; -1 when the engine reported none
     double hitRate = -1;
     QString notice;
+    bool invalidRequest = false;  // the engine rejected the request (EngineError)
 };
 
 class EngineWorker : public QObject {
@@ -187,6 +192,13 @@ public:
     QCoro::Task<LoadOutcome> load(powerinfer::LoadOptions options);
     // Resolves when the reply is complete; text arrives earlier via piecesReady.
     QCoro::Task<GenerationOutcome> generate(GenerationJob job);
+    // A generation for another client (the local API server): it does not
+    // become the chat's current generation, its text arrives through
+    // generationPieces(id, ...) and its end through generationFinished(id, ...);
+    // cancel flips its own flag. Returns the id.
+    quint64 submitGeneration(GenerationJob job, CancelFlag cancel);
+    // Generations and comparisons posted and not finished yet (chat and API).
+    int generationsInFlight() const { return generationsInFlight_; }
     void unload();
     // Applied between tokens, even while a reply is streaming.
     void setTuning(const powerinfer::Tuning& tuning);
@@ -211,6 +223,10 @@ public:
 signals:
     void loadProgress(double fraction);
     void piecesReady(const powerinfer::app::StreamChunk& chunk);
+    // Every generation's streamed text, with its id.
+    void generationPieces(quint64 id, const powerinfer::app::StreamChunk& chunk);
+    // generationsInFlight() dropped to 0 (after the finished signal's slots ran).
+    void generationsIdle();
     void tuningApplied(const powerinfer::Tuning& tuning, const powerinfer::MemoryReport& memory);
     void calibrationProgress(double fraction, double eta, const QString& line);
 
@@ -232,6 +248,7 @@ private:
     CancelFlag calibrationCancel_;
     quint64 currentCalibration_ = 0;
     bool loaded_ = false;
+    int generationsInFlight_ = 0;
 };
 
 }  // namespace powerinfer::app

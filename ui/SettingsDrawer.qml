@@ -3,7 +3,8 @@ import QtQuick.Controls
 import QtQuick.Layouts
 import PowerInfer.App
 
-// Per-conversation system prompt, sampling settings and appearance.
+// Per-conversation system prompt, sampling settings, appearance and the
+// local API server switch.
 Drawer {
     id: drawer
 
@@ -185,6 +186,65 @@ Drawer {
                 Accessible.name: qsTr("Theme")
                 Component.onCompleted: currentIndex = indexOfValue(drawer.settings.themeMode)
                 onActivated: drawer.settings.themeMode = currentValue
+            }
+
+            SectionTitle {
+                text: qsTr("Local API server")
+            }
+            RowLayout {
+                Layout.fillWidth: true
+                Label {
+                    text: qsTr("Serve the loaded model to other programs on this computer (OpenAI-compatible)")
+                    color: Theme.text
+                    wrapMode: Text.Wrap
+                    Layout.fillWidth: true
+                }
+                Switch {
+                    objectName: "apiServerSwitch"
+                    checked: drawer.settings.apiServerEnabled
+                    Accessible.name: qsTr("Local API server")
+                    onToggled: drawer.settings.apiServerEnabled = checked
+                }
+            }
+            RowLayout {
+                Layout.fillWidth: true
+                Label {
+                    text: qsTr("Port")
+                    color: Theme.text
+                    Layout.fillWidth: true
+                }
+                SpinBox {
+                    from: 1024
+                    to: 65535
+                    editable: true
+                    value: drawer.settings.apiServerPort
+                    textFromValue: v => String(v)
+                    valueFromText: t => parseInt(t)
+                    Accessible.name: qsTr("API server port")
+                    onValueModified: drawer.settings.apiServerPort = value
+                }
+            }
+            RowLayout {
+                id: apiStatus
+                readonly property LocalApiServer api: drawer.controller.apiServer
+                Layout.fillWidth: true
+                visible: drawer.settings.apiServerEnabled
+                Label {
+                    objectName: "apiServerStatus"
+                    text: apiStatus.api.running ? apiStatus.api.url : apiStatus.api.error
+                    color: apiStatus.api.running ? Theme.success : Theme.danger
+                    font.family: apiStatus.api.running ? Theme.monoFamily : Theme.fontFamily
+                    textFormat: Text.PlainText
+                    wrapMode: Text.Wrap
+                    Layout.fillWidth: true
+                    Accessible.name: apiStatus.api.running ? qsTr("API server address") : qsTr("API server error")
+                }
+                IconButton {
+                    visible: apiStatus.api.running
+                    iconName: "copy"
+                    tip: qsTr("Copy the address")
+                    onClicked: drawer.controller.copyText(apiStatus.api.url)
+                }
             }
             Item {
                 Layout.preferredHeight: 24

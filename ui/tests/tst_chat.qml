@@ -36,6 +36,13 @@ TestCase {
         }
     }
 
+    Component {
+        id: settingsComponent
+        SettingsDrawer {
+            controller: testController
+        }
+    }
+
     function init() {
         testController.newConversation()
         compare(testController.messages.count, 0)
@@ -105,5 +112,27 @@ TestCase {
         Theme.mode = "light"
         verify(!Theme.dark)
         window.destroy()
+    }
+
+    function test_apiServerSwitchShowsTheAddress() {
+        const settings = testController.settings
+        settings.apiServerPort = 0  // any free port
+        const drawer = createTemporaryObject(settingsComponent, testCase)
+        drawer.open()
+        tryCompare(drawer, "opened", true)
+        const toggle = findChild(drawer.contentItem, "apiServerSwitch")
+        verify(toggle)
+        compare(toggle.Accessible.name, "Local API server")
+        mouseClick(toggle)
+        verify(settings.apiServerEnabled)
+        tryCompare(testController.apiServer, "running", true)
+        const status = findChild(drawer.contentItem, "apiServerStatus")
+        verify(status.visible)
+        compare(status.text, "http://127.0.0.1:" + testController.apiServer.port + "/v1")
+        mouseClick(toggle)
+        verify(!settings.apiServerEnabled)
+        verify(!testController.apiServer.running)
+        verify(!status.visible)
+        settings.apiServerPort = 8080
     }
 }
