@@ -217,25 +217,33 @@ private slots:
         const double alone = dev->synchronize();
         QVERIFY(alone > 0);
 
+        // Concurrency, not speed, is under test; on a shared 2-core machine
+        // another process can take the second core for a whole attempt, so
+        // the overlap only has to show in one of three attempts.
         using clock = std::chrono::steady_clock;
-        const auto t0 = clock::now();
-        for (int rep = 0; rep < 4; ++rep) dev->run_hot(0, x.data(), ids.data(), n_ff, y.data());
-        const double enqueue_ms =
-            std::chrono::duration<double, std::milli>(clock::now() - t0).count();
-        // Caller-side busy work of about the same length as the device's.
-        volatile double sink = 0;
-        const auto w0 = clock::now();
-        while (std::chrono::duration<double, std::milli>(clock::now() - w0).count() < 4 * alone) {
-            for (int i = 0; i < 1000; ++i) sink = sink + std::sqrt(double(i));
+        bool overlapped = false, enqueue_fast = false;
+        for (int attempt = 0; attempt < 3 && !(overlapped && enqueue_fast); ++attempt) {
+            const auto t0 = clock::now();
+            for (int rep = 0; rep < 4; ++rep) dev->run_hot(0, x.data(), ids.data(), n_ff, y.data());
+            const double enqueue_ms =
+                std::chrono::duration<double, std::milli>(clock::now() - t0).count();
+            // Caller-side busy work of about the same length as the device's.
+            volatile double sink = 0;
+            const auto w0 = clock::now();
+            while (std::chrono::duration<double, std::milli>(clock::now() - w0).count() < 4 * alone) {
+                for (int i = 0; i < 1000; ++i) sink = sink + std::sqrt(double(i));
+            }
+            const double work_ms = std::chrono::duration<double, std::milli>(clock::now() - w0).count();
+            const double busy = dev->synchronize();
+            const double total = std::chrono::duration<double, std::milli>(clock::now() - t0).count();
+            const double overlap = busy + work_ms - total;
+            qInfo("device %.1f ms, caller %.1f ms, wall %.1f ms, overlap %.1f ms, enqueue %.3f ms",
+                  busy, work_ms, total, overlap, enqueue_ms);
+            enqueue_fast = enqueue_fast || enqueue_ms < 0.5 * busy;
+            overlapped = overlapped || overlap > 0.3 * std::min(busy, work_ms);
         }
-        const double work_ms = std::chrono::duration<double, std::milli>(clock::now() - w0).count();
-        const double busy = dev->synchronize();
-        const double total = std::chrono::duration<double, std::milli>(clock::now() - t0).count();
-        const double overlap = busy + work_ms - total;
-        qInfo("device %.1f ms, caller %.1f ms, wall %.1f ms, overlap %.1f ms, enqueue %.3f ms",
-              busy, work_ms, total, overlap, enqueue_ms);
-        QVERIFY(enqueue_ms < 0.5 * busy);
-        QVERIFY2(overlap > 0.3 * std::min(busy, work_ms), "hot part did not overlap the caller");
+        QVERIFY2(enqueue_fast, "run_hot blocked the caller");
+        QVERIFY2(overlapped, "hot part did not overlap the caller");
     }
 };
 
