@@ -741,8 +741,11 @@ void quantize_q8_k(const float* x, void* dst, int64_t n) {
     }
 }
 
-float dot_q4_k(int64_t n, const void* w, const void* xv) {
-    const auto* x = static_cast<const BlockQ4_K*>(w);
+// Q4_K and Q5_K share scales, mins and layout; Q5_K adds a fifth bit per
+// weight from qh.
+template <typename Block, bool kFifthBit>
+float dot_k4(int64_t n, const void* w, const void* xv) {
+    const auto* x = static_cast<const Block*>(w);
     const auto* y = static_cast<const BlockQ8_K*>(xv);
     float sums[8] = {};
     float sumf = 0;
@@ -751,46 +754,14 @@ float dot_q4_k(int64_t n, const void* w, const void* xv) {
         unpack_scales_k4(x[i].scales, scales, mins);
         int32_t aux32[8] = {};
         const uint8_t* q4 = x[i].qs;
-        const int8_t* q8 = y[i].qs;
-        for (int j = 0; j < kQKK / 64; ++j) {
-            for (int half = 0; half < 2; ++half) {
-                const int32_t scale = scales[2 * j + half];
-                for (int l = 0; l < 32; ++l) {
-                    const int a = half ? (q4[l] >> 4) : (q4[l] & 0xF);
-                    aux32[l % 8] += scale * (a * q8[l]);
-                }
-                q8 += 32;
-            }
-            q4 += 32;
-        }
-        int sumi = 0;
-        for (int j = 0; j < kQKK / 16; ++j) sumi += y[i].bsums[j] * mins[j / 2];
-        const float d = fp16_to_fp32_portable(x[i].d) * y[i].d;
-        for (int l = 0; l < 8; ++l) sums[l] += d * aux32[l];
-        const float dmin = fp16_to_fp32_portable(x[i].dmin) * y[i].d;
-        sumf -= dmin * sumi;
-    }
-    for (float s : sums) sumf += s;
-    return sumf;
-}
-float dot_q5_k(int64_t n, const void* w, const void* xv) {
-    const auto* x = static_cast<const BlockQ5_K*>(w);
-    const auto* y = static_cast<const BlockQ8_K*>(xv);
-    float sums[8] = {};
-    float sumf = 0;
-    for (int64_t i = 0; i < n / kQKK; ++i) {
-        uint8_t scales[8], mins[8];
-        unpack_scales_k4(x[i].scales, scales, mins);
-        int32_t aux32[8] = {};
-        const uint8_t* q4 = x[i].qs;
-        const uint8_t* hm = x[i].qh;
         const int8_t* q8 = y[i].qs;
         uint8_t m = 1;
         for (int j = 0; j < kQKK / 64; ++j) {
             for (int half = 0; half < 2; ++half) {
                 const int32_t scale = scales[2 * j + half];
                 for (int l = 0; l < 32; ++l) {
-                    const int a = (half ? (q4[l] >> 4) : (q4[l] & 0xF)) + (hm[l] & m ? 16 : 0);
+                    int a = half ? (q4[l] >> 4) : (q4[l] & 0xF);
+                    if constexpr (kFifthBit) a += (x[i].qh[l] & m) ? 16 : 0;
                     aux32[l % 8] += scale * (a * q8[l]);
                 }
                 q8 += 32;
@@ -808,6 +779,8 @@ float dot_q5_k(int64_t n, const void* w, const void* xv) {
     for (float s : sums) sumf += s;
     return sumf;
 }
+float dot_q4_k(int64_t n, const void* w, const void* xv) { return dot_k4<BlockQ4_K, false>(n, w, xv); }
+float dot_q5_k(int64_t n, const void* w, const void* xv) { return dot_k4<BlockQ5_K, true>(n, w, xv); }
 float dot_q6_k(int64_t n, const void* w, const void* xv) {
     const auto* x = static_cast<const BlockQ6_K*>(w);
     const auto* y = static_cast<const BlockQ8_K*>(xv);
