@@ -147,19 +147,22 @@ void write_synthetic_model(const std::filesystem::path& path, const SynthSpec& s
         throw EngineError("n_embd and n_ff must be multiples of " + std::to_string(tr.block_elems) +
                           " for type " + std::string(tr.name));
     }
+    if (spec.arch != "llama" && spec.arch != "qwen2" && spec.arch != "qwen3")
+        throw EngineError("synthetic models are llama, qwen2 or qwen3, not '" + spec.arch + "'");
     gguf::GgufWriter w;
-    w.set("general.architecture", Value::str("llama"));
+    const std::string a = spec.arch + ".";
+    w.set("general.architecture", Value::str(spec.arch));
     w.set("general.name", Value::str("synthetic-" + std::to_string(spec.n_layer) + "x" +
                                      std::to_string(E) + "x" + std::to_string(F)));
-    w.set("llama.context_length", Value::u32(static_cast<uint32_t>(spec.n_ctx)));
-    w.set("llama.embedding_length", Value::u32(static_cast<uint32_t>(E)));
-    w.set("llama.block_count", Value::u32(static_cast<uint32_t>(spec.n_layer)));
-    w.set("llama.feed_forward_length", Value::u32(static_cast<uint32_t>(F)));
-    w.set("llama.attention.head_count", Value::u32(static_cast<uint32_t>(spec.n_head)));
-    w.set("llama.attention.head_count_kv", Value::u32(static_cast<uint32_t>(spec.n_head_kv)));
-    w.set("llama.rope.dimension_count", Value::u32(static_cast<uint32_t>(head_dim)));
-    w.set("llama.attention.layer_norm_rms_epsilon", Value::f32(1e-5f));
-    w.set("llama.rope.freq_base", Value::f32(10000.0f));
+    w.set(a + "context_length", Value::u32(static_cast<uint32_t>(spec.n_ctx)));
+    w.set(a + "embedding_length", Value::u32(static_cast<uint32_t>(E)));
+    w.set(a + "block_count", Value::u32(static_cast<uint32_t>(spec.n_layer)));
+    w.set(a + "feed_forward_length", Value::u32(static_cast<uint32_t>(F)));
+    w.set(a + "attention.head_count", Value::u32(static_cast<uint32_t>(spec.n_head)));
+    w.set(a + "attention.head_count_kv", Value::u32(static_cast<uint32_t>(spec.n_head_kv)));
+    w.set(a + "rope.dimension_count", Value::u32(static_cast<uint32_t>(head_dim)));
+    w.set(a + "attention.layer_norm_rms_epsilon", Value::f32(1e-5f));
+    w.set(a + "rope.freq_base", Value::f32(10000.0f));
     add_vocab(w, spec.n_vocab);
 
     XorShift rng{spec.seed * 0x9E3779B97F4A7C15ull + 1};
@@ -175,25 +178,40 @@ void write_synthetic_model(const std::filesystem::path& path, const SynthSpec& s
         w.add_tensor(name, t, {static_cast<uint64_t>(cols), static_cast<uint64_t>(rows)},
                      std::move(data));
     };
-    const std::vector<float> ones(static_cast<size_t>(E), 1.0f);
+    std::mt19937_64 vrng(spec.seed + 5);
+    // A norm or bias vector: ones (or 1 +- 0.25 noise) for norms, small noise for biases.
+    auto vec = [&](const std::string& name, int64_t n, float base, float noise) {
+        std::vector<float> v(static_cast<size_t>(n), base);
+        std::normal_distribution<float> nd(0.0f, noise);
+        if (noise > 0)
+            for (auto& x : v) x += nd(vrng);
+        w.add_tensor(name, GgmlType::F32, {static_cast<uint64_t>(n)}, float_bytes(v));
+    };
+    const float norm_noise = spec.random_norms ? 0.25f : 0.0f;
     matrix("token_embd.weight", E, spec.n_vocab, pool_emb);
     for (int64_t l = 0; l < spec.n_layer; ++l) {
         const std::string b = "blk." + std::to_string(l) + ".";
-        w.add_tensor(b + "attn_norm.weight", GgmlType::F32, {static_cast<uint64_t>(E)},
-                     float_bytes(ones));
+        vec(b + "attn_norm.weight", E, 1.0f, norm_noise);
         matrix(b + "attn_q.weight", E, E, pool_e);
         matrix(b + "attn_k.weight", E, kv_dim, pool_e);
         matrix(b + "attn_v.weight", E, kv_dim, pool_e);
+        if (spec.arch == "qwen2") {
+            vec(b + "attn_q.bias", E, 0.0f, 0.1f);
+            vec(b + "attn_k.bias", kv_dim, 0.0f, 0.1f);
+            vec(b + "attn_v.bias", kv_dim, 0.0f, 0.1f);
+        }
+        if (spec.arch == "qwen3") {
+            vec(b + "attn_q_norm.weight", head_dim, 1.0f, norm_noise);
+            vec(b + "attn_k_norm.weight", head_dim, 1.0f, norm_noise);
+        }
         matrix(b + "attn_output.weight", E, E, pool_e);
-        w.add_tensor(b + "ffn_norm.weight", GgmlType::F32, {static_cast<uint64_t>(E)},
-                     float_bytes(ones));
+        vec(b + "ffn_norm.weight", E, 1.0f, norm_noise);
         matrix(b + "ffn_gate.weight", E, F, pool_e);
         matrix(b + "ffn_up.weight", E, F, pool_e);
         matrix(b + "ffn_down.weight", F, E, pool_f);
     }
-    w.add_tensor("output_norm.weight", GgmlType::F32, {static_cast<uint64_t>(E)},
-                 float_bytes(ones));
-    matrix("output.weight", E, spec.n_vocab, pool_e);
+    vec("output_norm.weight", E, 1.0f, norm_noise);
+    if (!spec.tied_output) matrix("output.weight", E, spec.n_vocab, pool_e);
     w.write(path);
     if (!spec.write_sidecar) return;
 

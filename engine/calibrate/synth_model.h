@@ -26,6 +26,13 @@ struct SynthSpec {
     int64_t n_ctx = 2048;
     GgmlType type = GgmlType::Q4_0;  // FFN, attention, embeddings and output
     uint64_t seed = 1;
+    // Variants that exercise every part of the graph in tests: "llama",
+    // "qwen2" (Q/K/V biases, NeoX RoPE) or "qwen3" (per-head Q/K norms, NeoX
+    // RoPE); random norm weights instead of ones; no output.weight (the head
+    // shares the token embedding).
+    std::string arch = "llama";
+    bool random_norms = false;
+    bool tied_output = false;
     // Sidecar: neuron k (in a random hot-first order) is active with
     // probability min(1, c (k+1)^-zipf_s), c set so that 1 - sparsity of the
     // neurons are active on average.

@@ -282,7 +282,13 @@ void Model::forward_chunk(const int32_t* tokens, int64_t n, int64_t n_past, int6
     };
 
     const int64_t qd = cfg_.q_dim(), kd = cfg_.kv_dim(), vd = cfg_.v_dim(), hd = cfg_.head_dim;
-    for (int il = 0; il < static_cast<int>(cfg_.n_layer); ++il) {
+    // Layer offload: the executor runs the first layers, the rest run here.
+    int first_layer = 0;
+    if (layer_exec_ && layer_exec_->n_layers() > 0) {
+        layer_exec_->run_layers(x, n, n_past);
+        first_layer = layer_exec_->n_layers();
+    }
+    for (int il = first_layer; il < static_cast<int>(cfg_.n_layer); ++il) {
         const LayerWeights& L = layers_[static_cast<size_t>(il)];
         for (int64_t i = 0; i < n; ++i)
             tensor::rms_norm(x + i * E, L.attn_norm, xn + i * E, E, eps);
@@ -330,6 +336,10 @@ void Model::forward_chunk(const int32_t* tokens, int64_t n, int64_t n_past, int6
 
     const int64_t n_out = n - logits_from;
     if (n_out <= 0 || !logits) return;
+    if (layer_exec_ && layer_exec_->runs_output()) {
+        layer_exec_->run_output(x + logits_from * E, n_out, logits);
+        return;
+    }
     for (int64_t i = logits_from; i < n; ++i)
         tensor::rms_norm(x + i * E, output_norm_, xn + (i - logits_from) * E, E, eps);
     if (n_out == 1) {

@@ -12,6 +12,7 @@
 
 #include "model/dense_ffn.h"
 #include "model/ffn_executor.h"
+#include "model/layer_executor.h"
 #include "model/model_config.h"
 #include "tensor/matmul.h"
 #include "tensor/quant.h"
@@ -63,6 +64,17 @@ public:
     FfnExecutor& ffn_executor() { return *ffn_; }
     DenseFfn& dense_ffn() { return *dense_ffn_; }
 
+    // Installs the executor of the first layers (layer offload); nullptr runs
+    // every layer here. It must outlive its use.
+    void set_layer_executor(LayerExecutor* executor) { layer_exec_ = executor; }
+    LayerExecutor* layer_executor() const { return layer_exec_; }
+
+    // RoPE cos/sin per position and rotated pair ([n_ctx][n_rot / 2]) and the
+    // output norm, for executors that copy them.
+    const std::vector<float>& rope_cos() const { return rope_cos_; }
+    const std::vector<float>& rope_sin() const { return rope_sin_; }
+    const float* output_norm() const { return output_norm_; }
+
     // Prompt tokens per prefill batch (the `chunk_size` knob), >= 1.
     void set_chunk_size(int64_t chunk_size);
     int64_t chunk_size() const { return chunk_size_; }
@@ -105,6 +117,7 @@ private:
 
     std::unique_ptr<DenseFfn> dense_ffn_;
     FfnExecutor* ffn_ = nullptr;
+    LayerExecutor* layer_exec_ = nullptr;
 
     // F16 KV cache: per layer, keys [n_head_kv][n_ctx][head_dim] and values
     // [n_head_kv][n_ctx][head_dim_v].

@@ -1,0 +1,122 @@
+#include "model/layer_plan.h"
+
+#include <algorithm>
+
+#include "model/model.h"
+
+namespace powerinfer::model {
+namespace {
+
+// Appends a tensor of `bytes` to a layout and returns its offset.
+int64_t place(int64_t& end, int64_t bytes) {
+    const int64_t at = end;
+    end += device_align(bytes);
+    return at;
+}
+
+int64_t matrix_bytes(const tensor::WeightView& w) {
+    return static_cast<int64_t>(w.row_bytes) * w.rows;
+}
+
+std::string mib(int64_t bytes) {
+    return std::to_string((bytes + (int64_t{1} << 19)) >> 20) + " MiB";
+}
+
+}  // namespace
+
+LayerOffloadCosts layer_offload_costs(const Model& model, int64_t token_batch) {
+    const ModelConfig& c = model.config();
+    const int64_t f = sizeof(float);
+    LayerOffloadCosts costs;
+    costs.layers.resize(static_cast<size_t>(c.n_layer));
+    for (int il = 0; il < static_cast<int>(c.n_layer); ++il) {
+        const LayerWeights& w = model.layer(il);
+        LayerLayout& l = costs.layers[static_cast<size_t>(il)];
+        int64_t end = 0;
+        l.attn_norm = place(end, c.n_embd * f);
+        l.q = place(end, matrix_bytes(w.q));
+        l.k = place(end, matrix_bytes(w.k));
+        l.v = place(end, matrix_bytes(w.v));
+        l.o = place(end, matrix_bytes(w.o));
+        if (w.q_bias) l.q_bias = place(end, c.q_dim() * f);
+        if (w.k_bias) l.k_bias = place(end, c.kv_dim() * f);
+        if (w.v_bias) l.v_bias = place(end, c.v_dim() * f);
+        if (w.q_norm) l.q_norm = place(end, c.head_dim * f);
+        if (w.k_norm) l.k_norm = place(end, c.head_dim * f);
+        l.ffn_norm = place(end, c.n_embd * f);
+        l.gate = place(end, matrix_bytes(w.ffn.gate));
+        l.up = place(end, matrix_bytes(w.ffn.up));
+        l.down = place(end, matrix_bytes(w.ffn.down));
+        l.bytes = end;
+    }
+    const int64_t n_ctx = model.n_ctx();
+    const int64_t h = sizeof(uint16_t);
+    costs.kv_values_offset = device_align(n_ctx * c.kv_dim() * h);
+    costs.kv_bytes_per_layer = costs.kv_values_offset + device_align(n_ctx * c.v_dim() * h);
+
+    ScratchLayout& s = costs.scratch;
+    s.token_batch = std::max<int64_t>(1, token_batch);
+    int64_t end = 0;
+    s.x = place(end, s.token_batch * c.n_embd * f);
+    s.xn = place(end, c.n_embd * f);
+    s.q = place(end, c.q_dim() * f);
+    s.k = place(end, c.kv_dim() * f);
+    s.v = place(end, c.v_dim() * f);
+    s.attn = place(end, c.n_head * c.head_dim_v * f);
+    s.tmp = place(end, c.n_embd * f);
+    s.gate = place(end, c.n_ff * f);
+    s.up = place(end, c.n_ff * f);
+    s.scores = place(end, c.n_head * n_ctx * f);
+    s.rope_cos = place(end, n_ctx * (c.n_rot / 2) * f);
+    s.rope_sin = place(end, n_ctx * (c.n_rot / 2) * f);
+    s.bytes = end;
+
+    OutputLayout& o = costs.output;
+    end = 0;
+    o.norm = place(end, c.n_embd * f);
+    o.head = place(end, matrix_bytes(model.output()));
+    o.logits = place(end, c.n_vocab * f);
+    o.bytes = end;
+    return costs;
+}
+
+LayerPlan plan_layer_offload(const LayerOffloadCosts& costs, int requested, int64_t budget_bytes) {
+    LayerPlan plan;
+    const int n_layer = static_cast<int>(costs.layers.size());
+    if (requested == 0 || n_layer == 0) return plan;
+    const int want = requested < 0 ? n_layer : std::min(requested, n_layer);
+    int64_t used = costs.scratch.bytes;
+    int n = 0;
+    while (n < want) {
+        const int64_t next =
+            used + costs.layers[static_cast<size_t>(n)].bytes + costs.kv_bytes_per_layer;
+        if (next > budget_bytes) break;
+        used = next;
+        ++n;
+    }
+    if (n == 0) {
+        plan.note = "no layer fits the VRAM budget of " + mib(std::max<int64_t>(0, budget_bytes)) +
+                    " (one layer needs " +
+                    mib(costs.scratch.bytes + costs.layers[0].bytes + costs.kv_bytes_per_layer) +
+                    "): running on CPU";
+        return plan;
+    }
+    plan.n_gpu_layers = n;
+    plan.bytes = used;
+    if (n == n_layer && used + costs.output.bytes <= budget_bytes) {
+        plan.output_on_gpu = true;
+        plan.bytes += costs.output.bytes;
+    }
+    if (requested > 0 && n < want)
+        plan.note = "only " + std::to_string(n) + " of " + std::to_string(want) +
+                    " layers fit the VRAM budget of " + mib(budget_bytes);
+    return plan;
+}
+
+int64_t offload_budget_bytes(int64_t device_free_bytes, int64_t vram_budget_mb,
+                             int64_t safety_margin_bytes) {
+    if (vram_budget_mb > 0) return vram_budget_mb << 20;
+    return std::max<int64_t>(0, device_free_bytes - safety_margin_bytes);
+}
+
+}  // namespace powerinfer::model

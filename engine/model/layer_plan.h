@@ -1,0 +1,76 @@
+// How many whole layers fit on a device (layer offload, llama.cpp's -ngl),
+// and the exact byte layout the device copy uses. Pure functions of the
+// model's shapes and a byte budget, so that the plan is tested on the CPU and
+// the CUDA executor allocates exactly what was planned.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace powerinfer::model {
+
+class Model;
+
+// Every device tensor starts on this boundary (cudaMalloc's alignment).
+inline constexpr int64_t kDeviceAlign = 256;
+inline int64_t device_align(int64_t bytes) {
+    return (bytes + kDeviceAlign - 1) / kDeviceAlign * kDeviceAlign;
+}
+
+// Byte offsets of one layer's tensors inside its device buffer; -1 where the
+// model has no such tensor (biases, per-head norms).
+struct LayerLayout {
+    int64_t attn_norm = -1, q = -1, k = -1, v = -1, o = -1;
+    int64_t q_bias = -1, k_bias = -1, v_bias = -1, q_norm = -1, k_norm = -1;
+    int64_t ffn_norm = -1, gate = -1, up = -1, down = -1;
+    int64_t bytes = 0;  // the whole buffer
+};
+
+// Offsets inside the shared scratch buffer (floats unless said otherwise).
+struct ScratchLayout {
+    int64_t token_batch = 0;  // tokens whose residual streams are staged at once
+    int64_t x = 0;            // [token_batch][n_embd]
+    int64_t xn = 0, q = 0, k = 0, v = 0, attn = 0, tmp = 0, gate = 0, up = 0;
+    int64_t scores = 0;                  // [n_head][n_ctx]
+    int64_t rope_cos = 0, rope_sin = 0;  // [n_ctx][n_rot / 2]
+    int64_t bytes = 0;
+};
+
+// Output norm, head weights (the token embedding when tied) and one row of
+// logits.
+struct OutputLayout {
+    int64_t norm = 0, head = 0, logits = 0;
+    int64_t bytes = 0;
+};
+
+struct LayerOffloadCosts {
+    std::vector<LayerLayout> layers;
+    int64_t kv_bytes_per_layer = 0;  // F16 keys then values, [head][n_ctx][dim]
+    int64_t kv_values_offset = 0;    // where the values start in that buffer
+    ScratchLayout scratch;           // allocated once when any layer is offloaded
+    OutputLayout output;
+};
+
+// The device layout of `model`'s layers for a context of model.n_ctx().
+LayerOffloadCosts layer_offload_costs(const Model& model, int64_t token_batch = 32);
+
+struct LayerPlan {
+    int n_gpu_layers = 0;
+    bool output_on_gpu = false;
+    int64_t bytes = 0;  // exactly what the executor allocates
+    std::string note;   // why fewer layers than asked, empty otherwise
+};
+
+// requested: -1 = as many as fit, 0 = none, N = the first N (capped by the
+// model's layers). Layers are taken in order while scratch + weights + KV of
+// all taken layers fit the budget; the output head is added only when every
+// layer is on the device and it fits too. Monotone in the budget.
+LayerPlan plan_layer_offload(const LayerOffloadCosts& costs, int requested, int64_t budget_bytes);
+
+// The bytes layer offload may use: the user's budget when set (> 0 MiB),
+// else what the driver reports free minus a safety margin; never negative.
+int64_t offload_budget_bytes(int64_t device_free_bytes, int64_t vram_budget_mb,
+                             int64_t safety_margin_bytes);
+
+}  // namespace powerinfer::model

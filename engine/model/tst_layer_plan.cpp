@@ -1,0 +1,172 @@
+// The layer-offload plan and device layout (pure functions, CPU only):
+// exact bytes from the tensors' sizes, monotone in the budget, requested
+// layer counts, the output head only when every layer fits.
+#include <cstdio>
+#include <filesystem>
+#include <memory>
+#include <string>
+
+#include "calibrate/synth_model.h"
+#include "common/plain_test.h"
+#include "gguf/gguf.h"
+#include "model/layer_plan.h"
+#include "model/model.h"
+#include "tensor/thread_pool.h"
+
+using namespace powerinfer;
+
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Loaded {
+    std::shared_ptr<const gguf::GgufFile> file;
+    std::unique_ptr<model::Model> model;
+};
+
+Loaded load_synth(const fs::path& dir, const calibrate::SynthSpec& spec, tensor::ThreadPool& pool,
+                  int64_t n_ctx) {
+    const fs::path path =
+        dir / (spec.arch + "-" + std::string(ggml_type_name(spec.type)) + ".gguf");
+    calibrate::write_synthetic_model(path, spec);
+    Loaded l;
+    l.file = gguf::GgufFile::open(path);
+    l.model = std::make_unique<model::Model>(l.file, pool, n_ctx);
+    return l;
+}
+
+int64_t al(int64_t b) { return (b + 255) / 256 * 256; }
+
+void test_layout(plaintest::Counter& c, const model::Model& m, const std::string& what) {
+    const auto costs = model::layer_offload_costs(m, 8);
+    const auto& cfg = m.config();
+    bool exact = true, ordered = true;
+    for (int il = 0; il < cfg.n_layer; ++il) {
+        const auto& w = m.layer(il);
+        auto mb = [](const tensor::WeightView& v) { return int64_t(v.row_bytes) * v.rows; };
+        int64_t want = al(cfg.n_embd * 4) * 2 + al(mb(w.q)) + al(mb(w.k)) + al(mb(w.v)) +
+                       al(mb(w.o)) + al(mb(w.ffn.gate)) + al(mb(w.ffn.up)) + al(mb(w.ffn.down));
+        if (w.q_bias) want += al(cfg.q_dim() * 4) + al(cfg.kv_dim() * 4) + al(cfg.v_dim() * 4);
+        if (w.q_norm) want += 2 * al(cfg.head_dim * 4);
+        const auto& l = costs.layers[size_t(il)];
+        exact = exact && l.bytes == want;
+        // Offsets are aligned, increasing, and inside the buffer.
+        const int64_t offs[] = {l.attn_norm, l.q, l.k, l.v, l.o, l.ffn_norm, l.gate, l.up, l.down};
+        for (int64_t o : offs) ordered = ordered && o >= 0 && o % 256 == 0 && o < l.bytes;
+        ordered = ordered && (l.q_bias >= 0) == (w.q_bias != nullptr) &&
+                  (l.q_norm >= 0) == (w.q_norm != nullptr) &&
+                  l.down + al(mb(w.ffn.down)) == l.bytes;
+    }
+    c.check(exact, what + ": layer bytes = sum of 256-aligned tensor bytes");
+    c.check(ordered, what + ": offsets aligned, in order, optional tensors only when present");
+    const int64_t n_ctx = m.n_ctx();
+    c.check(
+        costs.kv_bytes_per_layer == al(n_ctx * cfg.kv_dim() * 2) + al(n_ctx * cfg.v_dim() * 2) &&
+            costs.kv_values_offset == al(n_ctx * cfg.kv_dim() * 2),
+        what + ": F16 KV cache bytes per layer");
+    const auto& s = costs.scratch;
+    c.check(s.token_batch == 8 && s.x == 0 && s.xn == al(8 * cfg.n_embd * 4) &&
+                s.bytes == s.rope_sin + al(n_ctx * (cfg.n_rot / 2) * 4) &&
+                s.scores + al(cfg.n_head * n_ctx * 4) == s.rope_cos,
+            what + ": scratch layout");
+    const auto& o = costs.output;
+    c.check(o.bytes == al(cfg.n_embd * 4) + al(int64_t(m.output().row_bytes) * m.output().rows) +
+                           al(cfg.n_vocab * 4),
+            what + ": output head bytes (norm, head weights, one logits row)");
+}
+
+void test_plan(plaintest::Counter& c, const model::Model& m) {
+    const auto costs = model::layer_offload_costs(m);
+    const int n_layer = int(costs.layers.size());
+    const int64_t per = costs.layers[0].bytes + costs.kv_bytes_per_layer;
+    const int64_t all = costs.scratch.bytes + n_layer * per;
+
+    c.check(model::plan_layer_offload(costs, 0, int64_t{1} << 40).n_gpu_layers == 0,
+            "requested 0: nothing offloaded");
+    const auto none = model::plan_layer_offload(costs, -1, costs.scratch.bytes + per - 1);
+    c.check(none.n_gpu_layers == 0 && none.bytes == 0 &&
+                none.note.find("running on CPU") != std::string::npos,
+            "one byte short of one layer: none, with a note");
+    for (int k = 1; k <= n_layer; ++k) {
+        const int64_t exact_budget = costs.scratch.bytes + k * per;
+        const auto p = model::plan_layer_offload(costs, -1, exact_budget);
+        const auto q = model::plan_layer_offload(costs, -1, exact_budget - 1);
+        c.check(p.n_gpu_layers == k && p.bytes == exact_budget && !p.output_on_gpu,
+                "budget of exactly " + std::to_string(k) + " layers: " + std::to_string(k) +
+                    " layers, exact bytes, no head");
+        c.check(q.n_gpu_layers == k - 1, "one byte less: " + std::to_string(k - 1) + " layers");
+    }
+    const auto full = model::plan_layer_offload(costs, -1, all + costs.output.bytes);
+    c.check(full.n_gpu_layers == n_layer && full.output_on_gpu &&
+                full.bytes == all + costs.output.bytes && full.note.empty(),
+            "all layers and the head fit: everything offloaded, exact bytes");
+    const auto no_head = model::plan_layer_offload(costs, -1, all + costs.output.bytes - 1);
+    c.check(no_head.n_gpu_layers == n_layer && !no_head.output_on_gpu && no_head.bytes == all,
+            "head one byte short: all layers, head on CPU");
+    const auto half = model::plan_layer_offload(costs, n_layer / 2, int64_t{1} << 40);
+    c.check(half.n_gpu_layers == n_layer / 2 && !half.output_on_gpu && half.note.empty() &&
+                half.bytes == costs.scratch.bytes + (n_layer / 2) * per,
+            "requested half: half, no head");
+    const auto more = model::plan_layer_offload(costs, 1000, int64_t{1} << 40);
+    c.check(more.n_gpu_layers == n_layer && more.output_on_gpu && more.note.empty(),
+            "requested more than the model has: all layers");
+    const auto capped = model::plan_layer_offload(costs, n_layer, costs.scratch.bytes + 2 * per);
+    c.check(
+        capped.n_gpu_layers == 2 && capped.note.find("only 2 of " + std::to_string(n_layer)) == 0,
+        "requested N, budget for 2: 2 with a note saying so");
+
+    // Monotone: more budget never means fewer layers or less memory.
+    bool monotone = true;
+    model::LayerPlan prev;
+    for (int64_t b = 0; b <= all + costs.output.bytes + per; b += std::max<int64_t>(1, per / 7)) {
+        const auto p = model::plan_layer_offload(costs, -1, b);
+        monotone = monotone && p.n_gpu_layers >= prev.n_gpu_layers && p.bytes >= prev.bytes &&
+                   p.bytes <= b && (!prev.output_on_gpu || p.output_on_gpu);
+        prev = p;
+    }
+    c.check(monotone, "plan is monotone in the budget and never exceeds it");
+}
+
+void test_budget(plaintest::Counter& c) {
+    const int64_t mib = int64_t{1} << 20;
+    c.check(model::offload_budget_bytes(8000 * mib, -1, 512 * mib) == 7488 * mib,
+            "auto budget: free minus margin");
+    c.check(model::offload_budget_bytes(100 * mib, -1, 512 * mib) == 0,
+            "auto budget never negative");
+    c.check(model::offload_budget_bytes(8000 * mib, 2000, 512 * mib) == 2000 * mib,
+            "a set vram_budget_mb wins");
+    c.check(model::offload_budget_bytes(-1, 0, 512 * mib) == 0, "unknown free memory: nothing");
+}
+
+}  // namespace
+
+int main() {
+    plaintest::Counter c;
+    const fs::path dir = fs::temp_directory_path() / "pi_tst_layer_plan";
+    fs::create_directories(dir);
+    tensor::ThreadPool pool(1);
+    try {
+        calibrate::SynthSpec spec;
+        spec.n_layer = 6;
+        spec.n_embd = 256;
+        spec.n_ff = 512;
+        spec.n_head = 4;
+        spec.n_head_kv = 2;
+        spec.n_ctx = 256;
+        spec.write_sidecar = false;
+        for (const char* arch : {"llama", "qwen2", "qwen3"}) {
+            spec.arch = arch;
+            spec.type = spec.arch == "qwen3" ? GgmlType::Q6_K : GgmlType::Q4_0;
+            spec.tied_output = spec.arch == "qwen2";
+            auto l = load_synth(dir, spec, pool, 100);
+            test_layout(c, *l.model, spec.arch);
+            if (spec.arch == "llama") test_plan(c, *l.model);
+        }
+        test_budget(c);
+    } catch (const std::exception& e) {
+        std::printf("FAIL: exception: %s\n", e.what());
+        c.failed++;
+    }
+    fs::remove_all(dir);
+    return c.finish();
+}
