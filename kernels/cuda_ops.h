@@ -31,6 +31,7 @@ void rows_dot(uint32_t type, const void* w, size_t row_bytes, int64_t cols, cons
 
 // Sparse gated-FFN front half over compact neuron slots:
 // h[i] = act(gate.row(slot[i]) . x) * (up.row(slot[i]) . x), act = SiLU or ReLU.
+// slot == nullptr: every row 0..count-1 (the dense FFN of an offloaded layer).
 void swiglu_rows(uint32_t type, const void* gate, const void* up, size_t row_bytes, int64_t cols,
                  const int32_t* slot, int64_t count, const float* x, float* h, bool relu,
                  cudaStream_t stream);
@@ -61,6 +62,26 @@ void rope(float* v, int64_t n_head, int64_t head_dim, int64_t pos, float freq_ba
 void attention_decode(const float* q, const float* k_cache, const float* v_cache, float* out,
                       int64_t n_head, int64_t n_head_kv, int64_t head_dim, int64_t n_past,
                       float* scores_scratch, cudaStream_t stream);
+
+// ---- whole layers on the GPU (layer offload), matching the CPU model ----
+// RMSNorm of `rows` rows of n (x and y may alias), one block per row.
+void rms_norm_rows(const float* x, const float* w, float* y, int64_t rows, int64_t n, float eps,
+                   cudaStream_t stream);
+// RoPE of n_head contiguous heads of head_dim with the model's table rows for
+// one position (n_rot/2 cos and sin values); the first n_rot dimensions rotate.
+void rope_table(float* v, int64_t n_head, int64_t head_dim, int64_t n_rot, const float* cos_row,
+                const float* sin_row, bool neox, cudaStream_t stream);
+// cache[h][pos][0..dim) = F16(src[h][0..dim)) for a cache laid out
+// [n_head][n_ctx][dim] (the CPU model's layout).
+void store_kv_f16(const float* src, void* cache, int64_t n_head, int64_t n_ctx, int64_t dim,
+                  int64_t pos, cudaStream_t stream);
+// One query token's GQA attention over that F16 cache: keys/values
+// 0..n_keys-1, scale 1/sqrt(head_dim); out [n_head][head_dim_v].
+// scores_scratch holds n_head * n_ctx floats.
+void attention_decode_f16(const float* q, const void* k_cache, const void* v_cache, float* out,
+                          int64_t n_head, int64_t n_head_kv, int64_t head_dim, int64_t head_dim_v,
+                          int64_t n_ctx, int64_t n_keys, float* scores_scratch,
+                          cudaStream_t stream);
 
 // dst.row(slot[i]) = src.row(i) for i < n (rows of row_bytes): places a
 // batch of staged neurons into their slots with one launch.

@@ -51,7 +51,7 @@ __global__ void swiglu_rows_kernel(const uint8_t* gate, const uint8_t* up, size_
     __syncthreads();
     const int64_t stride = int64_t(gridDim.x) * kWarpsPerBlock;
     for (int64_t i = int64_t(blockIdx.x) * kWarpsPerBlock + (threadIdx.x >> 5); i < count; i += stride) {
-        const size_t off = size_t(slot[i]) * row_bytes;
+        const size_t off = size_t(slot ? slot[i] : i) * row_bytes;
         const float g = warp_row_dot<T>(gate + off, cols, xs);
         const float u = warp_row_dot<T>(up + off, cols, xs);
         if ((threadIdx.x & 31) == 0) h[i] = (relu ? fmaxf(g, 0.f) : g / (1.f + __expf(-g))) * u;

@@ -1,5 +1,6 @@
 // Norms, RoPE, elementwise ops and one-token attention for decode layers that
 // run wholly on the GPU (attention, dense layers under layer offload).
+#include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
 #include <cmath>
@@ -11,7 +12,10 @@
 namespace powerinfer::cuda {
 namespace {
 
+// One block per row of n (x and y may alias).
 __global__ void rms_norm_kernel(const float* x, const float* w, float* y, int64_t n, float eps) {
+    x += int64_t(blockIdx.x) * n;
+    y += int64_t(blockIdx.x) * n;
     __shared__ float partial[32];
     float s = 0.f;
     for (int64_t i = threadIdx.x; i < n; i += blockDim.x) s += x[i] * x[i];
@@ -57,6 +61,97 @@ __global__ void rope_kernel(float* v, int64_t head_dim, int64_t pos, float freq_
         const float x0 = head[a], x1 = head[b];
         head[a] = x0 * c - x1 * s;
         head[b] = x0 * s + x1 * c;
+    }
+}
+
+// RoPE from the model's own cos/sin table (rows of n_rot/2 for one
+// position): pairs (2i, 2i+1), or (i, i + n_rot/2) for NeoX, as the CPU does.
+__global__ void rope_table_kernel(float* v, int64_t head_dim, int64_t n_rot, const float* cos_row,
+                                  const float* sin_row, bool neox) {
+    float* head = v + int64_t(blockIdx.x) * head_dim;
+    const int64_t half = n_rot / 2;
+    for (int64_t i = threadIdx.x; i < half; i += blockDim.x) {
+        const float c = cos_row[i], s = sin_row[i];
+        const int64_t a = neox ? i : 2 * i;
+        const int64_t b = neox ? i + half : 2 * i + 1;
+        const float x0 = head[a], x1 = head[b];
+        head[a] = x0 * c - x1 * s;
+        head[b] = x0 * s + x1 * c;
+    }
+}
+
+// One block per head: src[h][dim] -> cache[h][n_ctx][dim] at row pos, as F16.
+__global__ void store_kv_f16_kernel(const float* src, __half* cache, int64_t n_ctx, int64_t dim,
+                                    int64_t pos) {
+    const int64_t h = blockIdx.x;
+    __half* dst = cache + (h * n_ctx + pos) * dim;
+    for (int64_t d = threadIdx.x; d < dim; d += blockDim.x) dst[d] = __float2half_rn(src[h * dim + d]);
+}
+
+// Block-wide reductions for 256-thread blocks (red holds 32 floats).
+__device__ float block_max(float v, float* red) {
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, warps = blockDim.x >> 5;
+    for (int o = 16; o > 0; o >>= 1) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
+    __syncthreads();  // red may still be read from a previous reduction
+    if (lane == 0) red[warp] = v;
+    __syncthreads();
+    float m = red[0];
+    for (int w = 1; w < warps; ++w) m = fmaxf(m, red[w]);
+    return m;
+}
+__device__ float block_sum(float v, float* red) {
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, warps = blockDim.x >> 5;
+    v = warp_sum(v);
+    __syncthreads();
+    if (lane == 0) red[warp] = v;
+    __syncthreads();
+    float s = 0.f;
+    for (int w = 0; w < warps; ++w) s += red[w];
+    return s;
+}
+
+// One block per query head over the F16 cache of its KV group, laid out like
+// the CPU's ([head][n_ctx][dim]); keys 0..n_keys-1 are valid. The query is
+// rounded to F16 first, as the CPU rounds it for its F16 dot products.
+constexpr int kAttnThreads = 256;
+__global__ void attention_f16_kernel(const float* q, const __half* k_cache, const __half* v_cache,
+                                     float* out, int64_t group, int64_t head_dim,
+                                     int64_t head_dim_v, int64_t n_ctx, int64_t n_keys,
+                                     float* scores_all) {
+    extern __shared__ float qs[];  // head_dim
+    __shared__ float red[32];
+    const int64_t h = blockIdx.x, g = h / group;
+    const __half* K = k_cache + g * n_ctx * head_dim;
+    const __half* V = v_cache + g * n_ctx * head_dim_v;
+    float* scores = scores_all + h * n_ctx;
+    for (int64_t d = threadIdx.x; d < head_dim; d += blockDim.x)
+        qs[d] = __half2float(__float2half_rn(q[h * head_dim + d]));
+    __syncthreads();
+    const float scale = rsqrtf(float(head_dim));
+    const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, warps = blockDim.x >> 5;
+    for (int64_t t = warp; t < n_keys; t += warps) {
+        const __half* kt = K + t * head_dim;
+        float s = 0.f;
+        for (int64_t d = lane; d < head_dim; d += 32) s += qs[d] * __half2float(kt[d]);
+        s = warp_sum(s);
+        if (lane == 0) scores[t] = s * scale;
+    }
+    __syncthreads();
+    float m = -INFINITY;
+    for (int64_t t = threadIdx.x; t < n_keys; t += blockDim.x) m = fmaxf(m, scores[t]);
+    m = block_max(m, red);
+    float sum = 0.f;
+    for (int64_t t = threadIdx.x; t < n_keys; t += blockDim.x) {
+        const float e = __expf(scores[t] - m);
+        scores[t] = e;
+        sum += e;
+    }
+    sum = block_sum(sum, red);  // its barriers also publish the scores written above
+    const float inv = 1.f / sum;
+    for (int64_t d = threadIdx.x; d < head_dim_v; d += blockDim.x) {
+        float acc = 0.f;
+        for (int64_t t = 0; t < n_keys; ++t) acc += scores[t] * __half2float(V[t * head_dim_v + d]);
+        out[h * head_dim_v + d] = acc * inv;
     }
 }
 
@@ -161,6 +256,38 @@ DeviceProbe probe_device(int ordinal) {
 
 void rms_norm(const float* x, const float* w, float* y, int64_t n, float eps, cudaStream_t s) {
     rms_norm_kernel<<<1, 512, 0, s>>>(x, w, y, n, eps);
+}
+
+void rms_norm_rows(const float* x, const float* w, float* y, int64_t rows, int64_t n, float eps,
+                   cudaStream_t s) {
+    if (rows <= 0) return;
+    rms_norm_kernel<<<unsigned(rows), 256, 0, s>>>(x, w, y, n, eps);
+}
+
+void rope_table(float* v, int64_t n_head, int64_t head_dim, int64_t n_rot, const float* cos_row,
+                const float* sin_row, bool neox, cudaStream_t s) {
+    if (n_head <= 0 || n_rot <= 0) return;
+    rope_table_kernel<<<unsigned(n_head), 64, 0, s>>>(v, head_dim, n_rot, cos_row, sin_row, neox);
+}
+
+void store_kv_f16(const float* src, void* cache, int64_t n_head, int64_t n_ctx, int64_t dim,
+                  int64_t pos, cudaStream_t s) {
+    if (n_head <= 0) return;
+    store_kv_f16_kernel<<<unsigned(n_head), 128, 0, s>>>(src, static_cast<__half*>(cache), n_ctx,
+                                                        dim, pos);
+}
+
+void attention_decode_f16(const float* q, const void* k_cache, const void* v_cache, float* out,
+                          int64_t n_head, int64_t n_head_kv, int64_t head_dim, int64_t head_dim_v,
+                          int64_t n_ctx, int64_t n_keys, float* scores_scratch, cudaStream_t s) {
+    if (n_head <= 0 || n_keys <= 0) return;
+    const size_t smem = size_t(head_dim) * sizeof(float);
+    if (smem > 48 * 1024)
+        cudaFuncSetAttribute(attention_f16_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                             int(smem));
+    attention_f16_kernel<<<unsigned(n_head), kAttnThreads, smem, s>>>(
+        q, static_cast<const __half*>(k_cache), static_cast<const __half*>(v_cache), out,
+        n_head / n_head_kv, head_dim, head_dim_v, n_ctx, n_keys, scores_scratch);
 }
 
 void add_inplace(float* y, const float* x, int64_t n, cudaStream_t s) {

@@ -61,10 +61,14 @@ const char* kUsage =
     "  --perplexity FILE      perplexity of a text file\n"
     "  --chunks K             windows to score with --perplexity (default: all)\n"
     "  --info MODEL           print the model's metadata and tensors\n"
+    "  -ngl, --gpu-layers N   run the first N layers wholly on the GPU (dense; -1 = as\n"
+    "                         many as fit the VRAM budget; default 0 = none); with\n"
+    "                         --device cpu or no GPU the model runs on the CPU\n"
     "sparse inference (needs MODEL.powerinfer.gguf from powerinfer-calibrate):\n"
     "  --sparse               run the hybrid sparse FFN (default: dense)\n"
     "  --sidecar PATH         sidecar file (default: next to the model)\n"
-    "  --device D             where hot neurons live: auto (GPU if present), cpu, cuda:N\n"
+    "  --device D             where hot neurons (or --gpu-layers) live: auto (GPU if\n"
+    "                         present), cpu, cuda:N\n"
     "  --gpu N                same as --device cuda:N\n"
     "  --hot-neuron-threshold F, --predictor-threshold F, --prefetch-depth N,\n"
     "  --cache-window N, --vram-budget-mb N   the tuning knobs\n"
@@ -79,7 +83,7 @@ struct Args {
     std::string sidecar, eval_file;
     std::string device = "auto";
     Tuning tuning;
-    int n_predict = 128, threads = 0, ctx = -1, chunks = 0;
+    int n_predict = 128, threads = 0, ctx = -1, chunks = 0, gpu_layers = 0;
     SamplingParams sampling;
 };
 
@@ -158,6 +162,8 @@ Args parse_args(int argc, char** argv) {
             a.tuning.cache_window_size = parse_number<int>(f, value());
         else if (f == "--vram-budget-mb")
             a.tuning.vram_budget_mb = parse_number<int64_t>(f, value());
+        else if (f == "--gpu-layers" || f == "-ngl")
+            a.gpu_layers = parse_number<int>(f, value());
         else if (f == "--metrics")
             a.metrics = true;
         else if (f == "--eval-fidelity")
@@ -169,6 +175,7 @@ Args parse_args(int argc, char** argv) {
     }
     if (a.n_predict < 0) throw UsageError("-n must be >= 0");
     if (a.threads < 0) throw UsageError("--threads must be >= 0");
+    if (a.gpu_layers < -1) throw UsageError("--gpu-layers must be -1 (as many as fit), 0 or more");
     return a;
 }
 
@@ -205,7 +212,9 @@ std::unique_ptr<runtime::LocalEngine> load(const Args& a, int default_ctx) {
     o.tuning.sparse = a.sparse;
     o.sidecar_path = a.sidecar;
     o.device = a.device;
+    o.gpu_layers = a.gpu_layers;
     auto engine = runtime::LocalEngine::load(o);
+    if (a.gpu_layers != 0) std::fprintf(stderr, "[%s]\n", engine->info().offload_status.c_str());
     if (a.sparse)
         std::fprintf(stderr, "[%s; device: %s]\n", engine->info().sparse_status.c_str(),
                      engine->info().device.c_str());

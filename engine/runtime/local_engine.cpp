@@ -7,6 +7,7 @@
 
 #include "chat/chat_template.h"
 #include "gguf/gguf.h"
+#include "model/layer_plan.h"
 #include "model/model.h"
 #include "runtime/device_select.h"
 #include "runtime/stop_strings.h"
@@ -15,6 +16,10 @@
 #include "tensor/quant.h"
 #include "tensor/thread_pool.h"
 #include "tokenizer/tokenizer.h"
+
+#ifdef POWERINFER_HAVE_CUDA
+#include "cuda_layers.h"
+#endif
 
 namespace powerinfer::runtime {
 namespace {
@@ -152,11 +157,59 @@ std::unique_ptr<LocalEngine> LocalEngine::load(const LoadOptions& options) {
     }
     info.device = "CPU (" + std::to_string(threads) + " threads, " + tensor::simd_level() + ")";
     if (e->sparse_ && !gpu_note.empty()) info.device += "; hot neurons: " + gpu_note;
+    e->setup_layer_offload(options);
+    if (!info.offload_status.empty()) info.device += "; " + info.offload_status;
     report(1.0f);
     return e;
 }
 
 LocalEngine::~LocalEngine() = default;
+
+void LocalEngine::setup_layer_offload(const LoadOptions& options) {
+    info_.gpu_layers = 0;
+    if (options.gpu_layers == 0) return;
+    if (sparse_) {
+        info_.offload_status =
+            "layer offload off: sparse inference places hot neurons on the GPU instead";
+        return;
+    }
+    if (parse_device(options.device) < 0) {
+        info_.offload_status = "layer offload off: the device is set to cpu";
+        return;
+    }
+#ifdef POWERINFER_HAVE_CUDA
+    DeviceChoice choice = choose_device(options);
+    if (!choice.device) {
+        info_.offload_status = choice.description;  // "no CUDA device: running on CPU (...)"
+        return;
+    }
+    const backend::DeviceMemoryInfo mem = choice.device->memory();
+    constexpr int64_t kSafetyMargin = int64_t{512} << 20;
+    const int64_t budget = std::min(
+        mem.available(),
+        model::offload_budget_bytes(mem.device_free_bytes, options.tuning.vram_budget_mb, kSafetyMargin));
+    const model::LayerPlan plan =
+        model::plan_layer_offload(model::layer_offload_costs(*model_), options.gpu_layers, budget);
+    std::string note;
+    layer_exec_ = cuda::make_cuda_layer_executor(*model_, *choice.device, plan, note);
+    if (!layer_exec_) {
+        info_.offload_status = note.empty() ? "layer offload off: running on CPU" : note;
+        return;
+    }
+    offload_device_ = std::move(choice.device);
+    model_->set_layer_executor(layer_exec_.get());
+    info_.gpu_layers = layer_exec_->n_layers();
+    const auto used = offload_device_->memory().used_total();
+    info_.offload_status = "layers: " + std::to_string(info_.gpu_layers) + " of " +
+                           std::to_string(model_->config().n_layer) + " on " +
+                           offload_device_->name() +
+                           (layer_exec_->runs_output() ? " with the output head" : "") + ", " +
+                           std::to_string((used + (int64_t{1} << 19)) >> 20) + " MiB";
+    if (!note.empty()) info_.offload_status += " (" + note + ")";
+#else
+    info_.offload_status = "no CUDA device: running on CPU (this build has no CUDA backend)";
+#endif
+}
 
 std::string LocalEngine::format_chat(const std::vector<ChatMessage>& messages) const {
     return template_->format(messages, true);
@@ -199,6 +252,13 @@ MemoryReport LocalEngine::memory() const {
     m.dense_weights = model_->weight_bytes();
     m.kv_cache = model_->kv_cache_bytes();
     m.host_weights = model_->weight_bytes();
+    if (offload_device_) {
+        const backend::DeviceMemoryInfo d = offload_device_->memory();
+        m.device_name = d.name;
+        m.budget_bytes = d.budget_bytes;
+        m.dense_weights = d.used_by(backend::MemCategory::DenseWeights);
+        m.kv_cache = d.used_by(backend::MemCategory::KvCache);
+    }
     return m;
 }
 

@@ -19,6 +19,10 @@ class GgufFile;
 }
 namespace model {
 class Model;
+class LayerExecutor;
+}
+namespace backend {
+class Device;
 }
 namespace tensor {
 class ThreadPool;
@@ -62,6 +66,9 @@ public:
 private:
     LocalEngine() = default;
     void apply_pending_tuning();
+    // Puts the first options.gpu_layers layers on the GPU when asked and
+    // possible; fills info_.gpu_layers and info_.offload_status.
+    void setup_layer_offload(const LoadOptions& options);
     // Evaluates tokens[from..) over the cached prefix tokens[0..from),
     // leaving the last token's logits in logits_; false if cancel became true
     // first (cached_ then holds what was evaluated).
@@ -78,6 +85,10 @@ private:
     // The hybrid sparse FFN executor (null: dense); declared after model_ so
     // that it is destroyed first.
     std::unique_ptr<sparse::HybridFfn> sparse_;
+    // Layer offload: the GPU and the executor of the first layers (declared
+    // after model_ and in this order so that the executor goes first).
+    std::unique_ptr<backend::Device> offload_device_;
+    std::unique_ptr<model::LayerExecutor> layer_exec_;
     std::unique_ptr<Tokenizer> tokenizer_;
     std::unique_ptr<ChatTemplate> template_;
     Sampler sampler_;

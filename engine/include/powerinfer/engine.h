@@ -35,6 +35,11 @@ struct LoadOptions {
     int n_threads = 0;                   // 0: all cores
     int n_ctx = 2048;                    // context length (capped by the model's)
     std::string device = "auto";         // "auto", "cpu", "cuda:N"
+    // Layer offload (llama.cpp's -ngl): the first N transformer layers run
+    // wholly on the GPU (dense; not combined with sparse inference).
+    // -1 = as many as fit the VRAM budget, 0 = none. Without a GPU the model
+    // runs on the CPU and ModelInfo::offload_status says why.
+    int gpu_layers = 0;
     Tuning tuning;
     // Called with progress in [0,1]; return false to cancel (load throws
     // LoadCancelled).
@@ -135,6 +140,8 @@ struct ModelInfo {
     bool has_sidecar = false;
     std::string sparse_status;       // "sparse: ..." or why it runs dense
     std::string device;              // where it runs
+    int gpu_layers = 0;              // layers running on the GPU (layer offload)
+    std::string offload_status;      // layer offload: what runs where, or why not
 };
 
 class Engine {

@@ -1,0 +1,326 @@
+// CudaLayerExecutor: each offloaded layer is one accounted device buffer
+// holding byte-exact copies of its GGUF tensors (laid out by
+// model::layer_offload_costs), plus one F16 KV-cache buffer in the CPU
+// model's layout; one scratch buffer serves every layer. Tokens of a chunk go
+// through the decode path one at a time (causal attention makes that exact),
+// all layers per token, on the CudaDevice's stream; the residual stream
+// crosses the bus once per batch of tokens.
+#include "cuda_layers.h"
+
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
+#include <vector>
+
+#include "common/error.h"
+#include "cuda_device.h"
+#include "cuda_ops.h"
+
+namespace powerinfer::cuda {
+namespace {
+
+using backend::BufferHandle;
+using backend::DeviceOutOfMemory;
+using backend::MemCategory;
+
+// Longest row the dot kernels can stage in shared memory on the current
+// device (227 KiB per block on sm_90, 99 KiB on sm_86/89, 64 KiB on sm_75).
+int64_t max_row_floats() {
+    int dev = 0, bytes = 0;
+    if (cudaGetDevice(&dev) != cudaSuccess ||
+        cudaDeviceGetAttribute(&bytes, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev) !=
+            cudaSuccess ||
+        bytes <= 0) {
+        cudaGetLastError();
+        bytes = 48 * 1024;
+    }
+    return bytes / int64_t(sizeof(float));
+}
+
+void check(cudaError_t e, const char* what) {
+    if (e != cudaSuccess) {
+        cudaGetLastError();
+        throw EngineError(std::string("CUDA error in layer offload (") + what +
+                          "): " + cudaGetErrorString(e));
+    }
+}
+
+void check_launch(const char* what) {
+    const std::string err = last_error();
+    if (!err.empty())
+        throw EngineError(std::string("CUDA kernel launch failed in layer offload (") + what +
+                          "): " + err);
+}
+
+struct GpuLayer {
+    BufferHandle weights = 0, kv = 0;
+    uint8_t* w = nullptr;  // device base of the weights buffer
+    uint8_t* kv_base = nullptr;
+};
+
+class CudaLayerExecutor final : public model::LayerExecutor {
+public:
+    CudaLayerExecutor(model::Model& m, backend::Device& dev)
+        : m_(m), dev_(dev), costs_(model::layer_offload_costs(m)) {
+        stream_ = static_cast<cudaStream_t>(device_stream(dev_));
+        if (!stream_) throw EngineError("layer offload needs a CUDA device");
+    }
+
+    ~CudaLayerExecutor() override { release(); }
+
+    int n_layers() const override { return static_cast<int>(layers_.size()); }
+    bool runs_output() const override { return output_ != 0; }
+
+    // Allocates and uploads what the plan asks for, as far as it fits.
+    void upload(const model::LayerPlan& plan, std::string& note) {
+        const auto& c = m_.config();
+        const int want = std::min<int>(plan.n_gpu_layers, static_cast<int>(c.n_layer));
+        if (want <= 0) return;
+        try {
+            scratch_ = dev_.allocate(MemCategory::Scratch, costs_.scratch.bytes);
+        } catch (const DeviceOutOfMemory& e) {
+            note = std::string("no layer could be placed on the GPU (") + e.what() +
+                   "): running on CPU";
+            return;
+        }
+        scratch_ptr_ = static_cast<uint8_t*>(buffer_pointer(dev_, scratch_));
+        const auto& s = costs_.scratch;
+        const int64_t rope_bytes = static_cast<int64_t>(m_.rope_cos().size() * sizeof(float));
+        dev_.write(scratch_, s.rope_cos, m_.rope_cos().data(), rope_bytes);
+        dev_.write(scratch_, s.rope_sin, m_.rope_sin().data(), rope_bytes);
+
+        for (int il = 0; il < want; ++il) {
+            const model::LayerLayout& L = costs_.layers[static_cast<size_t>(il)];
+            GpuLayer g;
+            try {
+                g.weights = dev_.allocate(MemCategory::DenseWeights, L.bytes);
+                g.kv = dev_.allocate(MemCategory::KvCache, costs_.kv_bytes_per_layer);
+            } catch (const DeviceOutOfMemory& e) {
+                if (g.weights) dev_.free(g.weights);
+                note = "only " + std::to_string(il) + " of " + std::to_string(want) +
+                       " layers fit on the GPU (" + e.what() + ")";
+                break;
+            }
+            g.w = static_cast<uint8_t*>(buffer_pointer(dev_, g.weights));
+            g.kv_base = static_cast<uint8_t*>(buffer_pointer(dev_, g.kv));
+            const model::LayerWeights& w = m_.layer(il);
+            auto put_vec = [&](int64_t off, const float* v, int64_t n) {
+                if (off >= 0 && v)
+                    dev_.write(g.weights, off, v, n * static_cast<int64_t>(sizeof(float)));
+            };
+            auto put_mat = [&](int64_t off, const tensor::WeightView& v) {
+                dev_.write(g.weights, off, v.data, static_cast<int64_t>(v.row_bytes) * v.rows);
+            };
+            put_vec(L.attn_norm, w.attn_norm, c.n_embd);
+            put_mat(L.q, w.q);
+            put_mat(L.k, w.k);
+            put_mat(L.v, w.v);
+            put_mat(L.o, w.o);
+            put_vec(L.q_bias, w.q_bias, c.q_dim());
+            put_vec(L.k_bias, w.k_bias, c.kv_dim());
+            put_vec(L.v_bias, w.v_bias, c.v_dim());
+            put_vec(L.q_norm, w.q_norm, c.head_dim);
+            put_vec(L.k_norm, w.k_norm, c.head_dim);
+            put_vec(L.ffn_norm, w.ffn_norm, c.n_embd);
+            put_mat(L.gate, w.ffn.gate);
+            put_mat(L.up, w.ffn.up);
+            put_mat(L.down, w.ffn.down);
+            // Positions are written before they are read; zeros keep a stray
+            // read finite.
+            check(cudaMemsetAsync(g.kv_base, 0, size_t(costs_.kv_bytes_per_layer), stream_),
+                  "cudaMemsetAsync");
+            layers_.push_back(g);
+        }
+        if (plan.output_on_gpu && n_layers() == c.n_layer) {
+            try {
+                output_ = dev_.allocate(MemCategory::DenseWeights, costs_.output.bytes);
+                output_ptr_ = static_cast<uint8_t*>(buffer_pointer(dev_, output_));
+                const auto& head = m_.output();
+                dev_.write(output_, costs_.output.norm, m_.output_norm(),
+                           c.n_embd * static_cast<int64_t>(sizeof(float)));
+                dev_.write(output_, costs_.output.head, head.data,
+                           static_cast<int64_t>(head.row_bytes) * head.rows);
+            } catch (const DeviceOutOfMemory& e) {
+                output_ = 0;
+                output_ptr_ = nullptr;
+                note = std::string("the output head stays on the CPU (") + e.what() + ")";
+            }
+        }
+        dev_.synchronize();
+        check_launch("upload");
+        if (layers_.empty()) release();
+    }
+
+    void run_layers(float* x, int64_t n, int64_t n_past) override {
+        const auto& c = m_.config();
+        const int64_t E = c.n_embd;
+        const int64_t batch = costs_.scratch.token_batch;
+        float* dx = f32(costs_.scratch.x);
+        for (int64_t b = 0; b < n; b += batch) {
+            const int64_t nb = std::min(batch, n - b);
+            const size_t bytes = size_t(nb * E) * sizeof(float);
+            check(cudaMemcpyAsync(dx, x + b * E, bytes, cudaMemcpyHostToDevice, stream_),
+                  "copy of the residual stream to the GPU");
+            for (int64_t i = 0; i < nb; ++i)
+                for (int il = 0; il < n_layers(); ++il) layer(il, dx + i * E, n_past + b + i);
+            check_launch("layers");
+            check(cudaMemcpyAsync(x + b * E, dx, bytes, cudaMemcpyDeviceToHost, stream_),
+                  "copy of the residual stream from the GPU");
+            check(cudaStreamSynchronize(stream_), "layers");
+        }
+    }
+
+    void run_output(const float* x, int64_t n, float* logits) override {
+        if (!output_) throw EngineError("layer offload: the output head is not on the GPU");
+        const auto& c = m_.config();
+        const int64_t E = c.n_embd, V = c.n_vocab;
+        const auto& head = m_.output();
+        float* dx = f32(costs_.scratch.x);
+        float* xn = f32(costs_.scratch.xn);
+        float* dl = reinterpret_cast<float*>(output_ptr_ + costs_.output.logits);
+        const float* norm = reinterpret_cast<const float*>(output_ptr_ + costs_.output.norm);
+        for (int64_t r = 0; r < n; ++r) {
+            check(cudaMemcpyAsync(dx, x + r * E, size_t(E) * sizeof(float), cudaMemcpyHostToDevice,
+                                  stream_),
+                  "copy of the final hidden state");
+            rms_norm_rows(dx, norm, xn, 1, E, c.rms_eps, stream_);
+            rows_dot(uint32_t(head.type), output_ptr_ + costs_.output.head, head.row_bytes, E,
+                     nullptr, V, xn, dl, stream_);
+            check_launch("output head");
+            check(cudaMemcpyAsync(logits + r * V, dl, size_t(V) * sizeof(float),
+                                  cudaMemcpyDeviceToHost, stream_),
+                  "copy of the logits");
+            check(cudaStreamSynchronize(stream_), "output head");
+        }
+    }
+
+private:
+    float* f32(int64_t offset) const { return reinterpret_cast<float*>(scratch_ptr_ + offset); }
+
+    // One token through layer il at position pos; x is its residual stream
+    // on the device. Mirrors Model::forward_chunk for n == 1.
+    void layer(int il, float* x, int64_t pos) {
+        const auto& c = m_.config();
+        const model::LayerLayout& L = costs_.layers[static_cast<size_t>(il)];
+        const model::LayerWeights& w = m_.layer(il);
+        const GpuLayer& g = layers_[static_cast<size_t>(il)];
+        const auto& s = costs_.scratch;
+        const int64_t E = c.n_embd, qd = c.q_dim(), kd = c.kv_dim(), vd = c.v_dim();
+        const int64_t hd = c.head_dim, hdv = c.head_dim_v, half = c.n_rot / 2;
+        const float eps = c.rms_eps;
+        auto vec = [&](int64_t off) { return reinterpret_cast<const float*>(g.w + off); };
+        auto dot = [&](const tensor::WeightView& m, int64_t off, const float* in, float* out) {
+            rows_dot(uint32_t(m.type), g.w + off, m.row_bytes, m.cols, nullptr, m.rows, in, out,
+                     stream_);
+        };
+        float *xn = f32(s.xn), *q = f32(s.q), *k = f32(s.k), *v = f32(s.v);
+        float *attn = f32(s.attn), *tmp = f32(s.tmp), *gate = f32(s.gate), *up = f32(s.up);
+
+        rms_norm_rows(x, vec(L.attn_norm), xn, 1, E, eps, stream_);
+        dot(w.q, L.q, xn, q);
+        dot(w.k, L.k, xn, k);
+        dot(w.v, L.v, xn, v);
+        if (L.q_bias >= 0) bias_act(q, vec(L.q_bias), qd, 0, stream_);
+        if (L.k_bias >= 0) bias_act(k, vec(L.k_bias), kd, 0, stream_);
+        if (L.v_bias >= 0) bias_act(v, vec(L.v_bias), vd, 0, stream_);
+        if (L.q_norm >= 0) rms_norm_rows(q, vec(L.q_norm), q, c.n_head, hd, eps, stream_);
+        if (L.k_norm >= 0) rms_norm_rows(k, vec(L.k_norm), k, c.n_head_kv, hd, eps, stream_);
+        const bool neox = c.rope_style == model::RopeStyle::Neox;
+        const float* cos_row = f32(s.rope_cos) + pos * half;
+        const float* sin_row = f32(s.rope_sin) + pos * half;
+        rope_table(q, c.n_head, hd, c.n_rot, cos_row, sin_row, neox, stream_);
+        rope_table(k, c.n_head_kv, hd, c.n_rot, cos_row, sin_row, neox, stream_);
+        uint8_t* k_cache = g.kv_base;
+        uint8_t* v_cache = g.kv_base + costs_.kv_values_offset;
+        store_kv_f16(k, k_cache, c.n_head_kv, m_.n_ctx(), hd, pos, stream_);
+        store_kv_f16(v, v_cache, c.n_head_kv, m_.n_ctx(), hdv, pos, stream_);
+        attention_decode_f16(q, k_cache, v_cache, attn, c.n_head, c.n_head_kv, hd, hdv, m_.n_ctx(),
+                             pos + 1, f32(s.scores), stream_);
+        dot(w.o, L.o, attn, tmp);
+        add_inplace(x, tmp, E, stream_);
+
+        rms_norm_rows(x, vec(L.ffn_norm), xn, 1, E, eps, stream_);
+        const auto& fg = w.ffn.gate;
+        const auto& fu = w.ffn.up;
+        if (fg.type == fu.type && fg.row_bytes == fu.row_bytes) {
+            swiglu_rows(uint32_t(fg.type), g.w + L.gate, g.w + L.up, fg.row_bytes, E, nullptr,
+                        c.n_ff, xn, gate, false, stream_);
+        } else {
+            dot(fg, L.gate, xn, gate);
+            dot(fu, L.up, xn, up);
+            act_mul(gate, up, gate, c.n_ff, false, stream_);
+        }
+        dot(w.ffn.down, L.down, gate, tmp);
+        add_inplace(x, tmp, E, stream_);
+    }
+
+    void release() {
+        for (const auto& g : layers_) {
+            dev_.free(g.weights);
+            dev_.free(g.kv);
+        }
+        layers_.clear();
+        if (output_) dev_.free(output_);
+        if (scratch_) dev_.free(scratch_);
+        output_ = scratch_ = 0;
+        output_ptr_ = scratch_ptr_ = nullptr;
+    }
+
+    model::Model& m_;
+    backend::Device& dev_;
+    model::LayerOffloadCosts costs_;
+    cudaStream_t stream_ = nullptr;
+    std::vector<GpuLayer> layers_;
+    BufferHandle scratch_ = 0, output_ = 0;
+    uint8_t* scratch_ptr_ = nullptr;
+    uint8_t* output_ptr_ = nullptr;
+};
+
+}  // namespace
+
+std::string layer_offload_unsupported(const model::Model& model) {
+    const int64_t max_cols = max_row_floats();
+    std::vector<const tensor::WeightView*> mats{&model.output()};
+    for (int il = 0; il < model.config().n_layer; ++il) {
+        const auto& w = model.layer(il);
+        for (const auto* m : {&w.q, &w.k, &w.v, &w.o, &w.ffn.gate, &w.ffn.up, &w.ffn.down})
+            mats.push_back(m);
+    }
+    for (const auto* m : mats) {
+        if (!type_supported(uint32_t(m->type)))
+            return "layer offload: no CUDA kernel for " + std::string(ggml_type_name(m->type)) +
+                   " weights: running on CPU";
+        if (m->cols % 32 != 0 || m->cols > max_cols)
+            return "layer offload: rows of " + std::to_string(m->cols) +
+                   " elements are not supported on the GPU: running on CPU";
+    }
+    return {};
+}
+
+std::unique_ptr<model::LayerExecutor> make_cuda_layer_executor(model::Model& model,
+                                                               backend::Device& device,
+                                                               const model::LayerPlan& plan,
+                                                               std::string& note) {
+    note.clear();
+    if (plan.n_gpu_layers <= 0) {
+        note = plan.note;
+        return nullptr;
+    }
+    const std::string why = layer_offload_unsupported(model);
+    if (!why.empty()) {
+        note = why;
+        return nullptr;
+    }
+    try {
+        auto e = std::make_unique<CudaLayerExecutor>(model, device);
+        e->upload(plan, note);
+        if (e->n_layers() == 0) return nullptr;
+        if (note.empty()) note = plan.note;
+        return e;
+    } catch (const EngineError& e) {
+        note = std::string(e.what()) + ": running on CPU";
+        return nullptr;
+    }
+}
+
+}  // namespace powerinfer::cuda

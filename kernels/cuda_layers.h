@@ -1,0 +1,31 @@
+// Whole-layer offload on a CUDA device (llama.cpp's -ngl): the first layers
+// of a model, and its output head when every layer fits, run on the GPU
+// behind model::LayerExecutor. Memory comes from the CudaDevice's accounted
+// buffers (DenseWeights, KvCache, Scratch) laid out by model::layer_plan.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "backend/device.h"
+#include "model/layer_executor.h"
+#include "model/layer_plan.h"
+#include "model/model.h"
+
+namespace powerinfer::cuda {
+
+// Why the model's layers cannot run on the GPU ("" if they can): weight
+// types without a CUDA kernel, rows not a multiple of 32 elements.
+std::string layer_offload_unsupported(const model::Model& model);
+
+// Uploads the planned layers (and head) to `device`, which must be a CUDA
+// device from make_cuda_device() and outlive the executor. When an
+// allocation fails (the budget or the real GPU memory), keeps the layers that
+// fit and says so in `note`; returns null with the reason in `note` when not
+// even one layer fits. Never throws for lack of memory.
+std::unique_ptr<model::LayerExecutor> make_cuda_layer_executor(model::Model& model,
+                                                               backend::Device& device,
+                                                               const model::LayerPlan& plan,
+                                                               std::string& note);
+
+}  // namespace powerinfer::cuda
