@@ -9,6 +9,7 @@
 #include "gguf/gguf.h"
 #include "model/fused_matvec.h"
 #include "tensor/ops.h"
+#include "tensor/quant.h"
 
 namespace powerinfer::model {
 namespace {
@@ -58,9 +59,6 @@ Model::Model(std::shared_ptr<const gguf::GgufFile> file, tensor::ThreadPool& poo
     const size_t vv = static_cast<size_t>(n_ctx_ * cfg_.v_dim());
     k_cache_.assign(static_cast<size_t>(cfg_.n_layer), std::vector<uint16_t>(kv));
     v_cache_.assign(static_cast<size_t>(cfg_.n_layer), std::vector<uint16_t>(vv));
-    key_index_.resize(static_cast<size_t>(n_ctx_));
-    for (int64_t t = 0; t < n_ctx_; ++t)
-        key_index_[static_cast<size_t>(t)] = static_cast<int32_t>(t);
 
     // RoPE angles exactly as ggml computes them (float, theta *= theta_scale),
     // with llama3-style per-dimension frequency factors when present.
@@ -193,7 +191,8 @@ void Model::alloc_scratch() {
     v_.assign(B * static_cast<size_t>(cfg_.v_dim()), 0.0f);
     attn_.assign(B * static_cast<size_t>(cfg_.n_head * cfg_.head_dim_v), 0.0f);
     scores_.assign(static_cast<size_t>(pool_.size()) * static_cast<size_t>(n_ctx_), 0.0f);
-    head_q_.resize(static_cast<size_t>(pool_.size()));
+    head_q16_.assign(static_cast<size_t>(pool_.size() * cfg_.head_dim), 0);
+    mix_scratch_.assign(static_cast<size_t>(pool_.size() * tensor::mix_f16_scratch_floats(cfg_.head_dim_v)), 0.0f);
 }
 
 void Model::set_ffn_executor(FfnExecutor* executor) {
@@ -266,18 +265,15 @@ void Model::forward_chunk(const int32_t* tokens, int64_t n, int64_t n_past, int6
     auto rope = [&](float* head, int64_t pos) {
         const float* c = rope_cos_.data() + pos * half;
         const float* s = rope_sin_.data() + pos * half;
-        if (cfg_.rope_style == RopeStyle::Normal) {
-            for (int64_t i = 0; i < half; ++i) {
-                const float x0 = head[2 * i], x1 = head[2 * i + 1];
-                head[2 * i] = x0 * c[i] - x1 * s[i];
-                head[2 * i + 1] = x0 * s[i] + x1 * c[i];
-            }
-        } else {
-            for (int64_t i = 0; i < half; ++i) {
-                const float x0 = head[i], x1 = head[i + half];
-                head[i] = x0 * c[i] - x1 * s[i];
-                head[i + half] = x0 * s[i] + x1 * c[i];
-            }
+        // As ggml's rotate_pairs compiled with FMA contraction (how
+        // llama.cpp ships on x86): the first product fused, the second not.
+        const int64_t stride = cfg_.rope_style == RopeStyle::Normal ? 2 : 1;
+        const int64_t other = cfg_.rope_style == RopeStyle::Normal ? 1 : half;
+        for (int64_t i = 0; i < half; ++i) {
+            float* p = head + i * stride;
+            const float x0 = p[0], x1 = p[other];
+            p[0] = std::fma(x0, c[i], -(x1 * s[i]));
+            p[other] = std::fma(x0, s[i], x1 * c[i]);
         }
     };
 
@@ -356,7 +352,8 @@ void Model::attention(int il, int64_t n, int64_t n_past) {
         Model* m;
         int il;
         int64_t n_past;
-    } job{this, il, n_past};
+        bool batched;  // ggml multiplies 2+ tokens in another order than one
+    } job{this, il, n_past, n > 1};
     const int64_t n_head = cfg_.n_head;
     pool_.parallel_for(n * n_head, [&job](int64_t begin, int64_t end, int worker) {
         Model& m = *job.m;
@@ -367,32 +364,24 @@ void Model::attention(int il, int64_t n, int64_t n_past) {
         const uint16_t* K = m.k_cache_[static_cast<size_t>(job.il)].data();
         const uint16_t* V = m.v_cache_[static_cast<size_t>(job.il)].data();
         float* scores = m.scores_.data() + static_cast<size_t>(worker) * m.n_ctx_;
-        tensor::QuantizedVector& qv = m.head_q_[static_cast<size_t>(worker)];
         for (int64_t item = begin; item < end; ++item) {
             const int64_t i = item / c.n_head, h = item % c.n_head;
             const int64_t g = h / group;
             const int64_t n_keys = job.n_past + i + 1;
-            // This head's keys and values so far, as matrices with one row
-            // per position (the products below run inline on this worker).
-            tensor::WeightView keys;
-            keys.type = GgmlType::F16;
-            keys.data = reinterpret_cast<const uint8_t*>(K + g * m.n_ctx_ * hd);
-            keys.rows = n_keys;
-            keys.cols = hd;
-            keys.row_bytes = static_cast<size_t>(hd) * sizeof(uint16_t);
-            tensor::WeightView values = keys;
-            values.data = reinterpret_cast<const uint8_t*>(V + g * m.n_ctx_ * hdv);
-            values.cols = hdv;
-            values.row_bytes = static_cast<size_t>(hdv) * sizeof(uint16_t);
-
-            tensor::quantize_activations(GgmlType::F16, m.q_.data() + i * c.q_dim() + h * hd, hd,
-                                         qv);
-            tensor::matvec_q(m.pool_, keys, qv, scores);
-            for (int64_t t = 0; t < n_keys; ++t) scores[t] *= scale;
+            // q in F16 like the cache (ggml converts it for the product).
+            uint16_t* qh = m.head_q16_.data() + static_cast<size_t>(worker) * hd;
+            const float* q = m.q_.data() + i * c.q_dim() + h * hd;
+            for (int64_t d = 0; d < hd; ++d) qh[d] = tensor::fp32_to_fp16(q[d]);
+            tensor::scores_f16(K + g * m.n_ctx_ * hd, n_keys, hd, qh, scale, job.batched, scores);
             tensor::softmax(scores, n_keys);
+            // The probabilities enter the product with V as F16, as in ggml.
+            for (int64_t t = 0; t < n_keys; ++t)
+                scores[t] = tensor::fp16_to_fp32(tensor::fp32_to_fp16(scores[t]));
             float* out = m.attn_.data() + i * (c.n_head * hdv) + h * hdv;
-            std::fill(out, out + hdv, 0.0f);
-            tensor::axpy_rows(m.pool_, values, m.key_index_.data(), scores, n_keys, out);
+            tensor::mix_f16(scores, V + g * m.n_ctx_ * hdv, n_keys, hdv, hdv, job.batched, out,
+                            m.mix_scratch_.data() + static_cast<size_t>(worker) *
+                                                        static_cast<size_t>(
+                                                            tensor::mix_f16_scratch_floats(hdv)));
         }
     });
 }

@@ -122,7 +122,6 @@ private:
     // F16 KV cache: per layer, keys [n_head_kv][n_ctx][head_dim] and values
     // [n_head_kv][n_ctx][head_dim_v].
     std::vector<std::vector<uint16_t>> k_cache_, v_cache_;
-    std::vector<int32_t> key_index_;  // 0..n_ctx-1: every cached row of a head
 
     // RoPE cos/sin per position and rotated pair: [n_ctx][n_rot / 2].
     std::vector<float> rope_cos_, rope_sin_;
@@ -130,7 +129,8 @@ private:
     // Scratch sized for chunk_size tokens (reused; decoding allocates nothing).
     std::vector<float> x_, xn_, q_, k_, v_, attn_, tmp_, scores_;
     tensor::QuantizedVector xq_;
-    std::vector<tensor::QuantizedVector> head_q_;  // per worker: one query head
+    std::vector<uint16_t> head_q16_;  // per worker: one query head in F16
+    std::vector<float> mix_scratch_;  // per worker: tensor::mix_f16 lanes
 };
 
 }  // namespace powerinfer::model

@@ -393,14 +393,14 @@ private slots:
     }
 
     // Teacher-forced over llama.cpp's own greedy continuations (top-5 logits
-    // recorded at every step). This model is very sensitive to rounding in
-    // attention: llama.cpp itself, with flash attention on instead of its
-    // default, agrees on 301/311 steps with a mean |top-5 logit difference|
-    // of 0.150 and a max of 0.82, and differs where llama.cpp's own top-2 gap
-    // is up to 0.18 (measured with tests/reference's setup). We hold
-    // ourselves to that band: every step where the argmax differs must be a
-    // near-tie in llama.cpp's logits (gap < 0.5, below the 0.82 per-logit
-    // spread), and the logit errors must stay within the FA-vs-default spread.
+    // recorded at every step). This model is very sensitive to rounding: one
+    // differently rounded value flips a later 8-bit activation quantization
+    // and moves logits by up to 0.3, and llama.cpp with flash attention
+    // agrees with its own default on only 301/311 steps. The runtime follows
+    // ggml's rounding exactly (activation quantization, dot-product order,
+    // RoPE contraction, exp polynomial, F16 attention), so the logits match
+    // to the bit on the machine the fixtures came from; the bounds leave room
+    // only for libm differences (cosf/expf) on other machines.
     void greedyMatchesLlamaCpp() {
         if (!real()) QSKIP("POWERINFER_MODEL is not set: export it to the default model's path");
         QFile f(QStringLiteral(POWERINFER_SOURCE_DIR "/tests/fixtures/greedy.json"));
@@ -457,15 +457,17 @@ private slots:
             "greedy: %d/%d steps agree, %d/%d continuations identical; top-5 logits: mean "
             "|error| %.3f, max %.3f; largest llama.cpp gap where we differ %.3f",
             agree, steps, cases_equal, int(cases.size()), mean_err, max_err, worst_tie);
-        QVERIFY2(agree >= steps * 95 / 100, "fewer than 95% of greedy steps agree");
+        QVERIFY2(agree * 100 >= steps * 99, "fewer than 99% of greedy steps agree");
         QVERIFY2(worst_tie < 0.5, "we differ from llama.cpp where it is not a near-tie");
-        QVERIFY(mean_err < 0.2);
-        QVERIFY(max_err < 1.2);
+        QVERIFY2(mean_err < 0.01, "top-5 logits are not those of llama.cpp");
+        QVERIFY(max_err < 0.5);
     }
 
-    // A token's logits must not depend on how the sequence was batched
-    // (matmul vs matvec, chunk boundaries): reusing the KV cache across turns
-    // is only exact if they are bit-identical.
+    // How a prompt is split into batches of 2+ tokens must not change a
+    // token's logits by a bit: the KV cache then holds the same values
+    // whichever way it was filled. Single-token steps multiply in ggml's
+    // vector-dot order (as llama.cpp does), which may round differently in
+    // attention, but must pick the same token.
     void batchingIsBitExact() {
         if (!real()) QSKIP("POWERINFER_MODEL is not set: export it to the default model's path");
         Model m(real_, *pool_, 256, 256);
@@ -474,7 +476,8 @@ private slots:
         const auto V = static_cast<size_t>(m.config().n_vocab);
         std::vector<float> whole(V), split(V);
         m.forward(tokens.data(), 45, 0, 1, whole.data());
-        for (int64_t at : {1, 5, 17, 44}) {
+        // A single first token attends to itself alone: both orders agree.
+        for (int64_t at : {1, 5, 17, 43}) {
             m.forward(tokens.data(), at, 0, 0, nullptr);
             m.forward(tokens.data() + at, 45 - at, at, 1, split.data());
             QVERIFY2(split == whole, qPrintable(QString("split at %1").arg(at)));
@@ -484,7 +487,12 @@ private slots:
         QVERIFY(split == whole);
         m.set_chunk_size(1);
         m.forward(tokens.data(), 45, 0, 1, split.data());
-        QVERIFY(split == whole);
+        double max_diff = 0;
+        for (size_t i = 0; i < V; ++i)
+            max_diff = std::max(max_diff, double(std::fabs(split[i] - whole[i])));
+        qInfo("one token at a time vs one batch: max |logit difference| %.4f", max_diff);
+        QCOMPARE(argmax(split.data(), int64_t(V)), argmax(whole.data(), int64_t(V)));
+        QVERIFY(max_diff < 0.5);
     }
 
     void realConfig() {

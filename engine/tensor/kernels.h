@@ -56,10 +56,22 @@ struct TypeKernels {
 // Activation formats, indexed separately from the weight types.
 enum ActIndex : int { kActQ8_0, kActQ8_1, kActQ8_K, kNumActs };
 
+// Float math with ggml's exact rounding (ggml_math.inc); every level gives
+// the same bits, the SIMD files just run it faster.
+struct MathKernels {
+    void (*swiglu)(const float* g, const float* u, float* out, int64_t n);
+    void (*softmax)(float* x, int64_t n);
+    void (*scores_f16)(const uint16_t* keys, int64_t n_keys, int64_t dim, const uint16_t* q,
+                       float scale, bool batched, float* out);
+    void (*mix_f16)(const float* w, const uint16_t* v, int64_t n, int64_t dim, int64_t v_stride,
+                    bool batched, float* out, float* scratch);
+};
+
 struct KernelTable {
     const char* name;
     TypeKernels types[kNumTypes];
     QuantizeFn quantize_act[kNumActs];
+    MathKernels math;
 };
 
 const KernelTable& scalar_table();

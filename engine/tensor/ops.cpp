@@ -4,13 +4,17 @@
 #include <string>
 
 #include "common/error.h"
+#include "tensor/kernels.h"
 
 namespace powerinfer::tensor {
 
 // As ggml: the sum of squares in double, the scale in float.
 void rms_norm(const float* x, const float* weight, float* y, int64_t n, float eps) {
     double sum = 0;
-    for (int64_t i = 0; i < n; ++i) sum += static_cast<double>(x[i]) * x[i];
+    for (int64_t i = 0; i < n; ++i) {
+        const float sq = x[i] * x[i];  // squared in float, as ggml
+        sum += sq;
+    }
     const float mean = static_cast<float>(sum / static_cast<double>(n));
     const float scale = 1.0f / std::sqrt(mean + eps);
     for (int64_t i = 0; i < n; ++i) y[i] = (x[i] * scale) * weight[i];
@@ -55,20 +59,22 @@ void gelu(float* x, int64_t n) {
 }
 
 void swiglu(const float* gate, const float* up, float* out, int64_t n) {
-    for (int64_t i = 0; i < n; ++i) out[i] = gate[i] / (1.0f + std::exp(-gate[i])) * up[i];
+    kernels::active_table().math.swiglu(gate, up, out, n);
 }
 
-void softmax(float* x, int64_t n) {
-    if (n <= 0) return;
-    float max = x[0];
-    for (int64_t i = 1; i < n; ++i) max = x[i] > max ? x[i] : max;
-    double sum = 0;
-    for (int64_t i = 0; i < n; ++i) {
-        x[i] = std::exp(x[i] - max);
-        sum += x[i];
-    }
-    const float inv = static_cast<float>(1.0 / sum);
-    for (int64_t i = 0; i < n; ++i) x[i] *= inv;
+void softmax(float* x, int64_t n) { kernels::active_table().math.softmax(x, n); }
+
+void scores_f16(const uint16_t* keys, int64_t n_keys, int64_t dim, const uint16_t* q, float scale,
+                bool batched, float* out) {
+    if (dim > 512)
+        throw EngineError("attention head size " + std::to_string(dim) +
+                          " is larger than the supported 512");
+    kernels::active_table().math.scores_f16(keys, n_keys, dim, q, scale, batched, out);
+}
+
+void mix_f16(const float* w, const uint16_t* v, int64_t n, int64_t dim, int64_t v_stride,
+             bool batched, float* out, float* scratch) {
+    kernels::active_table().math.mix_f16(w, v, n, dim, v_stride, batched, out, scratch);
 }
 
 void add(float* y, const float* x, int64_t n) {

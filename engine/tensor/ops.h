@@ -14,10 +14,24 @@ void rope(float* head, int64_t head_dim, int64_t n_rot, int64_t pos, float freq_
           float freq_scale, bool neox);
 void silu(float* x, int64_t n);
 void gelu(float* x, int64_t n);
-// out[i] = silu(gate[i]) * up[i]
+
+// The next four round exactly as llama.cpp's CPU backend does (x86,
+// AVX-512 build; see ggml_math.inc), on every SIMD level.
+// out[i] = silu(gate[i]) * up[i], for one row of n (16-lane blocks: call it
+// per row when rows are not a multiple of 16 long).
 void swiglu(const float* gate, const float* up, float* out, int64_t n);
-// In-place numerically stable softmax.
+// In-place softmax of one attention row.
 void softmax(float* x, int64_t n);
+// Attention scores out[t] = (keys row t . q) * scale, t < n_keys, over F16
+// rows of `dim` (at most 512) values; `batched` selects the order ggml uses
+// inside a product of 2+ tokens (tinyBLAS) instead of its vector dot.
+void scores_f16(const uint16_t* keys, int64_t n_keys, int64_t dim, const uint16_t* q, float scale,
+                bool batched, float* out);
+// out[d] = sum_p w[p] * v[p * v_stride + d] for d < dim, p < n, in the order
+// ggml's (transposed-V) product uses; w must hold F16-representable values.
+void mix_f16(const float* w, const uint16_t* v, int64_t n, int64_t dim, int64_t v_stride,
+             bool batched, float* out, float* scratch);
+inline int64_t mix_f16_scratch_floats(int64_t dim) { return 64 * dim; }
 void add(float* y, const float* x, int64_t n);  // y += x
 
 }  // namespace powerinfer::tensor

@@ -59,6 +59,7 @@ KernelTable merge(const KernelTable& base, const KernelTable* over) {
     }
     for (int i = 0; i < kNumActs; ++i)
         if (over->quantize_act[i]) t.quantize_act[i] = over->quantize_act[i];
+    if (over->math.swiglu) t.math = over->math;
     return t;
 }
 
@@ -229,7 +230,9 @@ GgmlType vec_dot_type(GgmlType weight_type) {
     }
 }
 
-void quantize_activations(GgmlType weight_type, const float* x, int64_t n, QuantizedVector& out) {
+namespace {
+void quantize_activations_with(const kernels::KernelTable& table, GgmlType weight_type,
+                               const float* x, int64_t n, QuantizedVector& out) {
     const GgmlType act = vec_dot_type(weight_type);
     check_length(weight_type, n);
     out.type = act;
@@ -239,7 +242,17 @@ void quantize_activations(GgmlType weight_type, const float* x, int64_t n, Quant
         ref::quantize_f32(x, out.data.data(), n);
         return;
     }
-    kernels::active_table().quantize_act[act_index(act)](x, out.data.data(), n);
+    table.quantize_act[act_index(act)](x, out.data.data(), n);
+}
+}  // namespace
+
+void quantize_activations(GgmlType weight_type, const float* x, int64_t n, QuantizedVector& out) {
+    quantize_activations_with(kernels::active_table(), weight_type, x, n, out);
+}
+
+void quantize_activations_ref(GgmlType weight_type, const float* x, int64_t n,
+                              QuantizedVector& out) {
+    quantize_activations_with(kernels::reference_table(), weight_type, x, n, out);
 }
 
 float vec_dot_ref(GgmlType weight_type, int64_t n, const void* w_row, const QuantizedVector& x) {

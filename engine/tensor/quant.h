@@ -36,6 +36,9 @@ struct QuantizedVector {
     std::vector<uint8_t> data;
 };
 void quantize_activations(GgmlType weight_type, const float* x, int64_t n, QuantizedVector& out);
+// The scalar reference of quantize_activations (for tests).
+void quantize_activations_ref(GgmlType weight_type, const float* x, int64_t n,
+                              QuantizedVector& out);
 
 // Dot product of one weight row with quantized activations (n elements).
 float vec_dot_ref(GgmlType weight_type, int64_t n, const void* w_row, const QuantizedVector& x);

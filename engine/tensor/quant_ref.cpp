@@ -445,20 +445,35 @@ void quantize_q8_0(const float* x, void* dst, int64_t n) {
         for (int j = 0; j < kQK; ++j) y[i].qs[j] = static_cast<int8_t>(std::round(x[j] * id));
     }
 }
+// Activations are quantized as ggml does on x86 (the builds users run):
+// id = 127 / amax rather than 1 / d, and round half to even (std::nearbyint
+// in the default rounding mode) rather than roundf. One differently rounded
+// element moves a logit of the default model by up to 0.3.
+void quantize_act_q8_0(const float* x, void* dst, int64_t n) {
+    auto* y = static_cast<BlockQ8_0*>(dst);
+    for (int64_t i = 0; i < n / kQK; ++i, x += kQK) {
+        float amax = 0.0f;
+        for (int j = 0; j < kQK; ++j) amax = std::max(amax, std::fabs(x[j]));
+        const float id = amax != 0.0f ? 127.0f / amax : 0.0f;
+        y[i].d = fp32_to_fp16_portable(amax / 127.0f);
+        for (int j = 0; j < kQK; ++j) y[i].qs[j] = static_cast<int8_t>(std::nearbyint(x[j] * id));
+    }
+}
+
 void quantize_q8_1(const float* x, void* dst, int64_t n) {
     auto* y = static_cast<BlockQ8_1*>(dst);
     for (int64_t i = 0; i < n / kQK; ++i, x += kQK) {
         float amax = 0.0f;
         for (int j = 0; j < kQK; ++j) amax = std::max(amax, std::fabs(x[j]));
-        const float d = amax / ((1 << 7) - 1);
-        const float id = d ? 1.0f / d : 0.0f;
+        const float d = amax / 127.0f;
+        const float id = amax != 0.0f ? 127.0f / amax : 0.0f;
         y[i].d = fp32_to_fp16_portable(d);
         int sum = 0;
         for (int j = 0; j < kQK; ++j) {
-            y[i].qs[j] = static_cast<int8_t>(std::round(x[j] * id));
+            y[i].qs[j] = static_cast<int8_t>(std::nearbyint(x[j] * id));
             sum += y[i].qs[j];
         }
-        y[i].s = fp32_to_fp16_portable(sum * d);
+        y[i].s = fp32_to_fp16_portable(static_cast<float>(sum) * d);
     }
 }
 
@@ -859,6 +874,9 @@ constexpr TypeKernels block_kernels() {
             axpy_by_blocks<Dequant, BlockElems, static_cast<int>(sizeof(Block))>};
 }
 
+float gm_h2f(uint16_t h) { return fp16_to_fp32_portable(h); }
+#include "tensor/ggml_math.inc"
+
 KernelTable make_scalar_table() {
     using namespace ref;
     using namespace blocks;
@@ -875,9 +893,10 @@ KernelTable make_scalar_table() {
     t.types[kQ4_K] = block_kernels<dequantize_q4_k, dot_q4_k, BlockQ4_K, kQKK>();
     t.types[kQ5_K] = block_kernels<dequantize_q5_k, dot_q5_k, BlockQ5_K, kQKK>();
     t.types[kQ6_K] = block_kernels<dequantize_q6_k, dot_q6_k, BlockQ6_K, kQKK>();
-    t.quantize_act[kActQ8_0] = quantize_q8_0;
+    t.quantize_act[kActQ8_0] = quantize_act_q8_0;
     t.quantize_act[kActQ8_1] = quantize_q8_1;
     t.quantize_act[kActQ8_K] = quantize_q8_k;
+    t.math = {gm_swiglu, gm_softmax, gm_scores_f16, gm_mix_f16};
     return t;
 }
 

@@ -30,7 +30,8 @@ void quantize_q8_0(const float* x, void* dst, int64_t n);
 void quantize_q4_k(const float* x, void* dst, int64_t n);
 void quantize_q5_k(const float* x, void* dst, int64_t n);
 void quantize_q6_k(const float* x, void* dst, int64_t n);
-// Activation quantizers.
+// Activation quantizers (ggml's x86 rounding, see quant_ref.cpp).
+void quantize_act_q8_0(const float* x, void* dst, int64_t n);
 void quantize_q8_1(const float* x, void* dst, int64_t n);
 void quantize_q8_k(const float* x, void* dst, int64_t n);
 

@@ -1,11 +1,14 @@
 // Elementwise and normalisation ops against float64 references.
 #include <QTest>
+#include <algorithm>
 #include <cmath>
 #include <random>
 #include <vector>
 
 #include "common/error.h"
 #include "tensor/ops.h"
+#include "tensor/quant.h"
+#include "tensor/test_support.h"
 
 using namespace powerinfer;
 using namespace powerinfer::tensor;
@@ -143,6 +146,83 @@ private slots:
             softmax(x.data(), n);
             expect_close(x, want, 1e-6, 1e-9);
         }
+    }
+
+    // The ggml-exact math (attention scores and mix, softmax, SwiGLU) must
+    // give the same bits on every SIMD level: the scalar table is the
+    // reference, the others only run it faster. And it must be right: each
+    // piece against float64.
+    void ggmlMathIdenticalOnEveryLevelAndCloseToFloat64() {
+        testing::LevelGuard guard;
+        const int64_t dim = 64, n_keys = 77;
+        std::mt19937 rng(11);
+        std::normal_distribution<float> nd(0.0f, 1.0f);
+        std::vector<uint16_t> keys(static_cast<size_t>(n_keys * dim)), vals(keys.size());
+        std::vector<uint16_t> q(static_cast<size_t>(dim));
+        for (auto& h : keys) h = fp32_to_fp16(nd(rng));
+        for (auto& h : vals) h = fp32_to_fp16(nd(rng));
+        for (auto& h : q) h = fp32_to_fp16(nd(rng));
+        auto x = random_vec(1000, 4.0f, 12);
+        x[0] = -200.0f;  // exp underflow and overflow in SwiGLU
+        x[1] = 200.0f;
+        const auto up = random_vec(1000, 1.0f, 13);
+
+        struct Out {
+            std::vector<float> scores[2], mix[2], sw, sm;
+        };
+        auto run = [&](Out& o) {
+            std::vector<float> scratch(static_cast<size_t>(mix_f16_scratch_floats(dim)));
+            for (int b = 0; b < 2; ++b) {
+                o.scores[b].assign(size_t(n_keys), 0.0f);
+                scores_f16(keys.data(), n_keys, dim, q.data(), 0.125f, b == 1,
+                           o.scores[b].data());
+                std::vector<float> p = o.scores[b];
+                softmax(p.data(), n_keys);
+                for (auto& v : p) v = fp16_to_fp32(fp32_to_fp16(v));
+                o.mix[b].assign(size_t(dim), 0.0f);
+                mix_f16(p.data(), vals.data(), n_keys, dim, dim, b == 1, o.mix[b].data(),
+                        scratch.data());
+            }
+            o.sw.assign(x.size(), 0.0f);
+            swiglu(x.data(), up.data(), o.sw.data(), int64_t(x.size()));
+            o.sm = x;
+            softmax(o.sm.data(), int64_t(o.sm.size()));
+        };
+        const auto levels = testing::simd_levels();
+        QVERIFY(force_simd_level("scalar"));
+        Out ref;
+        run(ref);
+        for (const auto& level : levels) {
+            QVERIFY(force_simd_level(level));
+            Out o;
+            run(o);
+            for (int b = 0; b < 2; ++b) {
+                QVERIFY2(o.scores[b] == ref.scores[b], level.c_str());
+                QVERIFY2(o.mix[b] == ref.mix[b], level.c_str());
+            }
+            QVERIFY2(o.sw == ref.sw, level.c_str());
+            QVERIFY2(o.sm == ref.sm, level.c_str());
+        }
+        // float64 references.
+        std::vector<double> want_scores(static_cast<size_t>(n_keys)), want_sw(x.size());
+        for (int64_t t = 0; t < n_keys; ++t) {
+            double s = 0;
+            for (int64_t d = 0; d < dim; ++d)
+                s += double(fp16_to_fp32(keys[size_t(t * dim + d)])) * fp16_to_fp32(q[size_t(d)]);
+            want_scores[size_t(t)] = s * 0.125;
+        }
+        for (size_t i = 0; i < x.size(); ++i)
+            want_sw[i] = double(x[i]) / (1.0 + std::exp(-double(x[i]))) * up[i];
+        for (int b = 0; b < 2; ++b) expect_close(ref.scores[b], want_scores, 1e-6, 1e-6);
+        expect_close(ref.sw, want_sw, 2e-6, 1e-7);
+        std::vector<double> p(want_scores), want_mix(static_cast<size_t>(dim), 0.0);
+        double m = *std::max_element(p.begin(), p.end()), sum = 0;
+        for (auto& v : p) sum += v = std::exp(v - m);
+        for (int64_t t = 0; t < n_keys; ++t)
+            for (int64_t d = 0; d < dim; ++d)
+                want_mix[size_t(d)] += p[size_t(t)] / sum * fp16_to_fp32(vals[size_t(t * dim + d)]);
+        // F16 probabilities: about 2^-11 relative per term.
+        for (int b = 0; b < 2; ++b) expect_close(ref.mix[b], want_mix, 2e-3, 2e-3);
     }
 
     void addAccumulates() {

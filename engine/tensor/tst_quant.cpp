@@ -273,14 +273,43 @@ private slots:
             const GgmlType wt = act == GgmlType::Q8_0   ? GgmlType::Q4_0
                                 : act == GgmlType::Q8_1 ? GgmlType::Q4_1
                                                         : GgmlType::Q4_K;
-            std::vector<uint8_t> ref(row_bytes(act, n));
-            quantize_row_ref(act, x.data(), ref.data(), n);
+            QuantizedVector ref;
+            quantize_activations_ref(wt, x.data(), n, ref);
+            QCOMPARE(ref.type, act);
             for (const auto& level : simd_levels()) {
                 QVERIFY(force_simd_level(level));
                 QuantizedVector q;
                 quantize_activations(wt, x.data(), n, q);
                 QCOMPARE(q.type, act);
-                QVERIFY2(q.data == ref, (level + " " + std::string(ggml_type_name(act))).c_str());
+                QVERIFY2(q.data == ref.data,
+                         (level + " " + std::string(ggml_type_name(act))).c_str());
+            }
+        }
+    }
+
+    // Q8_0/Q8_1 activations round as ggml's x86 code does (the llama.cpp
+    // builds users run): scale 127 / amax, ties to even. With amax = 127 the
+    // scale is exactly 1, so x.5 inputs are ties.
+    void activationTiesRoundToEven() {
+        LevelGuard guard;
+        std::vector<float> x(32, 0.0f);
+        x[0] = 127.0f;
+        x[1] = 2.5f;
+        x[2] = 3.5f;
+        x[3] = -2.5f;
+        x[4] = -0.5f;
+        const int8_t want[5] = {127, 2, 4, -2, 0};
+        for (const auto& level : simd_levels()) {
+            QVERIFY(force_simd_level(level));
+            for (GgmlType wt : {GgmlType::Q4_0, GgmlType::Q4_1}) {
+                QuantizedVector q;
+                quantize_activations(wt, x.data(), 32, q);
+                // Both block layouts start with fp16 scale(s): 2 bytes for
+                // Q8_0, 4 (d and s) for Q8_1.
+                const size_t qs = wt == GgmlType::Q4_0 ? 2 : 4;
+                for (int i = 0; i < 5; ++i)
+                    QVERIFY2(int8_t(q.data[qs + size_t(i)]) == want[i],
+                             (level + " element " + std::to_string(i)).c_str());
             }
         }
     }
