@@ -74,6 +74,9 @@ void scores_f16(const uint16_t* keys, int64_t n_keys, int64_t dim, const uint16_
 
 void mix_f16(const float* w, const uint16_t* v, int64_t n, int64_t dim, int64_t v_stride,
              bool batched, float* out, float* scratch) {
+    if (dim > 512)
+        throw EngineError("attention value size " + std::to_string(dim) +
+                          " is larger than the supported 512");
     kernels::active_table().math.mix_f16(w, v, n, dim, v_stride, batched, out, scratch);
 }
 

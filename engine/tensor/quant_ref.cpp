@@ -874,7 +874,9 @@ constexpr TypeKernels block_kernels() {
             axpy_by_blocks<Dequant, BlockElems, static_cast<int>(sizeof(Block))>};
 }
 
-float gm_h2f(uint16_t h) { return fp16_to_fp32_portable(h); }
+void gm_h2f_row(const uint16_t* src, float* dst, int64_t n) {
+    for (int64_t i = 0; i < n; ++i) dst[i] = fp16_to_fp32_portable(src[i]);
+}
 #include "tensor/ggml_math.inc"
 
 KernelTable make_scalar_table() {
