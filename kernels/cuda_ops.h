@@ -83,6 +83,28 @@ void attention_decode_f16(const float* q, const void* k_cache, const void* v_cac
                           int64_t n_ctx, int64_t n_keys, float* scores_scratch,
                           cudaStream_t stream);
 
+// The same for n_tokens tokens at positions pos..pos+n_tokens-1: v holds
+// [n_tokens][n_head][head_dim] and the table rows for those positions start
+// at cos_rows / sin_rows (n_rot/2 values per position).
+void rope_table_rows(float* v, int64_t n_tokens, int64_t n_head, int64_t head_dim, int64_t n_rot,
+                     const float* cos_rows, const float* sin_rows, bool neox, cudaStream_t stream);
+// store_kv_f16 for src[n_tokens][n_head][dim] at rows pos..pos+n_tokens-1.
+void store_kv_f16_rows(const float* src, void* cache, int64_t n_tokens, int64_t n_head,
+                       int64_t n_ctx, int64_t dim, int64_t pos, cudaStream_t stream);
+// v[r][i] += bias[i] for `rows` rows of n.
+void add_bias_rows(float* v, const float* bias, int64_t rows, int64_t n, cudaStream_t stream);
+
+// ---- prefill GEMMs of offloaded layers (cuBLAS on F16 tiles) ----
+// out[r][0..cols) = F16(dequantized row r of W) for r < rows (cols a multiple
+// of 32; out 16-byte aligned). False for a type without a kernel.
+bool dequantize_rows_f16(uint32_t type, const void* w, size_t row_bytes, int64_t cols, int64_t rows,
+                         void* out, cudaStream_t stream);
+// The same dequantization run on the host for one row (host memory, F16
+// bits): tests compare it with the CPU reference without a GPU.
+bool dequantize_row_f16_on_host(uint32_t type, const void* row, int64_t cols, uint16_t* out);
+// y[i] = F16(x[i]) (round to nearest even).
+void f32_to_f16(const float* x, void* y, int64_t n, cudaStream_t stream);
+
 // dst.row(slot[i]) = src.row(i) for i < n (rows of row_bytes): places a
 // batch of staged neurons into their slots with one launch.
 void scatter_rows(const void* src, size_t row_bytes, const int32_t* slot, int64_t n, void* dst,

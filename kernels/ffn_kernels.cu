@@ -110,24 +110,6 @@ void allow_smem(Kernel kernel, size_t bytes) {
         cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(bytes));
 }
 
-template <template <uint32_t> class Launch, typename... Args>
-bool dispatch_type(uint32_t type, Args&&... args) {
-    switch (type) {
-        case kF32: Launch<kF32>::run(args...); return true;
-        case kF16: Launch<kF16>::run(args...); return true;
-        case kBF16: Launch<kBF16>::run(args...); return true;
-        case kQ4_0: Launch<kQ4_0>::run(args...); return true;
-        case kQ4_1: Launch<kQ4_1>::run(args...); return true;
-        case kQ5_0: Launch<kQ5_0>::run(args...); return true;
-        case kQ5_1: Launch<kQ5_1>::run(args...); return true;
-        case kQ8_0: Launch<kQ8_0>::run(args...); return true;
-        case kQ4_K: Launch<kQ4_K>::run(args...); return true;
-        case kQ5_K: Launch<kQ5_K>::run(args...); return true;
-        case kQ6_K: Launch<kQ6_K>::run(args...); return true;
-        default: return false;
-    }
-}
-
 template <uint32_t T>
 struct LaunchRowsDot {
     static void run(const void* w, size_t row_bytes, int64_t cols, const int32_t* idx,

@@ -3,6 +3,7 @@
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 
@@ -49,6 +50,13 @@ __global__ void bias_act_kernel(float* v, const float* bias, int64_t n, int act)
     v[i] = act == 1 ? fmaxf(x, 0.f) : x;
 }
 
+// v[r][i] += bias[i] for rows of n.
+__global__ void add_bias_rows_kernel(float* v, const float* bias, int64_t rows, int64_t n) {
+    const int64_t stride = int64_t(gridDim.x) * blockDim.x;
+    for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < rows * n; i += stride)
+        v[i] += bias[i % n];
+}
+
 __global__ void rope_kernel(float* v, int64_t head_dim, int64_t pos, float freq_base, bool neox) {
     float* head = v + int64_t(blockIdx.x) * head_dim;
     const int64_t half = head_dim / 2;
@@ -64,12 +72,16 @@ __global__ void rope_kernel(float* v, int64_t head_dim, int64_t pos, float freq_
     }
 }
 
-// RoPE from the model's own cos/sin table (rows of n_rot/2 for one
-// position): pairs (2i, 2i+1), or (i, i + n_rot/2) for NeoX, as the CPU does.
+// RoPE from the model's own cos/sin table (rows of n_rot/2 per position):
+// pairs (2i, 2i+1), or (i, i + n_rot/2) for NeoX, as the CPU does. Block
+// (h, t): head h of token t, whose heads start at v + t * gridDim.x * head_dim
+// and whose table row is t rows after cos_row.
 __global__ void rope_table_kernel(float* v, int64_t head_dim, int64_t n_rot, const float* cos_row,
                                   const float* sin_row, bool neox) {
-    float* head = v + int64_t(blockIdx.x) * head_dim;
-    const int64_t half = n_rot / 2;
+    const int64_t t = blockIdx.y, half = n_rot / 2;
+    float* head = v + (t * gridDim.x + blockIdx.x) * head_dim;
+    cos_row += t * half;
+    sin_row += t * half;
     for (int64_t i = threadIdx.x; i < half; i += blockDim.x) {
         const float c = cos_row[i], s = sin_row[i];
         const int64_t a = neox ? i : 2 * i;
@@ -80,11 +92,12 @@ __global__ void rope_table_kernel(float* v, int64_t head_dim, int64_t n_rot, con
     }
 }
 
-// One block per head: src[h][dim] -> cache[h][n_ctx][dim] at row pos, as F16.
+// Block (h, t): src[t][h][dim] -> cache[h][n_ctx][dim] at row pos + t, as F16.
 __global__ void store_kv_f16_kernel(const float* src, __half* cache, int64_t n_ctx, int64_t dim,
                                     int64_t pos) {
-    const int64_t h = blockIdx.x;
-    __half* dst = cache + (h * n_ctx + pos) * dim;
+    const int64_t h = blockIdx.x, t = blockIdx.y;
+    __half* dst = cache + (h * n_ctx + pos + t) * dim;
+    src += t * gridDim.x * dim;
     for (int64_t d = threadIdx.x; d < dim; d += blockDim.x) dst[d] = __float2half_rn(src[h * dim + d]);
 }
 
@@ -266,15 +279,32 @@ void rms_norm_rows(const float* x, const float* w, float* y, int64_t rows, int64
 
 void rope_table(float* v, int64_t n_head, int64_t head_dim, int64_t n_rot, const float* cos_row,
                 const float* sin_row, bool neox, cudaStream_t s) {
-    if (n_head <= 0 || n_rot <= 0) return;
-    rope_table_kernel<<<unsigned(n_head), 64, 0, s>>>(v, head_dim, n_rot, cos_row, sin_row, neox);
+    rope_table_rows(v, 1, n_head, head_dim, n_rot, cos_row, sin_row, neox, s);
+}
+
+void rope_table_rows(float* v, int64_t n_tokens, int64_t n_head, int64_t head_dim, int64_t n_rot,
+                     const float* cos_rows, const float* sin_rows, bool neox, cudaStream_t s) {
+    if (n_tokens <= 0 || n_head <= 0 || n_rot <= 0) return;
+    const dim3 grid{unsigned(n_head), unsigned(n_tokens)};
+    rope_table_kernel<<<grid, 64, 0, s>>>(v, head_dim, n_rot, cos_rows, sin_rows, neox);
 }
 
 void store_kv_f16(const float* src, void* cache, int64_t n_head, int64_t n_ctx, int64_t dim,
                   int64_t pos, cudaStream_t s) {
-    if (n_head <= 0) return;
-    store_kv_f16_kernel<<<unsigned(n_head), 128, 0, s>>>(src, static_cast<__half*>(cache), n_ctx,
-                                                        dim, pos);
+    store_kv_f16_rows(src, cache, 1, n_head, n_ctx, dim, pos, s);
+}
+
+void store_kv_f16_rows(const float* src, void* cache, int64_t n_tokens, int64_t n_head,
+                       int64_t n_ctx, int64_t dim, int64_t pos, cudaStream_t s) {
+    if (n_tokens <= 0 || n_head <= 0) return;
+    const dim3 grid{unsigned(n_head), unsigned(n_tokens)};
+    store_kv_f16_kernel<<<grid, 128, 0, s>>>(src, static_cast<__half*>(cache), n_ctx, dim, pos);
+}
+
+void add_bias_rows(float* v, const float* bias, int64_t rows, int64_t n, cudaStream_t s) {
+    if (rows <= 0 || n <= 0) return;
+    const int64_t blocks = std::min<int64_t>((rows * n + 255) / 256, int64_t{1} << 20);
+    add_bias_rows_kernel<<<unsigned(blocks), 256, 0, s>>>(v, bias, rows, n);
 }
 
 void attention_decode_f16(const float* q, const void* k_cache, const void* v_cache, float* out,
