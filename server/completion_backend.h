@@ -7,7 +7,9 @@
 // that lives on that thread. Every job emits zero or more Piece events and then
 // exactly one terminal event (Finished or Failed), also for jobs that were
 // cancelled while still queued. The HTTP layer deletes a job only after its
-// terminal event, so a backend may post to a job until then from any thread.
+// terminal event, so a backend may post to a job until then from any thread;
+// posting the terminal event is the backend's last use of the job (it may be
+// deleted as soon as that event is delivered).
 #pragma once
 
 #include <QObject>

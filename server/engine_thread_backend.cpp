@@ -65,23 +65,26 @@ void EngineThreadBackend::run() {
             current_ = pending.job;
             running_ = 1;
         }
-        serve(pending);
+        JobEvent terminal = serve(pending);
         {
             std::lock_guard lock(mutex_);
             current_ = nullptr;
             running_ = 0;
         }
+        // Last: once its terminal event is delivered, the HTTP thread may
+        // delete the job at any moment, so nothing here (the destructor's
+        // cancel of current_ included) may reach it after this post.
+        pending.job->post(std::move(terminal));
     }
 }
 
-void EngineThreadBackend::serve(Pending& pending) {
+JobEvent EngineThreadBackend::serve(Pending& pending) {
     CompletionJob* job = pending.job;
     JobEvent terminal;
     if (job->isCancelled()) {
         terminal.kind = JobEvent::Kind::Finished;
         terminal.result.finish = powerinfer::FinishReason::Cancelled;
-        job->post(std::move(terminal));
-        return;
+        return terminal;
     }
     try {
         auto onToken = [this, job](const powerinfer::TokenEvent& token) {
@@ -122,7 +125,7 @@ void EngineThreadBackend::serve(Pending& pending) {
         std::lock_guard lock(mutex_);
         if (haveMemory) memory_ = memory;
     }
-    job->post(std::move(terminal));
+    return terminal;
 }
 
 }  // namespace powerinfer::server

@@ -31,12 +31,13 @@ public:
 
 private:
     struct Pending {
-        CompletionJob* job = nullptr;  // alive until its terminal event is delivered
+        CompletionJob* job = nullptr;  // ours until its terminal event is posted
         powerinfer::GenerateRequest request;
     };
 
     void run();
-    void serve(Pending& pending);
+    // Generates; returns the terminal event for run() to post.
+    JobEvent serve(Pending& pending);
 
     std::unique_ptr<powerinfer::Engine> engine_;
     const QString modelId_;
