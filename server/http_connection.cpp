@@ -2,6 +2,7 @@
 
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <algorithm>
 
 #include "completion_backend.h"
 #include "openai_protocol.h"
@@ -136,7 +137,9 @@ void HttpConnection::onReadyRead() {
             bool ok = false;
             const qint64 declared = headerValue(head, "content-length").toLongLong(&ok);
             if (ok && declared > limits_.maxBodyBytes) {
-                drainRemaining_ = declared - (headerBytes_.size() - (end + 4));
+                // What is still to come: the bytes received so far are
+                // discarded by reject() without being counted again.
+                drainRemaining_ = std::max<qint64>(0, declared - (headerBytes_.size() - (end + 4)));
                 return reject(413, QByteArray("The request body is ") +
                                        QByteArray::number(declared) + " bytes; the limit is " +
                                        QByteArray::number(limits_.maxBodyBytes) + " bytes.");
@@ -281,9 +284,11 @@ void HttpConnection::reject(int status, const QByteArray& message) {
     write(body);
     // Read what the client is still sending before closing: closing with
     // unread input makes the kernel reset the connection, and the client
-    // could lose the response.
+    // could lose the response. Everything buffered now has been seen by
+    // onReadyRead already (and is not part of drainRemaining_).
+    socket_->readAll();
     drainTimer_.start(2000);
-    drain();
+    if (drainRemaining_ == 0) closeGracefully();
 }
 
 void HttpConnection::drain() {

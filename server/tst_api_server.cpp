@@ -373,6 +373,33 @@ private slots:
         QVERIFY(waitUntil([&] { return h.server->openConnections() <= 1; }, 5000));
     }
 
+    // A body refused by its Content-Length (413) is read to its end before
+    // the connection closes: closing with the client's last bytes still
+    // arriving makes the kernel reset the connection, and the client can lose
+    // the 413 (seen as status 0 from QNetworkAccessManager).
+    void drainsARefusedBodyBeforeClosing() {
+        Harness h(scripted(), testConfig());
+        const qint64 declared = 2 << 20;
+        QTcpSocket socket;
+        socket.connectToHost(QHostAddress(QHostAddress::LocalHost), h.port);
+        QVERIFY(socket.waitForConnected(3000));
+        QByteArray received;
+        bool closed = false;
+        QObject::connect(&socket, &QTcpSocket::readyRead, [&] { received += socket.readAll(); });
+        QObject::connect(&socket, &QTcpSocket::disconnected, [&] { closed = true; });
+        socket.write("POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Length: " +
+                     QByteArray::number(declared) + "\r\n\r\n");
+        QVERIFY(waitUntil([&] { return statusOf(received) == 413; }, 3000));
+        const qint64 held = 16;  // sent only after a pause
+        socket.write(QByteArray(declared - held, 'x'));
+        QVERIFY(waitUntil([&] { return socket.bytesToWrite() == 0; }, 5000));
+        QTest::qWait(300);
+        QVERIFY2(!closed, "the server closed before the body ended");
+        socket.write(QByteArray(held, 'x'));
+        QVERIFY(waitUntil([&] { return closed; }, 3000));
+        QCOMPARE(statusOf(received), 413);
+    }
+
     void cancelsWhenTheClientDisconnects() {
         Harness h(scripted(std::chrono::milliseconds(20)), testConfig());
         QNetworkAccessManager nam;
