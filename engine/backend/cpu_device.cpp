@@ -52,8 +52,11 @@ struct StoredPredictor {
 class CpuDevice final : public Device {
 public:
     explicit CpuDevice(const CpuDeviceOptions& opt)
-        : budget_(opt.budget_bytes), pool_(std::max(1, opt.n_threads)) {
-        worker_ = std::thread([this] { worker_loop(); });
+        : budget_(opt.budget_bytes), pool_(std::max(1, opt.n_threads), opt.low_priority) {
+        worker_ = std::thread([this, low = opt.low_priority] {
+            if (low) tensor::lower_current_thread_priority();
+            worker_loop();
+        });
     }
 
     ~CpuDevice() override {

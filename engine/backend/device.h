@@ -168,6 +168,7 @@ public:
 struct CpuDeviceOptions {
     int64_t budget_bytes = int64_t{1} << 30;
     int n_threads = 1;  // the device's own workers (separate from the model's pool)
+    bool low_priority = false;  // run them below normal priority (a GUI shares the cores)
 };
 
 // The host implementation: memory is host RAM accounted against a simulated

@@ -87,7 +87,7 @@ std::unique_ptr<LocalEngine> LocalEngine::load(const LoadOptions& options) {
 
     int threads = options.n_threads;
     if (threads <= 0) threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-    e->pool_ = std::make_unique<tensor::ThreadPool>(threads);
+    e->pool_ = std::make_unique<tensor::ThreadPool>(threads, options.low_priority_threads);
     e->tuning_ = options.tuning;
     e->model_ = std::make_unique<model::Model>(e->file_, *e->pool_, std::max(16, options.n_ctx),
                                                std::max(1, options.tuning.chunk_size));
@@ -139,6 +139,7 @@ std::unique_ptr<LocalEngine> LocalEngine::load(const LoadOptions& options) {
         setup.sidecar_path = sidecar;
         setup.model_hash = sparse::model_hash(f);
         setup.tuning = options.tuning;
+        setup.low_priority = options.low_priority_threads;
         setup.options.kv_cache_bytes = e->model_->kv_cache_bytes();
         std::vector<model::FfnWeights> ffn;
         int64_t ffn_bytes = 0;
@@ -477,5 +478,7 @@ namespace powerinfer {
 std::unique_ptr<Engine> Engine::load(const LoadOptions& options) {
     return runtime::LocalEngine::load(options);
 }
+
+bool lower_current_thread_priority() { return tensor::lower_current_thread_priority(); }
 
 }  // namespace powerinfer

@@ -579,9 +579,10 @@ std::unique_ptr<HybridFfn> make_hybrid_ffn(tensor::ThreadPool& pool,
         if (sc.synthetic) setup.options.synthetic_activity = true;
         auto device = setup.device
                           ? std::move(setup.device)
-                          : backend::make_cpu_device({int64_t{1} << 40, setup.device_threads > 0
-                                                                            ? setup.device_threads
-                                                                            : pool.size()});
+                          : backend::make_cpu_device(
+                                {int64_t{1} << 40,
+                                 setup.device_threads > 0 ? setup.device_threads : pool.size(),
+                                 setup.low_priority});
         auto ffn =
             std::make_unique<HybridFfn>(pool, std::move(layers), std::move(sc), std::move(device),
                                         dense, setup.tuning, setup.options);

@@ -157,6 +157,7 @@ struct SparseSetup {
     // CpuDevice workers; 0: as many as the model's pool (on a CPU-only
     // machine the hot part is most of the FFN work, and the pool waits).
     int device_threads = 0;
+    bool low_priority = false;  // the CPU device's threads below normal priority
 };
 std::unique_ptr<HybridFfn> make_hybrid_ffn(tensor::ThreadPool& pool,
                                            std::vector<model::FfnWeights> layers,

@@ -9,6 +9,17 @@
 #include <thread>
 #include <vector>
 
+#if defined(__linux__)
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#elif defined(_WIN32)
+#ifndef NOMINMAX
+#define NOMINMAX
+#endif
+#include <windows.h>
+#endif
+
 #if defined(__x86_64__) || defined(__i386__) || defined(_M_X64) || defined(_M_IX86)
 #include <immintrin.h>
 #define PI_PAUSE() _mm_pause()
@@ -112,7 +123,27 @@ void ThreadPool::Impl::worker_loop(int idx) {
     }
 }
 
-ThreadPool::ThreadPool(int n_threads) : impl_(std::make_unique<Impl>()) {
+bool lower_current_thread_priority() {
+#if defined(__linux__)
+    // On Linux the nice value is per thread (PRIO_PROCESS with a thread id).
+    const auto tid = static_cast<id_t>(syscall(SYS_gettid));
+    return setpriority(PRIO_PROCESS, tid, 10) == 0;
+#elif defined(_WIN32)
+    return SetThreadPriority(GetCurrentThread(), THREAD_PRIORITY_BELOW_NORMAL) != 0;
+#else
+    return false;
+#endif
+}
+
+int current_thread_nice() {
+#if defined(__linux__)
+    return getpriority(PRIO_PROCESS, static_cast<id_t>(syscall(SYS_gettid)));
+#else
+    return 0;
+#endif
+}
+
+ThreadPool::ThreadPool(int n_threads, bool low_priority) : impl_(std::make_unique<Impl>()) {
     if (n_threads <= 0) n_threads = static_cast<int>(std::thread::hardware_concurrency());
     if (n_threads <= 0) n_threads = 1;
     impl_->n_threads = n_threads;
@@ -120,7 +151,10 @@ ThreadPool::ThreadPool(int n_threads) : impl_(std::make_unique<Impl>()) {
     for (int i = 0; i < n_threads; ++i) impl_->claimed[i].store(1);
     impl_->workers.reserve(static_cast<size_t>(n_threads - 1));
     for (int i = 1; i < n_threads; ++i)
-        impl_->workers.emplace_back([impl = impl_.get(), i] { impl->worker_loop(i); });
+        impl_->workers.emplace_back([impl = impl_.get(), i, low_priority] {
+            if (low_priority) lower_current_thread_priority();
+            impl->worker_loop(i);
+        });
 }
 
 ThreadPool::~ThreadPool() {

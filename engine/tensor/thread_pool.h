@@ -11,7 +11,9 @@ namespace powerinfer::tensor {
 
 class ThreadPool {
 public:
-    explicit ThreadPool(int n_threads);  // n_threads <= 0: hardware concurrency
+    // n_threads <= 0: hardware concurrency. low_priority: the workers run
+    // below normal priority (see lower_current_thread_priority).
+    explicit ThreadPool(int n_threads, bool low_priority = false);
     ~ThreadPool();
     ThreadPool(const ThreadPool&) = delete;
     ThreadPool& operator=(const ThreadPool&) = delete;
@@ -27,5 +29,13 @@ private:
     struct Impl;
     std::unique_ptr<Impl> impl_;
 };
+
+// Runs the calling thread below normal priority (Linux: nice 10 for this
+// thread only; Windows: THREAD_PRIORITY_BELOW_NORMAL; elsewhere nothing), so
+// that inference on every core never starves a GUI thread: it still gets
+// all idle CPU. Returns false if the OS refused.
+bool lower_current_thread_priority();
+// The calling thread's nice value on Linux (0 elsewhere); for tests.
+int current_thread_nice();
 
 }  // namespace powerinfer::tensor

@@ -13,6 +13,8 @@
 #include "tensor/thread_pool.h"
 
 using powerinfer::tensor::ThreadPool;
+using powerinfer::tensor::current_thread_nice;
+using powerinfer::tensor::lower_current_thread_priority;
 
 class TestThreadPool : public QObject {
     Q_OBJECT
@@ -151,6 +153,50 @@ private slots:
         std::atomic<int64_t> sum{0};
         pool.parallel_for(300, [&](int64_t b, int64_t e, int) { sum += e - b; });
         QCOMPARE(sum.load(), int64_t(300));
+    }
+
+    // A GUI process runs the engine's workers below normal priority; the
+    // caller's own priority is untouched (it is the GUI's worker thread,
+    // which lowers itself explicitly).
+    void lowPriorityWorkers() {
+#if defined(__linux__)
+        const int caller_before = current_thread_nice();
+        ThreadPool pool(3, true);
+        std::mutex mu;
+        std::vector<int> nice_of(3, -100);
+        // Workers 1 and 2 are separate threads; make every chunk non-trivial
+        // so each worker runs its own.
+        pool.parallel_for(3, [&](int64_t b, int64_t, int worker) {
+            std::this_thread::sleep_for(std::chrono::milliseconds(20));
+            std::lock_guard<std::mutex> lk(mu);
+            nice_of[size_t(b)] = current_thread_nice();
+            Q_UNUSED(worker);
+        });
+        QCOMPARE(current_thread_nice(), caller_before);
+        // Chunk 0 runs on the caller; chunks 1 and 2 on workers unless the
+        // caller took them over (then they show the caller's value).
+        int lowered = 0;
+        for (int i = 1; i < 3; ++i) lowered += nice_of[size_t(i)] == 10;
+        QVERIFY2(lowered >= 1, "no worker runs at nice 10");
+        ThreadPool normal(2);
+        int seen = -100;
+        normal.parallel_for(2, [&](int64_t b, int64_t, int) {
+            std::this_thread::sleep_for(std::chrono::milliseconds(20));
+            if (b == 1) seen = current_thread_nice();
+        });
+        QCOMPARE(seen, caller_before);
+        // And the explicit call lowers this thread (on a thread of its own,
+        // so the test runner keeps its priority).
+        int after = -100;
+        std::thread t([&] {
+            QVERIFY(lower_current_thread_priority());
+            after = current_thread_nice();
+        });
+        t.join();
+        QCOMPARE(after, 10);
+#else
+        QSKIP("per-thread nice values are a Linux notion");
+#endif
     }
 
     void nestedCallsRunInline() {

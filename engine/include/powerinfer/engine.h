@@ -40,6 +40,11 @@ struct LoadOptions {
     // -1 = as many as fit the VRAM budget, 0 = none. Without a GPU the model
     // runs on the CPU and ModelInfo::offload_status says why.
     int gpu_layers = 0;
+    // Run the engine's worker threads below normal priority (a GUI process
+    // sets this, and calls lower_current_thread_priority() on the thread
+    // that calls generate()): replies stay as fast on an idle machine, and
+    // the GUI thread is never starved.
+    bool low_priority_threads = false;
     Tuning tuning;
     // Called with progress in [0,1]; return false to cancel (load throws
     // LoadCancelled).
@@ -180,5 +185,10 @@ Tuning load_tuning(const std::filesystem::path& config_json);
 void save_tuning(const std::filesystem::path& config_json, const Tuning& tuning);
 
 std::string version_string();
+
+// Runs the calling thread below normal priority (per thread: Linux nice 10,
+// Windows BELOW_NORMAL). For the thread that drives generate() in a GUI
+// process; see LoadOptions::low_priority_threads. False if the OS refused.
+bool lower_current_thread_priority();
 
 }  // namespace powerinfer
