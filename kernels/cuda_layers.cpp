@@ -1,10 +1,17 @@
 // CudaLayerExecutor: each offloaded layer is one accounted device buffer
 // holding byte-exact copies of its GGUF tensors (laid out by
 // model::layer_offload_costs), plus one F16 KV-cache buffer in the CPU
-// model's layout; one scratch buffer serves every layer. Tokens of a chunk go
-// through the decode path one at a time (causal attention makes that exact),
-// all layers per token, on the CudaDevice's stream; the residual stream
-// crosses the bus once per batch of tokens.
+// model's layout; one scratch buffer serves every layer. Everything runs on
+// the CudaDevice's stream; the residual stream crosses the bus once per batch
+// of up to token_batch tokens.
+//
+// A batch of 2+ tokens (prefill) goes layer by layer: each projection
+// dequantizes its weight rows to F16 tiles in the scratch and multiplies all
+// tokens at once with cublasGemmEx (F16 in, F32 accumulate and out);
+// attention loops the batch's tokens through the decode attention kernel with
+// n_keys = position + 1 (the causal mask). Without cuBLAS, and for single
+// tokens, tokens go through the decode path one at a time, all layers per
+// token (causal attention makes that exact too).
 #include "cuda_layers.h"
 
 #include <cuda_runtime_api.h>
@@ -13,6 +20,7 @@
 #include <vector>
 
 #include "common/error.h"
+#include "cublas_loader.h"
 #include "cuda_device.h"
 #include "cuda_ops.h"
 
@@ -72,7 +80,7 @@ public:
     bool runs_output() const override { return output_ != 0; }
 
     // Allocates and uploads what the plan asks for, as far as it fits.
-    void upload(const model::LayerPlan& plan, std::string& note) {
+    void upload(const model::LayerPlan& plan, std::string& note, const CudaLayerOptions& options) {
         const auto& c = m_.config();
         const int want = std::min<int>(plan.n_gpu_layers, static_cast<int>(c.n_layer));
         if (want <= 0) return;
@@ -88,6 +96,7 @@ public:
         const int64_t rope_bytes = static_cast<int64_t>(m_.rope_cos().size() * sizeof(float));
         dev_.write(scratch_, s.rope_cos, m_.rope_cos().data(), rope_bytes);
         dev_.write(scratch_, s.rope_sin, m_.rope_sin().data(), rope_bytes);
+        start_prefill_gemm(options);
 
         for (int il = 0; il < want; ++il) {
             const model::LayerLayout& L = costs_.layers[static_cast<size_t>(il)];
@@ -161,8 +170,14 @@ public:
             const size_t bytes = size_t(nb * E) * sizeof(float);
             check(cudaMemcpyAsync(dx, x + b * E, bytes, cudaMemcpyHostToDevice, stream_),
                   "copy of the residual stream to the GPU");
-            for (int64_t i = 0; i < nb; ++i)
-                for (int il = 0; il < n_layers(); ++il) layer(il, dx + i * E, n_past + b + i);
+            if (nb >= 2 && gemm_) {
+                for (int il = 0; il < n_layers(); ++il) layer_batch(il, dx, nb, n_past + b);
+                gemm_tokens_ += nb;
+            } else {
+                for (int64_t i = 0; i < nb; ++i)
+                    for (int il = 0; il < n_layers(); ++il) layer(il, dx + i * E, n_past + b + i);
+                token_by_token_ += nb;
+            }
             check_launch("layers");
             check(cudaMemcpyAsync(x + b * E, dx, bytes, cudaMemcpyDeviceToHost, stream_),
                   "copy of the residual stream from the GPU");
@@ -194,8 +209,98 @@ public:
         }
     }
 
+    // Empty when prefill uses cuBLAS, else why not.
+    const std::string& prefill_note() const { return prefill_note_; }
+
+    LayerOffloadStats stats() const { return {gemm_ != nullptr, gemm_tokens_, token_by_token_}; }
+
 private:
     float* f32(int64_t offset) const { return reinterpret_cast<float*>(scratch_ptr_ + offset); }
+
+    void start_prefill_gemm(const CudaLayerOptions& options) {
+        const char* consequence = ": prompt processing on the GPU runs token by token";
+        if (!options.prefill_gemm) {
+            prefill_note_ = std::string("prefill GEMMs off") + consequence;
+            return;
+        }
+        std::string why;
+        gemm_ = CublasGemm::create(stream_, scratch_ptr_ + costs_.scratch.gemm_workspace,
+                                   size_t(model::kGemmWorkspaceBytes), why);
+        if (!gemm_) prefill_note_ = why + consequence;
+    }
+
+    // y[t][0..rows) = W x16[t] for t < nb, W a layer matrix at `off` in the
+    // weights buffer and x16 [nb][W.cols] F16 activations: F16 tiles of
+    // whole rows (dequantized into the scratch), one cublasGemmEx per tile
+    // writing columns r0.. of y's rows (row stride W.rows).
+    void gemm_rows(const GpuLayer& g, const tensor::WeightView& m, int64_t off, const void* x16,
+                   int64_t nb, float* y) {
+        void* w16 = scratch_ptr_ + costs_.scratch.w16;
+        const int64_t tile = model::gemm_tile_rows(m.cols);
+        for (int64_t r0 = 0; r0 < m.rows; r0 += tile) {
+            const int64_t tr = std::min(tile, m.rows - r0);
+            if (!dequantize_rows_f16(uint32_t(m.type), g.w + off + size_t(r0) * m.row_bytes,
+                                     m.row_bytes, m.cols, tr, w16, stream_))
+                throw EngineError(std::string("layer offload: no F16 dequantization for ") +
+                                  std::string(ggml_type_name(m.type)) + " weights");
+            gemm_->rows_gemm(w16, tr, m.cols, x16, nb, y + r0, m.rows);
+        }
+    }
+
+    // nb >= 2 tokens at positions pos0.. through layer il; x [nb][n_embd] is
+    // their residual stream on the device. Mirrors Model::forward_chunk.
+    void layer_batch(int il, float* x, int64_t nb, int64_t pos0) {
+        const auto& c = m_.config();
+        const model::LayerLayout& L = costs_.layers[static_cast<size_t>(il)];
+        const model::LayerWeights& w = m_.layer(il);
+        const GpuLayer& g = layers_[static_cast<size_t>(il)];
+        const auto& s = costs_.scratch;
+        const int64_t E = c.n_embd, qd = c.q_dim(), kd = c.kv_dim(), vd = c.v_dim();
+        const int64_t hd = c.head_dim, hdv = c.head_dim_v, half = c.n_rot / 2;
+        const int64_t attn_dim = c.n_head * hdv;
+        const float eps = c.rms_eps;
+        auto vec = [&](int64_t off) { return reinterpret_cast<const float*>(g.w + off); };
+        float *xn = f32(s.xn), *q = f32(s.q), *k = f32(s.k), *v = f32(s.v);
+        float *attn = f32(s.attn), *tmp = f32(s.tmp), *gate = f32(s.gate), *up = f32(s.up);
+        void* x16 = scratch_ptr_ + s.x16;
+
+        rms_norm_rows(x, vec(L.attn_norm), xn, nb, E, eps, stream_);
+        f32_to_f16(xn, x16, nb * E, stream_);
+        gemm_rows(g, w.q, L.q, x16, nb, q);
+        gemm_rows(g, w.k, L.k, x16, nb, k);
+        gemm_rows(g, w.v, L.v, x16, nb, v);
+        if (L.q_bias >= 0) add_bias_rows(q, vec(L.q_bias), nb, qd, stream_);
+        if (L.k_bias >= 0) add_bias_rows(k, vec(L.k_bias), nb, kd, stream_);
+        if (L.v_bias >= 0) add_bias_rows(v, vec(L.v_bias), nb, vd, stream_);
+        if (L.q_norm >= 0) rms_norm_rows(q, vec(L.q_norm), q, nb * c.n_head, hd, eps, stream_);
+        if (L.k_norm >= 0) rms_norm_rows(k, vec(L.k_norm), k, nb * c.n_head_kv, hd, eps, stream_);
+        const bool neox = c.rope_style == model::RopeStyle::Neox;
+        const float* cos_rows = f32(s.rope_cos) + pos0 * half;
+        const float* sin_rows = f32(s.rope_sin) + pos0 * half;
+        rope_table_rows(q, nb, c.n_head, hd, c.n_rot, cos_rows, sin_rows, neox, stream_);
+        rope_table_rows(k, nb, c.n_head_kv, hd, c.n_rot, cos_rows, sin_rows, neox, stream_);
+        uint8_t* k_cache = g.kv_base;
+        uint8_t* v_cache = g.kv_base + costs_.kv_values_offset;
+        store_kv_f16_rows(k, k_cache, nb, c.n_head_kv, m_.n_ctx(), hd, pos0, stream_);
+        store_kv_f16_rows(v, v_cache, nb, c.n_head_kv, m_.n_ctx(), hdv, pos0, stream_);
+        // Token t sees keys 0..pos0+t: the causal mask.
+        for (int64_t t = 0; t < nb; ++t)
+            attention_decode_f16(q + t * qd, k_cache, v_cache, attn + t * attn_dim, c.n_head,
+                                 c.n_head_kv, hd, hdv, m_.n_ctx(), pos0 + t + 1, f32(s.scores),
+                                 stream_);
+        f32_to_f16(attn, x16, nb * attn_dim, stream_);
+        gemm_rows(g, w.o, L.o, x16, nb, tmp);
+        add_inplace(x, tmp, nb * E, stream_);
+
+        rms_norm_rows(x, vec(L.ffn_norm), xn, nb, E, eps, stream_);
+        f32_to_f16(xn, x16, nb * E, stream_);
+        gemm_rows(g, w.ffn.gate, L.gate, x16, nb, gate);
+        gemm_rows(g, w.ffn.up, L.up, x16, nb, up);
+        act_mul(gate, up, gate, nb * c.n_ff, false, stream_);
+        f32_to_f16(gate, x16, nb * c.n_ff, stream_);
+        gemm_rows(g, w.ffn.down, L.down, x16, nb, tmp);
+        add_inplace(x, tmp, nb * E, stream_);
+    }
 
     // One token through layer il at position pos; x is its residual stream
     // on the device. Mirrors Model::forward_chunk for n == 1.
@@ -255,6 +360,7 @@ private:
     }
 
     void release() {
+        gemm_.reset();  // before the scratch that holds its workspace
         for (const auto& g : layers_) {
             dev_.free(g.weights);
             dev_.free(g.kv);
@@ -274,6 +380,9 @@ private:
     BufferHandle scratch_ = 0, output_ = 0;
     uint8_t* scratch_ptr_ = nullptr;
     uint8_t* output_ptr_ = nullptr;
+    std::unique_ptr<CublasGemm> gemm_;
+    std::string prefill_note_;
+    int64_t gemm_tokens_ = 0, token_by_token_ = 0;
 };
 
 }  // namespace
@@ -300,7 +409,8 @@ std::string layer_offload_unsupported(const model::Model& model) {
 std::unique_ptr<model::LayerExecutor> make_cuda_layer_executor(model::Model& model,
                                                                backend::Device& device,
                                                                const model::LayerPlan& plan,
-                                                               std::string& note) {
+                                                               std::string& note,
+                                                               const CudaLayerOptions& options) {
     note.clear();
     if (plan.n_gpu_layers <= 0) {
         note = plan.note;
@@ -313,14 +423,20 @@ std::unique_ptr<model::LayerExecutor> make_cuda_layer_executor(model::Model& mod
     }
     try {
         auto e = std::make_unique<CudaLayerExecutor>(model, device);
-        e->upload(plan, note);
+        e->upload(plan, note, options);
         if (e->n_layers() == 0) return nullptr;
         if (note.empty()) note = plan.note;
+        if (!e->prefill_note().empty()) note += (note.empty() ? "" : "; ") + e->prefill_note();
         return e;
     } catch (const EngineError& e) {
         note = std::string(e.what()) + ": running on CPU";
         return nullptr;
     }
+}
+
+LayerOffloadStats layer_offload_stats(const model::LayerExecutor& executor) {
+    const auto* e = dynamic_cast<const CudaLayerExecutor*>(&executor);
+    return e ? e->stats() : LayerOffloadStats{};
 }
 
 }  // namespace powerinfer::cuda

@@ -18,14 +18,30 @@ namespace powerinfer::cuda {
 // types without a CUDA kernel, rows not a multiple of 32 elements.
 std::string layer_offload_unsupported(const model::Model& model);
 
+struct CudaLayerOptions {
+    // Prefill batches of 2+ tokens through cuBLAS GEMMs on F16 weight tiles;
+    // false (or no cuBLAS, or POWERINFER_NO_CUBLAS=1) runs them token by
+    // token through the decode path.
+    bool prefill_gemm = true;
+};
+
 // Uploads the planned layers (and head) to `device`, which must be a CUDA
 // device from make_cuda_device() and outlive the executor. When an
 // allocation fails (the budget or the real GPU memory), keeps the layers that
 // fit and says so in `note`; returns null with the reason in `note` when not
 // even one layer fits. Never throws for lack of memory.
-std::unique_ptr<model::LayerExecutor> make_cuda_layer_executor(model::Model& model,
-                                                               backend::Device& device,
-                                                               const model::LayerPlan& plan,
-                                                               std::string& note);
+// When prefill cannot use cuBLAS, `note` says so too ("cuBLAS not found:
+// prompt processing on the GPU runs token by token").
+std::unique_ptr<model::LayerExecutor> make_cuda_layer_executor(
+    model::Model& model, backend::Device& device, const model::LayerPlan& plan, std::string& note,
+    const CudaLayerOptions& options = {});
+
+// Which path the tokens of an executor from make_cuda_layer_executor took.
+struct LayerOffloadStats {
+    bool prefill_gemm = false;   // cuBLAS is ready for prefill
+    int64_t gemm_tokens = 0;     // tokens run through the prefill GEMMs
+    int64_t token_by_token = 0;  // tokens run through the decode path
+};
+LayerOffloadStats layer_offload_stats(const model::LayerExecutor& executor);
 
 }  // namespace powerinfer::cuda

@@ -57,15 +57,29 @@ LayerOffloadCosts layer_offload_costs(const Model& model, int64_t token_batch) {
     ScratchLayout& s = costs.scratch;
     s.token_batch = std::max<int64_t>(1, token_batch);
     int64_t end = 0;
-    s.x = place(end, s.token_batch * c.n_embd * f);
-    s.xn = place(end, c.n_embd * f);
-    s.q = place(end, c.q_dim() * f);
-    s.k = place(end, c.kv_dim() * f);
-    s.v = place(end, c.v_dim() * f);
-    s.attn = place(end, c.n_head * c.head_dim_v * f);
-    s.tmp = place(end, c.n_embd * f);
-    s.gate = place(end, c.n_ff * f);
-    s.up = place(end, c.n_ff * f);
+    const int64_t tb = s.token_batch;
+    s.x = place(end, tb * c.n_embd * f);
+    s.xn = place(end, tb * c.n_embd * f);
+    s.q = place(end, tb * c.q_dim() * f);
+    s.k = place(end, tb * c.kv_dim() * f);
+    s.v = place(end, tb * c.v_dim() * f);
+    s.attn = place(end, tb * c.n_head * c.head_dim_v * f);
+    s.tmp = place(end, tb * c.n_embd * f);
+    s.gate = place(end, tb * c.n_ff * f);
+    s.up = place(end, tb * c.n_ff * f);
+    int64_t widest = 0;
+    for (int il = 0; il < static_cast<int>(c.n_layer); ++il) {
+        const LayerWeights& w = model.layer(il);
+        for (const auto* m : {&w.q, &w.k, &w.v, &w.o, &w.ffn.gate, &w.ffn.up, &w.ffn.down}) {
+            widest = std::max(widest, m->cols);
+            s.w16_elems =
+                std::max(s.w16_elems, std::min(m->rows, gemm_tile_rows(m->cols)) * m->cols);
+        }
+    }
+    const int64_t h16 = sizeof(uint16_t);
+    s.x16 = place(end, tb * widest * h16);
+    s.w16 = place(end, s.w16_elems * h16);
+    s.gemm_workspace = place(end, kGemmWorkspaceBytes);
     s.scores = place(end, c.n_head * n_ctx * f);
     s.rope_cos = place(end, n_ctx * (c.n_rot / 2) * f);
     s.rope_sin = place(end, n_ctx * (c.n_rot / 2) * f);

@@ -27,11 +27,25 @@ struct LayerLayout {
     int64_t bytes = 0;  // the whole buffer
 };
 
+// Prefill GEMMs dequantize weights to F16 in tiles of at most this many
+// elements (16 MiB), whole rows each; cuBLAS gets a workspace of its own.
+inline constexpr int64_t kGemmTileElements = int64_t{8} << 20;
+inline constexpr int64_t kGemmWorkspaceBytes = int64_t{4} << 20;
+// Rows of a matrix with `cols` columns per F16 tile (at least one).
+inline int64_t gemm_tile_rows(int64_t cols) {
+    return cols > 0 && cols < kGemmTileElements ? kGemmTileElements / cols : 1;
+}
+
 // Offsets inside the shared scratch buffer (floats unless said otherwise).
 struct ScratchLayout {
-    int64_t token_batch = 0;  // tokens whose residual streams are staged at once
+    int64_t token_batch = 0;  // tokens staged at once (one GEMM per matrix in prefill)
     int64_t x = 0;            // [token_batch][n_embd]
+    // Each [token_batch][its width]; one token uses the first row.
     int64_t xn = 0, q = 0, k = 0, v = 0, attn = 0, tmp = 0, gate = 0, up = 0;
+    int64_t x16 = 0;  // F16 activations, [token_batch][widest input row]
+    int64_t w16 = 0;  // F16 weight tile, w16_elems halves
+    int64_t w16_elems = 0;
+    int64_t gemm_workspace = 0;          // kGemmWorkspaceBytes bytes for cuBLAS
     int64_t scores = 0;                  // [n_head][n_ctx]
     int64_t rope_cos = 0, rope_sin = 0;  // [n_ctx][n_rot / 2]
     int64_t bytes = 0;
@@ -53,7 +67,7 @@ struct LayerOffloadCosts {
 };
 
 // The device layout of `model`'s layers for a context of model.n_ctx().
-LayerOffloadCosts layer_offload_costs(const Model& model, int64_t token_batch = 32);
+LayerOffloadCosts layer_offload_costs(const Model& model, int64_t token_batch = 128);
 
 struct LayerPlan {
     int n_gpu_layers = 0;
