@@ -15,30 +15,10 @@
 #include "tensor/quant.h"
 
 using namespace powerinfer;
+using gputest::DeviceBuffer;
+using gputest::random_floats;
 
 namespace {
-
-template <typename T>
-struct DeviceBuffer {
-    T* ptr = nullptr;
-    explicit DeviceBuffer(size_t n) { cudaMalloc(reinterpret_cast<void**>(&ptr), n * sizeof(T)); }
-    DeviceBuffer(const std::vector<T>& host) : DeviceBuffer(host.size()) {
-        cudaMemcpy(ptr, host.data(), host.size() * sizeof(T), cudaMemcpyHostToDevice);
-    }
-    ~DeviceBuffer() { cudaFree(ptr); }
-    std::vector<T> download(size_t n) const {
-        std::vector<T> out(n);
-        cudaMemcpy(out.data(), ptr, n * sizeof(T), cudaMemcpyDeviceToHost);
-        return out;
-    }
-};
-
-std::vector<float> random_floats(size_t n, std::mt19937& rng, float scale = 1.f) {
-    std::normal_distribution<float> dist(0.f, scale);
-    std::vector<float> v(n);
-    for (auto& x : v) x = dist(rng);
-    return v;
-}
 
 struct QuantMatrix {
     GgmlType type;

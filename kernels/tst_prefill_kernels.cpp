@@ -12,12 +12,15 @@
 #include <string>
 #include <vector>
 
-#include "common/plain_test.h"
 #include "cublas_loader.h"
 #include "cuda_ops.h"
+#include "gpu_test.h"
 #include "tensor/quant.h"
 
 using namespace powerinfer;
+using gputest::DeviceBuffer;
+using gputest::random_floats;
+using gputest::sync_ok;
 
 namespace {
 
@@ -80,39 +83,6 @@ void test_host_dequant(plaintest::Counter& c, std::mt19937& rng) {
 }
 
 // ---- on the GPU ------------------------------------------------------------
-
-template <typename T>
-struct DeviceBuffer {
-    T* ptr = nullptr;
-    explicit DeviceBuffer(size_t n) {
-        cudaMalloc(reinterpret_cast<void**>(&ptr), std::max<size_t>(n, 1) * sizeof(T));
-    }
-    explicit DeviceBuffer(const std::vector<T>& host) : DeviceBuffer(host.size()) {
-        cudaMemcpy(ptr, host.data(), host.size() * sizeof(T), cudaMemcpyHostToDevice);
-    }
-    ~DeviceBuffer() { cudaFree(ptr); }
-    DeviceBuffer(const DeviceBuffer&) = delete;
-    DeviceBuffer& operator=(const DeviceBuffer&) = delete;
-    std::vector<T> download(size_t n) const {
-        std::vector<T> out(n);
-        cudaMemcpy(out.data(), ptr, n * sizeof(T), cudaMemcpyDeviceToHost);
-        return out;
-    }
-};
-
-bool sync_ok(plaintest::Counter& c, const std::string& what) {
-    const cudaError_t e = cudaDeviceSynchronize();
-    const std::string err = e == cudaSuccess ? cuda::last_error() : cudaGetErrorString(e);
-    c.check(err.empty(), what + ": no CUDA error (" + err + ")");
-    return err.empty();
-}
-
-std::vector<float> random_floats(size_t n, std::mt19937& rng, float scale = 1.f) {
-    std::normal_distribution<float> nd(0.f, scale);
-    std::vector<float> v(n);
-    for (auto& x : v) x = nd(rng);
-    return v;
-}
 
 void test_device_dequant(plaintest::Counter& c, std::mt19937& rng) {
     const int64_t rows = 37, cols = 768;  // three K-quant super-blocks per row
