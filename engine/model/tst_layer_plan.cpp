@@ -1,6 +1,7 @@
 // The layer-offload plan and device layout (pure functions, CPU only):
 // exact bytes from the tensors' sizes, monotone in the budget, requested
 // layer counts, the output head only when every layer fits.
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <memory>
@@ -69,6 +70,22 @@ void test_layout(plaintest::Counter& c, const model::Model& m, const std::string
                 s.bytes == s.rope_sin + al(n_ctx * (cfg.n_rot / 2) * 4) &&
                 s.scores + al(cfg.n_head * n_ctx * 4) == s.rope_cos,
             what + ": scratch layout");
+    // Prefill GEMMs: 8 rows of each activation, F16 activations as wide as
+    // the widest input row, one F16 tile big enough for every matrix's tile
+    // of whole rows, the cuBLAS workspace, then the attention scores.
+    int64_t tile = 0, widest = 0;
+    for (int il = 0; il < cfg.n_layer; ++il) {
+        const auto& w = m.layer(il);
+        for (const auto* v : {&w.q, &w.k, &w.v, &w.o, &w.ffn.gate, &w.ffn.up, &w.ffn.down}) {
+            tile = std::max(tile, std::min(v->rows, model::gemm_tile_rows(v->cols)) * v->cols);
+            widest = std::max(widest, v->cols);
+        }
+    }
+    c.check(s.gate == s.tmp + al(8 * cfg.n_embd * 4) && s.up == s.gate + al(8 * cfg.n_ff * 4) &&
+                s.x16 == s.up + al(8 * cfg.n_ff * 4) && s.w16 == s.x16 + al(8 * widest * 2) &&
+                s.w16_elems == tile && s.gemm_workspace == s.w16 + al(tile * 2) &&
+                s.scores == s.gemm_workspace + model::kGemmWorkspaceBytes,
+            what + ": prefill GEMM scratch (batched rows, F16 activations and tile, workspace)");
     const auto& o = costs.output;
     c.check(o.bytes == al(cfg.n_embd * 4) + al(int64_t(m.output().row_bytes) * m.output().rows) +
                            al(cfg.n_vocab * 4),
