@@ -163,10 +163,12 @@ if(_pi_have_gui)
   set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "qt6-wayland")
 endif()
 if(POWERINFER_HAVE_CUDA)
-  # The CUDA runtime is linked statically (CMake's default) and cuBLAS is not
-  # used, so the binaries need only the NVIDIA driver's libcuda at run time,
-  # which cudart loads itself; without it the app reports "no CUDA device:
-  # running on CPU". Hence a recommendation, not a dependency.
+  # The CUDA runtime is linked statically (CMake's default) and cuBLAS is
+  # loaded at run time when installed (kernels/cublas_loader.cpp; without it
+  # GPU prompt processing runs token by token), so the binaries need only the
+  # NVIDIA driver's libcuda, which cudart loads itself; without it the app
+  # reports "no CUDA device: running on CPU". Hence a recommendation, not a
+  # dependency.
   set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "${CPACK_DEBIAN_PACKAGE_RECOMMENDS}, libcuda1 | nvidia-driver-libs")
 endif()
 list(REMOVE_DUPLICATES _pi_deb_depends)
