@@ -189,10 +189,11 @@ set(CPACK_NSIS_EXECUTABLES_DIRECTORY "bin")
 
 include(CPack)
 
-# The install test of the built .deb (scripts/test-package). It needs a
-# package from scripts/package; without one it reports "skipped" (77).
+# The install test of this build's .deb (scripts/test-package; cpack writes
+# it to <build>/packages). Without one, or with one older than the build, it
+# reports "skipped" (77).
 if(NOT WIN32 AND NOT APPLE)
   add_test(NAME tst_package COMMAND ${PROJECT_SOURCE_DIR}/scripts/test-package --skip-if-missing)
   set_tests_properties(tst_package PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 300
-    ENVIRONMENT "QT_QPA_PLATFORM=offscreen")
+    ENVIRONMENT "QT_QPA_PLATFORM=offscreen;PACKAGE_BUILD_DIR=${CMAKE_BINARY_DIR}")
 endif()
