@@ -310,6 +310,7 @@ QCoro::Task<bool> ChatController::runReply() {
             streaming_.tokensPerSecond = c.tokensPerSecond;
             if (streamingVisible()) messages_.appendToLast(c.text);
             tokensPerSecond_ = c.tokensPerSecond;
+            contextUsed_ = c.promptTokens + c.totalTokens;
             emit statsChanged();
             sparse_.chunkArrived(c);
         });

@@ -11,6 +11,17 @@ namespace {
 
 QString fromUtf8(const std::string& s) { return QString::fromUtf8(s.data(), qsizetype(s.size())); }
 
+// The prompt's length as the engine will tokenize it (a template that writes
+// its own BOS may make it one more); 0 if the engine cannot say.
+int countPromptTokens(const powerinfer::Engine& engine, const powerinfer::GenerateRequest& r) {
+    try {
+        const std::string text = r.messages.empty() ? r.prompt : engine.format_chat(r.messages);
+        return int(engine.tokenize(text, true).size());
+    } catch (const std::exception&) {
+        return 0;  // generate() reports the problem itself
+    }
+}
+
 void registerMetaTypes() {
     static const bool done = [] {
         qRegisterMetaType<LoadOutcome>();
@@ -113,6 +124,7 @@ void EngineWorker::generate(quint64 id, GenerationJob job, CancelFlag cancel) {
     request.sampling = job.sampling;
     request.stop = std::move(job.stop);
 
+    const int promptTokens = countPromptTokens(*engine_, request);
     // Time-based batching: the thread is busy inside generate(), so no timer
     // can fire here; instead each token checks whether a batch is due.
     using Clock = std::chrono::steady_clock;
@@ -129,6 +141,7 @@ void EngineWorker::generate(quint64 id, GenerationJob job, CancelFlag cancel) {
         chunk.text = fromUtf8(pending);
         chunk.tokens = pendingTokens;
         chunk.totalTokens = totalTokens;
+        chunk.promptTokens = promptTokens;
         const double seconds = std::chrono::duration<double>(now - firstToken).count();
         chunk.tokensPerSecond = seconds > 0 && totalTokens > 1 ? (totalTokens - 1) / seconds : 0;
         chunk.samples.swap(samples);

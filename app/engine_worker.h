@@ -61,8 +61,11 @@ inline bool isSparseSample(const powerinfer::TokenMetrics& m) {
 // A batch of streamed text (several tokens coalesced) with running stats.
 struct StreamChunk {
     QString text;
-    int tokens = 0;              // tokens in this batch
-    int totalTokens = 0;         // tokens so far in this reply
+    int tokens = 0;       // tokens in this batch
+    int totalTokens = 0;  // tokens so far in this reply
+    // The prompt's tokens, counted before generating: with totalTokens, the
+    // context in use while the reply streams (the outcome has the exact count).
+    int promptTokens = 0;
     double tokensPerSecond = 0;  // decode speed so far
     // The batch's per-token engine samples (at most kMaxSamplesPerChunk, the
     // latest) and the memory report at the time of the batch.

@@ -125,6 +125,40 @@ private slots:
         QVERIFY(stored[1].sparsity > 0);
     }
 
+    // The status bar's "Context used / size" follows the reply while it
+    // streams (it once stayed at 0 until the reply ended).
+    void contextUseFollowsTheStream() {
+        FakeScript script;
+        script.tokens = {"One", " two", " three", " four", " five", " six"};
+        script.tokenDelay = 30ms;  // slower than the batch interval: several updates
+        Harness h(sub_, script);
+        QVERIFY(h.start());
+        QCOMPARE(h.controller.contextUsed(), 0);
+        MessageListModel* messages = h.controller.messages();
+        const auto replyStreaming = [&] {
+            const int n = messages->rowCount();
+            return h.controller.generating() && n > 0 &&
+                   messages->at(n - 1).state == QLatin1String("partial");
+        };
+        QList<int> whileStreaming;
+        connect(&h.controller, &ChatController::statsChanged, this, [&] {
+            const int used = h.controller.contextUsed();
+            if (replyStreaming() && used > 0 &&
+                (whileStreaming.isEmpty() || whileStreaming.last() != used))
+                whileStreaming << used;
+        });
+        QVERIFY(QCoro::waitFor(h.controller.sendMessage("Count with me")));
+        QVERIFY2(whileStreaming.size() >= 3, "context use must change during the reply");
+        for (int i = 1; i < whileStreaming.size(); ++i)
+            QVERIFY(whileStreaming[i] > whileStreaming[i - 1]);
+        // The prompt counts from the first update on, not only the reply.
+        QVERIFY(whileStreaming.first() > int(script.tokens.size()));
+        // At the end, the engine's own counts.
+        QCOMPARE(h.controller.contextUsed(),
+                 int(h.engine->lastRequest().messages.size()) * script.promptTokensPerMessage +
+                     int(script.tokens.size()));
+    }
+
     void requestCarriesSystemPromptHistoryAndSampling() {
         Harness h(sub_);
         QVERIFY(h.start());
