@@ -24,10 +24,12 @@ std::string mib(int64_t bytes) {
 
 }  // namespace
 
-LayerOffloadCosts layer_offload_costs(const Model& model, int64_t token_batch) {
+LayerOffloadCosts layer_offload_costs(const Model& model, int64_t token_batch, OffloadParts parts) {
     const ModelConfig& c = model.config();
     const int64_t f = sizeof(float);
+    const bool ffn = parts == OffloadParts::WholeLayers;
     LayerOffloadCosts costs;
+    costs.parts = parts;
     costs.layers.resize(static_cast<size_t>(c.n_layer));
     for (int il = 0; il < static_cast<int>(c.n_layer); ++il) {
         const LayerWeights& w = model.layer(il);
@@ -44,9 +46,11 @@ LayerOffloadCosts layer_offload_costs(const Model& model, int64_t token_batch) {
         if (w.q_norm) l.q_norm = place(end, c.head_dim * f);
         if (w.k_norm) l.k_norm = place(end, c.head_dim * f);
         l.ffn_norm = place(end, c.n_embd * f);
-        l.gate = place(end, matrix_bytes(w.ffn.gate));
-        l.up = place(end, matrix_bytes(w.ffn.up));
-        l.down = place(end, matrix_bytes(w.ffn.down));
+        if (ffn) {
+            l.gate = place(end, matrix_bytes(w.ffn.gate));
+            l.up = place(end, matrix_bytes(w.ffn.up));
+            l.down = place(end, matrix_bytes(w.ffn.down));
+        }
         l.bytes = end;
     }
     const int64_t n_ctx = model.n_ctx();
@@ -65,12 +69,13 @@ LayerOffloadCosts layer_offload_costs(const Model& model, int64_t token_batch) {
     s.v = place(end, tb * c.v_dim() * f);
     s.attn = place(end, tb * c.n_head * c.head_dim_v * f);
     s.tmp = place(end, tb * c.n_embd * f);
-    s.gate = place(end, tb * c.n_ff * f);
-    s.up = place(end, tb * c.n_ff * f);
+    s.gate = ffn ? place(end, tb * c.n_ff * f) : -1;
+    s.up = ffn ? place(end, tb * c.n_ff * f) : -1;
     int64_t widest = 0;
     for (int il = 0; il < static_cast<int>(c.n_layer); ++il) {
         const LayerWeights& w = model.layer(il);
         for (const auto* m : {&w.q, &w.k, &w.v, &w.o, &w.ffn.gate, &w.ffn.up, &w.ffn.down}) {
+            if (!ffn && (m == &w.ffn.gate || m == &w.ffn.up || m == &w.ffn.down)) continue;
             widest = std::max(widest, m->cols);
             s.w16_elems =
                 std::max(s.w16_elems, std::min(m->rows, gemm_tile_rows(m->cols)) * m->cols);
@@ -124,6 +129,30 @@ LayerPlan plan_layer_offload(const LayerOffloadCosts& costs, int requested, int6
     if (requested > 0 && n < want)
         plan.note = "only " + std::to_string(n) + " of " + std::to_string(want) +
                     " layers fit the VRAM budget of " + mib(budget_bytes);
+    return plan;
+}
+
+SparseOffloadPlan plan_sparse_offload(const LayerOffloadCosts& costs, int64_t predictor_bytes,
+                                      int max_attention_layers, int64_t budget_bytes) {
+    SparseOffloadPlan plan;
+    plan.budget_bytes = std::max<int64_t>(0, budget_bytes);
+    predictor_bytes = std::max<int64_t>(0, predictor_bytes);
+    if (predictor_bytes > plan.budget_bytes) {
+        plan.attention.note = "the predictors (" + mib(predictor_bytes) +
+                              ") do not fit the VRAM budget of " + mib(plan.budget_bytes);
+        return plan;
+    }
+    plan.predictors_fit = true;
+    plan.predictor_bytes = predictor_bytes;
+    const int64_t rest = plan.budget_bytes - predictor_bytes;
+    if (max_attention_layers != 0 && !costs.layers.empty()) {
+        plan.attention = plan_layer_offload(costs, max_attention_layers, rest);
+        if (plan.attention.n_gpu_layers == 0)
+            plan.attention.note = "no layer's attention fits the VRAM budget of " +
+                                  mib(plan.budget_bytes) + " after the predictors (" +
+                                  mib(predictor_bytes) + "): attention runs on the CPU";
+    }
+    plan.hot_neuron_bytes = rest - plan.attention.bytes;
     return plan;
 }
 

@@ -1,7 +1,9 @@
 // How many whole layers fit on a device (layer offload, llama.cpp's -ngl),
-// and the exact byte layout the device copy uses. Pure functions of the
-// model's shapes and a byte budget, so that the plan is tested on the CPU and
-// the CUDA executor allocates exactly what was planned.
+// or, in sparse mode, how many layers' attention blocks fit after the
+// predictors (PowerInfer's placement), and the exact byte layout the device
+// copy uses. Pure functions of the model's shapes and a byte budget, so that
+// the plan is tested on the CPU and the CUDA executor allocates exactly what
+// was planned.
 #pragma once
 
 #include <cstdint>
@@ -18,8 +20,16 @@ inline int64_t device_align(int64_t bytes) {
     return (bytes + kDeviceAlign - 1) / kDeviceAlign * kDeviceAlign;
 }
 
+// What of each layer goes on the device: the whole layer (layer offload), or
+// its attention half (input norm, Q/K/V with biases and per-head norms,
+// output projection, and the FFN input norm) while the FFN stays with the
+// model's FfnExecutor (sparse mode: hot neurons on the device, cold on the
+// CPU).
+enum class OffloadParts { WholeLayers, Attention };
+
 // Byte offsets of one layer's tensors inside its device buffer; -1 where the
-// model has no such tensor (biases, per-head norms).
+// model has no such tensor (biases, per-head norms) or the parts leave it out
+// (gate/up/down with OffloadParts::Attention).
 struct LayerLayout {
     int64_t attn_norm = -1, q = -1, k = -1, v = -1, o = -1;
     int64_t q_bias = -1, k_bias = -1, v_bias = -1, q_norm = -1, k_norm = -1;
@@ -40,7 +50,8 @@ inline int64_t gemm_tile_rows(int64_t cols) {
 struct ScratchLayout {
     int64_t token_batch = 0;  // tokens staged at once (one GEMM per matrix in prefill)
     int64_t x = 0;            // [token_batch][n_embd]
-    // Each [token_batch][its width]; one token uses the first row.
+    // Each [token_batch][its width]; one token uses the first row. gate and
+    // up are -1 with OffloadParts::Attention (the FFN is not on the device).
     int64_t xn = 0, q = 0, k = 0, v = 0, attn = 0, tmp = 0, gate = 0, up = 0;
     int64_t x16 = 0;  // F16 activations, [token_batch][widest input row]
     int64_t w16 = 0;  // F16 weight tile, w16_elems halves
@@ -59,6 +70,7 @@ struct OutputLayout {
 };
 
 struct LayerOffloadCosts {
+    OffloadParts parts = OffloadParts::WholeLayers;
     std::vector<LayerLayout> layers;
     int64_t kv_bytes_per_layer = 0;  // F16 keys then values, [head][n_ctx][dim]
     int64_t kv_values_offset = 0;    // where the values start in that buffer
@@ -67,7 +79,8 @@ struct LayerOffloadCosts {
 };
 
 // The device layout of `model`'s layers for a context of model.n_ctx().
-LayerOffloadCosts layer_offload_costs(const Model& model, int64_t token_batch = 128);
+LayerOffloadCosts layer_offload_costs(const Model& model, int64_t token_batch = 128,
+                                      OffloadParts parts = OffloadParts::WholeLayers);
 
 struct LayerPlan {
     int n_gpu_layers = 0;
@@ -81,6 +94,30 @@ struct LayerPlan {
 // all taken layers fit the budget; the output head is added only when every
 // layer is on the device and it fits too. Monotone in the budget.
 LayerPlan plan_layer_offload(const LayerOffloadCosts& costs, int requested, int64_t budget_bytes);
+
+// Sparse mode on a device, in PowerInfer's order of value: the predictors
+// first (every sparse token needs them), then the attention blocks of the
+// first layers (dense work every token does), then the output head when the
+// attention of every layer fits, and what is left for hot neurons (placed by
+// activation mass per byte, sparse/placement) and the neuron cache.
+struct SparseOffloadPlan {
+    int64_t budget_bytes = 0;
+    int64_t predictor_bytes = 0;  // reserved first (0 when they do not fit)
+    bool predictors_fit = false;
+    // Attention blocks and head (costs from OffloadParts::Attention);
+    // attention.bytes is exactly what the executor allocates.
+    LayerPlan attention;
+    int64_t hot_neuron_bytes = 0;  // budget - predictors - attention, >= 0
+};
+
+// max_attention_layers: -1 = as many as fit, 0 = none (only predictors and
+// hot neurons on the device), N = at most the first N. costs must come from
+// layer_offload_costs(model, ..., OffloadParts::Attention). Monotone in the
+// budget: more budget never means fewer attention layers or losing the head;
+// the hot-neuron room is what is left, so it only grows once the attention
+// of every layer (and the head) is placed.
+SparseOffloadPlan plan_sparse_offload(const LayerOffloadCosts& costs, int64_t predictor_bytes,
+                                      int max_attention_layers, int64_t budget_bytes);
 
 // The bytes layer offload may use: the user's budget when set (> 0 MiB),
 // else what the driver reports free minus a safety margin; never negative.
