@@ -12,6 +12,13 @@
 // n_keys = position + 1 (the causal mask). Without cuBLAS, and for single
 // tokens, tokens go through the decode path one at a time, all layers per
 // token (causal attention makes that exact too).
+//
+// Attention only (sparse mode): the layer buffers hold the attention half;
+// batches always go layer by layer (GEMMs, or the decode kernels token by
+// token), and after each layer's attention the normalised FFN input travels
+// to pinned host memory, the model's FfnExecutor computes the FFN (the
+// HybridFfn: hot neurons on this same CudaDevice and stream, cold neurons on
+// the CPU) and its output comes back to be added to the residual stream.
 #include "cuda_layers.h"
 
 #include <cuda_runtime_api.h>
@@ -68,8 +75,8 @@ struct GpuLayer {
 
 class CudaLayerExecutor final : public model::LayerExecutor {
 public:
-    CudaLayerExecutor(model::Model& m, backend::Device& dev)
-        : m_(m), dev_(dev), costs_(model::layer_offload_costs(m)) {
+    CudaLayerExecutor(model::Model& m, backend::Device& dev, model::OffloadParts parts)
+        : m_(m), dev_(dev), costs_(model::layer_offload_costs(m, 128, parts)) {
         stream_ = static_cast<cudaStream_t>(device_stream(dev_));
         if (!stream_) throw EngineError("layer offload needs a CUDA device");
     }
@@ -77,6 +84,7 @@ public:
     ~CudaLayerExecutor() override { release(); }
 
     int n_layers() const override { return static_cast<int>(layers_.size()); }
+    bool runs_ffn() const override { return costs_.parts == model::OffloadParts::WholeLayers; }
     bool runs_output() const override { return output_ != 0; }
 
     // Allocates and uploads what the plan asks for, as far as it fits.
@@ -97,6 +105,15 @@ public:
         dev_.write(scratch_, s.rope_cos, m_.rope_cos().data(), rope_bytes);
         dev_.write(scratch_, s.rope_sin, m_.rope_sin().data(), rope_bytes);
         start_prefill_gemm(options);
+        if (!runs_ffn()) {
+            // Host side of the FFN round trip: pinned, so the copies are
+            // true async DMA (host memory, not part of the VRAM accounting).
+            const size_t bytes = size_t(s.token_batch) * size_t(c.n_embd) * sizeof(float);
+            check(cudaMallocHost(reinterpret_cast<void**>(&host_in_), bytes),
+                  "cudaMallocHost (FFN input)");
+            check(cudaMallocHost(reinterpret_cast<void**>(&host_out_), bytes),
+                  "cudaMallocHost (FFN output)");
+        }
 
         for (int il = 0; il < want; ++il) {
             const model::LayerLayout& L = costs_.layers[static_cast<size_t>(il)];
@@ -118,7 +135,8 @@ public:
                     dev_.write(g.weights, off, v, n * static_cast<int64_t>(sizeof(float)));
             };
             auto put_mat = [&](int64_t off, const tensor::WeightView& v) {
-                dev_.write(g.weights, off, v.data, static_cast<int64_t>(v.row_bytes) * v.rows);
+                if (off >= 0)  // gate/up/down are not on the device in attention-only mode
+                    dev_.write(g.weights, off, v.data, static_cast<int64_t>(v.row_bytes) * v.rows);
             };
             put_vec(L.attn_norm, w.attn_norm, c.n_embd);
             put_mat(L.q, w.q);
@@ -160,7 +178,11 @@ public:
         if (layers_.empty()) release();
     }
 
-    void run_layers(float* x, int64_t n, int64_t n_past) override {
+    void run_layers(float* x, int64_t n, int64_t n_past, model::FfnExecutor& ffn) override {
+        if (!runs_ffn()) {
+            run_attention_layers(x, n, n_past, ffn);
+            return;
+        }
         const auto& c = m_.config();
         const int64_t E = c.n_embd;
         const int64_t batch = costs_.scratch.token_batch;
@@ -209,6 +231,56 @@ public:
         }
     }
 
+    // Attention only: n tokens in balanced batches of at most token_batch
+    // rows (so that no batch of a multi-token prompt has a single row, which
+    // the HybridFfn would take for a decoded token), each batch layer by
+    // layer with the FFN on the host side.
+    void run_attention_layers(float* x, int64_t n, int64_t n_past, model::FfnExecutor& ffn) {
+        const auto& c = m_.config();
+        const int64_t E = c.n_embd;
+        const auto& s = costs_.scratch;
+        const int64_t n_batches = (n + s.token_batch - 1) / s.token_batch;
+        float* dx = f32(s.x);
+        float* xn = f32(s.xn);
+        float* tmp = f32(s.tmp);
+        int64_t b = 0;
+        for (int64_t k = 0; k < n_batches; ++k) {
+            const int64_t nb = (n - b) / (n_batches - k);
+            const int64_t pos0 = n_past + b;
+            const size_t bytes = size_t(nb) * size_t(E) * sizeof(float);
+            const bool gemm = nb >= 2 && gemm_ != nullptr;
+            check(cudaMemcpyAsync(dx, x + b * E, bytes, cudaMemcpyHostToDevice, stream_),
+                  "copy of the residual stream to the GPU");
+            for (int il = 0; il < n_layers(); ++il) {
+                if (gemm) {
+                    attention_batch(il, dx, nb, pos0);
+                } else {
+                    for (int64_t t = 0; t < nb; ++t) attention_token(il, dx + t * E, pos0 + t);
+                }
+                const model::LayerLayout& L = costs_.layers[static_cast<size_t>(il)];
+                const auto* norm =
+                    reinterpret_cast<const float*>(layers_[static_cast<size_t>(il)].w + L.ffn_norm);
+                rms_norm_rows(dx, norm, xn, nb, E, c.rms_eps, stream_);
+                check_launch("attention");
+                check(cudaMemcpyAsync(host_in_, xn, bytes, cudaMemcpyDeviceToHost, stream_),
+                      "copy of the FFN input to the host");
+                check(cudaStreamSynchronize(stream_), "attention");
+                // The FFN executor may enqueue its hot part on this stream
+                // (same CudaDevice); it returns with the output on the host.
+                ffn.run(il, host_in_, nb, host_out_);
+                check(cudaMemcpyAsync(tmp, host_out_, bytes, cudaMemcpyHostToDevice, stream_),
+                      "copy of the FFN output to the GPU");
+                add_inplace(dx, tmp, nb * E, stream_);
+            }
+            (gemm ? gemm_tokens_ : token_by_token_) += nb;
+            check_launch("FFN residual");
+            check(cudaMemcpyAsync(x + b * E, dx, bytes, cudaMemcpyDeviceToHost, stream_),
+                  "copy of the residual stream from the GPU");
+            check(cudaStreamSynchronize(stream_), "attention layers");
+            b += nb;
+        }
+    }
+
     // Empty when prefill uses cuBLAS, else why not.
     const std::string& prefill_note() const { return prefill_note_; }
 
@@ -250,6 +322,12 @@ private:
     // nb >= 2 tokens at positions pos0.. through layer il; x [nb][n_embd] is
     // their residual stream on the device. Mirrors Model::forward_chunk.
     void layer_batch(int il, float* x, int64_t nb, int64_t pos0) {
+        attention_batch(il, x, nb, pos0);
+        ffn_batch(il, x, nb);
+    }
+
+    // The attention half of layer_batch: x += attention(norm(x)).
+    void attention_batch(int il, float* x, int64_t nb, int64_t pos0) {
         const auto& c = m_.config();
         const model::LayerLayout& L = costs_.layers[static_cast<size_t>(il)];
         const model::LayerWeights& w = m_.layer(il);
@@ -261,7 +339,7 @@ private:
         const float eps = c.rms_eps;
         auto vec = [&](int64_t off) { return reinterpret_cast<const float*>(g.w + off); };
         float *xn = f32(s.xn), *q = f32(s.q), *k = f32(s.k), *v = f32(s.v);
-        float *attn = f32(s.attn), *tmp = f32(s.tmp), *gate = f32(s.gate), *up = f32(s.up);
+        float *attn = f32(s.attn), *tmp = f32(s.tmp);
         void* x16 = scratch_ptr_ + s.x16;
 
         rms_norm_rows(x, vec(L.attn_norm), xn, nb, E, eps, stream_);
@@ -291,8 +369,20 @@ private:
         f32_to_f16(attn, x16, nb * attn_dim, stream_);
         gemm_rows(g, w.o, L.o, x16, nb, tmp);
         add_inplace(x, tmp, nb * E, stream_);
+    }
 
-        rms_norm_rows(x, vec(L.ffn_norm), xn, nb, E, eps, stream_);
+    // The dense FFN half of layer_batch (whole layers only).
+    void ffn_batch(int il, float* x, int64_t nb) {
+        const auto& c = m_.config();
+        const model::LayerLayout& L = costs_.layers[static_cast<size_t>(il)];
+        const model::LayerWeights& w = m_.layer(il);
+        const GpuLayer& g = layers_[static_cast<size_t>(il)];
+        const auto& s = costs_.scratch;
+        const int64_t E = c.n_embd;
+        auto vec = [&](int64_t off) { return reinterpret_cast<const float*>(g.w + off); };
+        float *xn = f32(s.xn), *tmp = f32(s.tmp), *gate = f32(s.gate), *up = f32(s.up);
+        void* x16 = scratch_ptr_ + s.x16;
+        rms_norm_rows(x, vec(L.ffn_norm), xn, nb, E, c.rms_eps, stream_);
         f32_to_f16(xn, x16, nb * E, stream_);
         gemm_rows(g, w.ffn.gate, L.gate, x16, nb, gate);
         gemm_rows(g, w.ffn.up, L.up, x16, nb, up);
@@ -305,6 +395,12 @@ private:
     // One token through layer il at position pos; x is its residual stream
     // on the device. Mirrors Model::forward_chunk for n == 1.
     void layer(int il, float* x, int64_t pos) {
+        attention_token(il, x, pos);
+        ffn_token(il, x);
+    }
+
+    // The attention half of layer(): x += attention(norm(x)) for one token.
+    void attention_token(int il, float* x, int64_t pos) {
         const auto& c = m_.config();
         const model::LayerLayout& L = costs_.layers[static_cast<size_t>(il)];
         const model::LayerWeights& w = m_.layer(il);
@@ -319,7 +415,7 @@ private:
                      stream_);
         };
         float *xn = f32(s.xn), *q = f32(s.q), *k = f32(s.k), *v = f32(s.v);
-        float *attn = f32(s.attn), *tmp = f32(s.tmp), *gate = f32(s.gate), *up = f32(s.up);
+        float *attn = f32(s.attn), *tmp = f32(s.tmp);
 
         rms_norm_rows(x, vec(L.attn_norm), xn, 1, E, eps, stream_);
         dot(w.q, L.q, xn, q);
@@ -343,8 +439,23 @@ private:
                              pos + 1, f32(s.scores), stream_);
         dot(w.o, L.o, attn, tmp);
         add_inplace(x, tmp, E, stream_);
+    }
 
-        rms_norm_rows(x, vec(L.ffn_norm), xn, 1, E, eps, stream_);
+    // The dense FFN half of layer() (whole layers only).
+    void ffn_token(int il, float* x) {
+        const auto& c = m_.config();
+        const model::LayerLayout& L = costs_.layers[static_cast<size_t>(il)];
+        const model::LayerWeights& w = m_.layer(il);
+        const GpuLayer& g = layers_[static_cast<size_t>(il)];
+        const auto& s = costs_.scratch;
+        const int64_t E = c.n_embd;
+        auto vec = [&](int64_t off) { return reinterpret_cast<const float*>(g.w + off); };
+        auto dot = [&](const tensor::WeightView& m, int64_t off, const float* in, float* out) {
+            rows_dot(uint32_t(m.type), g.w + off, m.row_bytes, m.cols, nullptr, m.rows, in, out,
+                     stream_);
+        };
+        float *xn = f32(s.xn), *tmp = f32(s.tmp), *gate = f32(s.gate), *up = f32(s.up);
+        rms_norm_rows(x, vec(L.ffn_norm), xn, 1, E, c.rms_eps, stream_);
         const auto& fg = w.ffn.gate;
         const auto& fu = w.ffn.up;
         if (fg.type == fu.type && fg.row_bytes == fu.row_bytes) {
@@ -360,6 +471,10 @@ private:
     }
 
     void release() {
+        if (stream_) cudaStreamSynchronize(stream_);  // no copy may still target host_in_/out_
+        cudaFreeHost(host_in_);
+        cudaFreeHost(host_out_);
+        host_in_ = host_out_ = nullptr;
         gemm_.reset();  // before the scratch that holds its workspace
         for (const auto& g : layers_) {
             dev_.free(g.weights);
@@ -381,26 +496,31 @@ private:
     uint8_t* scratch_ptr_ = nullptr;
     uint8_t* output_ptr_ = nullptr;
     std::unique_ptr<CublasGemm> gemm_;
+    float* host_in_ = nullptr;   // pinned [token_batch][n_embd]: FFN input (attention only)
+    float* host_out_ = nullptr;  // pinned: FFN output
     std::string prefill_note_;
     int64_t gemm_tokens_ = 0, token_by_token_ = 0;
 };
 
 }  // namespace
 
-std::string layer_offload_unsupported(const model::Model& model) {
+std::string layer_offload_unsupported(const model::Model& model, model::OffloadParts parts) {
+    const bool ffn = parts == model::OffloadParts::WholeLayers;
+    const char* what = ffn ? "layer offload" : "attention on the GPU";
     const int64_t max_cols = max_row_floats();
     std::vector<const tensor::WeightView*> mats{&model.output()};
     for (int il = 0; il < model.config().n_layer; ++il) {
         const auto& w = model.layer(il);
-        for (const auto* m : {&w.q, &w.k, &w.v, &w.o, &w.ffn.gate, &w.ffn.up, &w.ffn.down})
-            mats.push_back(m);
+        for (const auto* m : {&w.q, &w.k, &w.v, &w.o}) mats.push_back(m);
+        if (ffn)
+            for (const auto* m : {&w.ffn.gate, &w.ffn.up, &w.ffn.down}) mats.push_back(m);
     }
     for (const auto* m : mats) {
         if (!type_supported(uint32_t(m->type)))
-            return "layer offload: no CUDA kernel for " + std::string(ggml_type_name(m->type)) +
-                   " weights: running on CPU";
+            return std::string(what) + ": no CUDA kernel for " +
+                   std::string(ggml_type_name(m->type)) + " weights: running on CPU";
         if (m->cols % 32 != 0 || m->cols > max_cols)
-            return "layer offload: rows of " + std::to_string(m->cols) +
+            return std::string(what) + ": rows of " + std::to_string(m->cols) +
                    " elements are not supported on the GPU: running on CPU";
     }
     return {};
@@ -416,13 +536,13 @@ std::unique_ptr<model::LayerExecutor> make_cuda_layer_executor(model::Model& mod
         note = plan.note;
         return nullptr;
     }
-    const std::string why = layer_offload_unsupported(model);
+    const std::string why = layer_offload_unsupported(model, options.parts);
     if (!why.empty()) {
         note = why;
         return nullptr;
     }
     try {
-        auto e = std::make_unique<CudaLayerExecutor>(model, device);
+        auto e = std::make_unique<CudaLayerExecutor>(model, device, options.parts);
         e->upload(plan, note, options);
         if (e->n_layers() == 0) return nullptr;
         if (note.empty()) note = plan.note;

@@ -14,19 +14,30 @@
 
 namespace powerinfer::cuda {
 
-// Why the model's layers cannot run on the GPU ("" if they can): weight
-// types without a CUDA kernel, rows not a multiple of 32 elements.
-std::string layer_offload_unsupported(const model::Model& model);
+// Why the model's layers (or, with OffloadParts::Attention, their attention
+// matrices and the output head) cannot run on the GPU ("" if they can):
+// weight types without a CUDA kernel, rows not a multiple of 32 elements.
+std::string layer_offload_unsupported(const model::Model& model,
+                                      model::OffloadParts parts = model::OffloadParts::WholeLayers);
 
 struct CudaLayerOptions {
     // Prefill batches of 2+ tokens through cuBLAS GEMMs on F16 weight tiles;
     // false (or no cuBLAS, or POWERINFER_NO_CUBLAS=1) runs them token by
     // token through the decode path.
     bool prefill_gemm = true;
+    // Attention (sparse mode): the executor holds each planned layer's
+    // attention half and the output head (plan from model::plan_sparse_offload)
+    // and calls the model's FfnExecutor for every FFN: per layer the
+    // normalised FFN input (rows x n_embd floats) is copied to pinned host
+    // memory, the FfnExecutor computes the FFN there (hot part on the
+    // CudaDevice, cold part on the CPU) and its output is added to the
+    // device's residual stream.
+    model::OffloadParts parts = model::OffloadParts::WholeLayers;
 };
 
 // Uploads the planned layers (and head) to `device`, which must be a CUDA
-// device from make_cuda_device() and outlive the executor. When an
+// device from make_cuda_device() and outlive the executor (in sparse mode
+// the HybridFfn's device, so that both share its stream and accounting). When an
 // allocation fails (the budget or the real GPU memory), keeps the layers that
 // fit and says so in `note`; returns null with the reason in `note` when not
 // even one layer fits. Never throws for lack of memory.

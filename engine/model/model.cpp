@@ -278,10 +278,11 @@ void Model::forward_chunk(const int32_t* tokens, int64_t n, int64_t n_past, int6
     };
 
     const int64_t qd = cfg_.q_dim(), kd = cfg_.kv_dim(), vd = cfg_.v_dim(), hd = cfg_.head_dim;
-    // Layer offload: the executor runs the first layers, the rest run here.
+    // Layer offload: the executor runs the first layers (calling back into
+    // ffn_ when it runs attention only), the rest run here.
     int first_layer = 0;
     if (layer_exec_ && layer_exec_->n_layers() > 0) {
-        layer_exec_->run_layers(x, n, n_past);
+        layer_exec_->run_layers(x, n, n_past, *ffn_);
         first_layer = layer_exec_->n_layers();
     }
     for (int il = first_layer; il < static_cast<int>(cfg_.n_layer); ++il) {

@@ -64,8 +64,9 @@ public:
     FfnExecutor& ffn_executor() { return *ffn_; }
     DenseFfn& dense_ffn() { return *dense_ffn_; }
 
-    // Installs the executor of the first layers (layer offload); nullptr runs
-    // every layer here. It must outlive its use.
+    // Installs the executor of the first layers (layer offload, or their
+    // attention in sparse mode); nullptr runs every layer here. It must
+    // outlive its use.
     void set_layer_executor(LayerExecutor* executor) { layer_exec_ = executor; }
     LayerExecutor* layer_executor() const { return layer_exec_; }
 
