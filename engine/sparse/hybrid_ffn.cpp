@@ -95,7 +95,7 @@ HybridFfn::HybridFfn(tensor::ThreadPool& pool, std::vector<model::FfnWeights> la
     }
     device_->configure_layers(formats);
     // Fixed parts first: they are accounted on the device whatever fits.
-    fixed_bytes_ = opt_.dense_device_bytes + opt_.kv_cache_bytes;
+    fixed_bytes_ = opt_.dense_device_bytes + opt_.kv_cache_bytes + opt_.reserved_device_bytes;
     if (opt_.dense_device_bytes > 0 && opt_.dense_device_bytes <= device_->memory().available()) {
         device_->allocate(backend::MemCategory::DenseWeights, opt_.dense_device_bytes);
     }
@@ -108,6 +108,14 @@ HybridFfn::HybridFfn(tensor::ThreadPool& pool, std::vector<model::FfnWeights> la
 }
 
 HybridFfn::~HybridFfn() { device_->synchronize(); }
+
+void HybridFfn::set_reserved_device_bytes(int64_t bytes) {
+    std::lock_guard<std::mutex> lock(mu_);
+    fixed_bytes_ += std::max<int64_t>(0, bytes) - opt_.reserved_device_bytes;
+    opt_.reserved_device_bytes = std::max<int64_t>(0, bytes);
+    place();
+    snapshot_memory_locked();
+}
 
 bool HybridFfn::layer_dense(int layer) const {
     if (!tuning_.sparse) return true;

@@ -46,6 +46,11 @@ struct HybridOptions {
     // device, KV cache, scratch): counted before any neuron is placed.
     int64_t dense_device_bytes = 0;
     int64_t kv_cache_bytes = 0;
+    // Device bytes another part holds on this same device (the attention
+    // blocks a layer executor puts on the GPU in sparse mode, allocated
+    // there after this executor is built): counted before any neuron is
+    // placed, like the two above, but not allocated here.
+    int64_t reserved_device_bytes = 0;
     // Synthetic models: the active set is drawn from the sidecar's power law
     // (the predictor still runs, its answer is ignored). Defaults to the
     // sidecar's `synthetic` flag.
@@ -91,6 +96,11 @@ public:
     std::vector<LayerSummary> layer_summary() const;
     MemoryReport memory() const;
     std::string status() const;
+
+    // Replaces HybridOptions::reserved_device_bytes (what the other part
+    // really holds, e.g. fewer attention layers than planned) and places the
+    // hot neurons again. Call from the thread that runs the model.
+    void set_reserved_device_bytes(int64_t bytes);
 
     const Sidecar& sidecar() const { return sidecar_; }
     backend::Device& device() { return *device_; }

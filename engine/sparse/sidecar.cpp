@@ -304,4 +304,23 @@ Sidecar read_sidecar(const std::filesystem::path& path, const std::string& expec
     return s;
 }
 
+int64_t sidecar_predictor_bytes(const std::filesystem::path& path) {
+    try {
+        const auto f = gguf::GgufFile::open(path);
+        int64_t bytes = 0;
+        for (const auto& t : f->tensors()) {
+            const std::string_view name = t.name;
+            const size_t dot = name.rfind('.');
+            const std::string_view leaf =
+                dot == std::string_view::npos ? name : name.substr(dot + 1);
+            if (name.rfind("blk.", 0) == 0 &&
+                (leaf == "pred_w1" || leaf == "pred_b1" || leaf == "pred_w2" || leaf == "pred_b2"))
+                bytes += static_cast<int64_t>(t.n_bytes);
+        }
+        return bytes;
+    } catch (const std::exception&) {
+        return -1;
+    }
+}
+
 }  // namespace powerinfer::sparse

@@ -92,6 +92,12 @@ void write_sidecar(const std::filesystem::path& path, const Sidecar& sidecar);
 // whose message says to run `powerinfer-calibrate -m MODEL`.
 Sidecar read_sidecar(const std::filesystem::path& path, const std::string& expected_hash = {});
 
+// The device bytes the sidecar's predictors take (what Device::set_predictor
+// accounts for all layers), read from the tensor headers only, so that a
+// device plan can reserve them before the sidecar is loaded; -1 if the file
+// cannot be read. A sidecar that read_sidecar() refuses may still answer.
+int64_t sidecar_predictor_bytes(const std::filesystem::path& path);
+
 // Predicted-active neurons for x, thresholded like Device::predict (host path).
 std::vector<int32_t> predict_active(const LayerPredictor& p, const float* x, int64_t n_embd,
                                     int64_t n_ff, float threshold);
