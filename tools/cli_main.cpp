@@ -69,6 +69,10 @@ const char* kUsage =
     "  --sidecar PATH         sidecar file (default: next to the model)\n"
     "  --device D             where hot neurons (or --gpu-layers) live: auto (GPU if\n"
     "                         present), cpu, cuda:N\n"
+    "  --gpu-attention N      with a GPU: attention of the first N layers (and the\n"
+    "                         output head) on the GPU, after the predictors and\n"
+    "                         before hot neurons (-1 = as many as fit, default;\n"
+    "                         0 = none)\n"
     "  --gpu N                same as --device cuda:N\n"
     "  --hot-neuron-threshold F, --predictor-threshold F, --prefetch-depth N,\n"
     "  --cache-window N, --vram-budget-mb N   the tuning knobs\n"
@@ -84,6 +88,7 @@ struct Args {
     std::string device = "auto";
     Tuning tuning;
     int n_predict = 128, threads = 0, ctx = -1, chunks = 0, gpu_layers = 0;
+    int gpu_attention = -1;
     SamplingParams sampling;
 };
 
@@ -164,6 +169,8 @@ Args parse_args(int argc, char** argv) {
             a.tuning.vram_budget_mb = parse_number<int64_t>(f, value());
         else if (f == "--gpu-layers" || f == "-ngl")
             a.gpu_layers = parse_number<int>(f, value());
+        else if (f == "--gpu-attention")
+            a.gpu_attention = parse_number<int>(f, value());
         else if (f == "--metrics")
             a.metrics = true;
         else if (f == "--eval-fidelity")
@@ -176,6 +183,8 @@ Args parse_args(int argc, char** argv) {
     if (a.n_predict < 0) throw UsageError("-n must be >= 0");
     if (a.threads < 0) throw UsageError("--threads must be >= 0");
     if (a.gpu_layers < -1) throw UsageError("--gpu-layers must be -1 (as many as fit), 0 or more");
+    if (a.gpu_attention < -1)
+        throw UsageError("--gpu-attention must be -1 (as many as fit), 0 or more");
     return a;
 }
 
@@ -213,6 +222,7 @@ std::unique_ptr<runtime::LocalEngine> load(const Args& a, int default_ctx) {
     o.sidecar_path = a.sidecar;
     o.device = a.device;
     o.gpu_layers = a.gpu_layers;
+    o.gpu_attention_layers = a.gpu_attention;
     auto engine = runtime::LocalEngine::load(o);
     if (a.gpu_layers != 0) std::fprintf(stderr, "[%s]\n", engine->info().offload_status.c_str());
     if (a.sparse)

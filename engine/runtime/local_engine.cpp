@@ -51,7 +51,23 @@ std::string dominant_quant(const gguf::GgufFile& f) {
     return best;
 }
 
+// Safety margin below the driver's free memory when no budget is set.
+constexpr int64_t kVramSafetyMargin = int64_t{512} << 20;
+
 }  // namespace
+
+model::SparseOffloadPlan plan_sparse_attention(const model::Model& model,
+                                               const LoadOptions& options,
+                                               int64_t device_free_bytes, int64_t predictor_bytes) {
+    // The HybridFfn's budget rule: vram_budget_mb when set (>= 0), else what
+    // the driver reports free minus the margin.
+    const int64_t mb = options.tuning.vram_budget_mb;
+    const int64_t budget =
+        mb >= 0 ? mb << 20 : std::max<int64_t>(0, device_free_bytes - kVramSafetyMargin);
+    return model::plan_sparse_offload(
+        model::layer_offload_costs(model, 128, model::OffloadParts::Attention),
+        std::max<int64_t>(0, predictor_bytes), options.gpu_attention_layers, budget);
+}
 
 std::unique_ptr<LocalEngine> LocalEngine::load(const LoadOptions& options) {
     auto report = [&](float p) {
@@ -126,6 +142,9 @@ std::unique_ptr<LocalEngine> LocalEngine::load(const LoadOptions& options) {
     }
     info.has_sidecar = std::filesystem::exists(sidecar, ec);
     std::string gpu_note;
+    // Sparse mode on a GPU: the attention blocks' plan, reserved before the
+    // hot neurons are placed (null: no GPU).
+    std::unique_ptr<model::SparseOffloadPlan> attention_plan;
     if (!options.tuning.sparse) {
         info.sparse_status = "dense: sparse inference is off in the settings";
     } else if (!info.has_sidecar) {
@@ -151,6 +170,25 @@ std::unique_ptr<LocalEngine> LocalEngine::load(const LoadOptions& options) {
         setup.options.dense_device_bytes = e->model_->weight_bytes() - ffn_bytes;
         DeviceChoice device = choose_device(options);
         gpu_note = device.description;
+        if (device.device && !device.device->memory().simulated) {
+            // A GPU: attention is planned (and then allocated) for real, so
+            // no placeholders for the dense weights and KV cache.
+            setup.options.dense_device_bytes = 0;
+            setup.options.kv_cache_bytes = 0;
+            attention_plan = std::make_unique<model::SparseOffloadPlan>(plan_sparse_attention(
+                *e->model_, options, device.device->memory().device_free_bytes,
+                sparse::sidecar_predictor_bytes(sidecar)));
+#ifdef POWERINFER_HAVE_CUDA
+            const std::string why =
+                cuda::layer_offload_unsupported(*e->model_, model::OffloadParts::Attention);
+            if (!why.empty()) {
+                attention_plan->hot_neuron_bytes += attention_plan->attention.bytes;
+                attention_plan->attention = model::LayerPlan{};
+                attention_plan->attention.note = why;
+            }
+#endif
+            setup.options.reserved_device_bytes = attention_plan->attention.bytes;
+        }
         setup.device = std::move(device.device);
         e->sparse_ = sparse::make_hybrid_ffn(*e->pool_, std::move(ffn), e->model_->dense_ffn(),
                                              std::move(setup), info.sparse_status);
@@ -158,22 +196,75 @@ std::unique_ptr<LocalEngine> LocalEngine::load(const LoadOptions& options) {
     }
     info.device = "CPU (" + std::to_string(threads) + " threads, " + tensor::simd_level() + ")";
     if (e->sparse_ && !gpu_note.empty()) info.device += "; hot neurons: " + gpu_note;
-    e->setup_layer_offload(options);
-    if (!info.offload_status.empty()) info.device += "; " + info.offload_status;
+    if (e->sparse_) {
+        e->setup_sparse_attention(options, attention_plan.get(), gpu_note);
+    } else {
+        e->setup_layer_offload(options);
+    }
+    if (!info.offload_status.empty() && info.device.find(info.offload_status) == std::string::npos)
+        info.device += "; " + info.offload_status;
     report(1.0f);
     return e;
 }
 
 LocalEngine::~LocalEngine() = default;
 
+void LocalEngine::setup_sparse_attention(const LoadOptions& options,
+                                         const model::SparseOffloadPlan* plan,
+                                         const std::string& device_note) {
+    info_.gpu_attention_layers = 0;
+    if (parse_device(options.device) < 0) {
+        info_.offload_status = "attention on the CPU: the device is set to cpu";
+    } else if (!plan) {
+        info_.offload_status = device_note;  // "no CUDA device: running on CPU (...)"
+    } else if (plan->attention.n_gpu_layers == 0) {
+        info_.offload_status =
+            options.gpu_attention_layers == 0
+                ? "attention on the CPU (gpu_attention_layers = 0)"
+                : (plan->attention.note.empty() ? "attention on the CPU" : plan->attention.note);
+    } else {
+#ifdef POWERINFER_HAVE_CUDA
+        // On the HybridFfn's device (one stream and one accounting for the
+        // hot neurons and the attention blocks); the executor is declared
+        // after sparse_, so it is destroyed first.
+        backend::Device& dev = sparse_->device();
+        cuda::CudaLayerOptions o;
+        o.parts = model::OffloadParts::Attention;
+        std::string note;
+        layer_exec_ = cuda::make_cuda_layer_executor(*model_, dev, plan->attention, note, o);
+        const backend::DeviceMemoryInfo mem = dev.memory();
+        const int64_t held = mem.used_by(backend::MemCategory::DenseWeights) +
+                             mem.used_by(backend::MemCategory::KvCache) +
+                             mem.used_by(backend::MemCategory::Scratch);
+        // What the executor really holds (fewer layers when an allocation
+        // failed): the hot neurons get the rest.
+        sparse_->set_reserved_device_bytes(held);
+        if (!layer_exec_) {
+            info_.offload_status = note.empty() ? "attention on the CPU" : note;
+        } else {
+            model_->set_layer_executor(layer_exec_.get());
+            info_.gpu_attention_layers = layer_exec_->n_layers();
+            info_.offload_status = "attention: " + std::to_string(info_.gpu_attention_layers) +
+                                   " of " + std::to_string(model_->config().n_layer) +
+                                   " layers on " + dev.name() +
+                                   (layer_exec_->runs_output() ? " with the output head" : "") +
+                                   ", " + std::to_string((held + (int64_t{1} << 19)) >> 20) +
+                                   " MiB; FFN: hot neurons on the GPU, cold neurons on the CPU";
+            if (!note.empty()) info_.offload_status += " (" + note + ")";
+        }
+#else
+        info_.offload_status = device_note;
+#endif
+    }
+    if (options.gpu_layers != 0)
+        info_.offload_status +=
+            "; --gpu-layers is for dense inference: sparse mode places attention by the VRAM "
+            "budget (gpu_attention_layers)";
+}
+
 void LocalEngine::setup_layer_offload(const LoadOptions& options) {
     info_.gpu_layers = 0;
     if (options.gpu_layers == 0) return;
-    if (sparse_) {
-        info_.offload_status =
-            "layer offload off: sparse inference places hot neurons on the GPU instead";
-        return;
-    }
     if (parse_device(options.device) < 0) {
         info_.offload_status = "layer offload off: the device is set to cpu";
         return;
@@ -185,10 +276,10 @@ void LocalEngine::setup_layer_offload(const LoadOptions& options) {
         return;
     }
     const backend::DeviceMemoryInfo mem = choice.device->memory();
-    constexpr int64_t kSafetyMargin = int64_t{512} << 20;
-    const int64_t budget = std::min(
-        mem.available(),
-        model::offload_budget_bytes(mem.device_free_bytes, options.tuning.vram_budget_mb, kSafetyMargin));
+    const int64_t budget =
+        std::min(mem.available(),
+                 model::offload_budget_bytes(mem.device_free_bytes, options.tuning.vram_budget_mb,
+                                             kVramSafetyMargin));
     const model::LayerPlan plan =
         model::plan_layer_offload(model::layer_offload_costs(*model_), options.gpu_layers, budget);
     std::string note;

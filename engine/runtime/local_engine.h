@@ -20,7 +20,8 @@ class GgufFile;
 namespace model {
 class Model;
 class LayerExecutor;
-}
+struct SparseOffloadPlan;
+}  // namespace model
 namespace backend {
 class Device;
 }
@@ -34,6 +35,15 @@ struct ChatTemplate;
 }  // namespace powerinfer
 
 namespace powerinfer::runtime {
+
+// Sparse mode on a GPU: the plan of the predictors, the attention blocks
+// (LoadOptions::gpu_attention_layers) and the room left for hot neurons, for
+// a device reporting device_free_bytes free and a sidecar whose predictors
+// take predictor_bytes (the budget rule is the HybridFfn's: vram_budget_mb
+// when >= 0, else free memory minus 512 MiB).
+model::SparseOffloadPlan plan_sparse_attention(const model::Model& model,
+                                               const LoadOptions& options,
+                                               int64_t device_free_bytes, int64_t predictor_bytes);
 
 class LocalEngine final : public Engine {
 public:
@@ -69,6 +79,11 @@ private:
     // Puts the first options.gpu_layers layers on the GPU when asked and
     // possible; fills info_.gpu_layers and info_.offload_status.
     void setup_layer_offload(const LoadOptions& options);
+    // Sparse mode: puts the planned attention blocks on the HybridFfn's GPU
+    // (plan null: no GPU; device_note says why); fills
+    // info_.gpu_attention_layers and info_.offload_status.
+    void setup_sparse_attention(const LoadOptions& options, const model::SparseOffloadPlan* plan,
+                                const std::string& device_note);
     // Evaluates tokens[from..) over the cached prefix tokens[0..from),
     // leaving the last token's logits in logits_; false if cancel became true
     // first (cached_ then holds what was evaluated).
@@ -86,7 +101,9 @@ private:
     // that it is destroyed first.
     std::unique_ptr<sparse::HybridFfn> sparse_;
     // Layer offload: the GPU and the executor of the first layers (declared
-    // after model_ and in this order so that the executor goes first).
+    // after model_ and in this order so that the executor goes first). In
+    // sparse mode the executor runs attention only, on sparse_'s device
+    // (declared after sparse_, so destroyed before it).
     std::unique_ptr<backend::Device> offload_device_;
     std::unique_ptr<model::LayerExecutor> layer_exec_;
     std::unique_ptr<Tokenizer> tokenizer_;

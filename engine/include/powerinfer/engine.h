@@ -40,6 +40,13 @@ struct LoadOptions {
     // -1 = as many as fit the VRAM budget, 0 = none. Without a GPU the model
     // runs on the CPU and ModelInfo::offload_status says why.
     int gpu_layers = 0;
+    // Sparse inference on a GPU (PowerInfer's placement): the attention half
+    // of the first N layers (norms, Q/K/V, RoPE, KV cache, attention, output
+    // projection) and the output head run on the GPU, the FFN stays hybrid
+    // (hot neurons on the GPU, cold on the CPU). The VRAM budget goes to the
+    // predictors first, then attention, then hot neurons. -1 = as many layers
+    // as fit, 0 = none (only predictors and hot neurons on the GPU).
+    int gpu_attention_layers = -1;
     // Run the engine's worker threads below normal priority (a GUI process
     // sets this, and calls lower_current_thread_priority() on the thread
     // that calls generate()): replies stay as fast on an idle machine, and
@@ -146,7 +153,10 @@ struct ModelInfo {
     std::string sparse_status;       // "sparse: ..." or why it runs dense
     std::string device;              // where it runs
     int gpu_layers = 0;              // layers running on the GPU (layer offload)
-    std::string offload_status;      // layer offload: what runs where, or why not
+    int gpu_attention_layers = 0;    // sparse mode: layers whose attention runs on the GPU
+    // Layer offload, or in sparse mode where attention runs: what runs
+    // where, or why not ("no CUDA device: running on CPU (...)").
+    std::string offload_status;
 };
 
 class Engine {
