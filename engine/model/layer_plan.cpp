@@ -139,7 +139,8 @@ SparseOffloadPlan plan_sparse_offload(const LayerOffloadCosts& costs, int64_t pr
     predictor_bytes = std::max<int64_t>(0, predictor_bytes);
     if (predictor_bytes > plan.budget_bytes) {
         plan.attention.note = "the predictors (" + mib(predictor_bytes) +
-                              ") do not fit the VRAM budget of " + mib(plan.budget_bytes);
+                              ") do not fit the VRAM budget of " + mib(plan.budget_bytes) +
+                              ": attention runs on the CPU";
         return plan;
     }
     plan.predictors_fit = true;
