@@ -260,6 +260,7 @@ QCoro::Task<> runSmoke(ChatController* controller, QQmlApplicationEngine* qml, O
             co_return;
         }
     }
+    std::printf("reply: %.1f tokens/s\n", controller->tokensPerSecond());
     std::printf("gui_max_stall_ms: %lld\n", static_cast<long long>(meter.maxGapMs()));
     std::fflush(stdout);
     if (options.quitAfterReply) finish(0);

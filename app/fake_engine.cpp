@@ -1,5 +1,7 @@
 #include "fake_engine.h"
 
+#include "common/thread_priority.h"
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -31,6 +33,7 @@ std::unique_ptr<FakeEngine> FakeEngine::load(const powerinfer::LoadOptions& opti
     engine->info_.device = "CPU (fake engine)";
     engine->tuning_ = options.tuning;
     engine->threads_ = options.n_threads;
+    engine->low_priority_ = options.low_priority_threads;
     engine->script_ = std::move(script);
     return engine;
 }
@@ -39,6 +42,7 @@ powerinfer::GenerateResult FakeEngine::generate(
     const powerinfer::GenerateRequest& request,
     const std::function<void(const powerinfer::TokenEvent&)>& on_token,
     const std::atomic<bool>* cancel) {
+    generate_nice_ = powerinfer::current_thread_nice();
     lastRequest_ = request;
     powerinfer::GenerateResult r;
     r.prompt_tokens = int(request.messages.size()) * script_.promptTokensPerMessage;

@@ -3,6 +3,7 @@
 // produces metrics, so the app can be exercised without a model or runtime.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <memory>
 #include <mutex>
@@ -56,6 +57,9 @@ public:
     const powerinfer::GenerateRequest& lastRequest() const { return lastRequest_; }
     int resets() const { return resets_; }
     int loadedThreads() const { return threads_; }
+    bool loadedLowPriority() const { return low_priority_; }
+    // The nice value of the thread that ran the last generate() (Linux).
+    int generateThreadNice() const { return generate_nice_.load(); }
     // Every set_tuning call, in order (thread-safe: tests read it while the
     // engine thread generates).
     std::vector<powerinfer::Tuning> tuningCalls() const;
@@ -72,6 +76,8 @@ private:
     powerinfer::GenerateRequest lastRequest_;
     int resets_ = 0;
     int threads_ = 0;
+    bool low_priority_ = false;
+    std::atomic<int> generate_nice_{-100};
 };
 
 }  // namespace powerinfer::app

@@ -15,6 +15,7 @@
 #include <thread>
 
 #include "backend/device.h"
+#include "common/thread_priority.h"
 #include "tensor/matmul.h"
 #include "tensor/ops.h"
 #include "tensor/quant.h"
@@ -54,7 +55,7 @@ public:
     explicit CpuDevice(const CpuDeviceOptions& opt)
         : budget_(opt.budget_bytes), pool_(std::max(1, opt.n_threads), opt.low_priority) {
         worker_ = std::thread([this, low = opt.low_priority] {
-            if (low) tensor::lower_current_thread_priority();
+            if (low) lower_current_thread_priority();
             worker_loop();
         });
     }

@@ -159,6 +159,7 @@ std::unique_ptr<LocalEngine> LocalEngine::load(const LoadOptions& options) {
         setup.model_hash = sparse::model_hash(f);
         setup.tuning = options.tuning;
         setup.low_priority = options.low_priority_threads;
+        setup.device_threads = options.device_threads;
         setup.options.kv_cache_bytes = e->model_->kv_cache_bytes();
         std::vector<model::FfnWeights> ffn;
         int64_t ffn_bytes = 0;
@@ -569,7 +570,5 @@ namespace powerinfer {
 std::unique_ptr<Engine> Engine::load(const LoadOptions& options) {
     return runtime::LocalEngine::load(options);
 }
-
-bool lower_current_thread_priority() { return tensor::lower_current_thread_priority(); }
 
 }  // namespace powerinfer

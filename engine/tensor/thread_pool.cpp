@@ -1,5 +1,7 @@
 #include "tensor/thread_pool.h"
 
+#include "common/thread_priority.h"
+
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -8,17 +10,6 @@
 #include <mutex>
 #include <thread>
 #include <vector>
-
-#if defined(__linux__)
-#include <sys/resource.h>
-#include <sys/syscall.h>
-#include <unistd.h>
-#elif defined(_WIN32)
-#ifndef NOMINMAX
-#define NOMINMAX
-#endif
-#include <windows.h>
-#endif
 
 #if defined(__x86_64__) || defined(__i386__) || defined(_M_X64) || defined(_M_IX86)
 #include <immintrin.h>
@@ -121,26 +112,6 @@ void ThreadPool::Impl::worker_loop(int idx) {
             pending.fetch_sub(1, std::memory_order_acq_rel);
         }
     }
-}
-
-bool lower_current_thread_priority() {
-#if defined(__linux__)
-    // On Linux the nice value is per thread (PRIO_PROCESS with a thread id).
-    const auto tid = static_cast<id_t>(syscall(SYS_gettid));
-    return setpriority(PRIO_PROCESS, tid, 10) == 0;
-#elif defined(_WIN32)
-    return SetThreadPriority(GetCurrentThread(), THREAD_PRIORITY_BELOW_NORMAL) != 0;
-#else
-    return false;
-#endif
-}
-
-int current_thread_nice() {
-#if defined(__linux__)
-    return getpriority(PRIO_PROCESS, static_cast<id_t>(syscall(SYS_gettid)));
-#else
-    return 0;
-#endif
 }
 
 ThreadPool::ThreadPool(int n_threads, bool low_priority) : impl_(std::make_unique<Impl>()) {

@@ -12,7 +12,7 @@ namespace powerinfer::tensor {
 class ThreadPool {
 public:
     // n_threads <= 0: hardware concurrency. low_priority: the workers run
-    // below normal priority (see lower_current_thread_priority).
+    // below normal priority (common/thread_priority.h).
     explicit ThreadPool(int n_threads, bool low_priority = false);
     ~ThreadPool();
     ThreadPool(const ThreadPool&) = delete;
@@ -29,13 +29,5 @@ private:
     struct Impl;
     std::unique_ptr<Impl> impl_;
 };
-
-// Runs the calling thread below normal priority (Linux: nice 10 for this
-// thread only; Windows: THREAD_PRIORITY_BELOW_NORMAL; elsewhere nothing), so
-// that inference on every core never starves a GUI thread: it still gets
-// all idle CPU. Returns false if the OS refused.
-bool lower_current_thread_priority();
-// The calling thread's nice value on Linux (0 elsewhere); for tests.
-int current_thread_nice();
 
 }  // namespace powerinfer::tensor

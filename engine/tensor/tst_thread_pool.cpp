@@ -10,11 +10,12 @@
 #include <thread>
 #include <vector>
 
+#include "common/thread_priority.h"
 #include "tensor/thread_pool.h"
 
 using powerinfer::tensor::ThreadPool;
-using powerinfer::tensor::current_thread_nice;
-using powerinfer::tensor::lower_current_thread_priority;
+using powerinfer::current_thread_nice;
+using powerinfer::lower_current_thread_priority;
 
 class TestThreadPool : public QObject {
     Q_OBJECT

@@ -48,10 +48,13 @@ struct LoadOptions {
     // as fit, 0 = none (only predictors and hot neurons on the GPU).
     int gpu_attention_layers = -1;
     // Run the engine's worker threads below normal priority (a GUI process
-    // sets this, and calls lower_current_thread_priority() on the thread
-    // that calls generate()): replies stay as fast on an idle machine, and
+    // sets this, and lowers the thread that calls generate() itself with
+    // common/thread_priority.h): replies stay as fast on an idle machine, and
     // the GUI thread is never starved.
     bool low_priority_threads = false;
+    // Workers of the CPU device (sparse mode without a GPU), which run beside
+    // the model's pool while hot and cold neurons overlap; 0 = n_threads.
+    int device_threads = 0;
     Tuning tuning;
     // Called with progress in [0,1]; return false to cancel (load throws
     // LoadCancelled).
@@ -195,10 +198,5 @@ Tuning load_tuning(const std::filesystem::path& config_json);
 void save_tuning(const std::filesystem::path& config_json, const Tuning& tuning);
 
 std::string version_string();
-
-// Runs the calling thread below normal priority (per thread: Linux nice 10,
-// Windows BELOW_NORMAL). For the thread that drives generate() in a GUI
-// process; see LoadOptions::low_priority_threads. False if the OS refused.
-bool lower_current_thread_priority();
 
 }  // namespace powerinfer
