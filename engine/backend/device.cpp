@@ -18,6 +18,8 @@ std::string_view mem_category_name(MemCategory c) {
             return "predictors";
         case MemCategory::Scratch:
             return "scratch";
+        case MemCategory::Staging:
+            return "staging";
     }
     return "unknown";
 }

@@ -32,8 +32,12 @@ enum class MemCategory : int {
     KvCache,
     Predictors,
     Scratch,
+    // The device's own transfer arena and kernel work buffers, allocated
+    // when the device is created and when layers and predictors are set (a
+    // CudaDevice; 0 on the CPU device).
+    Staging,
 };
-inline constexpr int kMemCategoryCount = 6;
+inline constexpr int kMemCategoryCount = 7;
 std::string_view mem_category_name(MemCategory c);
 
 // Thrown by allocate() when the request does not fit the budget.
@@ -48,6 +52,10 @@ struct DeviceMemoryInfo {
     int64_t budget_bytes = 0;
     std::array<int64_t, kMemCategoryCount> used{};  // by MemCategory
     int64_t device_free_bytes = -1;                 // what the driver reports; -1 unknown
+    int64_t device_allocations = 0;                 // live allocations on a real device
+    // The last allocation the real device refused after the budget allowed
+    // it (fewer neurons were placed or cached then); "" if none.
+    std::string note;
 
     int64_t used_by(MemCategory c) const { return used[static_cast<size_t>(c)]; }
     int64_t used_total() const;
@@ -82,6 +90,9 @@ NeuronFormat make_neuron_format(int64_t n_embd, int64_t n_ff, GgmlType gate_type
 // Where neuron data is copied from (host memory that outlives the upload's
 // execution, e.g. the mmap'd model): gate/up as in the GGUF (n_ff rows of
 // n_embd) and down_t, the neuron-major down copy (n_ff rows of n_embd).
+// Every upload to one layer passes the same source: a device may copy a
+// layer's resident neurons again from it (when its slot arrays grow and
+// there is no room to hold the old and the new arrays at once).
 struct NeuronSource {
     tensor::WeightView gate;
     tensor::WeightView up;
@@ -132,8 +143,10 @@ public:
     virtual const NeuronFormat& layer_format(int layer) const = 0;
     // Makes neurons ids[0..count) of `layer` resident under `category`
     // (HotNeurons or NeuronCache). Ids already resident only change category
-    // (no copy). Stops at the first neuron that does not fit the budget and
-    // returns how many of ids (a prefix) are now resident.
+    // (no copy). Stops at the first neuron that does not fit the budget (or
+    // the real device's memory: memory().note says so) and returns how many
+    // of ids (a prefix) are now resident. A layer whose last neuron is
+    // evicted holds no device memory.
     virtual int64_t upload_neurons(int layer, MemCategory category, const int32_t* ids,
                                    int64_t count, const NeuronSource& src) = 0;
     // Evicts resident neurons (non-resident ids are ignored).
@@ -167,7 +180,7 @@ public:
 
 struct CpuDeviceOptions {
     int64_t budget_bytes = int64_t{1} << 30;
-    int n_threads = 1;  // the device's own workers (separate from the model's pool)
+    int n_threads = 1;          // the device's own workers (separate from the model's pool)
     bool low_priority = false;  // run them below normal priority (a GUI shares the cores)
 };
 

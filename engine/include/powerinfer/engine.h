@@ -97,20 +97,24 @@ struct GenerateRequest {
 // Per-token metrics sample (cheap; collected always).
 struct TokenMetrics {
     int64_t token_index = 0;
-    double token_ms = 0;           // wall time of this token
-    double predictor_ms = 0;       // sparse only
-    double device_ms = 0;          // hot part
-    double cpu_ms = 0;             // cold part
-    int64_t ffn_neurons_total = 0; // over all layers
-    int64_t active = 0;            // predicted active
+    double token_ms = 0;            // wall time of this token
+    double predictor_ms = 0;        // sparse only
+    double device_ms = 0;           // hot part
+    double cpu_ms = 0;              // cold part
+    int64_t ffn_neurons_total = 0;  // over all layers
+    int64_t active = 0;             // predicted active
     int64_t hot_hits = 0;
     int64_t cache_hits = 0;
     int64_t cold_misses = 0;
-    double hit_rate() const { return active ? double(hot_hits + cache_hits) / double(active) : 0.0; }
-    double sparsity() const { return ffn_neurons_total ? 1.0 - double(active) / double(ffn_neurons_total) : 0.0; }
-    std::vector<float> layer_hit_rate;        // per layer (sparse only)
-    std::vector<float> layer_active_fraction; // per layer (sparse only)
-    double recall = -1;                       // validate mode sample, -1 if none
+    double hit_rate() const {
+        return active ? double(hot_hits + cache_hits) / double(active) : 0.0;
+    }
+    double sparsity() const {
+        return ffn_neurons_total ? 1.0 - double(active) / double(ffn_neurons_total) : 0.0;
+    }
+    std::vector<float> layer_hit_rate;         // per layer (sparse only)
+    std::vector<float> layer_active_fraction;  // per layer (sparse only)
+    double recall = -1;                        // validate mode sample, -1 if none
 };
 
 struct TokenEvent {
@@ -124,7 +128,7 @@ enum class FinishReason { Length, Stop, Cancelled, ContextFull, Error };
 struct GenerateResult {
     std::string text;
     FinishReason finish = FinishReason::Length;
-    int prompt_tokens = 0;      // tokens in the prompt
+    int prompt_tokens = 0;            // tokens in the prompt
     int evaluated_prompt_tokens = 0;  // not served from the KV cache
     int generated_tokens = 0;
     double prompt_tokens_per_s = 0;
@@ -139,13 +143,17 @@ struct MemoryReport {
     bool simulated = true;
     int64_t budget_bytes = 0;
     int64_t dense_weights = 0, hot_neurons = 0, neuron_cache = 0, kv_cache = 0, predictors = 0;
+    int64_t scratch = 0;       // device work buffers and transfer staging
     int64_t host_weights = 0;  // what stays in RAM
+    // Why fewer neurons are on the device than placed (an allocation the
+    // GPU refused during generation); "" if none.
+    std::string note;
 };
 
 struct ModelInfo {
-    std::string architecture;   // e.g. "llama"
+    std::string architecture;  // e.g. "llama"
     std::string name;
-    std::string quant;          // dominant weight type, e.g. "Q4_1"
+    std::string quant;  // dominant weight type, e.g. "Q4_1"
     int64_t n_params = 0;
     int64_t file_bytes = 0;
     int n_layers = 0, n_embd = 0, n_ff = 0, n_head = 0, n_head_kv = 0, n_vocab = 0;
@@ -153,10 +161,10 @@ struct ModelInfo {
     std::string chat_template_name;  // recognised template ("chatml", ...)
     std::string template_warning;    // non-empty if we fell back to ChatML
     bool has_sidecar = false;
-    std::string sparse_status;       // "sparse: ..." or why it runs dense
-    std::string device;              // where it runs
-    int gpu_layers = 0;              // layers running on the GPU (layer offload)
-    int gpu_attention_layers = 0;    // sparse mode: layers whose attention runs on the GPU
+    std::string sparse_status;     // "sparse: ..." or why it runs dense
+    std::string device;            // where it runs
+    int gpu_layers = 0;            // layers running on the GPU (layer offload)
+    int gpu_attention_layers = 0;  // sparse mode: layers whose attention runs on the GPU
     // Layer offload, or in sparse mode where attention runs: what runs
     // where, or why not ("no CUDA device: running on CPU (...)").
     std::string offload_status;
