@@ -75,7 +75,10 @@ const char* kUsage =
     "                         0 = none)\n"
     "  --gpu N                same as --device cuda:N\n"
     "  --hot-neuron-threshold F, --predictor-threshold F, --prefetch-depth N,\n"
-    "  --cache-window N, --vram-budget-mb N   the tuning knobs\n"
+    "  --cache-window N       the tuning knobs\n"
+    "  --vram-budget-mb N     GPU memory the engine may use, its own buffers included:\n"
+    "                         -1 = free memory minus 512 MiB (default), 0 = nothing\n"
+    "                         on the GPU, N = N MiB (capped at what is free)\n"
     "  --metrics              per-layer sparse metrics table at the end\n"
     "  --eval-fidelity FILE   prompts (one per line): dense vs sparse agreement over\n"
     "                         -n tokens, JSON line per prompt + summary\n";

@@ -158,9 +158,12 @@ SparseOffloadPlan plan_sparse_offload(const LayerOffloadCosts& costs, int64_t pr
 }
 
 int64_t offload_budget_bytes(int64_t device_free_bytes, int64_t vram_budget_mb,
-                             int64_t safety_margin_bytes) {
-    if (vram_budget_mb > 0) return vram_budget_mb << 20;
-    return std::max<int64_t>(0, device_free_bytes - safety_margin_bytes);
+                             int64_t safety_margin_bytes, int64_t device_held_bytes) {
+    if (vram_budget_mb == 0) return 0;
+    if (vram_budget_mb < 0) return std::max<int64_t>(0, device_free_bytes - safety_margin_bytes);
+    int64_t bytes = (vram_budget_mb << 20) - std::max<int64_t>(0, device_held_bytes);
+    if (device_free_bytes >= 0) bytes = std::min(bytes, device_free_bytes);
+    return std::max<int64_t>(0, bytes);
 }
 
 }  // namespace powerinfer::model

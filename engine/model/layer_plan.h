@@ -119,9 +119,13 @@ struct SparseOffloadPlan {
 SparseOffloadPlan plan_sparse_offload(const LayerOffloadCosts& costs, int64_t predictor_bytes,
                                       int max_attention_layers, int64_t budget_bytes);
 
-// The bytes layer offload may use: the user's budget when set (> 0 MiB),
-// else what the driver reports free minus a safety margin; never negative.
+// The bytes a plan (layer offload, sparse mode) may hand out on a device.
+// vram_budget_mb: -1 (any negative) = auto: what the driver reports free
+// minus the safety margin; 0 = nothing on the GPU; N = N MiB, less what the
+// device already holds of its own (device_held_bytes: its staging, which
+// counts against the same budget), and never more than the driver reports
+// free (device_free_bytes, when known: >= 0). Never negative.
 int64_t offload_budget_bytes(int64_t device_free_bytes, int64_t vram_budget_mb,
-                             int64_t safety_margin_bytes);
+                             int64_t safety_margin_bytes, int64_t device_held_bytes = 0);
 
 }  // namespace powerinfer::model

@@ -281,7 +281,31 @@ void test_budget(plaintest::Counter& c) {
             "auto budget never negative");
     c.check(model::offload_budget_bytes(8000 * mib, 2000, 512 * mib) == 2000 * mib,
             "a set vram_budget_mb wins");
-    c.check(model::offload_budget_bytes(-1, 0, 512 * mib) == 0, "unknown free memory: nothing");
+    c.check(model::offload_budget_bytes(-1, -1, 512 * mib) == 0, "unknown free memory: nothing");
+    c.check(model::offload_budget_bytes(-1, -7, 512 * mib) == 0 &&
+                model::offload_budget_bytes(8000 * mib, -7, 512 * mib) == 7488 * mib,
+            "any negative vram_budget_mb is auto");
+    // 0 = nothing on the GPU (not auto), whatever is free.
+    c.check(model::offload_budget_bytes(8000 * mib, 0, 512 * mib) == 0 &&
+                model::offload_budget_bytes(-1, 0, 512 * mib) == 0 &&
+                model::offload_budget_bytes(8000 * mib, 0, 512 * mib, 32 * mib) == 0,
+            "vram_budget_mb 0: a zero budget");
+    // The device's own staging counts against a set budget (already gone
+    // from the free memory an auto budget sees).
+    c.check(model::offload_budget_bytes(8000 * mib, 2000, 512 * mib, 40 * mib) == 1960 * mib,
+            "a set budget less what the device holds");
+    c.check(model::offload_budget_bytes(8000 * mib, 20, 512 * mib, 40 * mib) == 0,
+            "a set budget smaller than what the device holds: 0, never negative");
+    c.check(model::offload_budget_bytes(8000 * mib, -1, 512 * mib, 40 * mib) == 7488 * mib,
+            "auto: the held bytes are already out of the free memory");
+    // cudaMemGetInfo is the truth: a set budget above what is free is capped.
+    c.check(model::offload_budget_bytes(1000 * mib, 2000, 512 * mib) == 1000 * mib,
+            "a set budget is capped at the free memory");
+    c.check(model::offload_budget_bytes(-1, 2000, 512 * mib) == 2000 * mib,
+            "free memory unknown: the set budget");
+    // 64-bit: a budget beyond 2^31 MiB bytes.
+    c.check(model::offload_budget_bytes(-1, 3000000, 0) == int64_t{3000000} << 20,
+            "64-bit budget arithmetic");
 }
 
 }  // namespace

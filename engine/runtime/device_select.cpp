@@ -26,6 +26,10 @@ DeviceChoice choose_device(const LoadOptions& options) {
         choice.description = "CPU device (simulated budget)";
         return choice;
     }
+    if (options.tuning.vram_budget_mb == 0) {
+        choice.description = "nothing on the GPU (vram_budget_mb = 0): running on CPU";
+        return choice;
+    }
 #ifdef POWERINFER_HAVE_CUDA
     try {
         cuda::CudaDeviceOptions o;

@@ -18,6 +18,7 @@ struct DeviceChoice {
 
 // options.device: "auto" (GPU if any), "cpu", or "cuda:N". Never throws for a
 // missing GPU: "no CUDA device: running on CPU" goes into the description.
+// tuning.vram_budget_mb = 0 means nothing on the GPU: no device either.
 // Throws EngineError for a malformed device string.
 DeviceChoice choose_device(const LoadOptions& options);
 

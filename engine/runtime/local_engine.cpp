@@ -58,12 +58,10 @@ constexpr int64_t kVramSafetyMargin = int64_t{512} << 20;
 
 model::SparseOffloadPlan plan_sparse_attention(const model::Model& model,
                                                const LoadOptions& options,
-                                               int64_t device_free_bytes, int64_t predictor_bytes) {
-    // The HybridFfn's budget rule: vram_budget_mb when set (>= 0), else what
-    // the driver reports free minus the margin.
-    const int64_t mb = options.tuning.vram_budget_mb;
-    const int64_t budget =
-        mb >= 0 ? mb << 20 : std::max<int64_t>(0, device_free_bytes - kVramSafetyMargin);
+                                               int64_t device_free_bytes, int64_t predictor_bytes,
+                                               int64_t device_held_bytes) {
+    const int64_t budget = model::offload_budget_bytes(
+        device_free_bytes, options.tuning.vram_budget_mb, kVramSafetyMargin, device_held_bytes);
     return model::plan_sparse_offload(
         model::layer_offload_costs(model, 128, model::OffloadParts::Attention),
         std::max<int64_t>(0, predictor_bytes), options.gpu_attention_layers, budget);
@@ -176,9 +174,10 @@ std::unique_ptr<LocalEngine> LocalEngine::load(const LoadOptions& options) {
             // no placeholders for the dense weights and KV cache.
             setup.options.dense_device_bytes = 0;
             setup.options.kv_cache_bytes = 0;
-            attention_plan = std::make_unique<model::SparseOffloadPlan>(plan_sparse_attention(
-                *e->model_, options, device.device->memory().device_free_bytes,
-                sparse::sidecar_predictor_bytes(sidecar)));
+            const backend::DeviceMemoryInfo mem = device.device->memory();
+            attention_plan = std::make_unique<model::SparseOffloadPlan>(
+                plan_sparse_attention(*e->model_, options, mem.device_free_bytes,
+                                      sparse::sidecar_predictor_bytes(sidecar), mem.used_total()));
 #ifdef POWERINFER_HAVE_CUDA
             const std::string why =
                 cuda::layer_offload_unsupported(*e->model_, model::OffloadParts::Attention);

@@ -38,12 +38,15 @@ namespace powerinfer::runtime {
 
 // Sparse mode on a GPU: the plan of the predictors, the attention blocks
 // (LoadOptions::gpu_attention_layers) and the room left for hot neurons, for
-// a device reporting device_free_bytes free and a sidecar whose predictors
-// take predictor_bytes (the budget rule is the HybridFfn's: vram_budget_mb
-// when >= 0, else free memory minus 512 MiB).
+// a device reporting device_free_bytes free, already holding
+// device_held_bytes of its own (staging) and a sidecar whose predictors take
+// predictor_bytes (the budget rule is model::offload_budget_bytes: -1 = free
+// memory minus 512 MiB, 0 = nothing, N = N MiB including what the device
+// holds).
 model::SparseOffloadPlan plan_sparse_attention(const model::Model& model,
                                                const LoadOptions& options,
-                                               int64_t device_free_bytes, int64_t predictor_bytes);
+                                               int64_t device_free_bytes, int64_t predictor_bytes,
+                                               int64_t device_held_bytes = 0);
 
 class LocalEngine final : public Engine {
 public:

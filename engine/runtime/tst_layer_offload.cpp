@@ -28,7 +28,8 @@ bool contains(const std::string& s, const std::string& part) {
 }
 
 std::unique_ptr<runtime::LocalEngine> load(const fs::path& model, int gpu_layers,
-                                           const std::string& device = "auto") {
+                                           const std::string& device = "auto",
+                                           int64_t vram_budget_mb = -1) {
     LoadOptions o;
     o.model_path = model;
     o.n_threads = 2;
@@ -36,6 +37,7 @@ std::unique_ptr<runtime::LocalEngine> load(const fs::path& model, int gpu_layers
     o.gpu_layers = gpu_layers;
     o.device = device;
     o.tuning.sparse = false;
+    o.tuning.vram_budget_mb = vram_budget_mb;
     return runtime::LocalEngine::load(o);
 }
 
@@ -91,6 +93,13 @@ void test_engine(plaintest::Counter& c, const fs::path& model) {
                 forced_cpu->info().offload_status == "layer offload off: the device is set to cpu",
             "device cpu: offload off, said so");
     c.check(greedy(*forced_cpu) == want, "device cpu: same tokens");
+
+    // vram_budget_mb 0 means nothing on the GPU (not "auto"), GPU or not.
+    auto zero = load(model, -1, "auto", 0);
+    c.check(zero->info().gpu_layers == 0 &&
+                contains(zero->info().offload_status, "nothing on the GPU (vram_budget_mb = 0)"),
+            "vram_budget_mb 0: no layer offloaded, said so (" + zero->info().offload_status + ")");
+    c.check(greedy(*zero) == want, "vram_budget_mb 0: same tokens");
 }
 
 void test_cli(plaintest::Counter& c, const fs::path& model, const fs::path& dir) {

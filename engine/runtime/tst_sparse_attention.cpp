@@ -78,19 +78,35 @@ void test_runtime_plan(plaintest::Counter& c, const fs::path& dir) {
             "the rest for hot neurons");
     c.check(runtime::plan_sparse_attention(m, o, 100 * mib, got).budget_bytes == 0,
             "runtime plan: less free memory than the margin: budget 0");
+    c.check(
+        runtime::plan_sparse_attention(m, o, 700 * mib, got, 40 * mib).budget_bytes == 188 * mib,
+        "runtime plan, auto budget: the device's own staging is already out of free memory");
     o.tuning.vram_budget_mb = 3;
     p = runtime::plan_sparse_attention(m, o, 700 * mib, got);
     c.check(p.budget_bytes == 3 * mib, "runtime plan: vram_budget_mb wins");
+    o.tuning.vram_budget_mb = 100;
+    p = runtime::plan_sparse_attention(m, o, 700 * mib, got, 32 * mib);
+    c.check(p.budget_bytes == 68 * mib,
+            "runtime plan: a set budget less the device's own staging (32 MiB)");
+    p = runtime::plan_sparse_attention(m, o, 50 * mib, got);
+    c.check(p.budget_bytes == 50 * mib, "runtime plan: a set budget capped at the free memory");
+    o.tuning.vram_budget_mb = 0;
+    p = runtime::plan_sparse_attention(m, o, 700 * mib, got);
+    c.check(p.budget_bytes == 0 && !p.predictors_fit && p.attention.n_gpu_layers == 0 &&
+                p.hot_neuron_bytes == 0,
+            "runtime plan: vram_budget_mb 0 puts nothing on the GPU");
     o.gpu_attention_layers = 1;
     o.tuning.vram_budget_mb = 100;
-    p = runtime::plan_sparse_attention(m, o, 0, got);
+    p = runtime::plan_sparse_attention(m, o, 700 * mib, got);
     c.check(p.attention.n_gpu_layers == 1 && !p.attention.output_on_gpu,
             "runtime plan: gpu_attention_layers 1 caps the attention layers");
 }
 
 std::unique_ptr<runtime::LocalEngine> load(const fs::path& model, const std::string& device,
-                                           int gpu_attention = -1, int gpu_layers = 0) {
+                                           int gpu_attention = -1, int gpu_layers = 0,
+                                           int64_t vram_budget_mb = -1) {
     LoadOptions o;
+    o.tuning.vram_budget_mb = vram_budget_mb;
     o.model_path = model;
     o.n_threads = 2;
     o.n_ctx = 128;
@@ -150,6 +166,17 @@ void test_engine(plaintest::Counter& c, const fs::path& model) {
                 none->info().offload_status == "attention on the CPU (gpu_attention_layers = 0)",
             "GPU, gpu_attention_layers 0: hot neurons only, said so");
     }
+    // vram_budget_mb 0: sparse on the CPU device with no hot neurons, GPU or
+    // not; the same tokens as the CPU device (hot and cold parts compute the
+    // same neurons).
+    auto zero = load(model, "auto", -1, 0, 0);
+    const ModelInfo& zi = zero->info();
+    const MemoryReport zm = zero->memory();
+    c.check(zero->sparse_ffn() != nullptr && zi.gpu_attention_layers == 0 &&
+                contains(zi.offload_status, "nothing on the GPU (vram_budget_mb = 0)") &&
+                zm.hot_neurons == 0 && zm.neuron_cache == 0 && zm.budget_bytes == 0,
+            "vram_budget_mb 0: nothing on the GPU, no hot neurons (" + zi.offload_status + ")");
+    c.check(greedy(*zero) == want, "vram_budget_mb 0: same tokens as the CPU device");
     auto ngl = load(model, "cpu", -1, 2);
     c.check(ngl->info().gpu_layers == 0 &&
                 contains(ngl->info().offload_status, "--gpu-layers is for dense inference"),
