@@ -3,6 +3,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "backend/device.h"
 
@@ -10,7 +11,9 @@ namespace powerinfer::cuda {
 
 struct CudaDeviceOptions {
     int ordinal = 0;
-    // -1: free memory reported by cudaMemGetInfo minus safety_margin_bytes.
+    // Everything the device allocates counts against the budget, its own
+    // staging included. -1: free memory reported by cudaMemGetInfo minus
+    // safety_margin_bytes; a set budget is capped at what is free.
     int64_t budget_bytes = -1;
     int64_t safety_margin_bytes = int64_t{512} << 20;
 };
@@ -18,6 +21,13 @@ struct CudaDeviceOptions {
 // Throws EngineError("no CUDA device: running on CPU" and why) when there is
 // no usable GPU; callers then fall back to the CPU device.
 std::unique_ptr<backend::Device> make_cuda_device(const CudaDeviceOptions& options = {});
+
+// The Staging bytes a CUDA device holds after configure_layers(formats) and
+// predictors whose work is at most predictor_floats (n_embd + rank + n_ff):
+// a 32 MiB transfer arena (more for very wide layers) and the kernels' work
+// buffers. The device holds nothing else of its own; the cuBLAS handle of
+// layer offload and the CUDA context are the driver's (the safety margin).
+int64_t staging_bytes(const std::vector<backend::NeuronFormat>& formats, int64_t predictor_floats);
 
 // The device address of a buffer from allocate() on a CUDA device (for
 // kernels that run whole layers on the GPU); null for another device.

@@ -165,7 +165,10 @@ void HybridFfn::place() {
     PlacementInput in;
     in.hot_neuron_threshold = tuning_.hot_neuron_threshold;
     in.budget_bytes = device_->budget();
-    in.fixed_bytes = fixed_bytes_ + device_->memory().used_by(backend::MemCategory::Predictors);
+    // The device's own staging and work buffers count like the fixed parts.
+    const auto mem = device_->memory();
+    in.fixed_bytes = fixed_bytes_ + mem.used_by(backend::MemCategory::Predictors) +
+                     mem.used_by(backend::MemCategory::Staging);
     for (int64_t l = 0; l < nl; ++l) {
         const auto& ls = sidecar_.layers[static_cast<size_t>(l)];
         PlacementLayer pl;
@@ -184,7 +187,11 @@ void HybridFfn::place() {
                                static_cast<int64_t>(st.cached.size()));
         st.cached.clear();
         const auto& perm = sidecar_.layers[static_cast<size_t>(l)].perm;
-        const int64_t keep = placement_.hot_count[static_cast<size_t>(l)];
+        // A smaller hot set empties the layer (a device then frees its
+        // arrays and allocates exactly the new set); a larger one keeps it.
+        const int64_t keep = placement_.hot_count[static_cast<size_t>(l)] < st.hot_count
+                                 ? 0
+                                 : placement_.hot_count[static_cast<size_t>(l)];
         device_->evict_neurons(static_cast<int>(l), perm.data() + keep,
                                static_cast<int64_t>(perm.size()) - keep);
     }
@@ -503,6 +510,9 @@ void HybridFfn::snapshot_memory_locked() {
     memory_.neuron_cache = m.used_by(backend::MemCategory::NeuronCache);
     memory_.kv_cache = m.used_by(backend::MemCategory::KvCache);
     memory_.predictors = m.used_by(backend::MemCategory::Predictors);
+    memory_.scratch =
+        m.used_by(backend::MemCategory::Scratch) + m.used_by(backend::MemCategory::Staging);
+    memory_.note = m.note;
 }
 
 std::string HybridFfn::status() const {
@@ -517,7 +527,8 @@ std::string HybridFfn::status() const {
                   placement_.budget_limited ? " (budget-limited)" : "",
                   100.0 * sidecar_.target_sparsity,
                   opt_.synthetic_activity ? ", synthetic activity" : "");
-    return buf;
+    const std::string note = device_->memory().note;
+    return note.empty() ? std::string(buf) : std::string(buf) + "; " + note;
 }
 
 std::string format_layer_table(const std::vector<LayerSummary>& layers) {
