@@ -148,7 +148,7 @@ powerinfer::MemoryReport FakeEngine::memory() const {
     m.device_name = "CPU (fake engine)";
     m.simulated = true;
     constexpr int64_t MiB = 1 << 20;
-    m.budget_bytes = (t.vram_budget_mb > 0 ? t.vram_budget_mb : 160) * MiB;
+    m.budget_bytes = (t.vram_budget_mb >= 0 ? t.vram_budget_mb : 160) * MiB;
     m.dense_weights = 40 * MiB;
     m.kv_cache = 12 * MiB;
     if (script_.sidecar && t.sparse) {

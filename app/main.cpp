@@ -89,10 +89,11 @@ PlacementPreview preview(const powerinfer::Engine* engine, const std::filesystem
         p.note = "no hot neurons placed yet";
         return p;
     }
-    const int64_t budget =
-        tuning.vram_budget_mb > 0 ? tuning.vram_budget_mb << 20 : mem.budget_bytes;
-    const auto pl =
-        placementFor(tuning.hot_neuron_threshold, budget > 0 ? budget : unlimited, bytesPerNeuron);
+    // vram_budget_mb: -1 auto (the device's own budget), 0 nothing, N MiB.
+    const int64_t budget = tuning.vram_budget_mb >= 0 ? tuning.vram_budget_mb << 20
+                           : mem.budget_bytes > 0     ? mem.budget_bytes
+                                                      : unlimited;
+    const auto pl = placementFor(tuning.hot_neuron_threshold, budget, bytesPerNeuron);
     p.available = true;
     for (size_t l = 0; l < pl.hot_count.size(); ++l) {
         p.hotNeurons += pl.hot_count[l];

@@ -81,7 +81,7 @@ bool SparseController::assign(powerinfer::Tuning& t, const QString& key, const Q
             return true;
         }
         const qint64 mb = v.toLongLong(&ok);
-        if (!ok || mb < -1 || mb == 0) return false;
+        if (!ok || mb < -1) return false;  // -1 auto, 0 nothing on the device
         t.vram_budget_mb = mb;
     } else if (key == QLatin1String("sparse")) {
         if (v.typeId() != QMetaType::Bool && v.toString() != QLatin1String("true") &&

@@ -156,6 +156,15 @@ private slots:
         h.sparse->resetToDefaults();
         QCOMPARE(h.sparse->predictorThreshold(), 0.5);
         QTRY_COMPARE(h.fake.load()->tuning().predictor_threshold, 0.5);
+        // The device budget, as everywhere in the engine: -1 auto, 0 nothing
+        // on the device, N MiB; anything below -1 is refused.
+        h.sparse->setValue("vram_budget_mb", 0);
+        QCOMPARE(h.sparse->vramBudgetMb(), 0);
+        QTRY_COMPARE(h.fake.load()->tuning().vram_budget_mb, int64_t(0));
+        h.sparse->setValue("vram_budget_mb", -5);
+        QCOMPARE(h.sparse->vramBudgetMb(), 0);
+        h.sparse->setValue("vram_budget_mb", "auto");
+        QCOMPARE(h.sparse->vramBudgetMb(), -1);
     }
 
     void previewComesFromTheEngineThread() {

@@ -197,14 +197,14 @@ Drawer {
                     editable: true
                     enabled: drawer.ready
                     value: drawer.sparse.vramBudgetMb
-                    textFromValue: v => v < 0 ? qsTr("auto") : String(v)
-                    valueFromText: t => t === qsTr("auto") ? -1 : parseInt(t)
+                    textFromValue: v => v < 0 ? qsTr("auto") : v === 0 ? qsTr("none") : String(v)
+                    valueFromText: t => t === qsTr("auto") ? -1 : t === qsTr("none") ? 0 : parseInt(t)
                     Accessible.name: qsTr("Device memory budget in MiB")
-                    onValueModified: drawer.sparse.setValue("vram_budget_mb", value === 0 ? -1 : value)
+                    onValueModified: drawer.sparse.setValue("vram_budget_mb", value)
                 }
             }
             Label {
-                text: qsTr("What the placement may use on the device. Default auto.")
+                text: qsTr("What the placement may use on the device: auto = free memory minus 512 MiB, none = everything on the CPU.")
                 color: Theme.textMuted
                 font.pixelSize: Theme.fontSizeSmall
                 wrapMode: Text.Wrap

@@ -1068,14 +1068,20 @@
         <translation>auto</translation>
     </message>
     <message>
+        <location filename="../TuningPanel.qml" line="200"/>
+        <location filename="../TuningPanel.qml" line="201"/>
+        <source>none</source>
+        <translation>keins</translation>
+    </message>
+    <message>
         <location filename="../TuningPanel.qml" line="202"/>
         <source>Device memory budget in MiB</source>
         <translation>Gerätespeicher-Budget in MiB</translation>
     </message>
     <message>
         <location filename="../TuningPanel.qml" line="207"/>
-        <source>What the placement may use on the device. Default auto.</source>
-        <translation>Was die Platzierung auf dem Gerät belegen darf. Standard: auto.</translation>
+        <source>What the placement may use on the device: auto = free memory minus 512 MiB, none = everything on the CPU.</source>
+        <translation>Was die Platzierung auf dem Gerät belegen darf: auto = freier Speicher minus 512 MiB, keins = alles auf der CPU.</translation>
     </message>
     <message>
         <location filename="../TuningPanel.qml" line="229"/>
@@ -1205,7 +1211,7 @@
 <context>
     <name>powerinfer::app::ChatController</name>
     <message>
-        <location filename="../../app/chat_controller.cpp" line="473"/>
+        <location filename="../../app/chat_controller.cpp" line="479"/>
         <source>Copied to the clipboard</source>
         <translation>In die Zwischenablage kopiert</translation>
     </message>
@@ -1237,27 +1243,27 @@
         <translation>Das Modell konnte nicht antworten: %1</translation>
     </message>
     <message>
-        <location filename="../../app/chat_controller.cpp" line="416"/>
+        <location filename="../../app/chat_controller.cpp" line="422"/>
         <source>%1 params</source>
         <translation>%1 Parameter</translation>
     </message>
     <message>
-        <location filename="../../app/chat_controller.cpp" line="419"/>
+        <location filename="../../app/chat_controller.cpp" line="425"/>
         <source>sparse sidecar</source>
         <translation>Sparse-Sidecar</translation>
     </message>
     <message>
-        <location filename="../../app/chat_controller.cpp" line="421"/>
+        <location filename="../../app/chat_controller.cpp" line="427"/>
         <source>no sidecar</source>
         <translation>kein Sidecar</translation>
     </message>
     <message>
-        <location filename="../../app/chat_controller.cpp" line="459"/>
+        <location filename="../../app/chat_controller.cpp" line="465"/>
         <source>Exported to %1</source>
         <translation>Exportiert nach %1</translation>
     </message>
     <message>
-        <location filename="../../app/chat_controller.cpp" line="461"/>
+        <location filename="../../app/chat_controller.cpp" line="467"/>
         <source>Could not export to %1: %2</source>
         <translation>Export nach %1 fehlgeschlagen: %2</translation>
     </message>
@@ -1298,24 +1304,24 @@
 <context>
     <name>powerinfer::app::EngineWorker</name>
     <message>
-        <location filename="../../app/engine_worker.cpp" line="53"/>
-        <location filename="../../app/engine_worker.cpp" line="78"/>
+        <location filename="../../app/engine_worker.cpp" line="55"/>
+        <location filename="../../app/engine_worker.cpp" line="80"/>
         <source>Loading was cancelled.</source>
         <translation>Das Laden wurde abgebrochen.</translation>
     </message>
     <message>
-        <location filename="../../app/engine_worker.cpp" line="116"/>
-        <location filename="../../app/engine_worker.cpp" line="238"/>
+        <location filename="../../app/engine_worker.cpp" line="118"/>
+        <location filename="../../app/engine_worker.cpp" line="240"/>
         <source>No model is loaded. Choose a model first.</source>
         <translation>Kein Modell geladen. Wählen Sie zuerst ein Modell.</translation>
     </message>
     <message>
-        <location filename="../../app/engine_worker.cpp" line="214"/>
+        <location filename="../../app/engine_worker.cpp" line="216"/>
         <source>Calibration was cancelled.</source>
         <translation>Die Kalibrierung wurde abgebrochen.</translation>
     </message>
     <message>
-        <location filename="../../app/engine_worker.cpp" line="230"/>
+        <location filename="../../app/engine_worker.cpp" line="232"/>
         <source>no placement preview in this build</source>
         <translation>keine Platzierungsvorschau in diesem Build</translation>
     </message>
