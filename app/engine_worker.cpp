@@ -1,11 +1,11 @@
 #include "engine_worker.h"
 
-#include "common/thread_priority.h"
-
 #include <qcoro/qcorosignal.h>
 
 #include <QElapsedTimer>
 #include <QMetaObject>
+
+#include "common/thread_priority.h"
 
 namespace powerinfer::app {
 
@@ -294,8 +294,9 @@ EngineClient::EngineClient(EngineFactory factory, QObject* parent,
     // The engine thread (and the engine's own workers, see
     // LoadOptions::low_priority_threads) run below normal priority: inference
     // may use every core, and the GUI thread still always gets one.
-    connect(&thread_, &QThread::started, worker,
-            [] { powerinfer::lower_current_thread_priority(); }, Qt::DirectConnection);
+    connect(
+        &thread_, &QThread::started, worker, [] { powerinfer::lower_current_thread_priority(); },
+        Qt::DirectConnection);
     // Queued: results are delivered on this (GUI) thread.
     connect(worker, &EngineWorker::loadProgress, this, [this](quint64 id, double f) {
         if (id == currentLoad_) emit loadProgress(f);

@@ -1,11 +1,11 @@
 #include "fake_engine.h"
 
-#include "common/thread_priority.h"
-
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <thread>
+
+#include "common/thread_priority.h"
 
 namespace powerinfer::app {
 

@@ -53,12 +53,9 @@ Model::Model(std::shared_ptr<const gguf::GgufFile> file, tensor::ThreadPool& poo
     dense_ffn_ = std::make_unique<DenseFfn>(pool_, std::move(ffn));
     ffn_ = dense_ffn_.get();
 
-    // F16 like llama.cpp's default cache: half the memory of F32, and the
-    // same rounding the reference applies.
-    const size_t kv = static_cast<size_t>(n_ctx_ * cfg_.kv_dim());
-    const size_t vv = static_cast<size_t>(n_ctx_ * cfg_.v_dim());
-    k_cache_.assign(static_cast<size_t>(cfg_.n_layer), std::vector<uint16_t>(kv));
-    v_cache_.assign(static_cast<size_t>(cfg_.n_layer), std::vector<uint16_t>(vv));
+    k_cache_.resize(static_cast<size_t>(cfg_.n_layer));
+    v_cache_.resize(static_cast<size_t>(cfg_.n_layer));
+    hold_host_kv(0);
 
     // RoPE angles exactly as ggml computes them (float, theta *= theta_scale),
     // with llama3-style per-dimension frequency factors when present.
@@ -192,11 +189,37 @@ void Model::alloc_scratch() {
     attn_.assign(B * static_cast<size_t>(cfg_.n_head * cfg_.head_dim_v), 0.0f);
     scores_.assign(static_cast<size_t>(pool_.size()) * static_cast<size_t>(n_ctx_), 0.0f);
     head_q16_.assign(static_cast<size_t>(pool_.size() * cfg_.head_dim), 0);
-    mix_scratch_.assign(static_cast<size_t>(pool_.size() * tensor::mix_f16_scratch_floats(cfg_.head_dim_v)), 0.0f);
+    mix_scratch_.assign(
+        static_cast<size_t>(pool_.size() * tensor::mix_f16_scratch_floats(cfg_.head_dim_v)), 0.0f);
 }
 
 void Model::set_ffn_executor(FfnExecutor* executor) {
     ffn_ = executor ? executor : dense_ffn_.get();
+}
+
+void Model::set_layer_executor(LayerExecutor* executor) {
+    layer_exec_ = executor;
+    hold_host_kv(executor ? std::clamp(executor->n_layers(), 0, static_cast<int>(cfg_.n_layer))
+                          : 0);
+}
+
+// Keeps the host KV cache of layers [first_layer, n_layer) only: the layers
+// before it run on the layer executor, with their cache on its device.
+void Model::hold_host_kv(int first_layer) {
+    // F16 like llama.cpp's default cache: half the memory of F32, and the
+    // same rounding the reference applies.
+    const size_t kv = static_cast<size_t>(n_ctx_ * cfg_.kv_dim());
+    const size_t vv = static_cast<size_t>(n_ctx_ * cfg_.v_dim());
+    for (size_t il = 0; il < k_cache_.size(); ++il) {
+        if (static_cast<int>(il) < first_layer) {
+            std::vector<uint16_t>().swap(k_cache_[il]);  // clear() would keep the memory
+            std::vector<uint16_t>().swap(v_cache_[il]);
+        } else if (k_cache_[il].size() != kv || v_cache_[il].size() != vv) {
+            k_cache_[il].assign(kv, 0);
+            v_cache_[il].assign(vv, 0);
+        }
+    }
+    kv_first_layer_ = first_layer;
 }
 
 void Model::set_chunk_size(int64_t chunk_size) {
@@ -207,8 +230,10 @@ void Model::set_chunk_size(int64_t chunk_size) {
 }
 
 int64_t Model::kv_cache_bytes() const {
-    return cfg_.n_layer * n_ctx_ * (cfg_.kv_dim() + cfg_.v_dim()) *
-           static_cast<int64_t>(sizeof(uint16_t));
+    int64_t halves = 0;
+    for (size_t il = 0; il < k_cache_.size(); ++il)
+        halves += static_cast<int64_t>(k_cache_[il].size() + v_cache_[il].size());
+    return halves * static_cast<int64_t>(sizeof(uint16_t));
 }
 
 const float* Model::last_hidden() const { return x_.data(); }
@@ -285,6 +310,7 @@ void Model::forward_chunk(const int32_t* tokens, int64_t n, int64_t n_past, int6
         layer_exec_->run_layers(x, n, n_past, *ffn_);
         first_layer = layer_exec_->n_layers();
     }
+    if (first_layer != kv_first_layer_) hold_host_kv(first_layer);  // it took more or fewer
     for (int il = first_layer; il < static_cast<int>(cfg_.n_layer); ++il) {
         const LayerWeights& L = layers_[static_cast<size_t>(il)];
         for (int64_t i = 0; i < n; ++i)
@@ -380,9 +406,9 @@ void Model::attention(int il, int64_t n, int64_t n_past) {
                 scores[t] = tensor::fp16_to_fp32(tensor::fp32_to_fp16(scores[t]));
             float* out = m.attn_.data() + i * (c.n_head * hdv) + h * hdv;
             tensor::mix_f16(scores, V + g * m.n_ctx_ * hdv, n_keys, hdv, hdv, job.batched, out,
-                            m.mix_scratch_.data() + static_cast<size_t>(worker) *
-                                                        static_cast<size_t>(
-                                                            tensor::mix_f16_scratch_floats(hdv)));
+                            m.mix_scratch_.data() +
+                                static_cast<size_t>(worker) *
+                                    static_cast<size_t>(tensor::mix_f16_scratch_floats(hdv)));
         }
     });
 }

@@ -2,8 +2,6 @@
 // Q8_K activations): dequantize, quantize and dot, following ggml's
 // reference C code (ggml-quants.c, ggml-cpu/quants.c, MIT licence) so that
 // results are bit-compatible. The 32-element formats are in quant_ref.cpp.
-#include "tensor/quant_ref.h"
-
 #include <algorithm>
 #include <cfloat>
 #include <cmath>
@@ -11,6 +9,7 @@
 
 #include "tensor/fp16.h"
 #include "tensor/quant_blocks.h"
+#include "tensor/quant_ref.h"
 
 namespace powerinfer::tensor::ref {
 
@@ -451,8 +450,12 @@ float dot_k4(int64_t n, const void* w, const void* xv) {
     for (float s : sums) sumf += s;
     return sumf;
 }
-float dot_q4_k(int64_t n, const void* w, const void* xv) { return dot_k4<BlockQ4_K, false>(n, w, xv); }
-float dot_q5_k(int64_t n, const void* w, const void* xv) { return dot_k4<BlockQ5_K, true>(n, w, xv); }
+float dot_q4_k(int64_t n, const void* w, const void* xv) {
+    return dot_k4<BlockQ4_K, false>(n, w, xv);
+}
+float dot_q5_k(int64_t n, const void* w, const void* xv) {
+    return dot_k4<BlockQ5_K, true>(n, w, xv);
+}
 float dot_q6_k(int64_t n, const void* w, const void* xv) {
     const auto* x = static_cast<const BlockQ6_K*>(w);
     const auto* y = static_cast<const BlockQ8_K*>(xv);

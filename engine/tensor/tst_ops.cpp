@@ -174,8 +174,7 @@ private slots:
             std::vector<float> scratch(static_cast<size_t>(mix_f16_scratch_floats(dim)));
             for (int b = 0; b < 2; ++b) {
                 o.scores[b].assign(size_t(n_keys), 0.0f);
-                scores_f16(keys.data(), n_keys, dim, q.data(), 0.125f, b == 1,
-                           o.scores[b].data());
+                scores_f16(keys.data(), n_keys, dim, q.data(), 0.125f, b == 1, o.scores[b].data());
                 std::vector<float> p = o.scores[b];
                 softmax(p.data(), n_keys);
                 for (auto& v : p) v = fp16_to_fp32(fp32_to_fp16(v));

@@ -13,9 +13,9 @@
 #include "common/thread_priority.h"
 #include "tensor/thread_pool.h"
 
-using powerinfer::tensor::ThreadPool;
 using powerinfer::current_thread_nice;
 using powerinfer::lower_current_thread_priority;
+using powerinfer::tensor::ThreadPool;
 
 class TestThreadPool : public QObject {
     Q_OBJECT
