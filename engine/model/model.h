@@ -66,8 +66,10 @@ public:
 
     // Installs the executor of the first layers (layer offload, or their
     // attention in sparse mode); nullptr runs every layer here. It must
-    // outlive its use.
-    void set_layer_executor(LayerExecutor* executor) { layer_exec_ = executor; }
+    // outlive its use. The host KV cache of the layers it takes is released
+    // (they keep theirs on the device) and comes back, empty, for layers it
+    // no longer takes: re-evaluate the context after changing it.
+    void set_layer_executor(LayerExecutor* executor);
     LayerExecutor* layer_executor() const { return layer_exec_; }
 
     // RoPE cos/sin per position and rotated pair ([n_ctx][n_rot / 2]) and the
@@ -92,6 +94,7 @@ public:
     const float* last_hidden() const;
 
     int64_t weight_bytes() const { return weight_bytes_; }  // bound tensor bytes
+    // The host KV cache held: the layers this model runs itself.
     int64_t kv_cache_bytes() const;
     int64_t n_params() const { return n_params_; }
 
@@ -101,6 +104,7 @@ private:
     void forward_chunk(const int32_t* tokens, int64_t n, int64_t n_past, int64_t n_logits,
                        float* logits);
     void attention(int il, int64_t n, int64_t n_past);
+    void hold_host_kv(int first_layer);
 
     std::shared_ptr<const gguf::GgufFile> file_;
     tensor::ThreadPool& pool_;
@@ -121,8 +125,10 @@ private:
     LayerExecutor* layer_exec_ = nullptr;
 
     // F16 KV cache: per layer, keys [n_head_kv][n_ctx][head_dim] and values
-    // [n_head_kv][n_ctx][head_dim_v].
+    // [n_head_kv][n_ctx][head_dim_v]; empty for layers [0, kv_first_layer_),
+    // which the layer executor runs.
     std::vector<std::vector<uint16_t>> k_cache_, v_cache_;
+    int kv_first_layer_ = 0;
 
     // RoPE cos/sin per position and rotated pair: [n_ctx][n_rot / 2].
     std::vector<float> rope_cos_, rope_sin_;

@@ -336,6 +336,7 @@ MemoryReport LocalEngine::memory() const {
     if (sparse_) {
         MemoryReport m = sparse_->memory();
         m.host_weights = model_->weight_bytes();
+        m.host_kv_cache = model_->kv_cache_bytes();
         return m;
     }
     MemoryReport m;
@@ -344,6 +345,7 @@ MemoryReport LocalEngine::memory() const {
     m.dense_weights = model_->weight_bytes();
     m.kv_cache = model_->kv_cache_bytes();
     m.host_weights = model_->weight_bytes();
+    m.host_kv_cache = model_->kv_cache_bytes();
     if (offload_device_) {
         const backend::DeviceMemoryInfo d = offload_device_->memory();
         m.device_name = d.name;

@@ -2,21 +2,32 @@
 // GPU: with no CUDA device (or device "cpu") a request for GPU layers runs
 // the model on the CPU, says so, and gives the same tokens as no offload.
 // With a GPU it checks that layers were placed (accuracy: tst_cuda_model).
+// The host KV cache of offloaded layers is checked with a CPU stand-in for
+// the GPU executor.
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #ifndef _WIN32
 #include <sys/wait.h>
 #endif
 
 #include "calibrate/synth_model.h"
+#include "common/error.h"
 #include "common/plain_test.h"
+#include "gguf/gguf.h"
+#include "model/layer_executor.h"
+#include "model/model.h"
 #include "powerinfer/engine.h"
 #include "runtime/local_engine.h"
+#include "tensor/thread_pool.h"
 
 using namespace powerinfer;
 namespace fs = std::filesystem;
@@ -64,11 +75,100 @@ std::string read_file(const fs::path& p) {
     return ss.str();
 }
 
+// The model's GGUF cut after its first n_layer layers.
+std::vector<uint8_t> first_layers(const gguf::GgufFile& f, int64_t n_layer) {
+    gguf::GgufWriter w;
+    const std::string block_count = *f.get_string("general.architecture") + ".block_count";
+    for (const auto& [key, value] : f.metadata())
+        w.set(key, key == block_count ? gguf::Value::u32(static_cast<uint32_t>(n_layer)) : value);
+    for (const auto& t : f.tensors()) {
+        if (t.name.rfind("blk.", 0) == 0 && std::stoll(t.name.substr(4)) >= n_layer) continue;
+        w.add_tensor(t.name, t.type, t.shape, std::vector<uint8_t>(t.data, t.data + t.n_bytes));
+    }
+    return w.to_bytes();
+}
+
+// A CPU stand-in for the GPU's layer executor: the first layers run in a
+// model cut after them (with its own KV cache), one token at a time; the
+// executor sees only embeddings, so the test says which token it is.
+class CutModelLayers final : public model::LayerExecutor {
+public:
+    explicit CutModelLayers(model::Model& front) : front_(front) {}
+    int n_layers() const override { return static_cast<int>(front_.config().n_layer); }
+    bool runs_output() const override { return false; }
+    void run_layers(float* x, int64_t n, int64_t n_past, model::FfnExecutor&) override {
+        if (n != 1) throw EngineError("the stand-in executor runs one token at a time");
+        front_.forward(&token, 1, n_past, 0, nullptr);
+        std::copy_n(front_.last_hidden(), front_.config().n_embd, x);
+    }
+    void run_output(const float*, int64_t, float*) override {}
+    int32_t token = 0;
+
+private:
+    model::Model& front_;
+};
+
+// The host KV cache holds only the layers the CPU runs, and those layers
+// give the same logits (bit for bit) as the whole model on the CPU, with the
+// executor taking 3 layers, then 1 (their host cache comes back), then none.
+void test_host_kv_cache(plaintest::Counter& c, const fs::path& path) {
+    const auto file = std::shared_ptr<const gguf::GgufFile>(gguf::GgufFile::open(path));
+    tensor::ThreadPool pool(2);
+    const int64_t n_ctx = 64;
+    model::Model whole(file, pool, n_ctx), back(file, pool, n_ctx);
+    const model::ModelConfig& cfg = whole.config();
+    const int64_t per_layer = n_ctx * (cfg.kv_dim() + cfg.v_dim()) * 2;  // F16
+    c.check(whole.kv_cache_bytes() == cfg.n_layer * per_layer,
+            "no executor: the host KV cache holds every layer");
+
+    // Greedy, one token at a time, on the whole model: the reference.
+    const int steps = 16;
+    std::vector<int32_t> tokens = {1, 300, 301, 302, 303};
+    std::vector<std::vector<float>> want;
+    for (int pos = 0; pos < steps; ++pos) {
+        std::vector<float> logits(static_cast<size_t>(cfg.n_vocab));
+        whole.forward(&tokens[static_cast<size_t>(pos)], 1, pos, 1, logits.data());
+        if (pos + 1 >= static_cast<int>(tokens.size()))
+            tokens.push_back(static_cast<int32_t>(std::max_element(logits.begin(), logits.end()) -
+                                                  logits.begin()));
+        want.push_back(std::move(logits));
+    }
+
+    for (const int64_t n_front : {int64_t{3}, int64_t{1}, int64_t{0}}) {
+        const std::string what = std::to_string(n_front) + " of " + std::to_string(cfg.n_layer) +
+                                 " layers on the stand-in";
+        const std::vector<uint8_t> bytes = first_layers(*file, std::max<int64_t>(n_front, 1));
+        const auto front_file =
+            std::shared_ptr<const gguf::GgufFile>(gguf::GgufFile::from_memory(bytes));
+        model::Model front(front_file, pool, n_ctx);
+        CutModelLayers stand_in(front);
+        back.set_layer_executor(n_front > 0 ? &stand_in : nullptr);
+        c.check(back.kv_cache_bytes() == (cfg.n_layer - n_front) * per_layer,
+                what + ": the host KV cache holds the other layers only (" +
+                    std::to_string(back.kv_cache_bytes()) + " bytes)");
+        bool same = true;
+        for (int pos = 0; pos < steps; ++pos) {
+            std::vector<float> logits(static_cast<size_t>(cfg.n_vocab));
+            stand_in.token = tokens[static_cast<size_t>(pos)];
+            back.forward(&tokens[static_cast<size_t>(pos)], 1, pos, 1, logits.data());
+            same = same && std::memcmp(logits.data(), want[static_cast<size_t>(pos)].data(),
+                                       logits.size() * sizeof(float)) == 0;
+        }
+        c.check(same, what + ": the same logits as the whole model on the CPU, bit for bit");
+        back.set_layer_executor(nullptr);
+    }
+    c.check(back.kv_cache_bytes() == cfg.n_layer * per_layer,
+            "executor removed: the host KV cache holds every layer again");
+}
+
 void test_engine(plaintest::Counter& c, const fs::path& model) {
     auto cpu = load(model, 0);
     const std::string want = greedy(*cpu);
     c.check(cpu->info().gpu_layers == 0 && cpu->info().offload_status.empty(),
             "gpu_layers 0: nothing offloaded, no status");
+    c.check(cpu->memory().host_kv_cache == cpu->memory().kv_cache &&
+                cpu->memory().host_kv_cache == int64_t{4} * 128 * (64 + 64) * 2,
+            "CPU: the memory report's host KV cache is every layer's");
 
     auto all = load(model, -1);
     const ModelInfo& info = all->info();
@@ -86,6 +186,7 @@ void test_engine(plaintest::Counter& c, const fs::path& model) {
         const MemoryReport m = all->memory();
         c.check(m.dense_weights > 0 && m.kv_cache > 0 && !m.simulated,
                 "GPU: memory report counts the offloaded weights and KV cache");
+        c.check(m.host_kv_cache == 0, "GPU: every layer offloaded, no KV cache in RAM");
     }
 
     auto forced_cpu = load(model, 3, "cpu");
@@ -155,6 +256,7 @@ int main() {
         spec.write_sidecar = false;
         const fs::path model = dir / "synth.gguf";
         calibrate::write_synthetic_model(model, spec);
+        test_host_kv_cache(c, model);
         test_engine(c, model);
         test_cli(c, model, dir);
     } catch (const std::exception& e) {

@@ -160,6 +160,7 @@ void test_engine(plaintest::Counter& c, const fs::path& model) {
         const MemoryReport m = any->memory();
         c.check(!m.simulated && m.dense_weights > 0 && m.kv_cache > 0 && m.predictors > 0,
                 "GPU: memory report counts attention weights, KV cache and predictors");
+        c.check(m.host_kv_cache == 0, "GPU: every layer's attention there, no KV cache in RAM");
         auto none = load(model, "cuda:0", 0);
         c.check(
             none->info().gpu_attention_layers == 0 &&

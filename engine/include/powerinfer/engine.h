@@ -145,6 +145,9 @@ struct MemoryReport {
     int64_t dense_weights = 0, hot_neurons = 0, neuron_cache = 0, kv_cache = 0, predictors = 0;
     int64_t scratch = 0;       // device work buffers and transfer staging
     int64_t host_weights = 0;  // what stays in RAM
+    // The KV cache in RAM: the layers the CPU runs (none for layers whose
+    // attention runs on the GPU; their cache is counted in kv_cache).
+    int64_t host_kv_cache = 0;
     // Why fewer neurons are on the device than placed (an allocation the
     // GPU refused during generation); "" if none.
     std::string note;
