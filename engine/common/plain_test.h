@@ -4,7 +4,15 @@
 #pragma once
 
 #include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <string>
+
+#ifndef _WIN32
+#include <sys/wait.h>
+#endif
 
 namespace powerinfer::plaintest {
 
@@ -25,5 +33,31 @@ struct Counter {
         return failed == 0 ? 0 : 1;
     }
 };
+
+inline bool contains(const std::string& s, const std::string& part) {
+    return s.find(part) != std::string::npos;
+}
+
+inline std::string read_file(const std::filesystem::path& p) {
+    std::ifstream in(p);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+}
+
+// Runs `"program" args` with stdout and stderr to files in dir
+// (stdout.txt, stderr.txt); returns the exit code (-1 if it did not exit).
+inline int run_program(const std::string& program, const std::string& args,
+                       const std::filesystem::path& dir) {
+    const std::string cmd = "\"" + program + "\" " + args + " > \"" +
+                            (dir / "stdout.txt").string() + "\" 2> \"" +
+                            (dir / "stderr.txt").string() + "\"";
+    const int status = std::system(cmd.c_str());
+#ifdef _WIN32
+    return status;
+#else
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+#endif
+}
 
 }  // namespace powerinfer::plaintest

@@ -34,9 +34,8 @@ namespace fs = std::filesystem;
 
 namespace {
 
-bool contains(const std::string& s, const std::string& part) {
-    return s.find(part) != std::string::npos;
-}
+using plaintest::contains;
+using plaintest::read_file;
 
 std::unique_ptr<runtime::LocalEngine> load(const fs::path& model, int gpu_layers,
                                            const std::string& device = "auto",
@@ -58,21 +57,6 @@ std::string greedy(runtime::LocalEngine& e) {
     r.max_tokens = 12;
     r.sampling.temperature = 0;
     return e.generate(r, nullptr).text;
-}
-
-int exit_code(int status) {
-#ifdef _WIN32
-    return status;
-#else
-    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-#endif
-}
-
-std::string read_file(const fs::path& p) {
-    std::ifstream in(p);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
 }
 
 // The model's GGUF cut after its first n_layer layers.
@@ -207,9 +191,7 @@ void test_cli(plaintest::Counter& c, const fs::path& model, const fs::path& dir)
 #ifdef POWERINFER_CLI
     const fs::path err = dir / "stderr.txt";
     auto run = [&](const std::string& args) {
-        const std::string cmd = std::string("\"") + POWERINFER_CLI + "\" " + args + " > \"" +
-                                (dir / "stdout.txt").string() + "\" 2> \"" + err.string() + "\"";
-        return exit_code(std::system(cmd.c_str()));
+        return plaintest::run_program(POWERINFER_CLI, args, dir);
     };
     const std::string m =
         "-m \"" + model.string() + "\" -p hello -n 4 --temp 0 --threads 2 --ctx 64 ";

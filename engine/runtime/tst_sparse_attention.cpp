@@ -31,9 +31,8 @@ namespace fs = std::filesystem;
 
 namespace {
 
-bool contains(const std::string& s, const std::string& part) {
-    return s.find(part) != std::string::npos;
-}
+using plaintest::contains;
+using plaintest::read_file;
 
 size_t count_of(const std::string& s, const std::string& part) {
     size_t n = 0;
@@ -185,28 +184,11 @@ void test_engine(plaintest::Counter& c, const fs::path& model) {
                 ")");
 }
 
-int exit_code(int status) {
-#ifdef _WIN32
-    return status;
-#else
-    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-#endif
-}
-
-std::string read_file(const fs::path& p) {
-    std::ifstream in(p);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
-}
-
 void test_cli(plaintest::Counter& c, const fs::path& model, const fs::path& dir) {
 #ifdef POWERINFER_CLI
     const fs::path err = dir / "stderr.txt";
     auto run = [&](const std::string& args) {
-        const std::string cmd = std::string("\"") + POWERINFER_CLI + "\" " + args + " > \"" +
-                                (dir / "stdout.txt").string() + "\" 2> \"" + err.string() + "\"";
-        return exit_code(std::system(cmd.c_str()));
+        return plaintest::run_program(POWERINFER_CLI, args, dir);
     };
     const std::string m =
         "-m \"" + model.string() + "\" -p hello -n 4 --temp 0 --threads 2 --ctx 64 --sparse ";
