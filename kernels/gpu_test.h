@@ -12,6 +12,8 @@
 #include <string>
 #include <vector>
 
+#include "calibrate/synth_model.h"
+#include "common/ggml_types.h"
 #include "common/plain_test.h"
 #include "cuda_ops.h"
 
@@ -111,6 +113,38 @@ inline RowsCompare compare_rows(const float* got, const float* want, int64_t n, 
         }
     }
     return r;
+}
+
+// One synthetic model shape of the whole-model GPU tests (tst_cuda_model,
+// tst_cuda_sparse): 4 layers, n_embd 256 (a whole K-quant super-block),
+// n_ff 512, 700 tokens, random norms.
+struct ModelCase {
+    const char* arch;
+    GgmlType type;
+    int64_t n_head, n_head_kv;
+    bool tied;
+};
+
+inline std::string case_name(const ModelCase& k) {
+    return std::string(k.arch) + " " + std::string(ggml_type_name(k.type)) + " heads " +
+           std::to_string(k.n_head) + "/" + std::to_string(k.n_head_kv) + (k.tied ? " tied" : "");
+}
+
+inline calibrate::SynthSpec case_spec(const ModelCase& k, int64_t n_ctx) {
+    calibrate::SynthSpec spec;
+    spec.arch = k.arch;
+    spec.type = k.type;
+    spec.n_layer = 4;
+    spec.n_embd = 256;
+    spec.n_ff = 512;
+    spec.n_head = k.n_head;
+    spec.n_head_kv = k.n_head_kv;
+    spec.n_vocab = 700;
+    spec.n_ctx = n_ctx;
+    spec.random_norms = true;
+    spec.tied_output = k.tied;
+    spec.seed = 7;
+    return spec;
 }
 
 }  // namespace powerinfer::gputest

@@ -173,12 +173,7 @@ void test_attention_f16(gputest::Counter& c, std::mt19937& rng) {
 
 // ---- whole models ----------------------------------------------------------
 
-struct Case {
-    const char* arch;
-    GgmlType type;
-    int64_t n_head, n_head_kv;
-    bool tied;
-};
+using Case = gputest::ModelCase;
 
 struct Models {
     fs::path path;
@@ -187,20 +182,8 @@ struct Models {
 };
 
 Models open_models(const fs::path& dir, const Case& k, tensor::ThreadPool& pool) {
-    calibrate::SynthSpec spec;
-    spec.arch = k.arch;
-    spec.type = k.type;
-    spec.n_layer = 4;
-    spec.n_embd = 256;  // a whole K-quant super-block
-    spec.n_ff = 512;
-    spec.n_head = k.n_head;
-    spec.n_head_kv = k.n_head_kv;
-    spec.n_vocab = 700;
-    spec.n_ctx = 512;
-    spec.random_norms = true;
-    spec.tied_output = k.tied;
+    calibrate::SynthSpec spec = gputest::case_spec(k, 512);
     spec.write_sidecar = false;
-    spec.seed = 7;
     Models m;
     m.path = dir / (std::string(k.arch) + "-" + std::string(ggml_type_name(k.type)) + ".gguf");
     calibrate::write_synthetic_model(m.path, spec);

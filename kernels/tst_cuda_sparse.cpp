@@ -56,35 +56,14 @@ namespace {
 constexpr double kLogitsRelRms = 0.03;
 constexpr int64_t kMiB = int64_t{1} << 20;
 
-struct Case {
-    const char* arch;
-    GgmlType type;
-    int64_t n_head, n_head_kv;
-    bool tied;
-};
-
-std::string case_name(const Case& k) {
-    return std::string(k.arch) + " " + std::string(ggml_type_name(k.type)) + " heads " +
-           std::to_string(k.n_head) + "/" + std::to_string(k.n_head_kv) + (k.tied ? " tied" : "");
-}
+using Case = gputest::ModelCase;
+using gputest::case_name;
 
 // A synthetic model with a power-law sidecar (70% sparsity).
 fs::path write_model(const fs::path& dir, const Case& k, int64_t n_ctx) {
-    calibrate::SynthSpec spec;
-    spec.arch = k.arch;
-    spec.type = k.type;
-    spec.n_layer = 4;
-    spec.n_embd = 256;  // a whole K-quant super-block
-    spec.n_ff = 512;
-    spec.n_head = k.n_head;
-    spec.n_head_kv = k.n_head_kv;
-    spec.n_vocab = 700;
-    spec.n_ctx = n_ctx;
-    spec.random_norms = true;
-    spec.tied_output = k.tied;
+    calibrate::SynthSpec spec = gputest::case_spec(k, n_ctx);
     spec.write_sidecar = true;
     spec.sparsity = 0.7;
-    spec.seed = 7;
     const fs::path path = dir / (std::string(k.arch) + "-" + std::string(ggml_type_name(k.type)) +
                                  "-" + std::to_string(n_ctx) + ".gguf");
     calibrate::write_synthetic_model(path, spec);
