@@ -20,6 +20,10 @@ using DotFn = float (*)(int64_t n, const void* w, const void* x);
 // apart: out[k] = dot(w, x + k * x_stride). Lets matmul decode a row once.
 using DotMultiFn = void (*)(int64_t n, const void* w, const void* x, size_t x_stride, int count,
                             float* out);
+// Dots of `rows` consecutive weight rows (row_bytes apart) with one activation
+// vector: out[r] = dot(w + r * row_bytes, x), bit-identical to DotFn (matvec).
+using DotRowsFn = void (*)(int64_t n, const void* w, size_t row_bytes, int64_t rows, const void* x,
+                           float* out);
 // y[n] += a * dequantized w (n elements starting at a block boundary).
 using AxpyFn = void (*)(int64_t n, const void* w, float a, float* y);
 // Quantize n floats into an activation format.
@@ -51,6 +55,9 @@ struct TypeKernels {
     DotFn dot;
     DotMultiFn dot_multi;
     AxpyFn axpy;
+    // Every table that sets `dot` sets this too (built on its own dot where
+    // no faster form exists), so merging levels never pairs them across levels.
+    DotRowsFn dot_rows;
 };
 
 // Activation formats, indexed separately from the weight types.

@@ -71,10 +71,10 @@ void matvec_q(ThreadPool& pool, const WeightView& w, const QuantizedVector& xq, 
     check_view(w);
     if (xq.type != vec_dot_type(w.type) || xq.n != w.cols)
         throw EngineError("activations do not match the weight matrix (type or length)");
-    const kernels::DotFn dot = kernels_for(w).dot;
+    const kernels::DotRowsFn dot_rows = kernels_for(w).dot_rows;
     const void* x = xq.data.data();
     auto rows = [&](int64_t begin, int64_t end, int) {
-        for (int64_t r = begin; r < end; ++r) y[r] = dot(w.cols, w.row(r), x);
+        dot_rows(w.cols, w.row(begin), w.row_bytes, end - begin, x, y + begin);
     };
     if (!worth_parallel(pool, w.row_bytes * static_cast<size_t>(w.rows))) {
         if (w.rows > 0) rows(0, w.rows, 0);

@@ -55,6 +55,7 @@ KernelTable merge(const KernelTable& base, const KernelTable* over) {
         if (o.dequantize) t.types[i].dequantize = o.dequantize;
         if (o.dot) t.types[i].dot = o.dot;
         if (o.dot_multi) t.types[i].dot_multi = o.dot_multi;
+        if (o.dot) t.types[i].dot_rows = o.dot_rows;  // set together with dot, never mixed
         if (o.axpy) t.types[i].axpy = o.axpy;
     }
     for (int i = 0; i < kNumActs; ++i)
