@@ -16,10 +16,11 @@ namespace powerinfer::tensor::kernels {
 using DequantizeFn = void (*)(const void* src, float* dst, int64_t n);
 // Dot of one weight row (n elements) with activations in the vec_dot format.
 using DotFn = float (*)(int64_t n, const void* w, const void* x);
-// Dots of one weight row with `count` activation vectors, x_stride bytes
-// apart: out[k] = dot(w, x + k * x_stride). Lets matmul decode a row once.
-using DotMultiFn = void (*)(int64_t n, const void* w, const void* x, size_t x_stride, int count,
-                            float* out);
+// Dots of `rows` weight rows (row_bytes apart) with `count` activation
+// vectors (x_stride bytes apart), bit-identical to DotFn (matmul):
+// out[k * out_stride + r] = dot(w + r * row_bytes, x + k * x_stride).
+using DotTileFn = void (*)(int64_t n, const void* w, size_t row_bytes, int64_t rows, const void* x,
+                           size_t x_stride, int64_t count, float* out, size_t out_stride);
 // Dots of `rows` consecutive weight rows (row_bytes apart) with one activation
 // vector: out[r] = dot(w + r * row_bytes, x), bit-identical to DotFn (matvec).
 using DotRowsFn = void (*)(int64_t n, const void* w, size_t row_bytes, int64_t rows, const void* x,
@@ -53,11 +54,11 @@ int type_index(GgmlType t);
 struct TypeKernels {
     DequantizeFn dequantize;
     DotFn dot;
-    DotMultiFn dot_multi;
     AxpyFn axpy;
-    // Every table that sets `dot` sets this too (built on its own dot where
-    // no faster form exists), so merging levels never pairs them across levels.
+    // A table that sets `dot` sets these too (built on its own dot where no
+    // faster form exists): merging levels takes the three together.
     DotRowsFn dot_rows;
+    DotTileFn dot_tile;
 };
 
 // Activation formats, indexed separately from the weight types.

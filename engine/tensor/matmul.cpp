@@ -17,7 +17,8 @@ constexpr size_t kMinParallelBytes = 64 * 1024;
 // Tokens per matmul tile: their quantized activations (~4.5 KB per 4096
 // columns) stay in L2 while the weight rows stream past.
 constexpr int64_t kTokenTile = 64;
-constexpr int kMultiDot = 8;  // tokens per dot_multi call
+// Weight rows per matmul slice: they stay in L2 while the tokens pass.
+constexpr size_t kSliceBytes = 256 * 1024;
 
 const kernels::TypeKernels& kernels_for(const WeightView& w) {
     const int i = kernels::type_index(w.type);
@@ -103,22 +104,20 @@ void matmul(ThreadPool& pool, const WeightView& w, const float* X, int64_t n, fl
         }
     });
 
-    // Each worker owns a contiguous range of rows (outputs) and walks the
-    // tokens tile by tile, so a weight row is decoded against kMultiDot
-    // tokens at a time while those tokens' activations stay in cache.
+    // Each worker owns a contiguous range of rows (outputs), cut into slices
+    // that stay in L2 while every token tile passes over them; the kernel
+    // decodes each weight block once per few tokens.
+    const size_t slice_rows = std::max<size_t>(16, kSliceBytes / w.row_bytes);
     pool.parallel_for(
         w.rows,
         [&](int64_t begin, int64_t end, int) {
-            float out[kMultiDot];
-            for (int64_t t0 = 0; t0 < n; t0 += kTokenTile) {
-                const int64_t t1 = t0 + kTokenTile < n ? t0 + kTokenTile : n;
-                for (int64_t r = begin; r < end; ++r) {
-                    for (int64_t t = t0; t < t1; t += kMultiDot) {
-                        const int count = static_cast<int>(t1 - t < kMultiDot ? t1 - t : kMultiDot);
-                        k.dot_multi(w.cols, w.row(r), xq_data + static_cast<size_t>(t) * stride,
-                                    stride, count, out);
-                        for (int j = 0; j < count; ++j) Y[(t + j) * w.rows + r] = out[j];
-                    }
+            for (int64_t r0 = begin; r0 < end; r0 += static_cast<int64_t>(slice_rows)) {
+                const int64_t r1 = std::min(end, r0 + static_cast<int64_t>(slice_rows));
+                for (int64_t t0 = 0; t0 < n; t0 += kTokenTile) {
+                    const int64_t count = std::min(kTokenTile, n - t0);
+                    k.dot_tile(w.cols, w.row(r0), w.row_bytes, r1 - r0,
+                               xq_data + static_cast<size_t>(t0) * stride, stride, count,
+                               Y + t0 * w.rows + r0, static_cast<size_t>(w.rows));
                 }
             }
         },

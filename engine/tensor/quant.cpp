@@ -53,9 +53,13 @@ KernelTable merge(const KernelTable& base, const KernelTable* over) {
     for (int i = 0; i < kNumTypes; ++i) {
         const TypeKernels& o = over->types[i];
         if (o.dequantize) t.types[i].dequantize = o.dequantize;
-        if (o.dot) t.types[i].dot = o.dot;
-        if (o.dot_multi) t.types[i].dot_multi = o.dot_multi;
-        if (o.dot) t.types[i].dot_rows = o.dot_rows;  // set together with dot, never mixed
+        // The three dot forms come as a set (bit-identical to each other),
+        // never mixed across levels.
+        if (o.dot) {
+            t.types[i].dot = o.dot;
+            t.types[i].dot_rows = o.dot_rows;
+            t.types[i].dot_tile = o.dot_tile;
+        }
         if (o.axpy) t.types[i].axpy = o.axpy;
     }
     for (int i = 0; i < kNumActs; ++i)

@@ -368,10 +368,13 @@ namespace {
 
 // Generic kernels built from a type's dequantize and dot.
 template <DotFn Dot>
-void dot_multi_loop(int64_t n, const void* w, const void* x, size_t x_stride, int count,
-                    float* out) {
-    for (int k = 0; k < count; ++k)
-        out[k] = Dot(n, w, static_cast<const uint8_t*>(x) + static_cast<size_t>(k) * x_stride);
+void dot_tile_loop(int64_t n, const void* w, size_t row_bytes, int64_t rows, const void* x,
+                   size_t x_stride, int64_t count, float* out, size_t out_stride) {
+    for (int64_t r = 0; r < rows; ++r)
+        for (int64_t k = 0; k < count; ++k)
+            out[static_cast<size_t>(k) * out_stride + static_cast<size_t>(r)] =
+                Dot(n, static_cast<const uint8_t*>(w) + static_cast<size_t>(r) * row_bytes,
+                    static_cast<const uint8_t*>(x) + static_cast<size_t>(k) * x_stride);
 }
 
 template <DotFn Dot>
@@ -406,9 +409,8 @@ void axpy_bf16(int64_t n, const void* w, float a, float* y) {
 
 template <DequantizeFn Dequant, DotFn Dot, typename Block, int BlockElems>
 constexpr TypeKernels block_kernels() {
-    return {Dequant, Dot, dot_multi_loop<Dot>,
-            axpy_by_blocks<Dequant, BlockElems, static_cast<int>(sizeof(Block))>,
-            dot_rows_loop<Dot>};
+    return {Dequant, Dot, axpy_by_blocks<Dequant, BlockElems, static_cast<int>(sizeof(Block))>,
+            dot_rows_loop<Dot>, dot_tile_loop<Dot>};
 }
 
 void gm_h2f_row(const uint16_t* src, float* dst, int64_t n) {
@@ -421,12 +423,12 @@ KernelTable make_scalar_table() {
     using namespace blocks;
     KernelTable t{};
     t.name = "scalar";
-    t.types[kF32] = {dequantize_f32, dot_f32, dot_multi_loop<dot_f32>, axpy_f32,
-                       dot_rows_loop<dot_f32>};
-    t.types[kF16] = {dequantize_f16, dot_f16, dot_multi_loop<dot_f16>, axpy_f16,
-                       dot_rows_loop<dot_f16>};
-    t.types[kBF16] = {dequantize_bf16, dot_bf16, dot_multi_loop<dot_bf16>, axpy_bf16,
-                       dot_rows_loop<dot_bf16>};
+    t.types[kF32] = {dequantize_f32, dot_f32, axpy_f32, dot_rows_loop<dot_f32>,
+                       dot_tile_loop<dot_f32>};
+    t.types[kF16] = {dequantize_f16, dot_f16, axpy_f16, dot_rows_loop<dot_f16>,
+                       dot_tile_loop<dot_f16>};
+    t.types[kBF16] = {dequantize_bf16, dot_bf16, axpy_bf16, dot_rows_loop<dot_bf16>,
+                       dot_tile_loop<dot_bf16>};
     t.types[kQ4_0] = block_kernels<dequantize_q4_0, dot_q4_0, BlockQ4_0, kQK>();
     t.types[kQ4_1] = block_kernels<dequantize_q4_1, dot_q4_1, BlockQ4_1, kQK>();
     t.types[kQ5_0] = block_kernels<dequantize_q5_0, dot_q5_0, BlockQ5_0, kQK>();

@@ -112,6 +112,31 @@ private slots:
         }
     }
 
+    // Rows longer than the kernels' scale buffers take the single-row path.
+    void longRowsMatchSingleDot() {
+        LevelGuard guard;
+        const int64_t rows = 6, cols = 33 * 1024;
+        ThreadPool pool(2);
+        std::mt19937 rng(9);
+        for (GgmlType t : {GgmlType::Q4_0, GgmlType::Q4_1, GgmlType::Q8_0}) {
+            const Matrix m = make_matrix(t, rows, cols, 10);
+            const auto X = random_floats(rng, 5 * cols);
+            for (const auto& level : simd_levels()) {
+                QVERIFY(force_simd_level(level));
+                std::vector<float> Y(static_cast<size_t>(5 * rows)), y(static_cast<size_t>(rows));
+                matmul(pool, m.view, X.data(), 5, Y.data());
+                matvec(pool, m.view, X.data(), y.data());
+                QuantizedVector xq;
+                for (int64_t tok = 0; tok < 5; ++tok) {
+                    quantize_activations(t, X.data() + tok * cols, cols, xq);
+                    for (int64_t r = 0; r < rows; ++r)
+                        QVERIFY(Y[size_t(tok * rows + r)] == vec_dot(t, cols, m.view.row(r), xq));
+                }
+                for (int64_t r = 0; r < rows; ++r) QCOMPARE(y[size_t(r)], Y[size_t(r)]);
+            }
+        }
+    }
+
     void matvecIdenticalAcrossThreadCounts() {
         const Matrix m = make_matrix(GgmlType::Q4_1, 1000, 1024, 3);
         std::mt19937 rng(4);
@@ -149,6 +174,14 @@ private slots:
                     quantize_activations(t, X.data() + tok * cols, cols, xq);
                     check_products(m, dequantize_activations(xq), Y.data() + tok * rows, nullptr,
                                    rows);
+                    // Tiles of rows x tokens keep each pair's single-dot order.
+                    for (int64_t r = 0; r < rows; ++r)
+                        QVERIFY2(Y[size_t(tok * rows + r)] == vec_dot(t, cols, m.view.row(r), xq),
+                                 qPrintable(QString("%1 n=%2 token %3 row %4")
+                                                .arg(level.c_str())
+                                                .arg(n)
+                                                .arg(tok)
+                                                .arg(r)));
                 }
             }
         }
