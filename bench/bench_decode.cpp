@@ -4,7 +4,14 @@
 // present, the same token ids go through llama.cpp in the same run.
 //
 //   bench_decode [MODEL] [--prompt 128] [--decode 64] [--runs 3] [--threads 1,2]
-//                [--python /root/.cache/powerinfer/ref-venv/bin/python]
+//                [--level avx2] [--python /root/.cache/powerinfer/ref-venv/bin/python]
+//
+// The table's header names the CPU and the SIMD level; the last line is one
+// JSON object for scripts: {"cpu": .., "level": .., "threads": [..],
+// "decode_ratio": [..], "pp_ratio": [..]} (null ratios without llama.cpp).
+// The reference venv is the one tests/reference/make-fixtures creates, with
+// the build flags these VMs need (a default llama-cpp-python build uses AMX
+// where cpuid advertises it and crashes where the hypervisor refuses it).
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -128,6 +135,14 @@ int main(int argc, char** argv) {
             runs = std::max(1, std::atoi(next().c_str()));
         else if (a == "--python")
             python = next();
+        else if (a == "--level") {
+            const std::string level = next();
+            if (!tensor::force_simd_level(level)) {
+                std::fprintf(stderr, "SIMD level '%s' is not available on this CPU\n",
+                             level.c_str());
+                return 2;
+            }
+        }
         else if (a == "--threads") {
             threads.clear();
             std::stringstream ss(next());
@@ -144,18 +159,31 @@ int main(int argc, char** argv) {
         const auto cfg = model::ModelConfig::from_gguf(*file);
         const auto prompt = prompt_ids(n_prompt, cfg.n_vocab);
         const bool have_ref = std::filesystem::exists(python);
-        std::printf("model: %s, SIMD: %s, prompt %d tokens, decode %d tokens, median of %d\n\n",
+        std::printf("CPU: %s\nmodel: %s, SIMD: %s, prompt %d tokens, decode %d tokens, median of %d\n\n",
+                    tensor::cpu_model().c_str(),
                     std::filesystem::path(model).filename().string().c_str(),
                     tensor::simd_level().c_str(), n_prompt, n_decode, runs);
         std::printf(
             "| threads | ours pp tok/s | ours decode tok/s | llama.cpp pp tok/s | "
             "llama.cpp decode tok/s | pp ratio | decode ratio |\n");
         std::printf("|---|---|---|---|---|---|---|\n");
+        std::string json_threads, json_decode, json_pp;
+        auto append = [](std::string& list, const std::string& item) {
+            list += (list.empty() ? "" : ", ") + item;
+        };
+        auto ratio = [](double a, double b) {
+            char buf[32];
+            std::snprintf(buf, sizeof buf, "%.3f", a / b);
+            return std::string(buf);
+        };
         for (int t : threads) {
             const Speeds ours = run_ours(file, t, prompt, n_decode, runs);
             Speeds ref;
             const bool ok =
                 have_ref && run_llama_cpp(python, model, t, prompt, n_decode, runs, ref);
+            append(json_threads, std::to_string(t));
+            append(json_decode, ok ? ratio(ours.decode, ref.decode) : "null");
+            append(json_pp, ok ? ratio(ours.prompt, ref.prompt) : "null");
             if (ok) {
                 std::printf("| %d | %.1f | %.1f | %.1f | %.1f | %.2fx | %.2fx |\n", t, ours.prompt,
                             ours.decode, ref.prompt, ref.decode, ours.prompt / ref.prompt,
@@ -165,6 +193,13 @@ int main(int argc, char** argv) {
             }
             std::fflush(stdout);
         }
+        std::string cpu;
+        for (char c : tensor::cpu_model())
+            if (c != '"' && c != '\\') cpu += c;
+        std::printf("{\"cpu\": \"%s\", \"level\": \"%s\", \"threads\": [%s], \"decode_ratio\": [%s], "
+                    "\"pp_ratio\": [%s]}\n",
+                    cpu.c_str(), tensor::simd_level().c_str(), json_threads.c_str(),
+                    json_decode.c_str(), json_pp.c_str());
     } catch (const std::exception& e) {
         std::fprintf(stderr, "error: %s\n", e.what());
         return 1;

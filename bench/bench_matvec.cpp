@@ -6,7 +6,7 @@
 // the same run. Decode speed is bound by how close matvec gets to memory
 // bandwidth, so "% of copy" is the number to watch.
 //
-//   bench_matvec [--threads 1,2] [--types Q4_0,Q8_0] [--reps 9] [--level avx2]
+//   bench_matvec [--threads 1,2] [--types Q4_0,Q8_0] [--reps 9] [--level avx2,avx512|all]
 //                [--rows 11008] [--cols 4096] [--stat median|min] [--working-set-mb 160]
 //
 // The matrices rotate through copies totalling --working-set-mb so that the
@@ -47,16 +47,15 @@ std::vector<std::string> split(const std::string& s) {
 
 bool g_use_min = false;
 
+std::string join(const std::vector<std::string>& v) {
+    std::string out;
+    for (const auto& s : v) out += (out.empty() ? "" : ",") + s;
+    return out;
+}
+
 double median(std::vector<double> v) {
     std::sort(v.begin(), v.end());
     return g_use_min ? v.front() : v[v.size() / 2];
-}
-
-std::string cpu_model() {
-    std::ifstream in("/proc/cpuinfo");
-    for (std::string line; std::getline(in, line);)
-        if (line.rfind("model name", 0) == 0) return line.substr(line.find(':') + 2);
-    return "unknown CPU";
 }
 
 // Random bytes with small fp16 scales: valid blocks of every format, much
@@ -141,6 +140,7 @@ int main(int argc, char** argv) {
                                            "Q5_0", "Q5_1", "Q4_K", "Q5_K", "Q6_K"};
     int reps = 9;
     int64_t rows = 11008, cols = 4096;
+    std::vector<std::string> levels{simd_level()};
     for (int i = 1; i + 1 < argc; i += 2) {
         const std::string k = argv[i], v = argv[i + 1];
         if (k == "--threads") {
@@ -151,10 +151,13 @@ int main(int argc, char** argv) {
         } else if (k == "--reps") {
             reps = std::max(1, std::stoi(v));
         } else if (k == "--level") {
-            if (!force_simd_level(v)) {
-                std::fprintf(stderr, "SIMD level %s is not available here\n", v.c_str());
-                return 1;
-            }
+            levels = v == "all" ? available_simd_levels() : split(v);
+            for (const auto& l : levels)
+                if (!force_simd_level(l)) {
+                    std::fprintf(stderr, "SIMD level %s is not available here (this CPU: %s)\n",
+                                 l.c_str(), join(available_simd_levels()).c_str());
+                    return 1;
+                }
         } else if (k == "--rows") {
             rows = std::stoll(v);
         } else if (k == "--working-set-mb") {
@@ -169,8 +172,9 @@ int main(int argc, char** argv) {
         }
     }
 
-    std::printf("CPU: %s\nSIMD level: %s\nmatrix: %lld rows x %lld cols, %s of %d runs\n\n",
-                cpu_model().c_str(), simd_level().c_str(), static_cast<long long>(rows),
+    std::printf("CPU: %s\nSIMD levels: %s (this CPU: %s)\nmatrix: %lld rows x %lld cols, %s of %d runs\n\n",
+                cpu_model().c_str(), join(levels).c_str(), join(available_simd_levels()).c_str(),
+                static_cast<long long>(rows),
                 static_cast<long long>(cols), g_use_min ? "fastest" : "median", reps);
 
     std::vector<Bandwidth> bw;
@@ -182,8 +186,8 @@ int main(int argc, char** argv) {
             bw.back().copy_gbs, bw.back().read_gbs);
     }
     std::printf(
-        "\n| type | weight MB | threads | ms | GB/s | GFLOP/s | %% of copy | %% of read |\n");
-    std::printf("|---|---:|---:|---:|---:|---:|---:|---:|\n");
+        "\n| type | level | weight MB | threads | ms | GB/s | GFLOP/s | %% of copy | %% of read |\n");
+    std::printf("|---|---|---:|---:|---:|---:|---:|---:|---:|\n");
 
     std::mt19937 rng(1);
     std::vector<float> x(static_cast<size_t>(cols)), y(static_cast<size_t>(rows));
@@ -210,7 +214,9 @@ int main(int argc, char** argv) {
         const size_t copies = std::max<size_t>(1, (g_working_set + bytes - 1) / bytes);
         std::vector<std::vector<uint8_t>> mats;
         for (size_t c = 0; c < copies; ++c) mats.push_back(random_matrix(type, rows, cols, rng));
+        for (const auto& level : levels)
         for (size_t ti = 0; ti < threads.size(); ++ti) {
+            force_simd_level(level);
             ThreadPool pool(threads[ti]);
             std::vector<double> secs;
             for (int rep = 0; rep < reps + 2; ++rep) {
@@ -223,8 +229,8 @@ int main(int argc, char** argv) {
             }
             const double s = median(secs);
             const double gbs = bytes / s / 1e9;
-            std::printf("| %s | %.1f | %d | %.2f | %.1f | %.1f | %.0f%% | %.0f%% |\n", name.c_str(),
-                        bytes / 1e6, threads[ti], s * 1e3, gbs, 2.0 * rows * cols / s / 1e9,
+            std::printf("| %s | %s | %.1f | %d | %.2f | %.1f | %.1f | %.0f%% | %.0f%% |\n",
+                        name.c_str(), level.c_str(), bytes / 1e6, threads[ti], s * 1e3, gbs, 2.0 * rows * cols / s / 1e9,
                         100.0 * gbs / bw[ti].copy_gbs, 100.0 * gbs / bw[ti].read_gbs);
             std::fflush(stdout);
         }

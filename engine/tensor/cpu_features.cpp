@@ -6,8 +6,13 @@
 #include <intrin.h>
 #define PI_CPUID_MSVC 1
 #elif (defined(__GNUC__) || defined(__clang__)) && (defined(__x86_64__) || defined(__i386__))
+#include <cpuid.h>
 #define PI_CPUID_GNU 1
 #endif
+
+#include <cstring>
+#include <fstream>
+#include <string>
 
 namespace powerinfer::tensor::kernels {
 
@@ -42,6 +47,48 @@ CpuFeatures detect_cpu_features() {
     f.avx512 = f.avx2 && os_avx512 && avx512f && avx512bw && avx512vl && avx512vnni;
 #endif
     return f;
+}
+
+std::string cpu_model_name() {
+    // The brand string of cpuid leaves 0x80000002..4 (x86), else what the
+    // OS reports.
+    unsigned regs[12] = {};
+    bool have = false;
+#if defined(PI_CPUID_GNU)
+    unsigned a = 0, b = 0, c = 0, d = 0;
+    if (__get_cpuid(0x80000000u, &a, &b, &c, &d) && a >= 0x80000004u) {
+        for (unsigned i = 0; i < 3; ++i)
+            __get_cpuid(0x80000002u + i, &regs[4 * i], &regs[4 * i + 1], &regs[4 * i + 2],
+                        &regs[4 * i + 3]);
+        have = true;
+    }
+#elif defined(PI_CPUID_MSVC)
+    int info[4] = {};
+    __cpuid(info, static_cast<int>(0x80000000u));
+    if (static_cast<unsigned>(info[0]) >= 0x80000004u) {
+        for (unsigned i = 0; i < 3; ++i) {
+            __cpuid(info, static_cast<int>(0x80000002u + i));
+            std::memcpy(&regs[4 * i], info, sizeof(info));
+        }
+        have = true;
+    }
+#endif
+    std::string name;
+    if (have) {
+        char text[49] = {};
+        std::memcpy(text, regs, 48);
+        name = text;
+    } else {
+        std::ifstream in("/proc/cpuinfo");
+        for (std::string line; std::getline(in, line);)
+            if (line.rfind("model name", 0) == 0 && line.find(':') != std::string::npos) {
+                name = line.substr(line.find(':') + 1);
+                break;
+            }
+    }
+    const auto first = name.find_first_not_of(' ');
+    const auto last = name.find_last_not_of(' ');
+    return first == std::string::npos ? "unknown CPU" : name.substr(first, last - first + 1);
 }
 
 }  // namespace powerinfer::tensor::kernels

@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 
 #include "common/ggml_types.h"
 
@@ -95,6 +96,8 @@ struct CpuFeatures {
     bool avx512 = false;  // AVX-512 F/BW/VL/VNNI
 };
 CpuFeatures detect_cpu_features();
+// The CPU's marketing name ("Intel(R) Xeon(R) Platinum 8480+"), for reports.
+std::string cpu_model_name();
 
 }  // namespace powerinfer::tensor::kernels
 

@@ -285,4 +285,14 @@ bool force_simd_level(const std::string& level) {
     return true;
 }
 
+std::vector<std::string> available_simd_levels() {
+    const auto& l = kernels::levels();
+    std::vector<std::string> out{"scalar"};
+    if (l.have_avx2) out.emplace_back("avx2");
+    if (l.have_avx512) out.emplace_back("avx512");
+    return out;
+}
+
+std::string cpu_model() { return kernels::cpu_model_name(); }
+
 }  // namespace powerinfer::tensor

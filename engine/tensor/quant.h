@@ -49,5 +49,9 @@ std::string simd_level();
 // Force a level for tests/benchmarks ("scalar" disables SIMD); returns false
 // if the CPU lacks it.
 bool force_simd_level(const std::string& level);
+// The levels this CPU can run, lowest first ("scalar" is always there).
+std::vector<std::string> available_simd_levels();
+// The CPU's name as cpuid (or the OS) reports it, for benchmark tables.
+std::string cpu_model();
 
 }  // namespace powerinfer::tensor
