@@ -76,11 +76,33 @@ struct MathKernels {
                     bool batched, float* out, float* scratch);
 };
 
+// One token's column-sparse down product (tensor/sparse_down.h): plain
+// pointers into a NeuronMajorDown and a SparseDownInput.
+struct SparseDownArgs {
+    const uint8_t* q;
+    size_t col_bytes;
+    const float* a;
+    const float* c;
+    int64_t n_out;
+    const int32_t* quad_ids;
+    const uint32_t* quad_qh;
+    const int32_t* group;
+    const int32_t* quad_begin;
+    const float* dh;
+    const float* hsum;
+    int64_t n_groups;
+};
+// Outputs [32 * chunk_begin, 32 * chunk_end) of y; every level gives the same
+// bits (integer sums, then the same float operations per output).
+using SparseDownFn = void (*)(const SparseDownArgs& args, int64_t chunk_begin, int64_t chunk_end,
+                              float* y);
+
 struct KernelTable {
     const char* name;
     TypeKernels types[kNumTypes];
     QuantizeFn quantize_act[kNumActs];
     MathKernels math;
+    SparseDownFn sparse_down;
 };
 
 const KernelTable& scalar_table();

@@ -65,6 +65,7 @@ KernelTable merge(const KernelTable& base, const KernelTable* over) {
     for (int i = 0; i < kNumActs; ++i)
         if (over->quantize_act[i]) t.quantize_act[i] = over->quantize_act[i];
     if (over->math.swiglu) t.math = over->math;
+    if (over->sparse_down) t.sparse_down = over->sparse_down;
     return t;
 }
 

@@ -418,6 +418,29 @@ void gm_h2f_row(const uint16_t* src, float* dst, int64_t n) {
 }
 #include "tensor/ggml_math.inc"
 
+// The reference of the neuron-major down product: per output, the integer
+// sum of each group, then the two fused multiply-adds the SIMD forms use.
+void sparse_down_scalar(const SparseDownArgs& A, int64_t c0, int64_t c1, float* y) {
+    for (int64_t j = 32 * c0; j < 32 * c1; ++j) {
+        const size_t byte = static_cast<size_t>((j / 32) * 16 + (j % 16));
+        const int shift = (j % 32) >= 16 ? 4 : 0;
+        float acc = 0.0f;
+        for (int64_t g = 0; g < A.n_groups; ++g) {
+            int32_t sum = 0;
+            for (int32_t qd = A.quad_begin[g]; qd < A.quad_begin[g + 1]; ++qd)
+                for (int t = 0; t < 4; ++t) {
+                    const int32_t id = A.quad_ids[4 * qd + t];
+                    const int q = (A.q[static_cast<size_t>(id) * A.col_bytes + byte] >> shift) & 0x0F;
+                    sum += q * static_cast<int8_t>(A.quad_qh[qd] >> (8 * t));
+                }
+            const size_t at = static_cast<size_t>(A.group[g] * A.n_out + j);
+            acc = std::fma(A.a[at], static_cast<float>(sum) * A.dh[g], acc);
+            acc = std::fma(A.c[at], A.hsum[g], acc);
+        }
+        y[j] = acc;
+    }
+}
+
 KernelTable make_scalar_table() {
     using namespace ref;
     using namespace blocks;
@@ -441,6 +464,7 @@ KernelTable make_scalar_table() {
     t.quantize_act[kActQ8_1] = quantize_q8_1;
     t.quantize_act[kActQ8_K] = quantize_q8_k;
     t.math = {gm_swiglu, gm_softmax, gm_scores_f16, gm_mix_f16};
+    t.sparse_down = sparse_down_scalar;
     return t;
 }
 

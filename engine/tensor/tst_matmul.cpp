@@ -9,6 +9,7 @@
 #include "common/error.h"
 #include "tensor/matmul.h"
 #include "tensor/quant.h"
+#include "tensor/sparse_down.h"
 #include "tensor/test_support.h"
 
 using namespace powerinfer;
@@ -133,6 +134,69 @@ private slots:
                         QVERIFY(Y[size_t(tok * rows + r)] == vec_dot(t, cols, m.view.row(r), xq));
                 }
                 for (int64_t r = 0; r < rows; ++r) QCOMPARE(y[size_t(r)], Y[size_t(r)]);
+            }
+        }
+    }
+
+    // The neuron-major copy is lossless, and the column-sparse product over
+    // an active set equals the scalar reference bit for bit on every level
+    // and float64 within the int8 rounding of h.
+    void sparseDownMatchesReference_data() {
+        QTest::addColumn<int>("type");
+        for (GgmlType t : {GgmlType::Q4_0, GgmlType::Q4_1, GgmlType::Q4_K})
+            QTest::newRow(ggml_type_name(t).data()) << int(t);
+    }
+    void sparseDownMatchesReference() {
+        QFETCH(int, type);
+        const auto t = static_cast<GgmlType>(type);
+        LevelGuard guard;
+        const int64_t n_out = 96, n_ff = 512;
+        const Matrix m = make_matrix(t, n_out, n_ff, 11);
+        QVERIFY(neuron_major_supported(m.view));
+        const NeuronMajorDown nm = make_neuron_major_down(m.view);
+        for (int64_t j = 0; j < n_out; ++j)
+            for (int64_t i = 0; i < n_ff; ++i) {
+                const size_t at = size_t((i / 32) * n_out + j);
+                const int q = (nm.q[size_t(i * n_out / 2 + (j / 32) * 16 + j % 16)] >>
+                               ((j % 32) >= 16 ? 4 : 0)) & 15;
+                volatile float prod = nm.a[at] * float(q);
+                const float v = prod + nm.c[at];
+                if (v != m.deq[size_t(j * n_ff + i)])
+                    QFAIL(qPrintable(QString("weight (%1, %2) is not lossless").arg(j).arg(i)));
+            }
+        std::mt19937 rng(12);
+        std::uniform_real_distribution<float> u(-2.0f, 2.0f);
+        ThreadPool pool(2);
+        for (double keep : {0.0, 0.03, 0.4, 1.0}) {
+            std::vector<int32_t> ids;
+            std::vector<float> h;
+            for (int32_t i = 0; i < n_ff; ++i)
+                if (std::uniform_real_distribution<double>(0, 1)(rng) < keep) {
+                    ids.push_back(i);
+                    h.push_back(u(rng));
+                }
+            SparseDownInput in;
+            prepare_sparse_down(ids.data(), h.data(), int64_t(ids.size()), in);
+            std::vector<float> ref(static_cast<size_t>(n_out)), y(static_cast<size_t>(n_out));
+            sparse_down_ref(nm, in, ref.data());
+            for (int64_t j = 0; j < n_out; ++j) {
+                double want = 0, tol = 1e-5;
+                for (size_t k = 0; k < ids.size(); ++k) {
+                    const double w = m.deq[size_t(j * n_ff + ids[k])];
+                    want += w * h[k];
+                    tol += std::fabs(w) * 2.0 / 127.0;  // |h| <= 2: half an int8 step each
+                }
+                QVERIFY2(std::fabs(ref[size_t(j)] - want) <= tol,
+                         qPrintable(QString("keep %1 output %2: %3 vs %4")
+                                        .arg(keep)
+                                        .arg(j)
+                                        .arg(ref[size_t(j)])
+                                        .arg(want)));
+            }
+            for (const auto& level : simd_levels()) {
+                QVERIFY(force_simd_level(level));
+                sparse_down(pool, nm, in, y.data());
+                QVERIFY2(y == ref, qPrintable(QString("%1, keep %2").arg(level.c_str()).arg(keep)));
             }
         }
     }

@@ -1,0 +1,60 @@
+// The column-sparse half of a sparse FFN: y = W_down h over the active
+// neurons only, from a neuron-major copy of W_down that keeps the model's own
+// 4-bit quants and scales (lossless: every weight is the same a * q + c as in
+// the model file).
+//
+// ffn_down is n_out rows (model dimension) by n_ff columns (neurons), stored
+// in blocks of 32 neurons along a row. Here a neuron's column is contiguous
+// (n_out / 2 bytes of 4-bit q, in chunks of 32 outputs: byte k of chunk c has
+// output 32c + k in its low nibble and 32c + 16 + k in its high nibble), and
+// the per-(output, 32-neuron group) scale a and offset c are float arrays
+// [group][n_out]. A group's active neurons are summed in integers (their h
+// quantized to int8 with one scale per group and token), then
+//   y_j += a_jg * (dh_g * S_jg) + c_jg * H_g,  S_jg = sum_i q_ji qh_i,
+//   H_g = dh_g * sum_i qh_i,
+// so reading a neuron costs n_out / 2 bytes and the per-group scales are read
+// once per group that has an active neuron.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "common/ggml_types.h"
+#include "tensor/matmul.h"
+#include "tensor/thread_pool.h"
+
+namespace powerinfer::tensor {
+
+struct NeuronMajorDown {
+    int64_t n_out = 0, n_ff = 0;
+    std::vector<uint8_t> q;  // n_ff columns of n_out / 2 bytes
+    std::vector<float> a;    // [n_ff / 32][n_out]
+    std::vector<float> c;    // [n_ff / 32][n_out]
+    size_t bytes() const { return q.size() + (a.size() + c.size()) * sizeof(float); }
+};
+
+// Whether make_neuron_major_down takes this down matrix (Q4_0, Q4_1, Q4_K
+// with n_out a multiple of 32).
+bool neuron_major_supported(const WeightView& down);
+// Throws EngineError for a matrix it does not take.
+NeuronMajorDown make_neuron_major_down(const WeightView& down);
+
+// A token's active set, grouped and quantized for sparse_down (reused across
+// tokens without allocating once it has grown).
+struct SparseDownInput {
+    std::vector<int32_t> quad_ids;    // 4 neuron ids per quad (padding repeats one, qh 0)
+    std::vector<uint32_t> quad_qh;    // the 4 int8 qh of a quad, byte k for quad_ids[4q + k]
+    std::vector<int32_t> group;       // per used group: its index
+    std::vector<int32_t> quad_begin;  // per used group: first quad; one more entry at the end
+    std::vector<float> dh, hsum;      // per used group: h scale, dh * sum(qh)
+    int64_t active = 0;
+};
+// ids ascending (each < n_ff), h[k] the activation of ids[k].
+void prepare_sparse_down(const int32_t* ids, const float* h, int64_t count, SparseDownInput& in);
+
+// y[n_out] = W_down h over the prepared active set (y overwritten).
+void sparse_down(ThreadPool& pool, const NeuronMajorDown& w, const SparseDownInput& in, float* y);
+// The scalar reference (same integer sums and float order).
+void sparse_down_ref(const NeuronMajorDown& w, const SparseDownInput& in, float* y);
+
+}  // namespace powerinfer::tensor
