@@ -5,6 +5,12 @@
 //
 //   bench_decode [MODEL] [--prompt 128] [--decode 64] [--runs 3] [--threads 1,2]
 //                [--level avx2] [--python /root/.cache/powerinfer/ref-venv/bin/python]
+//   bench_decode MODEL --sparse SIDECAR [--sparsity S] [--threads 2] [--runs 5]
+//
+// With --sparse: dense and sparse decode of the same tokens in one process,
+// alternating run by run, median of --runs; the last line is
+// {"dense_tok_s": .., "sparse_tok_s": .., "ratio": .., "sparsity": .., "threads": ..}
+// (sparsity: the delivered fraction of FFN neurons skipped).
 //
 // The table's header names the CPU and the SIMD level; the last line is one
 // JSON object for scripts: {"cpu": .., "level": .., "threads": [..],
@@ -24,6 +30,7 @@
 
 #include "gguf/gguf.h"
 #include "model/model.h"
+#include "sparse/hybrid_ffn.h"
 #include "tensor/quant.h"
 
 using namespace powerinfer;
@@ -72,6 +79,71 @@ Speeds run_ours(std::shared_ptr<const gguf::GgufFile> file, int threads,
         tg.push_back(n_decode / t_tg);
     }
     return {median(pp), median(tg)};
+}
+
+// Decode tok/s of n_decode greedy steps after the prompt (one run).
+double decode_once(model::Model& m, const std::vector<int32_t>& prompt, int n_decode) {
+    const int64_t V = m.config().n_vocab;
+    std::vector<float> logits(static_cast<size_t>(V));
+    m.forward(prompt.data(), static_cast<int64_t>(prompt.size()), 0, 1, logits.data());
+    int64_t pos = static_cast<int64_t>(prompt.size());
+    const auto t0 = Clock::now();
+    for (int i = 0; i < n_decode; ++i) {
+        const auto tok = static_cast<int32_t>(std::max_element(logits.begin(), logits.end()) -
+                                              logits.begin());
+        m.forward(&tok, 1, pos++, 1, logits.data());
+    }
+    return n_decode / std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+int run_sparse(const std::string& model, const std::string& sidecar, double sparsity, int threads,
+               int n_prompt, int n_decode, int runs) {
+    std::shared_ptr<const gguf::GgufFile> file = gguf::GgufFile::open(model);
+    tensor::ThreadPool pool(threads);
+    model::Model m(file, pool, 1024, 256);
+    std::vector<model::FfnWeights> ffn;
+    for (int64_t l = 0; l < m.config().n_layer; ++l) ffn.push_back(m.ffn_weights(static_cast<int>(l)));
+    sparse::SparseSetup setup;
+    setup.model_path = model;
+    setup.sidecar_path = sidecar;
+    setup.model_hash = sparse::model_hash(*file);
+    setup.tuning.activation_sparsity = sparsity;
+    std::string status;
+    auto hybrid = sparse::make_hybrid_ffn(pool, std::move(ffn), m.dense_ffn(), std::move(setup), status);
+    if (!hybrid) {
+        std::fprintf(stderr, "error: %s\n", status.c_str());
+        return 1;
+    }
+    const auto prompt = prompt_ids(n_prompt, m.config().n_vocab);
+    std::printf("CPU: %s\nmodel: %s, SIMD: %s, %d threads, prompt %d tokens, decode %d tokens, "
+                "median of %d (dense and sparse alternate)\n%s\n\n",
+                tensor::cpu_model().c_str(), std::filesystem::path(model).filename().string().c_str(),
+                tensor::simd_level().c_str(), threads, n_prompt, n_decode, runs, status.c_str());
+    std::vector<double> dense, sparse_runs;
+    int64_t active = 0, total = 0;
+    for (int r = 0; r < runs + 1; ++r) {  // the first pair warms caches
+        m.set_ffn_executor(nullptr);
+        const double d = decode_once(m, prompt, n_decode);
+        m.set_ffn_executor(hybrid.get());
+        hybrid->reset_summary();
+        const double s = decode_once(m, prompt, n_decode);
+        if (r == 0) continue;
+        dense.push_back(d);
+        sparse_runs.push_back(s);
+        for (const auto& l : hybrid->layer_summary()) {
+            active += l.active;
+            total += l.tokens * l.n_ff;
+        }
+    }
+    const double md = median(dense), ms = median(sparse_runs);
+    const double delivered = total ? 1.0 - double(active) / double(total) : 0.0;
+    std::printf("| threads | dense decode tok/s | sparse decode tok/s | ratio | delivered sparsity |\n");
+    std::printf("|---|---|---|---|---|\n| %d | %.1f | %.1f | %.3fx | %.3f |\n", threads, md, ms,
+                ms / md, delivered);
+    std::printf("{\"dense_tok_s\": %.2f, \"sparse_tok_s\": %.2f, \"ratio\": %.4f, \"sparsity\": %.4f, "
+                "\"threads\": %d}\n",
+                md, ms, ms / md, delivered, threads);
+    return 0;
 }
 
 // llama.cpp through llama-cpp-python: eval the same prompt ids, then decode
@@ -123,6 +195,8 @@ int main(int argc, char** argv) {
     std::string model = std::getenv("POWERINFER_MODEL") ? std::getenv("POWERINFER_MODEL") : "";
     std::string python = "/root/.cache/powerinfer/ref-venv/bin/python";
     int n_prompt = 128, n_decode = 64, runs = 3;
+    std::string sidecar;
+    double sparsity = -1;
     std::vector<int> threads{1, 2};
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
@@ -135,6 +209,10 @@ int main(int argc, char** argv) {
             runs = std::max(1, std::atoi(next().c_str()));
         else if (a == "--python")
             python = next();
+        else if (a == "--sparse")
+            sidecar = next();
+        else if (a == "--sparsity")
+            sparsity = std::atof(next().c_str());
         else if (a == "--level") {
             const std::string level = next();
             if (!tensor::force_simd_level(level)) {
@@ -155,6 +233,9 @@ int main(int argc, char** argv) {
         return 2;
     }
     try {
+        if (!sidecar.empty())
+            return run_sparse(model, sidecar, sparsity, threads.empty() ? 2 : threads.back(),
+                              n_prompt, n_decode, runs);
         std::shared_ptr<const gguf::GgufFile> file = gguf::GgufFile::open(model);
         const auto cfg = model::ModelConfig::from_gguf(*file);
         const auto prompt = prompt_ids(n_prompt, cfg.n_vocab);

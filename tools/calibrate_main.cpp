@@ -17,7 +17,8 @@ void usage() {
         stderr,
         "usage: powerinfer-calibrate -m MODEL.gguf --corpus FILE [--tokens N]\n"
         "  [--target-sparsity S[,S2,...]] [--rank-max R] [--target-recall R] [--samples N]\n"
-        "  [--epochs N] [-t THREADS] [--f32-predictors] [-o SIDECAR]\n"
+        "  [--epochs N] [-t THREADS] [--f32-predictors] [--no-predictors] [-o SIDECAR]\n"
+        "  (--no-predictors: CPU-only sidecar, exact activity; a GPU split needs predictors)\n"
         "       powerinfer-calibrate -m MODEL --eval-fidelity PROMPTS_FILE [-n N]\n"
         "  [--sidecar PATH] [--ppl TEXT] [--ppl-windows K] [--hot-neuron-threshold F]\n"
         "  [--predictor-threshold F] [--prefetch-depth N] [--cache-window N]\n"
@@ -68,6 +69,8 @@ int main(int argc, char** argv) {
                 opt.epochs = std::stoi(next());
             else if (a == "-t" || a == "--threads")
                 opt.n_threads = std::stoi(next());
+            else if (a == "--no-predictors")
+                opt.train_predictors = false;
             else if (a == "--f32-predictors")
                 opt.f16_predictors = false;
             else if (a == "--eval-fidelity")

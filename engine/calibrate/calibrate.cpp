@@ -36,8 +36,18 @@ std::string fmt(const char* f, double a = 0, double b = 0, double c = 0, double 
 
 // Per layer: the kept samples (inputs and contributions) and the running
 // activation mass over every token.
+// The sparsity levels whose thresholds every sidecar records (the live knob
+// interpolates between them).
+constexpr float kExactLevels[] = {0.0f,  0.1f,  0.2f, 0.25f, 0.3f, 0.35f, 0.4f, 0.45f, 0.5f,
+                                  0.55f, 0.6f,  0.65f, 0.7f, 0.75f, 0.8f, 0.85f, 0.9f, 0.95f};
+
+// Histogram of |u_i| / (||W_up row i|| ||x||) in [0, 1] (Cauchy-Schwarz).
+constexpr int kUpBins = 4096;
+
 struct LayerRecord {
     std::vector<float> x;          // [samples][n_embd]
+    std::vector<float> up_norm;    // ||W_up row j||
+    std::vector<int64_t> up_hist;  // kUpBins bins over every token and neuron
     std::vector<uint16_t> c;       // [samples][n_ff], F16 contributions
     std::vector<double> mass;      // sum over all tokens of contribution
     std::vector<float> down_norm;  // ||down column j||
@@ -72,6 +82,16 @@ public:
             for (int64_t j = 0; j < n_ff_; ++j)
                 r.down_norm[static_cast<size_t>(j)] =
                     static_cast<float>(std::sqrt(sq[static_cast<size_t>(j)]));
+            const auto& up = weights_.back().up;
+            r.up_norm.resize(static_cast<size_t>(n_ff_));
+            std::vector<float> urow(static_cast<size_t>(n_embd_));
+            for (int64_t j = 0; j < n_ff_; ++j) {
+                tensor::dequantize_row(up.type, up.row(j), urow.data(), n_embd_);
+                double s2 = 0;
+                for (float v : urow) s2 += double(v) * v;
+                r.up_norm[static_cast<size_t>(j)] = static_cast<float>(std::sqrt(s2));
+            }
+            r.up_hist.assign(kUpBins, 0);
             r.x.reserve(static_cast<size_t>(max_samples * n_embd_));
             r.c.reserve(static_cast<size_t>(max_samples * n_ff_));
         }
@@ -87,6 +107,17 @@ public:
         u_.resize(static_cast<size_t>(n * n_ff_));
         tensor::matmul(pool_, w.gate, x, n, g_.data());
         tensor::matmul(pool_, w.up, x, n, u_.data());
+        for (int64_t t = 0; t < n; ++t) {
+            double xx = 0;
+            for (int64_t k = 0; k < n_embd_; ++k) xx += double(x[t * n_embd_ + k]) * x[t * n_embd_ + k];
+            const float inv_x = xx > 0 ? static_cast<float>(1.0 / std::sqrt(xx)) : 0.0f;
+            const float* u = u_.data() + t * n_ff_;
+            for (int64_t j = 0; j < n_ff_; ++j) {
+                const float un = r.up_norm[static_cast<size_t>(j)];
+                const float rho = un > 0 ? std::fabs(u[j]) * inv_x / un : 0.0f;
+                r.up_hist[static_cast<size_t>(std::min<int64_t>(kUpBins - 1, static_cast<int64_t>(rho * kUpBins)))]++;
+            }
+        }
         tensor::swiglu(g_.data(), u_.data(), g_.data(), n * n_ff_);
         tensor::matmul(pool_, w.down, g_.data(), n, out);
         for (int64_t t = 0; t < n; ++t) {
@@ -375,6 +406,7 @@ CalibrateReport calibrate_model(const CalibrateOptions& opt) {
         sc.target_sparsity = static_cast<float>(targets[ti]);
         sc.calib_tokens = static_cast<uint64_t>(n_tok);
         sc.layers.resize(static_cast<size_t>(cfg.n_layer));
+        sc.exact_levels.assign(std::begin(kExactLevels), std::end(kExactLevels));
         TargetReport tr;
         tr.target_sparsity = targets[ti];
         tr.sidecar_path = base_out;
@@ -399,7 +431,35 @@ CalibrateReport calibrate_model(const CalibrateOptions& opt) {
         // Every 8th sample is held out.
         std::vector<int64_t> train, hold;
         for (int64_t s = 0; s < N; ++s) (s % 8 == 7 ? hold : train).push_back(s);
+        // Exact activity: quantiles of the contributions at every level (a
+        // strided subsample of at most 2M values), and the up bound (the
+        // 99.9th percentile of the |u| ratio; bins are upper edges).
+        std::vector<float> exact;
+        {
+            const size_t step = std::max<size_t>(1, c.size() / (size_t{2} << 20));
+            std::vector<float> sub;
+            for (size_t i = 0; i < c.size(); i += step) sub.push_back(c[i]);
+            std::sort(sub.begin(), sub.end());
+            for (double level : kExactLevels)
+                exact.push_back(sub.empty() ? 0.0f
+                                            : sub[std::min(sub.size() - 1,
+                                                           static_cast<size_t>(level * double(sub.size())))]);
+        }
+        float up_bound = 1.0f;
+        {
+            int64_t total = 0, acc = 0;
+            for (int64_t v : r.up_hist) total += v;
+            for (int b = 0; b < kUpBins; ++b) {
+                acc += r.up_hist[static_cast<size_t>(b)];
+                if (double(acc) >= 0.999 * double(total)) {
+                    up_bound = float(b + 1) / float(kUpBins);
+                    break;
+                }
+            }
+        }
         for (size_t ti = 0; ti < targets.size(); ++ti) {
+            sidecars[ti].layers[static_cast<size_t>(l)].exact_thresholds = exact;
+            sidecars[ti].layers[static_cast<size_t>(l)].up_bound = up_bound;
             // Threshold: the target sparsity's quantile of contributions.
             std::vector<float> sorted = c;
             const size_t q = std::min(sorted.size() - 1,
@@ -436,6 +496,12 @@ CalibrateReport calibrate_model(const CalibrateOptions& opt) {
             // fraction (the sparsity actually delivered) by >= 1 point, unless
             // the target recall was met unshifted within 5 points of the
             // target sparsity.
+            if (!opt.train_predictors) {
+                report.targets[ti].layers.push_back({0, 0, 0, 1.0 - targets[ti], thr});
+                log(fmt("calibrate: layer %.0f/%.0f target %.2f: threshold %.4g, up bound %.3f",
+                        double(l + 1), double(cfg.n_layer), targets[ti], thr, up_bound));
+                continue;
+            }
             PredictorTrainer trainer(pool, d, n_ff, r.x, Y, train, hold, opt);
             Trained best;
             for (int64_t rank : ranks) {

@@ -29,6 +29,9 @@ struct CalibrateOptions {
     int n_threads = 0;
     int64_t window = 512;  // tokens per evaluation window (each from an empty cache)
     bool f16_predictors = true;
+    // Predictors are what a GPU split needs to pick cold neurons before the
+    // gate is computed; the CPU's exact path needs none (sparse/exact_ffn.h).
+    bool train_predictors = true;
     uint64_t seed = 42;
     std::function<void(const std::string&)> log;  // progress lines (stderr in the tool)
 };

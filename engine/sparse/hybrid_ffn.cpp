@@ -29,7 +29,7 @@ struct HybridFfn::LayerState {
     int64_t hot_count = 0;
     // Per-token counters (ran: the layer took the sparse path this token).
     bool ran = false;
-    int64_t active = 0, hot_hits = 0, cache_hits = 0, cold_misses = 0;
+    int64_t active = 0, hot_hits = 0, cache_hits = 0, cold_misses = 0, up_rows = 0;
 };
 
 HybridFfn::HybridFfn(tensor::ThreadPool& pool, std::vector<model::FfnWeights> layers,
@@ -52,6 +52,19 @@ HybridFfn::HybridFfn(tensor::ThreadPool& pool, std::vector<model::FfnWeights> la
                            "`powerinfer-calibrate -m MODEL`");
     }
     const int64_t n_embd = sidecar_.n_embd, n_ff = sidecar_.n_ff;
+    if (opt_.cpu_exact && device_->memory().simulated && !opt_.synthetic_activity) {
+        // No GPU: no device emulation, no copies of hot neurons, no predictors.
+        exact_ = std::make_unique<ExactSparseFfn>(pool_, weights_, sidecar_);
+        for (int64_t l = 0; l < nl; ++l) layers_.push_back(std::make_unique<LayerState>());
+        summary_.resize(static_cast<size_t>(nl));
+        apply_tuning_locked();
+        snapshot_memory_locked();
+        return;
+    }
+    for (const auto& ls : sidecar_.layers)
+        if (ls.predictor.rank == 0)
+            throw SidecarError("the sidecar has no predictors (calibrated with --no-predictors), "
+                               "and a GPU split needs them: recalibrate without --no-predictors");
     const auto down_row = ggml_row_bytes(opt_.down_type, static_cast<uint64_t>(n_embd));
     if (!down_row) throw EngineError("n_embd does not fit the neuron-major down type");
     std::vector<backend::NeuronFormat> formats;
@@ -136,6 +149,10 @@ Tuning HybridFfn::tuning() const {
 
 void HybridFfn::apply_tuning_locked() {
     const int64_t nl = static_cast<int64_t>(layers_.size());
+    if (exact_) {
+        exact_->set_level(tuning_.activation_sparsity);
+        return;
+    }
     // Predictors are uploaded for every sparse layer that fits.
     for (int64_t l = 0; l < nl; ++l) {
         if (!device_->has_predictor(static_cast<int>(l))) {
@@ -214,7 +231,8 @@ void HybridFfn::run(int layer, const float* x, int64_t n_tokens, float* out) {
             pending_set_ = false;
             if (old.hot_neuron_threshold != tuning_.hot_neuron_threshold ||
                 old.vram_budget_mb != tuning_.vram_budget_mb || old.sparse != tuning_.sparse ||
-                old.force_full_precision_layers != tuning_.force_full_precision_layers) {
+                old.force_full_precision_layers != tuning_.force_full_precision_layers ||
+                old.activation_sparsity != tuning_.activation_sparsity) {
                 apply_tuning_locked();
                 snapshot_memory_locked();
             }
@@ -225,6 +243,19 @@ void HybridFfn::run(int layer, const float* x, int64_t n_tokens, float* out) {
         return;
     }
     const int64_t n_embd = sidecar_.n_embd;
+    if (exact_) {
+        LayerState& st = *layers_[static_cast<size_t>(layer)];
+        const auto t0 = Clock::now();
+        for (int64_t t = 0; t < n_tokens; ++t) {
+            const ExactCounts c = exact_->run(layer, x + t * n_embd, out + t * n_embd);
+            st.active += c.active;
+            st.cold_misses += c.active;
+            st.up_rows += c.up_rows;
+            st.ran = true;
+        }
+        current_.cpu_ms += ms_since(t0);
+        return;
+    }
     for (int64_t t = 0; t < n_tokens; ++t) run_sparse(layer, x + t * n_embd, out + t * n_embd);
 }
 
@@ -447,7 +478,8 @@ void HybridFfn::end_token() {
             s.hot_hits += st.hot_hits;
             s.cache_hits += st.cache_hits;
             s.cold_misses += st.cold_misses;
-            st.active = st.hot_hits = st.cache_hits = st.cold_misses = 0;
+            s.up_rows += st.up_rows;
+            st.active = st.hot_hits = st.cache_hits = st.cold_misses = st.up_rows = 0;
         }
         snapshot_memory_locked();
         if (sparse_token || !tuning_.sparse) {
@@ -516,6 +548,21 @@ void HybridFfn::snapshot_memory_locked() {
 }
 
 std::string HybridFfn::status() const {
+    if (exact_) {
+        char buf[256];
+        const double level = exact_->level() < 0 ? sidecar_.target_sparsity : exact_->level();
+        std::snprintf(buf, sizeof buf,
+                      "sparse: CPU, exact activity at %.0f%% target sparsity (calibrated %.0f%%), "
+                      "+%.0f MB RAM",
+                      100.0 * level, 100.0 * sidecar_.target_sparsity,
+                      double(exact_->extra_bytes()) / 1e6);
+        std::string out = buf;
+        if (exact_->dense_down_layers() > 0)
+            out += "; " + std::to_string(exact_->dense_down_layers()) +
+                   " layers keep a dense down product (their type has no neuron-major form)";
+        if (!exact_->level_note().empty()) out += "; " + exact_->level_note();
+        return out;
+    }
     int64_t hot = 0;
     for (int64_t c : placement_.hot_count) hot += c;
     const int64_t total = sidecar_.n_ff * sidecar_.n_layer;
@@ -533,7 +580,7 @@ std::string HybridFfn::status() const {
 
 std::string format_layer_table(const std::vector<LayerSummary>& layers) {
     std::string out =
-        "layer  tokens  active%  hit%   hot%  cache%  cold%  hot_set  recall  ffn_err\n";
+        "layer  tokens  active%  hit%   hot%  cache%  cold%  hot_set  recall  ffn_err    up%\n";
     char buf[160];
     LayerSummary total;
     for (size_t l = 0; l < layers.size(); ++l) {
@@ -544,7 +591,7 @@ std::string format_layer_table(const std::vector<LayerSummary>& layers) {
         } else {
             std::snprintf(
                 buf, sizeof buf,
-                "%5zu  %6lld  %7.1f  %5.1f  %5.1f  %6.1f  %5.1f  %7lld  %6s  %7s\n", l,
+                "%5zu  %6lld  %7.1f  %5.1f  %5.1f  %6.1f  %5.1f  %7lld  %6s  %7s  %5.1f\n", l,
                 static_cast<long long>(s.tokens),
                 s.tokens && s.n_ff ? 100.0 * double(s.active) / double(s.tokens * s.n_ff) : 0.0,
                 100.0 * double(s.hot_hits + s.cache_hits) / a, 100.0 * double(s.hot_hits) / a,
@@ -555,7 +602,8 @@ std::string format_layer_table(const std::vector<LayerSummary>& layers) {
                     : "-",
                 s.recall_samples
                     ? std::to_string(s.rel_err_sum / double(s.recall_samples)).substr(0, 6).c_str()
-                    : "-");
+                    : "-",
+                s.tokens && s.n_ff ? 100.0 * double(s.up_rows) / double(s.tokens * s.n_ff) : 0.0);
         }
         out += buf;
         total.tokens = std::max(total.tokens, s.tokens);

@@ -25,6 +25,7 @@
 #include "backend/device.h"
 #include "model/ffn_executor.h"
 #include "powerinfer/engine.h"
+#include "sparse/exact_ffn.h"
 #include "sparse/placement.h"
 #include "sparse/sidecar.h"
 #include "tensor/quant.h"
@@ -58,6 +59,9 @@ struct HybridOptions {
     // Run batches (prefill, perplexity) token by token through the sparse
     // path instead of dense (fidelity measurements).
     bool sparse_prefill = false;
+    // Without a GPU (the device is simulated): exact activity on the CPU
+    // (sparse/exact_ffn.h) instead of predictors and an emulated device.
+    bool cpu_exact = true;
     uint64_t seed = 1234;
 };
 
@@ -65,6 +69,7 @@ struct HybridOptions {
 struct LayerSummary {
     int64_t tokens = 0;
     int64_t active = 0, hot_hits = 0, cache_hits = 0, cold_misses = 0;
+    int64_t up_rows = 0;    // exact CPU path: up rows computed (the rest skipped by the gate bound)
     int64_t hot_count = 0;  // placement
     int64_t n_ff = 0;
     double recall_sum = 0;
@@ -105,6 +110,8 @@ public:
     const Sidecar& sidecar() const { return sidecar_; }
     backend::Device& device() { return *device_; }
     const Placement& placement() const { return placement_; }
+    // The CPU-native exact path (null when a GPU holds neurons).
+    const ExactSparseFfn* exact() const { return exact_.get(); }
     void reset_summary();
     void set_sparse_prefill(bool on) { opt_.sparse_prefill = on; }
 
@@ -129,6 +136,7 @@ private:
     model::FfnExecutor& dense_;
     HybridOptions opt_;
     std::vector<std::unique_ptr<LayerState>> layers_;
+    std::unique_ptr<ExactSparseFfn> exact_;
     Placement placement_;
     int64_t fixed_bytes_ = 0;
     int64_t token_ = 0;

@@ -189,6 +189,16 @@ void write_sidecar(const std::filesystem::path& path, const Sidecar& s) {
     w.set("powerinfer.recall", f32_array(rec));
     w.set("powerinfer.precision", f32_array(prec));
     w.set("powerinfer.rank", Value::array(ValueType::UINT32, std::move(ranks)));
+    if (!s.exact_levels.empty()) {
+        std::vector<float> all, bounds;
+        for (const auto& l : s.layers) {
+            all.insert(all.end(), l.exact_thresholds.begin(), l.exact_thresholds.end());
+            bounds.push_back(l.up_bound);
+        }
+        w.set("powerinfer.exact_levels", f32_array(s.exact_levels));
+        w.set("powerinfer.exact_thresholds", f32_array(all));
+        w.set("powerinfer.up_bound", f32_array(bounds));
+    }
     const uint64_t n_embd = static_cast<uint64_t>(s.n_embd), n_ff = static_cast<uint64_t>(s.n_ff);
     for (size_t i = 0; i < s.layers.size(); ++i) {
         const LayerStats& l = s.layers[i];
@@ -197,6 +207,7 @@ void write_sidecar(const std::filesystem::path& path, const Sidecar& s) {
         w.add_tensor(layer_key(li, "act_freq"), GgmlType::F32, {n_ff}, as_bytes(l.act_freq));
         w.add_tensor(layer_key(li, "act_mass"), GgmlType::F32, {n_ff}, as_bytes(l.act_mass));
         w.add_tensor(layer_key(li, "perm"), GgmlType::I32, {n_ff}, as_bytes(l.perm));
+        if (r == 0) continue;  // no predictor
         w.add_tensor(layer_key(li, "pred_w1"), l.predictor.type, {n_embd, r}, l.predictor.w1);
         w.add_tensor(layer_key(li, "pred_b1"), GgmlType::F32, {r}, as_bytes(l.predictor.b1));
         w.add_tensor(layer_key(li, "pred_w2"), l.predictor.type, {r, n_ff}, l.predictor.w2);
@@ -248,6 +259,28 @@ Sidecar read_sidecar(const std::filesystem::path& path, const std::string& expec
     if (thr.size() != nl || rec.size() != nl || prec.size() != nl || ranks.size() != nl) {
         refuse(path, "per-layer arrays do not match n_layer");
     }
+    const auto levels = f->get_float_array("powerinfer.exact_levels");
+    if (!levels.empty()) {
+        const auto all = f->get_float_array("powerinfer.exact_thresholds");
+        const auto bounds = f->get_float_array("powerinfer.up_bound");
+        if (all.size() != nl * levels.size() || bounds.size() != nl)
+            refuse(path, "exact-activity arrays do not match n_layer");
+        for (size_t k = 0; k < levels.size(); ++k)
+            if (!std::isfinite(levels[k]) || levels[k] < 0 || levels[k] > 1 ||
+                (k > 0 && levels[k] <= levels[k - 1]))
+                refuse(path, "exact-activity levels are not ascending fractions");
+        for (float v : all)
+            if (!std::isfinite(v) || v < 0) refuse(path, "exact-activity thresholds are invalid");
+        for (float v : bounds)
+            if (!std::isfinite(v) || v < 0) refuse(path, "up bounds are invalid");
+        s.exact_levels.assign(levels.begin(), levels.end());
+        s.layers.resize(nl);
+        for (size_t i = 0; i < nl; ++i) {
+            s.layers[i].exact_thresholds.assign(all.begin() + static_cast<std::ptrdiff_t>(i * levels.size()),
+                                                all.begin() + static_cast<std::ptrdiff_t>((i + 1) * levels.size()));
+            s.layers[i].up_bound = bounds[i];
+        }
+    }
     auto tensor = [&](int64_t l, const char* what, std::vector<uint64_t> shape,
                       bool float_weights) -> const gguf::TensorInfo& {
         const auto* t = f->tensor(layer_key(l, what));
@@ -289,7 +322,8 @@ Sidecar read_sidecar(const std::filesystem::path& path, const std::string& expec
             seen[static_cast<size_t>(p)] = 1;
         }
         const int64_t r = ranks[i];
-        if (r <= 0 || r > s.n_embd * 4) refuse(path, "invalid predictor rank");
+        if (r < 0 || r > s.n_embd * 4) refuse(path, "invalid predictor rank");
+        if (r == 0) continue;  // calibrated without predictors (CPU exact activity only)
         LayerPredictor& p = ls.predictor;
         p.rank = r;
         const auto& w1 = tensor(l, "pred_w1", {n_embd, static_cast<uint64_t>(r)}, true);

@@ -10,6 +10,8 @@
 //   powerinfer.n_layer/n_embd/n_ff u32, powerinfer.target_sparsity f32,
 //   powerinfer.calib_tokens u64, powerinfer.synthetic bool (+ zipf_s f32),
 //   powerinfer.threshold / .rank / .recall / .precision: f32/u32 arrays [n_layer]
+//   optional: powerinfer.exact_levels f32[K], powerinfer.exact_thresholds
+//   f32[n_layer * K], powerinfer.up_bound f32[n_layer] (exact CPU activity)
 //   tensors per layer l: blk.l.act_freq F32[n_ff], blk.l.act_mass F32[n_ff],
 //   blk.l.perm I32[n_ff] (hot-first), blk.l.pred_w1 [n_embd, rank] F16|F32,
 //   blk.l.pred_b1 F32[rank], blk.l.pred_w2 [rank, n_ff] F16|F32, blk.l.pred_b2 F32[n_ff]
@@ -61,6 +63,12 @@ struct LayerStats {
     float recall = -1;            // predictor recall / precision on held-out tokens
     float precision = -1;
     LayerPredictor predictor;
+    // Exact activity on the CPU (optional; older sidecars lack it):
+    // exact_thresholds[k] is the quantile exact_levels[k] of |h| * ||down col||
+    // over the calibration tokens, and up_bound the 99.9th percentile of
+    // |u_i| / (||w_up row i|| * ||x||), which bounds h before up is computed.
+    std::vector<float> exact_thresholds;
+    float up_bound = 0;
 };
 
 struct Sidecar {
@@ -73,6 +81,7 @@ struct Sidecar {
     uint64_t calib_tokens = 0;
     bool synthetic = false;  // synthetic model: activity follows a power law
     float zipf_s = 0;
+    std::vector<float> exact_levels;  // ascending sparsity levels of LayerStats::exact_thresholds
     std::vector<LayerStats> layers;
 };
 

@@ -105,6 +105,38 @@ std::vector<float> reference(const model::FfnWeights& w, const float* x) {
     return {y.begin(), y.end()};
 }
 
+// The predictor-and-device path (what a GPU split runs), with the CPU
+// device standing in for the GPU.
+HybridOptions device_path() {
+    HybridOptions o;
+    o.cpu_exact = false;
+    return o;
+}
+
+// The FFN in float64 over the neurons with |h| * ||down col|| >= t (t <= 0:
+// all); `active` gets how many passed.
+std::vector<float> masked_reference(const model::FfnWeights& w, const float* x, double t,
+                                    int64_t& active) {
+    tensor::QuantizedVector xq;
+    tensor::quantize_activations(w.gate.type, x, kEmbd, xq);
+    std::vector<std::vector<float>> down(kEmbd, std::vector<float>(kFf));
+    for (int64_t i = 0; i < kEmbd; ++i)
+        tensor::dequantize_row(w.down.type, w.down.row(i), down[size_t(i)].data(), kFf);
+    std::vector<double> y(kEmbd, 0.0);
+    active = 0;
+    for (int64_t j = 0; j < kFf; ++j) {
+        const float g = tensor::vec_dot(w.gate.type, kEmbd, w.gate.row(j), xq);
+        const float u = tensor::vec_dot(w.up.type, kEmbd, w.up.row(j), xq);
+        const double h = double(g / (1.0f + std::exp(-g))) * u;
+        double dn = 0;
+        for (int64_t i = 0; i < kEmbd; ++i) dn += double(down[size_t(i)][size_t(j)]) * down[size_t(i)][size_t(j)];
+        if (std::fabs(h) * std::sqrt(dn) < t) continue;
+        ++active;
+        for (int64_t i = 0; i < kEmbd; ++i) y[size_t(i)] += h * down[size_t(i)][size_t(j)];
+    }
+    return {y.begin(), y.end()};
+}
+
 double rel_err(const std::vector<float>& a, const std::vector<float>& b) {
     double num = 0, den = 0;
     for (size_t i = 0; i < a.size(); ++i) {
@@ -225,13 +257,13 @@ private slots:
         Tuning tuning;
         tuning.hot_neuron_threshold = hot;
         tuning.prefetch_depth = 1;
-        HybridOptions exact;
+        HybridOptions exact = device_path();
         exact.down_type = GgmlType::F32;  // lossless down copy
         HybridFfn ffn(pool, w.views, make_sidecar(20.0f), backend::make_cpu_device({1 << 24, 1}),
                       dense, tuning, exact);
         // The default Q8_0 down copy adds at most the 8-bit rounding of down.
         HybridFfn ffn_q8(pool, w.views, make_sidecar(20.0f), backend::make_cpu_device({1 << 24, 1}),
-                         dense, tuning, {});
+                         dense, tuning, device_path());
         for (int l = 0; l < kLayers; ++l) {
             const auto x = random_x(10 + l);
             std::vector<float> y(kEmbd), yd(kEmbd);
@@ -255,13 +287,74 @@ private slots:
         QCOMPARE(int64_t(m.layer_hit_rate.size()), kLayers);
     }
 
+    // Without a GPU: exact activity. At level 0 every neuron counts and the
+    // output is the FFN up to the int8 rounding of h; at 50 % it is the FFN
+    // over exactly the neurons the threshold keeps (the up bound only skips
+    // neurons that cannot pass), the same with 1 and 2 threads; the knob
+    // acts before the next token.
+    void exactPathComputesWhatTheThresholdKeeps() {
+        Weights w = make_weights(GgmlType::Q4_0, 7);
+        Sidecar sc = make_sidecar(20.0f);
+        sc.exact_levels = {0.0f, 0.5f, 0.9f};
+        for (int l = 0; l < kLayers; ++l) {
+            // Thresholds from the data: the median contribution over a few inputs.
+            std::vector<float> c;
+            for (uint32_t seed = 100; seed < 110; ++seed) {
+                const auto x = random_x(seed);
+                tensor::QuantizedVector xq;
+                tensor::quantize_activations(w.views[l].gate.type, x.data(), kEmbd, xq);
+                for (int64_t j = 0; j < kFf; ++j) {
+                    const float g = tensor::vec_dot(GgmlType::Q4_0, kEmbd, w.views[l].gate.row(j), xq);
+                    const float u = tensor::vec_dot(GgmlType::Q4_0, kEmbd, w.views[l].up.row(j), xq);
+                    c.push_back(std::fabs(g / (1.0f + std::exp(-g)) * u));
+                }
+            }
+            std::sort(c.begin(), c.end());
+            sc.layers[size_t(l)].exact_thresholds = {0.0f, c[c.size() / 2], c[c.size() * 9 / 10]};
+            sc.layers[size_t(l)].up_bound = 1.05f;  // Cauchy-Schwarz (plus rounding): never wrong
+        }
+        std::vector<float> first;
+        for (int threads : {1, 2}) {
+            tensor::ThreadPool pool(threads);
+            model::DenseFfn dense(pool, w.views);
+            Tuning tuning;
+            tuning.activation_sparsity = 0.0;
+            HybridFfn ffn(pool, w.views, sc, backend::make_cpu_device({1 << 24, 1}), dense, tuning, {});
+            QVERIFY(ffn.exact());
+            QVERIFY2(ffn.status().find("exact activity") != std::string::npos, ffn.status().c_str());
+            const auto x = random_x(42);
+            std::vector<float> y(kEmbd);
+            int64_t active = 0;
+            ffn.run(0, x.data(), 1, y.data());
+            QVERIFY2(rel_err(y, masked_reference(w.views[0], x.data(), 0.0, active)) < 2e-2,
+                     qPrintable(QString::number(rel_err(y, masked_reference(w.views[0], x.data(), 0.0, active)))));
+            ffn.end_token();
+            QCOMPARE(ffn.last_metrics().active, kFf);  // layer 0 only
+            tuning.activation_sparsity = 0.5;
+            ffn.set_tuning(tuning);
+            ffn.run(0, x.data(), 1, y.data());
+            ffn.end_token();
+            const double t = sc.layers[0].exact_thresholds[1];
+            const auto want = masked_reference(w.views[0], x.data(), t, active);
+            QVERIFY(active > 0 && active < kFf);
+            // A neuron right at the threshold may fall either way (float vs double).
+            QVERIFY2(std::llabs(ffn.last_metrics().active - active) <= 2,
+                     qPrintable(QString("%1 vs %2").arg(ffn.last_metrics().active).arg(active)));
+            QVERIFY2(rel_err(y, want) < 3e-2, qPrintable(QString::number(rel_err(y, want))));
+            if (first.empty())
+                first = y;
+            else
+                QCOMPARE(y, first);
+        }
+    }
+
     void denseSwitchAndPrefillAreExact() {
         tensor::ThreadPool pool(2);
         Weights w = make_weights(GgmlType::Q4_0, 4);
         model::DenseFfn dense(pool, w.views);
         Tuning tuning;
         HybridFfn ffn(pool, w.views, make_sidecar(-20.0f), backend::make_cpu_device({1 << 24, 1}),
-                      dense, tuning, {});
+                      dense, tuning, device_path());
         const auto x = random_x(3);
         std::vector<float> y(kEmbd), yd(kEmbd);
         // Predictor says nothing is active: the sparse output is zero.
@@ -292,7 +385,7 @@ private slots:
         tuning.cache_window_size = 2;
         tuning.prefetch_depth = 0;
         HybridFfn ffn(pool, w.views, make_sidecar(20.0f), backend::make_cpu_device({1 << 24, 1}),
-                      dense, tuning, {});
+                      dense, tuning, device_path());
         const auto x = random_x(8);
         std::vector<float> y(kEmbd), y2(kEmbd);
         ffn.run(0, x.data(), 1, y.data());

@@ -17,6 +17,9 @@ namespace powerinfer::tensor::kernels {
 using DequantizeFn = void (*)(const void* src, float* dst, int64_t n);
 // Dot of one weight row (n elements) with activations in the vec_dot format.
 using DotFn = float (*)(int64_t n, const void* w, const void* x);
+// The same over listed rows: out[k] = dot(w + idx[k] * row_bytes, x).
+using DotGatherFn = void (*)(int64_t n, const void* w, size_t row_bytes, const int32_t* idx,
+                             int64_t count, const void* x, float* out);
 // Dots of `rows` weight rows (row_bytes apart) with `count` activation
 // vectors (x_stride bytes apart), bit-identical to DotFn (matmul):
 // out[k * out_stride + r] = dot(w + r * row_bytes, x + k * x_stride).
@@ -56,9 +59,10 @@ struct TypeKernels {
     DequantizeFn dequantize;
     DotFn dot;
     AxpyFn axpy;
-    // A table that sets `dot` sets these too (built on its own dot where no
+    // A table that sets `dot` sets the other forms too (built on its own dot where no
     // faster form exists): merging levels takes the three together.
     DotRowsFn dot_rows;
+    DotGatherFn dot_gather;
     DotTileFn dot_tile;
 };
 

@@ -131,13 +131,10 @@ void matvec_rows(ThreadPool& pool, const WeightView& w, const QuantizedVector& x
         throw EngineError("activations do not match the weight matrix (type or length)");
     if (count <= 0) return;
     check_indices(w, idx, count);
-    const kernels::DotFn dot = kernels_for(w).dot;
+    const kernels::DotGatherFn gather = kernels_for(w).dot_gather;
     const void* x = xq.data.data();
     auto rows = [&](int64_t begin, int64_t end, int) {
-        for (int64_t i = begin; i < end; ++i) {
-            if (i + kPrefetchAhead < end) prefetch(w.row(idx[i + kPrefetchAhead]), w.row_bytes);
-            y[i] = dot(w.cols, w.row(idx[i]), x);
-        }
+        gather(w.cols, w.data, w.row_bytes, idx + begin, end - begin, x, y + begin);
     };
     if (!worth_parallel(pool, w.row_bytes * static_cast<size_t>(count))) return rows(0, count, 0);
     pool.parallel_for(count, rows, 16);

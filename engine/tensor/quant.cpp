@@ -53,11 +53,12 @@ KernelTable merge(const KernelTable& base, const KernelTable* over) {
     for (int i = 0; i < kNumTypes; ++i) {
         const TypeKernels& o = over->types[i];
         if (o.dequantize) t.types[i].dequantize = o.dequantize;
-        // The three dot forms come as a set (bit-identical to each other),
+        // The dot forms come as a set (bit-identical to each other),
         // never mixed across levels.
         if (o.dot) {
             t.types[i].dot = o.dot;
             t.types[i].dot_rows = o.dot_rows;
+            t.types[i].dot_gather = o.dot_gather;
             t.types[i].dot_tile = o.dot_tile;
         }
         if (o.axpy) t.types[i].axpy = o.axpy;

@@ -384,6 +384,13 @@ void dot_rows_loop(int64_t n, const void* w, size_t row_bytes, int64_t rows, con
         out[r] = Dot(n, static_cast<const uint8_t*>(w) + static_cast<size_t>(r) * row_bytes, x);
 }
 
+template <DotFn Dot>
+void dot_gather_loop(int64_t n, const void* w, size_t row_bytes, const int32_t* idx, int64_t count,
+                     const void* x, float* out) {
+    for (int64_t r = 0; r < count; ++r)
+        out[r] = Dot(n, static_cast<const uint8_t*>(w) + static_cast<size_t>(idx[r]) * row_bytes, x);
+}
+
 template <DequantizeFn Dequant, int BlockElems, int BlockBytes>
 void axpy_by_blocks(int64_t n, const void* w, float a, float* y) {
     float tmp[BlockElems];
@@ -410,7 +417,7 @@ void axpy_bf16(int64_t n, const void* w, float a, float* y) {
 template <DequantizeFn Dequant, DotFn Dot, typename Block, int BlockElems>
 constexpr TypeKernels block_kernels() {
     return {Dequant, Dot, axpy_by_blocks<Dequant, BlockElems, static_cast<int>(sizeof(Block))>,
-            dot_rows_loop<Dot>, dot_tile_loop<Dot>};
+            dot_rows_loop<Dot>, dot_gather_loop<Dot>, dot_tile_loop<Dot>};
 }
 
 void gm_h2f_row(const uint16_t* src, float* dst, int64_t n) {
@@ -447,11 +454,11 @@ KernelTable make_scalar_table() {
     KernelTable t{};
     t.name = "scalar";
     t.types[kF32] = {dequantize_f32, dot_f32, axpy_f32, dot_rows_loop<dot_f32>,
-                       dot_tile_loop<dot_f32>};
+                       dot_gather_loop<dot_f32>, dot_tile_loop<dot_f32>};
     t.types[kF16] = {dequantize_f16, dot_f16, axpy_f16, dot_rows_loop<dot_f16>,
-                       dot_tile_loop<dot_f16>};
+                       dot_gather_loop<dot_f16>, dot_tile_loop<dot_f16>};
     t.types[kBF16] = {dequantize_bf16, dot_bf16, axpy_bf16, dot_rows_loop<dot_bf16>,
-                       dot_tile_loop<dot_bf16>};
+                       dot_gather_loop<dot_bf16>, dot_tile_loop<dot_bf16>};
     t.types[kQ4_0] = block_kernels<dequantize_q4_0, dot_q4_0, BlockQ4_0, kQK>();
     t.types[kQ4_1] = block_kernels<dequantize_q4_1, dot_q4_1, BlockQ4_1, kQK>();
     t.types[kQ5_0] = block_kernels<dequantize_q5_0, dot_q5_0, BlockQ5_0, kQK>();

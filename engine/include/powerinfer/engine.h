@@ -27,6 +27,10 @@ struct Tuning {
     std::vector<int> force_full_precision_layers;
     int64_t vram_budget_mb = -1;  // -1 = auto
     bool sparse = true;
+    // CPU-side activation sparsity (exact activity, sparse engine v2): the
+    // fraction of FFN neurons skipped per token; -1 = the sidecar's
+    // calibrated setting.
+    double activation_sparsity = -1;
 };
 
 struct LoadOptions {

@@ -1,0 +1,163 @@
+#include "sparse/exact_ffn.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "common/error.h"
+#include "tensor/matmul.h"
+
+namespace powerinfer::sparse {
+
+namespace {
+
+// ||row r|| of a matrix for every row, in double.
+std::vector<double> row_norms2(const tensor::WeightView& w) {
+    std::vector<double> out(static_cast<size_t>(w.rows));
+    std::vector<float> row(static_cast<size_t>(w.cols));
+    for (int64_t r = 0; r < w.rows; ++r) {
+        tensor::dequantize_row(w.type, w.row(r), row.data(), w.cols);
+        double s = 0;
+        for (float v : row) s += double(v) * v;
+        out[static_cast<size_t>(r)] = s;
+    }
+    return out;
+}
+
+// ||column c||^2 of a matrix for every column.
+std::vector<double> col_norms2(const tensor::WeightView& w) {
+    std::vector<double> out(static_cast<size_t>(w.cols), 0.0);
+    std::vector<float> row(static_cast<size_t>(w.cols));
+    for (int64_t r = 0; r < w.rows; ++r) {
+        tensor::dequantize_row(w.type, w.row(r), row.data(), w.cols);
+        for (int64_t c = 0; c < w.cols; ++c)
+            out[static_cast<size_t>(c)] += double(row[static_cast<size_t>(c)]) * row[static_cast<size_t>(c)];
+    }
+    return out;
+}
+
+}  // namespace
+
+ExactSparseFfn::ExactSparseFfn(tensor::ThreadPool& pool,
+                               const std::vector<model::FfnWeights>& layers,
+                               const Sidecar& sc)
+    : pool_(pool), levels_(sc.exact_levels), act_(sc.activation) {
+    if (static_cast<int64_t>(layers.size()) != sc.n_layer || layers.empty() ||
+        layers[0].gate.rows != sc.n_ff || layers[0].gate.cols != sc.n_embd)
+        throw SidecarError("sidecar shape does not match the model; recalibrate with "
+                           "`powerinfer-calibrate -m MODEL`");
+    for (size_t l = 0; l < layers.size(); ++l) {
+        const LayerStats& ls = sc.layers[l];
+        Layer L;
+        L.w = layers[l];
+        const auto dn = col_norms2(L.w.down);
+        L.down_norm.resize(dn.size());
+        for (size_t i = 0; i < dn.size(); ++i) L.down_norm[i] = static_cast<float>(std::sqrt(dn[i]));
+        if (tensor::neuron_major_supported(L.w.down)) L.down = tensor::make_neuron_major_down(L.w.down);
+        if (ls.up_bound > 0) {
+            const auto un = row_norms2(L.w.up);
+            L.up_factor.resize(un.size());
+            for (size_t i = 0; i < un.size(); ++i)
+                L.up_factor[i] = static_cast<float>(ls.up_bound * std::sqrt(un[i])) * L.down_norm[i];
+        }
+        L.thresholds = ls.exact_thresholds;
+        L.calibrated = ls.threshold;
+        L.t = ls.threshold;
+        layers_.push_back(std::move(L));
+    }
+    if (levels_.empty())
+        note_ = "the sidecar has no exact-activity levels (made by an older powerinfer-calibrate): "
+                "the sparsity level is fixed at its calibrated target; recalibrate to tune it";
+}
+
+void ExactSparseFfn::set_level(double s) {
+    level_ = s;
+    for (Layer& L : layers_) {
+        if (s < 0 || levels_.empty() || L.thresholds.size() != levels_.size()) {
+            L.t = L.calibrated;
+            continue;
+        }
+        const double x = std::min(s, 0.99);
+        size_t k = 0;
+        while (k + 1 < levels_.size() && levels_[k + 1] <= x) ++k;
+        if (k + 1 >= levels_.size() || x <= levels_[k]) {
+            L.t = L.thresholds[k];
+            continue;
+        }
+        const double f = (x - levels_[k]) / (levels_[k + 1] - levels_[k]);
+        L.t = static_cast<float>(L.thresholds[k] + f * (L.thresholds[k + 1] - L.thresholds[k]));
+    }
+}
+
+ExactCounts ExactSparseFfn::run(int layer, const float* x, float* out) {
+    Layer& L = layers_.at(static_cast<size_t>(layer));
+    const int64_t n_ff = L.w.gate.rows, n_embd = L.w.gate.cols;
+    g_.resize(static_cast<size_t>(n_ff));
+    u_.resize(static_cast<size_t>(n_ff));
+    h_.resize(static_cast<size_t>(n_ff));
+    cand_.resize(static_cast<size_t>(n_ff));
+    ids_.resize(static_cast<size_t>(n_ff));
+
+    tensor::quantize_activations(L.w.gate.type, x, n_embd, xq_);
+    tensor::matvec_q(pool_, L.w.gate, xq_, g_.data());
+    const bool silu = act_ == backend::FfnActivation::SiLU;
+    for (int64_t i = 0; i < n_ff; ++i) {
+        const float g = g_[static_cast<size_t>(i)];
+        g_[static_cast<size_t>(i)] = silu ? g / (1.0f + std::exp(-g)) : std::max(0.0f, g);
+    }
+
+    // Candidates for up: every neuron whose h can still pass the threshold.
+    int64_t nc = 0;
+    if (L.up_factor.empty()) {
+        for (int64_t i = 0; i < n_ff; ++i) cand_[static_cast<size_t>(nc++)] = static_cast<int32_t>(i);
+    } else {
+        double xx = 0;
+        for (int64_t k = 0; k < n_embd; ++k) xx += double(x[k]) * x[k];
+        const float xn = static_cast<float>(std::sqrt(xx));
+        for (int64_t i = 0; i < n_ff; ++i)
+            if (std::fabs(g_[static_cast<size_t>(i)]) * L.up_factor[static_cast<size_t>(i)] * xn >= L.t)
+                cand_[static_cast<size_t>(nc++)] = static_cast<int32_t>(i);
+    }
+    const tensor::QuantizedVector* xq_up = &xq_;
+    if (tensor::vec_dot_type(L.w.up.type) != xq_.type) {
+        tensor::quantize_activations(L.w.up.type, x, n_embd, xq_up_);
+        xq_up = &xq_up_;
+    }
+    tensor::matvec_rows(pool_, L.w.up, *xq_up, cand_.data(), nc, u_.data());
+
+    int64_t na = 0;
+    for (int64_t k = 0; k < nc; ++k) {
+        const int32_t i = cand_[static_cast<size_t>(k)];
+        const float h = g_[static_cast<size_t>(i)] * u_[static_cast<size_t>(k)];
+        if (std::fabs(h) * L.down_norm[static_cast<size_t>(i)] >= L.t) {
+            ids_[static_cast<size_t>(na)] = i;
+            h_[static_cast<size_t>(na)] = h;
+            ++na;
+        }
+    }
+    if (!L.down.q.empty()) {
+        tensor::prepare_sparse_down(ids_.data(), h_.data(), na, in_);
+        tensor::sparse_down(pool_, L.down, in_, out);
+    } else {
+        masked_.assign(static_cast<size_t>(n_ff), 0.0f);
+        for (int64_t k = 0; k < na; ++k)
+            masked_[static_cast<size_t>(ids_[static_cast<size_t>(k)])] = h_[static_cast<size_t>(k)];
+        tensor::matvec(pool_, L.w.down, masked_.data(), out);
+    }
+    return {nc, na};
+}
+
+int64_t ExactSparseFfn::extra_bytes() const {
+    int64_t b = 0;
+    for (const Layer& L : layers_)
+        b += static_cast<int64_t>(L.down.bytes() +
+                                  (L.down_norm.size() + L.up_factor.size()) * sizeof(float));
+    return b;
+}
+
+int64_t ExactSparseFfn::dense_down_layers() const {
+    int64_t n = 0;
+    for (const Layer& L : layers_) n += L.down.q.empty();
+    return n;
+}
+
+}  // namespace powerinfer::sparse

@@ -1,0 +1,82 @@
+// Exact activation sparsity on the CPU (sparse engine v2): what decides a
+// neuron's activity is computed for real, and only the rest is skipped.
+//
+// Per decoded token and layer, with x the normalised FFN input:
+//   1. gate = W_gate x for every neuron, a = silu(gate);
+//   2. up only for the neurons that can still matter: |a_i| * B_i * ||x|| >= t,
+//      B_i = up_bound * ||W_up row i|| * ||W_down col i|| (up_bound: a calibrated
+//      99.9th percentile of |u_i| / (||W_up row i|| ||x||));
+//   3. h = a * u and the active set |h_i| * ||W_down col i|| >= t;
+//   4. down over the active set only, from a lossless neuron-major copy
+//      (tensor/sparse_down.h).
+// t is the layer's threshold for the chosen sparsity level, interpolated in
+// the sidecar's calibrated quantiles. No predictor, no device emulation, no
+// allocation per token once the buffers have grown; results depend neither on
+// the thread count nor on timing.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "model/ffn_executor.h"
+#include "sparse/sidecar.h"
+#include "tensor/quant.h"
+#include "tensor/sparse_down.h"
+#include "tensor/thread_pool.h"
+
+namespace powerinfer::sparse {
+
+// What one layer did for one token.
+struct ExactCounts {
+    int64_t up_rows = 0;  // up rows computed
+    int64_t active = 0;   // down columns used
+};
+
+class ExactSparseFfn {
+public:
+    // Throws EngineError if the sidecar's shapes do not match the weights.
+    ExactSparseFfn(tensor::ThreadPool& pool, const std::vector<model::FfnWeights>& layers,
+                   const Sidecar& sidecar);
+
+    // The sparsity level to run at: < 0 = the sidecar's calibrated target;
+    // otherwise a fraction in [0, 0.99] mapped through exact_levels (a sidecar
+    // without them only has its calibrated threshold: see level_note()).
+    void set_level(double sparsity);
+    double level() const { return level_; }
+    // Empty, or why the level knob cannot act (an older sidecar).
+    const std::string& level_note() const { return note_; }
+
+    // out[n_embd] = FFN(x) for one token of layer `layer`.
+    ExactCounts run(int layer, const float* x, float* out);
+
+    // RAM this executor adds to the model (neuron-major down copies, norms).
+    int64_t extra_bytes() const;
+    // Layers whose down matrix has no neuron-major copy (unsupported type):
+    // their down product runs dense over the masked h.
+    int64_t dense_down_layers() const;
+
+private:
+    struct Layer {
+        model::FfnWeights w;
+        tensor::NeuronMajorDown down;  // empty: dense down
+        std::vector<float> down_norm;  // ||W_down col i||
+        std::vector<float> up_factor;  // up_bound * ||W_up row i|| * ||W_down col i||; empty: no pre-filter
+        std::vector<float> thresholds;  // per exact level; empty: only `calibrated`
+        float calibrated = 0;
+        float t = 0;  // current threshold
+    };
+    tensor::ThreadPool& pool_;
+    std::vector<Layer> layers_;
+    std::vector<float> levels_;
+    double level_ = -1;
+    std::string note_;
+    backend::FfnActivation act_;
+    // Scratch, grown once.
+    tensor::QuantizedVector xq_, xq_up_;
+    std::vector<float> g_, u_, h_, masked_;
+    std::vector<int32_t> cand_, ids_;
+    tensor::SparseDownInput in_;
+};
+
+}  // namespace powerinfer::sparse
