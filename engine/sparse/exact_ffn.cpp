@@ -5,6 +5,7 @@
 
 #include "common/error.h"
 #include "tensor/matmul.h"
+#include "tensor/ops.h"
 
 namespace powerinfer::sparse {
 
@@ -53,7 +54,11 @@ ExactSparseFfn::ExactSparseFfn(tensor::ThreadPool& pool,
         L.down_norm.resize(dn.size());
         for (size_t i = 0; i < dn.size(); ++i) L.down_norm[i] = static_cast<float>(std::sqrt(dn[i]));
         if (tensor::neuron_major_supported(L.w.down)) L.down = tensor::make_neuron_major_down(L.w.down);
-        if (ls.up_bound > 0) {
+        if (ls.up_scale.size() == static_cast<size_t>(sc.n_ff)) {
+            L.up_factor.resize(ls.up_scale.size());
+            for (size_t i = 0; i < ls.up_scale.size(); ++i)
+                L.up_factor[i] = ls.up_scale[i] * L.down_norm[i];
+        } else if (ls.up_bound > 0) {
             const auto un = row_norms2(L.w.up);
             L.up_factor.resize(un.size());
             for (size_t i = 0; i < un.size(); ++i)
@@ -88,62 +93,97 @@ void ExactSparseFfn::set_level(double s) {
     }
 }
 
-ExactCounts ExactSparseFfn::run(int layer, const float* x, float* out) {
-    Layer& L = layers_.at(static_cast<size_t>(layer));
-    const int64_t n_ff = L.w.gate.rows, n_embd = L.w.gate.cols;
-    g_.resize(static_cast<size_t>(n_ff));
-    u_.resize(static_cast<size_t>(n_ff));
-    h_.resize(static_cast<size_t>(n_ff));
-    cand_.resize(static_cast<size_t>(n_ff));
-    ids_.resize(static_cast<size_t>(n_ff));
-
-    tensor::quantize_activations(L.w.gate.type, x, n_embd, xq_);
-    tensor::matvec_q(pool_, L.w.gate, xq_, g_.data());
-    const bool silu = act_ == backend::FfnActivation::SiLU;
-    for (int64_t i = 0; i < n_ff; ++i) {
-        const float g = g_[static_cast<size_t>(i)];
-        g_[static_cast<size_t>(i)] = silu ? g / (1.0f + std::exp(-g)) : std::max(0.0f, g);
+// One neuron block of a layer, start to end: gate rows, activation, the up
+// rows that can matter, h and its threshold, and the block's share of down
+// into its own partial output. Blocks are fixed (not per thread), so the sum
+// of the partials, taken in block order, does not depend on the thread count.
+void ExactSparseFfn::run_block(Layer& L, Block& B, int64_t n0, int64_t n1, float xn) {
+    const int64_t n = n1 - n0, n_out = L.w.down.rows;
+    B.g.resize(static_cast<size_t>(n));
+    B.u.resize(static_cast<size_t>(n));
+    B.h.resize(static_cast<size_t>(n));
+    B.cand.resize(static_cast<size_t>(n));
+    B.ids.resize(static_cast<size_t>(n));
+    B.y.assign(static_cast<size_t>(n_out), 0.0f);
+    tensor::WeightView gate = L.w.gate;
+    gate.data = gate.row(n0);
+    gate.rows = n;
+    tensor::matvec_q(pool_, gate, xq_, B.g.data());  // nested in the region: runs here
+    if (act_ == backend::FfnActivation::SiLU) {
+        // silu(g) = swiglu(g, 1), with the vectorised exp.
+        B.ones.resize(static_cast<size_t>(n), 1.0f);
+        tensor::swiglu(B.g.data(), B.ones.data(), B.g.data(), n);
+    } else {
+        for (float& g : B.g) g = std::max(0.0f, g);
     }
-
     // Candidates for up: every neuron whose h can still pass the threshold.
     int64_t nc = 0;
-    if (L.up_factor.empty()) {
-        for (int64_t i = 0; i < n_ff; ++i) cand_[static_cast<size_t>(nc++)] = static_cast<int32_t>(i);
-    } else {
-        double xx = 0;
-        for (int64_t k = 0; k < n_embd; ++k) xx += double(x[k]) * x[k];
-        const float xn = static_cast<float>(std::sqrt(xx));
-        for (int64_t i = 0; i < n_ff; ++i)
-            if (std::fabs(g_[static_cast<size_t>(i)]) * L.up_factor[static_cast<size_t>(i)] * xn >= L.t)
-                cand_[static_cast<size_t>(nc++)] = static_cast<int32_t>(i);
+    for (int64_t k = 0; k < n; ++k) {
+        const int64_t i = n0 + k;
+        if (L.up_factor.empty() ||
+            std::fabs(B.g[static_cast<size_t>(k)]) * L.up_factor[static_cast<size_t>(i)] * xn >= L.t)
+            B.cand[static_cast<size_t>(nc++)] = static_cast<int32_t>(i);
     }
-    const tensor::QuantizedVector* xq_up = &xq_;
-    if (tensor::vec_dot_type(L.w.up.type) != xq_.type) {
-        tensor::quantize_activations(L.w.up.type, x, n_embd, xq_up_);
-        xq_up = &xq_up_;
-    }
-    tensor::matvec_rows(pool_, L.w.up, *xq_up, cand_.data(), nc, u_.data());
-
+    tensor::matvec_rows(pool_, L.w.up, *xq_up_used_, B.cand.data(), nc, B.u.data());
     int64_t na = 0;
     for (int64_t k = 0; k < nc; ++k) {
-        const int32_t i = cand_[static_cast<size_t>(k)];
-        const float h = g_[static_cast<size_t>(i)] * u_[static_cast<size_t>(k)];
+        const int32_t i = B.cand[static_cast<size_t>(k)];
+        const float h = B.g[static_cast<size_t>(i - n0)] * B.u[static_cast<size_t>(k)];
         if (std::fabs(h) * L.down_norm[static_cast<size_t>(i)] >= L.t) {
-            ids_[static_cast<size_t>(na)] = i;
-            h_[static_cast<size_t>(na)] = h;
+            B.ids[static_cast<size_t>(na)] = i;
+            B.h[static_cast<size_t>(na)] = h;
             ++na;
         }
     }
+    B.up_rows = nc;
+    B.active = na;
     if (!L.down.q.empty()) {
-        tensor::prepare_sparse_down(ids_.data(), h_.data(), na, in_);
-        tensor::sparse_down(pool_, L.down, in_, out);
+        tensor::prepare_sparse_down(B.ids.data(), B.h.data(), na, B.in);
+        tensor::sparse_down(pool_, L.down, B.in, B.y.data());
+    }
+}
+
+ExactCounts ExactSparseFfn::run(int layer, const float* x, float* out) {
+    Layer& L = layers_.at(static_cast<size_t>(layer));
+    const int64_t n_ff = L.w.gate.rows, n_embd = L.w.gate.cols, n_out = L.w.down.rows;
+    tensor::quantize_activations(L.w.gate.type, x, n_embd, xq_);
+    xq_up_used_ = &xq_;
+    if (tensor::vec_dot_type(L.w.up.type) != xq_.type) {
+        tensor::quantize_activations(L.w.up.type, x, n_embd, xq_up_);
+        xq_up_used_ = &xq_up_;
+    }
+    double xx = 0;
+    for (int64_t k = 0; k < n_embd; ++k) xx += double(x[k]) * x[k];
+    const float xn = static_cast<float>(std::sqrt(xx));
+    // Block boundaries on 32-neuron groups (the down copy's scale groups).
+    const int64_t groups = n_ff / 32, nb = std::min<int64_t>(kBlocks, std::max<int64_t>(1, groups));
+    blocks_.resize(static_cast<size_t>(nb));
+    auto bound = [&](int64_t b) { return b == nb ? n_ff : 32 * (groups * b / nb); };
+    pool_.parallel_for(
+        nb,
+        [&](int64_t b0, int64_t b1, int) {
+            for (int64_t b = b0; b < b1; ++b)
+                run_block(L, blocks_[static_cast<size_t>(b)], bound(b), bound(b + 1), xn);
+        },
+        1);
+    ExactCounts c;
+    for (const Block& B : blocks_) {
+        c.up_rows += B.up_rows;
+        c.active += B.active;
+    }
+    if (!L.down.q.empty()) {
+        for (int64_t j = 0; j < n_out; ++j) out[j] = 0.0f;
+        for (const Block& B : blocks_)
+            for (int64_t j = 0; j < n_out; ++j) out[j] += B.y[static_cast<size_t>(j)];
     } else {
+        // No neuron-major copy for this type: dense down over the masked h.
         masked_.assign(static_cast<size_t>(n_ff), 0.0f);
-        for (int64_t k = 0; k < na; ++k)
-            masked_[static_cast<size_t>(ids_[static_cast<size_t>(k)])] = h_[static_cast<size_t>(k)];
+        for (const Block& B : blocks_)
+            for (int64_t k = 0; k < B.active; ++k)
+                masked_[static_cast<size_t>(B.ids[static_cast<size_t>(k)])] = B.h[static_cast<size_t>(k)];
         tensor::matvec(pool_, L.w.down, masked_.data(), out);
     }
-    return {nc, na};
+    return c;
 }
 
 int64_t ExactSparseFfn::extra_bytes() const {

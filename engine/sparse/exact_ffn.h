@@ -4,13 +4,15 @@
 // Per decoded token and layer, with x the normalised FFN input:
 //   1. gate = W_gate x for every neuron, a = silu(gate);
 //   2. up only for the neurons that can still matter: |a_i| * B_i * ||x|| >= t,
-//      B_i = up_bound * ||W_up row i|| * ||W_down col i|| (up_bound: a calibrated
-//      99.9th percentile of |u_i| / (||W_up row i|| ||x||));
+//      B_i = U_i * ||W_down col i||, U_i a calibrated bound on |u_i| / ||x||
+//      (per neuron: mean + 4 sigma; older sidecars: the layer's 99.9th
+//      percentile of |u_i| / (||W_up row i|| ||x||) times ||W_up row i||);
 //   3. h = a * u and the active set |h_i| * ||W_down col i|| >= t;
 //   4. down over the active set only, from a lossless neuron-major copy
 //      (tensor/sparse_down.h).
 // t is the layer's threshold for the chosen sparsity level, interpolated in
-// the sidecar's calibrated quantiles. No predictor, no device emulation, no
+// the sidecar's calibrated quantiles. One parallel region per layer (fixed
+// neuron blocks, each start to end), no predictor, no device emulation, no
 // allocation per token once the buffers have grown; results depend neither on
 // the thread count nor on timing.
 #pragma once
@@ -66,17 +68,26 @@ private:
         float calibrated = 0;
         float t = 0;  // current threshold
     };
+    // A fixed slice of a layer's neurons and its scratch (grown once).
+    struct Block {
+        std::vector<float> g, u, h, ones, y;
+        std::vector<int32_t> cand, ids;
+        tensor::SparseDownInput in;
+        int64_t up_rows = 0, active = 0;
+    };
+    static constexpr int64_t kBlocks = 8;
+    void run_block(Layer& L, Block& B, int64_t n0, int64_t n1, float xn);
+
     tensor::ThreadPool& pool_;
     std::vector<Layer> layers_;
+    std::vector<Block> blocks_;
+    const tensor::QuantizedVector* xq_up_used_ = nullptr;
     std::vector<float> levels_;
     double level_ = -1;
     std::string note_;
     backend::FfnActivation act_;
-    // Scratch, grown once.
     tensor::QuantizedVector xq_, xq_up_;
-    std::vector<float> g_, u_, h_, masked_;
-    std::vector<int32_t> cand_, ids_;
-    tensor::SparseDownInput in_;
+    std::vector<float> masked_;
 };
 
 }  // namespace powerinfer::sparse

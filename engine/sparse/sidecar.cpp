@@ -207,6 +207,8 @@ void write_sidecar(const std::filesystem::path& path, const Sidecar& s) {
         w.add_tensor(layer_key(li, "act_freq"), GgmlType::F32, {n_ff}, as_bytes(l.act_freq));
         w.add_tensor(layer_key(li, "act_mass"), GgmlType::F32, {n_ff}, as_bytes(l.act_mass));
         w.add_tensor(layer_key(li, "perm"), GgmlType::I32, {n_ff}, as_bytes(l.perm));
+        if (!l.up_scale.empty())
+            w.add_tensor(layer_key(li, "up_scale"), GgmlType::F32, {n_ff}, as_bytes(l.up_scale));
         if (r == 0) continue;  // no predictor
         w.add_tensor(layer_key(li, "pred_w1"), l.predictor.type, {n_embd, r}, l.predictor.w1);
         w.add_tensor(layer_key(li, "pred_b1"), GgmlType::F32, {r}, as_bytes(l.predictor.b1));
@@ -320,6 +322,11 @@ Sidecar read_sidecar(const std::filesystem::path& path, const std::string& expec
                 refuse(path, "layer " + std::to_string(l) + " permutation is invalid");
             }
             seen[static_cast<size_t>(p)] = 1;
+        }
+        if (f->tensor(layer_key(l, "up_scale"))) {
+            ls.up_scale = floats(tensor(l, "up_scale", {n_ff}, false));
+            for (float v : ls.up_scale)
+                if (v < 0) refuse(path, "tensor " + layer_key(l, "up_scale") + " is negative");
         }
         const int64_t r = ranks[i];
         if (r < 0 || r > s.n_embd * 4) refuse(path, "invalid predictor rank");

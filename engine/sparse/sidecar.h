@@ -69,6 +69,10 @@ struct LayerStats {
     // |u_i| / (||w_up row i|| * ||x||), which bounds h before up is computed.
     std::vector<float> exact_thresholds;
     float up_bound = 0;
+    // Optional, per neuron: a calibrated bound on |u_j| / ||x|| (mean + 4
+    // standard deviations, at most up_bound * ||W_up row j||); tensor
+    // blk.l.up_scale F32[n_ff].
+    std::vector<float> up_scale;
 };
 
 struct Sidecar {

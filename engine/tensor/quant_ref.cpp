@@ -440,7 +440,9 @@ void sparse_down_scalar(const SparseDownArgs& A, int64_t c0, int64_t c1, float* 
                     const int q = (A.q[static_cast<size_t>(id) * A.col_bytes + byte] >> shift) & 0x0F;
                     sum += q * static_cast<int8_t>(A.quad_qh[qd] >> (8 * t));
                 }
-            const size_t at = static_cast<size_t>(A.group[g] * A.n_out + j);
+            const int64_t r = j % 32;  // tensor::scale_pos(j)
+            const int64_t pos = j - r + 8 * ((r % 16) / 4) + (r >= 16 ? 4 : 0) + r % 4;
+            const size_t at = static_cast<size_t>(A.group[g] * A.n_out + pos);
             acc = std::fma(A.a[at], static_cast<float>(sum) * A.dh[g], acc);
             acc = std::fma(A.c[at], A.hsum[g], acc);
         }

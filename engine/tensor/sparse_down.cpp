@@ -81,14 +81,16 @@ void decode_row(const WeightView& w, int64_t row, uint8_t* q, float* a, float* c
 bool neuron_major_supported(const WeightView& down) {
     const bool type_ok = down.type == GgmlType::Q4_0 || down.type == GgmlType::Q4_1 ||
                          down.type == GgmlType::Q4_K;
-    return type_ok && down.rows > 0 && down.rows % 32 == 0 && down.cols % kGroup == 0;
+    return type_ok && down.rows > 0 && down.rows % 32 == 0 && down.rows <= kMaxNeuronMajorOut &&
+           down.cols % kGroup == 0;
 }
 
 NeuronMajorDown make_neuron_major_down(const WeightView& down) {
     if (!neuron_major_supported(down))
         throw EngineError("neuron-major down: a " + std::string(ggml_type_name(down.type)) + " " +
                           std::to_string(down.rows) + " x " + std::to_string(down.cols) +
-                          " matrix is not supported (Q4_0/Q4_1/Q4_K, rows a multiple of 32)");
+                          " matrix is not supported (Q4_0/Q4_1/Q4_K, rows a multiple of 32, "
+                          "at most 16384)");
     NeuronMajorDown m;
     m.n_out = down.rows;
     m.n_ff = down.cols;
@@ -101,8 +103,8 @@ NeuronMajorDown make_neuron_major_down(const WeightView& down) {
     for (int64_t j = 0; j < m.n_out; ++j) {
         decode_row(down, j, q.data(), a.data(), c.data());
         for (int64_t g = 0; g < groups; ++g) {
-            m.a[static_cast<size_t>(g * m.n_out + j)] = a[static_cast<size_t>(g)];
-            m.c[static_cast<size_t>(g * m.n_out + j)] = c[static_cast<size_t>(g)];
+            m.a[static_cast<size_t>(g * m.n_out + scale_pos(j))] = a[static_cast<size_t>(g)];
+            m.c[static_cast<size_t>(g * m.n_out + scale_pos(j))] = c[static_cast<size_t>(g)];
         }
         // Output j of a column: chunk j / 32, byte j % 16, high nibble when
         // j % 32 >= 16.

@@ -25,16 +25,25 @@
 
 namespace powerinfer::tensor {
 
+// a and c hold, per group, the outputs of each 32-output chunk in the order
+// the SIMD kernel produces them (outputs 4k..4k+3 then 16+4k..16+4k+3 for
+// k = 0..3): output j sits at scale_pos(j) of its group's n_out values.
+inline int64_t scale_pos(int64_t j) {
+    const int64_t r = j % 32;
+    return j - r + 8 * ((r % 16) / 4) + (r >= 16 ? 4 : 0) + r % 4;
+}
+constexpr int64_t kMaxNeuronMajorOut = 16384;
+
 struct NeuronMajorDown {
     int64_t n_out = 0, n_ff = 0;
     std::vector<uint8_t> q;  // n_ff columns of n_out / 2 bytes
-    std::vector<float> a;    // [n_ff / 32][n_out]
+    std::vector<float> a;    // [n_ff / 32][n_out], see scale_pos
     std::vector<float> c;    // [n_ff / 32][n_out]
     size_t bytes() const { return q.size() + (a.size() + c.size()) * sizeof(float); }
 };
 
 // Whether make_neuron_major_down takes this down matrix (Q4_0, Q4_1, Q4_K
-// with n_out a multiple of 32).
+// with n_out a multiple of 32, at most kMaxNeuronMajorOut).
 bool neuron_major_supported(const WeightView& down);
 // Throws EngineError for a matrix it does not take.
 NeuronMajorDown make_neuron_major_down(const WeightView& down);

@@ -156,7 +156,7 @@ private slots:
         const NeuronMajorDown nm = make_neuron_major_down(m.view);
         for (int64_t j = 0; j < n_out; ++j)
             for (int64_t i = 0; i < n_ff; ++i) {
-                const size_t at = size_t((i / 32) * n_out + j);
+                const size_t at = size_t((i / 32) * n_out + scale_pos(j));
                 const int q = (nm.q[size_t(i * n_out / 2 + (j / 32) * 16 + j % 16)] >>
                                ((j % 32) >= 16 ? 4 : 0)) & 15;
                 volatile float prod = nm.a[at] * float(q);
