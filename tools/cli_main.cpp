@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <functional>
 #include <iostream>
 #include <sstream>
 #include <string>
@@ -41,6 +42,7 @@ const char* kUsage =
     "usage: powerinfer-cli -m MODEL [-p PROMPT] [-n N] [options]\n"
     "       powerinfer-cli -m MODEL --chat [--system TEXT] [options]\n"
     "       powerinfer-cli -m MODEL --perplexity FILE [--ctx 512] [--chunks K]\n"
+    "         [--sparse [--sidecar S] [--kl-divergence]] [--skip N]\n"
     "       powerinfer-cli --info MODEL\n"
     "       powerinfer-cli --version\n"
     "options:\n"
@@ -60,6 +62,11 @@ const char* kUsage =
     "  --system TEXT          system message for --chat\n"
     "  --perplexity FILE      perplexity of a text file\n"
     "  --chunks K             windows to score with --perplexity (default: all)\n"
+    "  --skip N               --perplexity: leave out the text's first N tokens\n"
+    "                         (held-out text: skip the calibration tokens)\n"
+    "  --kl-divergence        --perplexity --sparse: also run dense, print the mean KL\n"
+    "                         divergence and top-1 agreement of sparse vs dense\n"
+    "  --activation-sparsity S  CPU exact sparsity level in [0, 1) (-1: calibrated)\n"
     "  --info MODEL           print the model's metadata and tensors\n"
     "  -ngl, --gpu-layers N   run the first N layers wholly on the GPU (dense; -1 = as\n"
     "                         many as fit the VRAM budget; default 0 = none); with\n"
@@ -92,6 +99,8 @@ struct Args {
     Tuning tuning;
     int n_predict = 128, threads = 0, ctx = -1, chunks = 0, gpu_layers = 0;
     int gpu_attention = -1;
+    int64_t skip = 0;
+    bool kl = false;
     SamplingParams sampling;
 };
 
@@ -170,6 +179,12 @@ Args parse_args(int argc, char** argv) {
             a.tuning.cache_window_size = parse_number<int>(f, value());
         else if (f == "--vram-budget-mb")
             a.tuning.vram_budget_mb = parse_number<int64_t>(f, value());
+        else if (f == "--activation-sparsity")
+            a.tuning.activation_sparsity = parse_number<double>(f, value());
+        else if (f == "--skip")
+            a.skip = parse_number<int64_t>(f, value());
+        else if (f == "--kl-divergence")
+            a.kl = true;
         else if (f == "--gpu-layers" || f == "-ngl")
             a.gpu_layers = parse_number<int>(f, value());
         else if (f == "--gpu-attention")
@@ -184,6 +199,12 @@ Args parse_args(int argc, char** argv) {
             throw UsageError("unknown option '" + f + "'");
     }
     if (a.n_predict < 0) throw UsageError("-n must be >= 0");
+    if (a.tuning.activation_sparsity >= 1.0 || a.tuning.activation_sparsity < -1.0)
+        throw UsageError("--activation-sparsity must be in [0, 1) (or -1: the calibrated level)");
+    if ((a.skip != 0 || a.kl) && a.perplexity_file.empty())
+        throw UsageError("--skip and --kl-divergence go with --perplexity");
+    if (a.kl && !a.sparse)
+        throw UsageError("--kl-divergence compares sparse with dense: add --sparse");
     if (a.threads < 0) throw UsageError("--threads must be >= 0");
     if (a.gpu_layers < -1) throw UsageError("--gpu-layers must be -1 (as many as fit), 0 or more");
     if (a.gpu_attention < -1)
@@ -277,13 +298,46 @@ int run_perplexity(const Args& a) {
     const int64_t n_ctx = engine->model().n_ctx();
     std::fprintf(stderr, "perplexity: %zu tokens, windows of %lld\n", tokens.size(),
                  static_cast<long long>(n_ctx));
-    const auto r = runtime::perplexity(
-        engine->model(), tokens, n_ctx, a.chunks, tok.add_bos() ? tok.bos() : -1,
-        [](int64_t done, int64_t total, double ppl) {
-            std::fprintf(stderr, "[%lld/%lld] %.4f\n", static_cast<long long>(done),
-                         static_cast<long long>(total), ppl);
-        });
-    std::printf("perplexity: %.4f\n", r.ppl);
+    auto progress = [](int64_t done, int64_t total, double ppl) {
+        std::fprintf(stderr, "[%lld/%lld] %.4f\n", static_cast<long long>(done),
+                     static_cast<long long>(total), ppl);
+    };
+    const int32_t bos = tok.add_bos() ? tok.bos() : -1;
+    if (!a.sparse && a.skip == 0) {
+        const auto r = runtime::perplexity(engine->model(), tokens, n_ctx, a.chunks, bos, progress);
+        std::printf("perplexity: %.4f\n", r.ppl);
+        return 0;
+    }
+    sparse::HybridFfn* ffn = engine->sparse_ffn();
+    if (a.sparse && !ffn)
+        throw EngineError("--sparse cannot be honoured: " + engine->info().sparse_status);
+    std::function<void(bool)> set_sparse;
+    if (a.kl)
+        set_sparse = [&](bool on) { engine->model().set_ffn_executor(on ? ffn : nullptr); };
+    if (ffn) {
+        std::fprintf(stderr, "[%s]\n", engine->info().sparse_status.c_str());
+        ffn->reset_summary();
+    }
+    // The scored half of every window is decoded token by token: the path a
+    // sparse FFN takes (batches run dense).
+    const auto r = runtime::perplexity_decoded(engine->model(), tokens, n_ctx, a.chunks, bos,
+                                               a.skip, set_sparse, progress);
+    if (ffn) {
+        int64_t active = 0, total = 0;
+        for (const auto& l : ffn->layer_summary()) {
+            active += l.active;
+            total += l.tokens * l.n_ff;
+        }
+        if (a.metrics) std::fputs(sparse::format_layer_table(ffn->layer_summary()).c_str(), stderr);
+        if (total > 0)
+            std::printf("delivered sparsity: %.4f\n", 1.0 - double(active) / double(total));
+    }
+    if (a.kl) {
+        std::printf("dense perplexity: %.4f\n", r.dense.ppl);
+        std::printf("mean KL divergence: %.6f\n", r.mean_kl);
+        std::printf("top-1 agreement: %.4f\n", r.top1);
+    }
+    std::printf("perplexity: %.4f\n", r.decoded.ppl);
     return 0;
 }
 

@@ -48,6 +48,8 @@ struct LayerRecord {
     std::vector<float> x;          // [samples][n_embd]
     std::vector<float> up_norm;    // ||W_up row j||
     std::vector<int64_t> up_hist;  // kUpBins bins over every token and neuron
+    std::vector<double> r_sum, r_sq;  // per neuron: sums of |u_j| / ||x|| and its square
+    int64_t r_n = 0;
     std::vector<uint16_t> c;       // [samples][n_ff], F16 contributions
     std::vector<double> mass;      // sum over all tokens of contribution
     std::vector<float> down_norm;  // ||down column j||
@@ -92,6 +94,8 @@ public:
                 r.up_norm[static_cast<size_t>(j)] = static_cast<float>(std::sqrt(s2));
             }
             r.up_hist.assign(kUpBins, 0);
+            r.r_sum.assign(static_cast<size_t>(n_ff_), 0.0);
+            r.r_sq.assign(static_cast<size_t>(n_ff_), 0.0);
             r.x.reserve(static_cast<size_t>(max_samples * n_embd_));
             r.c.reserve(static_cast<size_t>(max_samples * n_ff_));
         }
@@ -112,7 +116,11 @@ public:
             for (int64_t k = 0; k < n_embd_; ++k) xx += double(x[t * n_embd_ + k]) * x[t * n_embd_ + k];
             const float inv_x = xx > 0 ? static_cast<float>(1.0 / std::sqrt(xx)) : 0.0f;
             const float* u = u_.data() + t * n_ff_;
+            ++r.r_n;
             for (int64_t j = 0; j < n_ff_; ++j) {
+                const double ru = double(std::fabs(u[j])) * inv_x;
+                r.r_sum[static_cast<size_t>(j)] += ru;
+                r.r_sq[static_cast<size_t>(j)] += ru * ru;
                 const float un = r.up_norm[static_cast<size_t>(j)];
                 const float rho = un > 0 ? std::fabs(u[j]) * inv_x / un : 0.0f;
                 r.up_hist[static_cast<size_t>(std::min<int64_t>(kUpBins - 1, static_cast<int64_t>(rho * kUpBins)))]++;
@@ -457,9 +465,21 @@ CalibrateReport calibrate_model(const CalibrateOptions& opt) {
                 }
             }
         }
+        // Per neuron: mean + 4 standard deviations of |u_j| / ||x|| (tighter
+        // than the layer's bound for all but the most aligned neurons).
+        std::vector<float> up_scale(static_cast<size_t>(n_ff));
+        for (int64_t j = 0; j < n_ff; ++j) {
+            const double n = double(std::max<int64_t>(1, r.r_n));
+            const double mean = r.r_sum[static_cast<size_t>(j)] / n;
+            const double var = std::max(0.0, r.r_sq[static_cast<size_t>(j)] / n - mean * mean);
+            const double layer_bound = double(up_bound) * r.up_norm[static_cast<size_t>(j)];
+            up_scale[static_cast<size_t>(j)] =
+                static_cast<float>(std::min(layer_bound, mean + 4.0 * std::sqrt(var)));
+        }
         for (size_t ti = 0; ti < targets.size(); ++ti) {
             sidecars[ti].layers[static_cast<size_t>(l)].exact_thresholds = exact;
             sidecars[ti].layers[static_cast<size_t>(l)].up_bound = up_bound;
+            sidecars[ti].layers[static_cast<size_t>(l)].up_scale = up_scale;
             // Threshold: the target sparsity's quantile of contributions.
             std::vector<float> sorted = c;
             const size_t q = std::min(sorted.size() - 1,

@@ -28,4 +28,22 @@ PerplexityResult perplexity(model::Model& model, const std::vector<int32_t>& tok
                             int64_t max_windows, int32_t bos,
                             const std::function<void(int64_t, int64_t, double)>& progress = {});
 
+// The same procedure with the scored half of every window decoded token by
+// token (the first half is one prefill), which is how a sparse FFN runs;
+// with `set_sparse` given, each window also runs dense (set_sparse(false),
+// one batch) and the result compares the two: mean KL divergence of the
+// decoded distribution from the dense one (llama.cpp's --kl-divergence
+// convention, KL(dense || decoded)) and top-1 agreement. skip: tokens of the
+// text left out before the first window (e.g. the calibration tokens).
+struct DecodedPerplexity {
+    PerplexityResult decoded;
+    PerplexityResult dense;  // windows == 0 without set_sparse
+    double mean_kl = 0;
+    double top1 = 0;  // fraction of scored positions whose argmax agrees
+};
+DecodedPerplexity perplexity_decoded(model::Model& model, const std::vector<int32_t>& tokens,
+                                     int64_t n_ctx, int64_t max_windows, int32_t bos, int64_t skip,
+                                     const std::function<void(bool)>& set_sparse = {},
+                                     const std::function<void(int64_t, int64_t, double)>& progress = {});
+
 }  // namespace powerinfer::runtime
