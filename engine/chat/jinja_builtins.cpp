@@ -1,0 +1,1951 @@
+// jinja2's builtin filters and tests, the str/dict/list methods templates
+// call, and the globals (range, dict, namespace, joiner, raise_exception,
+// strftime_now), with the semantics of jinja2 3.1 on Python 3 under
+// transformers' sandboxed environment.
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <ctime>
+#include <limits>
+
+#include "chat/jinja_internal.h"
+
+namespace powerinfer::jinja {
+namespace {
+
+using U32 = std::u32string;
+
+U32 decode(std::string_view s) {
+    U32 out;
+    out.reserve(s.size());
+    for (size_t i = 0; i < s.size();) out += utf8::next(s, i);
+    return out;
+}
+
+std::string encode(const U32& s) {
+    std::string out;
+    out.reserve(s.size());
+    for (char32_t c : s) utf8::append(out, c);
+    return out;
+}
+
+std::string quoted_type(const Value& v) { return std::string("'") + v.type_name() + "'"; }
+
+[[noreturn]] void undefined_error(const Value& v) {
+    const std::string& hint = v.undefined_hint();
+    throw ValueError(hint.empty() ? "a value is undefined" : hint);
+}
+
+// Binds positional and keyword arguments to named parameters (Python's
+// rules: too many, unknown or repeated arguments are errors).
+struct Bound {
+    std::vector<const Value*> slot;
+    const Value* operator[](size_t i) const { return slot[i]; }
+    bool has(size_t i) const { return slot[i] && !slot[i]->is_none(); }
+};
+
+Bound bind(const CallArgs& a, std::initializer_list<const char*> names, std::string_view fn) {
+    Bound b;
+    b.slot.assign(names.size(), nullptr);
+    if (a.args.size() > names.size())
+        throw ValueError(std::string(fn) + "() takes at most " + std::to_string(names.size()) +
+                         " argument(s) (" + std::to_string(a.args.size()) + " given)");
+    for (size_t i = 0; i < a.args.size(); ++i) b.slot[i] = &a.args[i];
+    for (const auto& [k, v] : a.kwargs) {
+        size_t i = 0;
+        for (const char* n : names) {
+            if (k == n) break;
+            ++i;
+        }
+        if (i == names.size())
+            throw ValueError(std::string(fn) + "() got an unexpected keyword argument '" + k + "'");
+        if (b.slot[i])
+            throw ValueError(std::string(fn) + "() got multiple values for argument '" + k + "'");
+        b.slot[i] = &v;
+    }
+    return b;
+}
+
+const std::string& need_str(const Value* v, std::string_view fn, std::string_view what) {
+    if (!v || !v->is_string())
+        throw ValueError(std::string(fn) + "() argument '" + std::string(what) +
+                         "' must be str, not " + (v ? v->type_name() : "missing"));
+    return v->as_string();
+}
+
+int64_t need_int(const Value* v, std::string_view fn) {
+    if (!v || (v->kind() != Kind::Int && v->kind() != Kind::Bool))
+        throw ValueError(std::string(fn) + "(): an integer is required, not " +
+                         (v ? quoted_type(*v) : std::string("nothing")));
+    return v->as_int();
+}
+
+int64_t clamp_len(int64_t v) {
+    return std::clamp<int64_t>(v, -(int64_t{1} << 40), int64_t{1} << 40);
+}
+
+// --- string helpers (Python's str methods, code point based) ---
+
+bool in_set(char32_t c, const U32* chars) {
+    return chars ? chars->find(c) != U32::npos : utf8::is_space(c);
+}
+
+std::string strip(std::string_view s, const Value* chars, bool left, bool right) {
+    U32 set;
+    const U32* cs = nullptr;
+    if (chars && !chars->is_none()) {
+        if (!chars->is_string()) throw ValueError("strip arg must be None or str");
+        set = decode(chars->as_string());
+        cs = &set;
+    }
+    const U32 u = decode(s);
+    size_t b = 0, e = u.size();
+    if (left)
+        while (b < e && in_set(u[b], cs)) ++b;
+    if (right)
+        while (e > b && in_set(u[e - 1], cs)) --e;
+    return encode(u.substr(b, e - b));
+}
+
+std::vector<Value> split(std::string_view s, const Value* sep, int64_t maxsplit, bool from_right) {
+    std::vector<Value> out;
+    if (maxsplit < 0) maxsplit = std::numeric_limits<int64_t>::max();
+    if (!sep || sep->is_none()) {
+        const U32 u = decode(s);
+        std::vector<std::pair<size_t, size_t>> words;
+        if (!from_right) {
+            size_t i = 0;
+            while (i < u.size()) {
+                while (i < u.size() && utf8::is_space(u[i])) ++i;
+                if (i >= u.size()) break;
+                if (static_cast<int64_t>(words.size()) == maxsplit) {
+                    words.emplace_back(i, u.size());  // the rest, trailing space included
+                    break;
+                }
+                size_t j = i;
+                while (j < u.size() && !utf8::is_space(u[j])) ++j;
+                words.emplace_back(i, j);
+                i = j;
+            }
+        } else {
+            size_t i = u.size();
+            while (i > 0) {
+                while (i > 0 && utf8::is_space(u[i - 1])) --i;
+                if (i == 0) break;
+                if (static_cast<int64_t>(words.size()) == maxsplit) {
+                    words.emplace_back(0, i);
+                    break;
+                }
+                size_t j = i;
+                while (j > 0 && !utf8::is_space(u[j - 1])) --j;
+                words.emplace_back(j, i);
+                i = j;
+            }
+            std::reverse(words.begin(), words.end());
+        }
+        for (auto [b, e] : words) out.emplace_back(encode(u.substr(b, e - b)));
+        return out;
+    }
+    if (!sep->is_string())
+        throw ValueError("must be str or None, not " + std::string(sep->type_name()));
+    const std::string& d = sep->as_string();
+    if (d.empty()) throw ValueError("empty separator");
+    std::vector<std::string> parts;
+    if (!from_right) {
+        size_t start = 0;
+        int64_t n = 0;
+        while (n < maxsplit) {
+            const size_t p = s.find(d, start);
+            if (p == std::string_view::npos) break;
+            parts.emplace_back(s.substr(start, p - start));
+            start = p + d.size();
+            ++n;
+        }
+        parts.emplace_back(s.substr(start));
+    } else {
+        size_t end = s.size();
+        int64_t n = 0;
+        while (n < maxsplit && end >= d.size()) {
+            const size_t p = s.rfind(d, end - d.size());
+            if (p == std::string_view::npos) break;
+            parts.emplace_back(s.substr(p + d.size(), end - p - d.size()));
+            end = p;
+            ++n;
+        }
+        parts.emplace_back(s.substr(0, end));
+        std::reverse(parts.begin(), parts.end());
+    }
+    for (auto& p : parts) out.emplace_back(std::move(p));
+    return out;
+}
+
+bool line_break(char32_t c) {
+    return c == '\n' || c == '\r' || c == 0x0B || c == 0x0C || c == 0x1C || c == 0x1D ||
+           c == 0x1E || c == 0x85 || c == 0x2028 || c == 0x2029;
+}
+
+std::vector<std::string> splitlines(std::string_view s, bool keepends) {
+    const U32 u = decode(s);
+    std::vector<std::string> out;
+    size_t start = 0;
+    for (size_t i = 0; i < u.size();) {
+        if (!line_break(u[i])) {
+            ++i;
+            continue;
+        }
+        size_t eol = i + 1;
+        if (u[i] == '\r' && i + 1 < u.size() && u[i + 1] == '\n') eol = i + 2;
+        out.push_back(encode(u.substr(start, (keepends ? eol : i) - start)));
+        start = i = eol;
+    }
+    if (start < u.size()) out.push_back(encode(u.substr(start)));
+    return out;
+}
+
+void append_upper(U32& out, char32_t c) {
+    if (c == 0xDF) {
+        out += U"SS";
+    } else {
+        out += utf8::to_upper(c);
+    }
+}
+
+std::string upper(std::string_view s) {
+    U32 out;
+    for (char32_t c : decode(s)) append_upper(out, c);
+    return encode(out);
+}
+
+std::string lower(std::string_view s) {
+    U32 u = decode(s);
+    for (char32_t& c : u) c = utf8::to_lower(c);
+    return encode(u);
+}
+
+bool cased(char32_t c) { return utf8::is_upper(c) || utf8::is_lower(c); }
+
+std::string py_title(std::string_view s) {
+    U32 out;
+    bool prev_cased = false;
+    for (char32_t c : decode(s)) {
+        if (cased(c)) {
+            if (prev_cased) {
+                out += utf8::to_lower(c);
+            } else if (c == 0xDF) {
+                out += U"Ss";
+            } else {
+                out += utf8::to_upper(c);
+            }
+            prev_cased = true;
+        } else {
+            out += c;
+            prev_cased = false;
+        }
+    }
+    return encode(out);
+}
+
+std::string capitalize(std::string_view s) {
+    const U32 u = decode(s);
+    U32 out;
+    for (size_t i = 0; i < u.size(); ++i) {
+        if (i == 0) {
+            if (u[0] == 0xDF) {
+                out += U"Ss";
+            } else {
+                out += utf8::to_upper(u[0]);
+            }
+        } else {
+            out += utf8::to_lower(u[i]);
+        }
+    }
+    return encode(out);
+}
+
+std::string replace(Interpreter& in, std::string_view s, std::string_view old,
+                    std::string_view with, int64_t count) {
+    if (count < 0) count = std::numeric_limits<int64_t>::max();
+    std::string out;
+    if (old.empty()) {
+        // Python inserts `with` around every code point.
+        int64_t n = 0;
+        size_t i = 0;
+        while (true) {
+            if (n < count) {
+                out += with;
+                ++n;
+            }
+            if (i >= s.size()) break;
+            const size_t start = i;
+            utf8::next(s, i);
+            out += s.substr(start, i - start);
+            in.check_size(out.size());
+        }
+        return out;
+    }
+    size_t start = 0;
+    int64_t n = 0;
+    while (n < count) {
+        const size_t p = s.find(old, start);
+        if (p == std::string_view::npos) break;
+        out += s.substr(start, p - start);
+        out += with;
+        start = p + old.size();
+        ++n;
+        in.check_size(out.size());
+    }
+    out += s.substr(start);
+    in.check_size(out.size());
+    return out;
+}
+
+int64_t cp_index(std::string_view s, size_t byte) {
+    return static_cast<int64_t>(utf8::length(s.substr(0, byte)));
+}
+
+// Python's str.startswith/endswith with an optional [start, end) window.
+bool affix(const std::string& s, const Value& arg, const Value* start, const Value* end,
+           bool suffix) {
+    std::string_view view = s;
+    std::string window;
+    if ((start && !start->is_none()) || (end && !end->is_none())) {
+        const auto offs = utf8::offsets(s);
+        const auto n = static_cast<int64_t>(offs.size()) - 1;
+        auto norm = [&](const Value* v, int64_t dflt) {
+            if (!v || v->is_none()) return dflt;
+            int64_t x = clamp_len(need_int(v, "startswith"));
+            if (x < 0) x = std::max<int64_t>(0, x + n);
+            return std::min(x, n);
+        };
+        const int64_t a = norm(start, 0), b = norm(end, n);
+        if (a > b) return false;
+        window = s.substr(offs[static_cast<size_t>(a)],
+                          offs[static_cast<size_t>(b)] - offs[static_cast<size_t>(a)]);
+        view = window;
+    }
+    auto one = [&](const Value& p) {
+        if (!p.is_string())
+            throw ValueError(std::string(suffix ? "endswith" : "startswith") +
+                             " first arg must be str or a tuple of str, not " + p.type_name());
+        const std::string& x = p.as_string();
+        if (x.size() > view.size()) return false;
+        return suffix ? view.substr(view.size() - x.size()) == x : view.substr(0, x.size()) == x;
+    };
+    if (arg.is_list() && arg.as_list().kind == SeqKind::Tuple) {
+        for (const Value& p : arg.as_list().items)
+            if (one(p)) return true;
+        return false;
+    }
+    return one(arg);
+}
+
+// align: -1 left, 0 str.center, 1 right, 2 format's "^".
+std::string pad(std::string_view s, int64_t width, char32_t fill, int align) {
+    const auto len = static_cast<int64_t>(utf8::length(s));
+    width = clamp_len(width);
+    if (width <= len) return std::string(s);
+    const int64_t total = width - len;
+    int64_t left = 0;
+    if (align == 1) {
+        left = total;
+    } else if (align == 0) {
+        left = total / 2 + (total & width & 1);  // CPython's pad() for str.center
+    } else if (align == 2) {
+        left = total / 2;
+    }
+    std::string f;
+    utf8::append(f, fill);
+    std::string out;
+    for (int64_t i = 0; i < left; ++i) out += f;
+    out += s;
+    for (int64_t i = left; i < total; ++i) out += f;
+    return out;
+}
+
+char32_t fill_char(const Value* v) {
+    if (!v) return ' ';
+    const std::string& f = need_str(v, "center", "fillchar");
+    if (utf8::length(f) != 1)
+        throw ValueError("The fill character must be exactly one character long");
+    size_t i = 0;
+    return utf8::next(f, i);
+}
+
+// --- str.format (the format mini-language, for the common specs) ---
+
+std::string format_spec(const Value& v, std::string_view spec) {
+    if (spec.empty()) return v.str();
+    // [[fill]align][sign][#][0][width][,][.precision][type]
+    size_t i = 0;
+    char32_t fill = ' ';
+    char align = 0;
+    {
+        size_t j = 0;
+        const char32_t first = utf8::next(spec, j);
+        if (j < spec.size() && std::string_view("<>^=").find(spec[j]) != std::string_view::npos) {
+            fill = first;
+            align = spec[j];
+            i = j + 1;
+        } else if (std::string_view("<>^=").find(spec[0]) != std::string_view::npos) {
+            align = spec[0];
+            i = 1;
+        }
+    }
+    char sign = 0;
+    if (i < spec.size() && (spec[i] == '+' || spec[i] == '-' || spec[i] == ' ')) sign = spec[i++];
+    if (i < spec.size() && spec[i] == '#') ++i;
+    if (i < spec.size() && spec[i] == '0') {
+        if (!align) {
+            fill = '0';
+            align = '=';
+        }
+        ++i;
+    }
+    int64_t width = 0;
+    while (i < spec.size() && spec[i] >= '0' && spec[i] <= '9' && width < 100000)
+        width = width * 10 + (spec[i++] - '0');
+    if (i < spec.size() && (spec[i] == ',' || spec[i] == '_')) ++i;
+    int prec = -1;
+    if (i < spec.size() && spec[i] == '.') {
+        prec = 0;
+        ++i;
+        while (i < spec.size() && spec[i] >= '0' && spec[i] <= '9' && prec < 1000)
+            prec = prec * 10 + (spec[i++] - '0');
+    }
+    char type = i < spec.size() ? spec[i++] : 0;
+    if (i != spec.size()) throw ValueError("Invalid format specifier");
+    std::string body;
+    if (v.is_string() || (!v.is_number() && type == 0)) {
+        if (type && type != 's')
+            throw ValueError(std::string("Unknown format code '") + type +
+                             "' for object of type 'str'");
+        body = v.str();
+        if (prec >= 0) {
+            const auto offs = utf8::offsets(body);
+            if (static_cast<size_t>(prec) + 1 < offs.size())
+                body.resize(offs[static_cast<size_t>(prec)]);
+        }
+        if (!align) align = '<';
+    } else {
+        if (!v.is_number())
+            throw ValueError("Unknown format code for object of type " + quoted_type(v));
+        const bool is_float = v.kind() == Kind::Float;
+        if (type == 0) type = is_float ? 'r' : 'd';
+        char buf[512];
+        const double d = v.as_double();
+        switch (type) {
+            case 'd':
+                if (is_float)
+                    throw ValueError("Unknown format code 'd' for object of type 'float'");
+                body = std::to_string(std::llabs(v.as_int()));
+                break;
+            case 'x':
+            case 'X':
+            case 'o':
+            case 'b': {
+                if (is_float)
+                    throw ValueError(std::string("Unknown format code '") + type +
+                                     "' for object of type 'float'");
+                const uint64_t x = static_cast<uint64_t>(std::llabs(v.as_int()));
+                if (type == 'b') {
+                    body = x ? "" : "0";
+                    for (uint64_t y = x; y; y >>= 1) body.insert(body.begin(), char('0' + (y & 1)));
+                } else {
+                    std::snprintf(buf, sizeof buf,
+                                  type == 'o'   ? "%llo"
+                                  : type == 'x' ? "%llx"
+                                                : "%llX",
+                                  static_cast<unsigned long long>(x));
+                    body = buf;
+                }
+                break;
+            }
+            case 'r':
+                body = float_repr(std::fabs(d));
+                if (prec >= 0) {
+                    std::snprintf(buf, sizeof buf, "%.*g", std::max(1, prec), std::fabs(d));
+                    body = buf;
+                }
+                break;
+            case 'f':
+            case 'F':
+            case 'e':
+            case 'E':
+            case 'g':
+            case 'G':
+            case '%': {
+                const double x = type == '%' ? std::fabs(d) * 100 : std::fabs(d);
+                char spec_c[16];
+                std::snprintf(spec_c, sizeof spec_c, "%%.%d%c", prec < 0 ? 6 : prec,
+                              type == '%' ? 'f' : type);
+                std::snprintf(buf, sizeof buf, spec_c, x);
+                body = buf;
+                if (type == '%') body += '%';
+                break;
+            }
+            default:
+                throw ValueError(std::string("Unknown format code '") + type + "'");
+        }
+        const bool neg = is_float ? std::signbit(d) && !std::isnan(d) : v.as_int() < 0;
+        std::string s = neg ? "-" : sign == '+' ? "+" : sign == ' ' ? " " : "";
+        if (align == '=') {
+            const int64_t len = static_cast<int64_t>(utf8::length(body) + s.size());
+            if (width > len) body = pad("", width - len, fill, -1) + body;
+            return s + body;
+        }
+        body = s + body;
+        if (!align) align = '>';
+    }
+    return pad(body, width, fill, align == '<' ? -1 : align == '^' ? 2 : 1);
+}
+
+std::string str_format(Interpreter& in, const std::string& fmt, const CallArgs& a) {
+    std::string out;
+    size_t auto_index = 0;
+    for (size_t i = 0; i < fmt.size(); ++i) {
+        const char c = fmt[i];
+        if (c == '}') {
+            if (i + 1 < fmt.size() && fmt[i + 1] == '}') {
+                out += '}';
+                ++i;
+                continue;
+            }
+            throw ValueError("Single '}' encountered in format string");
+        }
+        if (c != '{') {
+            out += c;
+            continue;
+        }
+        if (i + 1 < fmt.size() && fmt[i + 1] == '{') {
+            out += '{';
+            ++i;
+            continue;
+        }
+        const size_t close = fmt.find('}', i);
+        if (close == std::string::npos) throw ValueError("Single '{' encountered in format string");
+        std::string field = fmt.substr(i + 1, close - i - 1);
+        i = close;
+        std::string spec;
+        char conv = 0;
+        if (const size_t colon = field.find(':'); colon != std::string::npos) {
+            spec = field.substr(colon + 1);
+            field.resize(colon);
+        }
+        if (const size_t bang = field.find('!'); bang != std::string::npos) {
+            if (bang + 2 != field.size())
+                throw ValueError("expected ':' after conversion specifier");
+            conv = field[bang + 1];
+            field.resize(bang);
+        }
+        // field: name or index, then .attr / [key] parts
+        size_t k = 0;
+        while (k < field.size() && field[k] != '.' && field[k] != '[') ++k;
+        const std::string head = field.substr(0, k);
+        Value v;
+        if (head.empty()) {
+            if (auto_index >= a.args.size()) throw ValueError("Replacement index out of range");
+            v = a.args[auto_index++];
+        } else if (std::all_of(head.begin(), head.end(),
+                               [](char ch) { return ch >= '0' && ch <= '9'; })) {
+            const size_t idx = head.size() > 6 ? a.args.size() : std::stoul(head);
+            if (idx >= a.args.size()) throw ValueError("Replacement index out of range");
+            v = a.args[idx];
+        } else {
+            const Value* kw = a.kwarg(head);
+            if (!kw) throw ValueError("KeyError: '" + head + "'");
+            v = *kw;
+        }
+        while (k < field.size()) {
+            if (field[k] == '.') {
+                size_t e = k + 1;
+                while (e < field.size() && field[e] != '.' && field[e] != '[') ++e;
+                v = in.getattr(v, field.substr(k + 1, e - k - 1));
+                k = e;
+            } else {
+                const size_t e = field.find(']', k);
+                if (e == std::string::npos) throw ValueError("Missing ']' in format string");
+                const std::string key = field.substr(k + 1, e - k - 1);
+                const bool digits = !key.empty() && key.size() < 10 &&
+                                    std::all_of(key.begin(), key.end(),
+                                                [](char ch) { return ch >= '0' && ch <= '9'; });
+                v = in.getitem(v,
+                               digits ? Value(static_cast<int64_t>(std::stoll(key))) : Value(key));
+                k = e + 1;
+            }
+        }
+        if (conv == 'r' || conv == 'a') {
+            v = Value(v.repr());
+        } else if (conv == 's') {
+            v = Value(v.str());
+        } else if (conv) {
+            throw ValueError(std::string("Unknown conversion specifier ") + conv);
+        }
+        out += format_spec(v, spec);
+        in.check_size(out.size());
+    }
+    return out;
+}
+
+// --- methods ---
+
+bool is_mutating(const Value& obj, std::string_view name) {
+    if (obj.is_list() && obj.as_list().kind == SeqKind::List) {
+        for (const char* m :
+             {"append", "clear", "extend", "insert", "pop", "remove", "reverse", "sort"})
+            if (name == m) return true;
+    }
+    if (obj.is_dict()) {
+        for (const char* m : {"clear", "pop", "popitem", "setdefault", "update"})
+            if (name == m) return true;
+    }
+    return false;
+}
+
+const char* const kStrMethods[] = {
+    "capitalize", "casefold",  "center",     "count",      "endswith",     "find",
+    "format",     "index",     "isalnum",    "isalpha",    "isdecimal",    "isdigit",
+    "islower",    "isnumeric", "isspace",    "istitle",    "isupper",      "join",
+    "ljust",      "lower",     "lstrip",     "partition",  "removeprefix", "removesuffix",
+    "replace",    "rfind",     "rindex",     "rjust",      "rpartition",   "rsplit",
+    "rstrip",     "split",     "splitlines", "startswith", "strip",        "swapcase",
+    "title",      "upper",     "zfill"};
+const char* const kDictMethods[] = {"copy", "get", "items", "keys", "values"};
+const char* const kListMethods[] = {"copy", "count", "index"};
+
+template <size_t N>
+bool listed(const char* const (&names)[N], std::string_view name) {
+    for (const char* n : names)
+        if (name == n) return true;
+    return false;
+}
+
+Value call_str_method(Interpreter& in, const std::string& s, std::string_view name, CallArgs& a) {
+    in.charge(1 + s.size() / 64);
+    if (name == "strip" || name == "lstrip" || name == "rstrip") {
+        const Bound b = bind(a, {"chars"}, name);
+        return Value(strip(s, b[0], name != "rstrip", name != "lstrip"));
+    }
+    if (name == "split" || name == "rsplit") {
+        const Bound b = bind(a, {"sep", "maxsplit"}, name);
+        const int64_t maxsplit = b[1] ? need_int(b[1], name) : -1;
+        auto parts = split(s, b[0], maxsplit, name == "rsplit");
+        in.check_items(parts.size());
+        return Value::list(std::move(parts));
+    }
+    if (name == "splitlines") {
+        const Bound b = bind(a, {"keepends"}, name);
+        std::vector<Value> out;
+        for (auto& l : splitlines(s, b[0] && b[0]->truthy())) out.emplace_back(std::move(l));
+        return Value::list(std::move(out));
+    }
+    if (name == "replace") {
+        const Bound b = bind(a, {"old", "new", "count"}, name);
+        const std::string& old = need_str(b[0], name, "old");
+        const std::string& with = need_str(b[1], name, "new");
+        return Value(replace(in, s, old, with, b[2] ? need_int(b[2], name) : -1));
+    }
+    if (name == "startswith" || name == "endswith") {
+        const Bound b = bind(a, {"prefix", "start", "end"}, name);
+        if (!b[0]) throw ValueError(std::string(name) + "() takes at least 1 argument (0 given)");
+        return Value(affix(s, *b[0], b[1], b[2], name == "endswith"));
+    }
+    if (name == "upper") return Value(upper(s));
+    if (name == "lower" || name == "casefold") return Value(lower(s));
+    if (name == "title") return Value(py_title(s));
+    if (name == "capitalize") return Value(capitalize(s));
+    if (name == "swapcase") {
+        U32 out;
+        for (char32_t c : decode(s)) {
+            if (utf8::is_upper(c)) {
+                out += utf8::to_lower(c);
+            } else if (utf8::is_lower(c)) {
+                append_upper(out, c);
+            } else {
+                out += c;
+            }
+        }
+        return Value(encode(out));
+    }
+    if (name == "find" || name == "rfind" || name == "index" || name == "rindex" ||
+        name == "count") {
+        const Bound b = bind(a, {"sub"}, name);
+        const std::string& sub = need_str(b[0], name, "sub");
+        if (name == "count") {
+            if (sub.empty()) return Value(static_cast<int64_t>(utf8::length(s) + 1));
+            int64_t n = 0;
+            for (size_t p = s.find(sub); p != std::string::npos; p = s.find(sub, p + sub.size()))
+                ++n;
+            return Value(n);
+        }
+        const size_t p = name[0] == 'r' ? s.rfind(sub) : s.find(sub);
+        if (p == std::string::npos) {
+            if (name == "index" || name == "rindex") throw ValueError("substring not found");
+            return Value(int64_t{-1});
+        }
+        return Value(cp_index(s, p));
+    }
+    if (name == "join") {
+        const Bound b = bind(a, {"iterable"}, name);
+        if (!b[0]) throw ValueError("join() takes exactly one argument (0 given)");
+        std::string out;
+        size_t i = 0;
+        for (const Value& v : in.iterate(*b[0])) {
+            if (!v.is_string())
+                throw ValueError("sequence item " + std::to_string(i) +
+                                 ": expected str instance, " + v.type_name() + " found");
+            if (i++) out += s;
+            out += v.as_string();
+            in.check_size(out.size());
+        }
+        return Value(std::move(out));
+    }
+    if (name == "center" || name == "ljust" || name == "rjust") {
+        const Bound b = bind(a, {"width", "fillchar"}, name);
+        const int64_t w = need_int(b[0], name);
+        in.check_size(static_cast<size_t>(std::max<int64_t>(0, clamp_len(w))));
+        return Value(pad(s, w, fill_char(b[1]), name == "ljust" ? -1 : name == "rjust" ? 1 : 0));
+    }
+    if (name == "zfill") {
+        const Bound b = bind(a, {"width"}, name);
+        const int64_t w = clamp_len(need_int(b[0], name));
+        in.check_size(static_cast<size_t>(std::max<int64_t>(0, w)));
+        const auto len = static_cast<int64_t>(utf8::length(s));
+        if (w <= len) return Value(s);
+        const bool sign = !s.empty() && (s[0] == '+' || s[0] == '-');
+        return Value((sign ? s.substr(0, 1) : "") + std::string(static_cast<size_t>(w - len), '0') +
+                     (sign ? s.substr(1) : s));
+    }
+    if (name == "removeprefix" || name == "removesuffix") {
+        const Bound b = bind(a, {"affix"}, name);
+        const std::string& x = need_str(b[0], name, "affix");
+        if (name == "removeprefix")
+            return Value(s.compare(0, x.size(), x) == 0 ? s.substr(x.size()) : s);
+        return Value(s.size() >= x.size() && s.compare(s.size() - x.size(), x.size(), x) == 0
+                         ? s.substr(0, s.size() - x.size())
+                         : s);
+    }
+    if (name == "partition" || name == "rpartition") {
+        const Bound b = bind(a, {"sep"}, name);
+        const std::string& sep = need_str(b[0], name, "sep");
+        if (sep.empty()) throw ValueError("empty separator");
+        const size_t p = name == "partition" ? s.find(sep) : s.rfind(sep);
+        if (p == std::string::npos) {
+            return name == "partition" ? Value::tuple({Value(s), Value(""), Value("")})
+                                       : Value::tuple({Value(""), Value(""), Value(s)});
+        }
+        return Value::tuple({Value(s.substr(0, p)), Value(sep), Value(s.substr(p + sep.size()))});
+    }
+    if (name == "format") return Value(str_format(in, s, a));
+    if (name.substr(0, 2) == "is") {
+        bind(a, {}, name);
+        const U32 u = decode(s);
+        auto all = [&](auto pred) { return !u.empty() && std::all_of(u.begin(), u.end(), pred); };
+        if (name == "isspace") return Value(all(utf8::is_space));
+        if (name == "isdigit" || name == "isdecimal" || name == "isnumeric")
+            return Value(all(utf8::is_digit));
+        if (name == "isalpha") return Value(all(utf8::is_alpha));
+        if (name == "isalnum")
+            return Value(all([](char32_t c) { return utf8::is_alpha(c) || utf8::is_digit(c); }));
+        bool any_cased = false, ok = true;
+        if (name == "istitle") {
+            bool prev = false;
+            for (char32_t c : u) {
+                if (utf8::is_upper(c)) {
+                    if (prev) ok = false;
+                    prev = any_cased = true;
+                } else if (utf8::is_lower(c)) {
+                    if (!prev) ok = false;
+                    prev = any_cased = true;
+                } else {
+                    prev = false;
+                }
+            }
+            return Value(ok && any_cased);
+        }
+        for (char32_t c : u) {
+            if (utf8::is_upper(c)) {
+                any_cased = true;
+                if (name == "islower") ok = false;
+            } else if (utf8::is_lower(c)) {
+                any_cased = true;
+                if (name == "isupper") ok = false;
+            }
+        }
+        return Value(ok && any_cased);
+    }
+    throw ValueError("'str' object has no attribute '" + std::string(name) + "'");
+}
+
+Value call_method(Interpreter& in, const Value& obj, const std::string& name, CallArgs& a) {
+    if (obj.is_string()) return call_str_method(in, obj.as_string(), name, a);
+    if (obj.is_dict()) {
+        const DictData& d = obj.as_dict();
+        in.charge(1 + d.items.size() / 8);
+        if (name == "get") {
+            const Bound b = bind(a, {"key", "default"}, name);
+            if (!b[0]) throw ValueError("get expected at least 1 argument, got 0");
+            check_hashable(*b[0]);
+            if (const Value* v = d.find_key(*b[0])) return *v;
+            return b[1] ? *b[1] : Value::none();
+        }
+        bind(a, {}, name);
+        if (name == "copy") return obj;
+        std::vector<Value> out;
+        out.reserve(d.items.size());
+        for (const auto& [k, v] : d.items) {
+            if (name == "items") {
+                out.push_back(Value::tuple({k, v}));
+            } else {
+                out.push_back(name == "keys" ? k : v);
+            }
+        }
+        return Value::list(std::move(out), name == "items"  ? SeqKind::Items
+                                           : name == "keys" ? SeqKind::Keys
+                                                            : SeqKind::Values);
+    }
+    if (obj.is_list()) {
+        const auto& items = obj.as_list().items;
+        in.charge(1 + items.size() / 8);
+        if (name == "copy") {
+            bind(a, {}, name);
+            return obj;
+        }
+        const Bound b = bind(a, {"value"}, name);
+        if (!b[0]) throw ValueError(name + "() takes exactly one argument (0 given)");
+        int64_t n = 0;
+        for (size_t i = 0; i < items.size(); ++i) {
+            if (equal(items[i], *b[0])) {
+                if (name == "index") return Value(static_cast<int64_t>(i));
+                ++n;
+            }
+        }
+        if (name == "index") throw ValueError(b[0]->repr() + " is not in list");
+        return Value(n);
+    }
+    throw ValueError(quoted_type(obj) + " object has no attribute '" + name + "'");
+}
+
+// --- filters ---
+
+Value soft_str(const Value& v) { return v.is_string() ? v : Value(v.str()); }
+
+// jinja2's make_attrgetter: "a.b.0" looks up item by item (getitem).
+Value attr_path(Interpreter& in, Value item, const Value& attribute, const Value* dflt) {
+    if (attribute.is_int()) {
+        item = in.getitem(item, attribute);
+    } else {
+        const std::string path = attribute.str();
+        size_t start = 0;
+        while (true) {
+            const size_t dot = path.find('.', start);
+            const std::string part =
+                path.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
+            const bool digits =
+                !part.empty() && part.size() < 18 &&
+                std::all_of(part.begin(), part.end(), [](char c) { return c >= '0' && c <= '9'; });
+            item = in.getitem(item,
+                              digits ? Value(static_cast<int64_t>(std::stoll(part))) : Value(part));
+            if (dflt && !dflt->is_none() && item.is_undefined()) item = *dflt;
+            if (dot == std::string::npos) break;
+            start = dot + 1;
+        }
+    }
+    return item;
+}
+
+size_t length(const Value& v) {
+    switch (v.kind()) {
+        case Kind::Undefined:
+            return 0;
+        case Kind::String:
+            return utf8::length(v.as_string());
+        case Kind::List:
+            return v.as_list().items.size();
+        case Kind::Dict:
+            return v.as_dict().items.size();
+        default:
+            throw ValueError("object of type " + quoted_type(v) + " has no len()");
+    }
+}
+
+std::string escape_html(const std::string& s) {
+    std::string out;
+    for (char c : s) {
+        switch (c) {
+            case '&':
+                out += "&amp;";
+                break;
+            case '<':
+                out += "&lt;";
+                break;
+            case '>':
+                out += "&gt;";
+                break;
+            case '\'':
+                out += "&#39;";
+                break;
+            case '"':
+                out += "&#34;";
+                break;
+            default:
+                out += c;
+        }
+    }
+    return out;
+}
+
+// Sort key: lowercased strings unless case_sensitive (jinja2's ignore_case).
+Value sort_key(const Value& v, bool case_sensitive) {
+    if (!case_sensitive && v.is_string()) return Value(lower(v.as_string()));
+    return v;
+}
+
+std::vector<Value> attribute_list(const Value* attribute) {
+    std::vector<Value> out;
+    if (!attribute || attribute->is_none()) return out;
+    if (attribute->is_string()) {
+        const std::string& s = attribute->as_string();
+        size_t start = 0;
+        while (true) {
+            const size_t comma = s.find(',', start);
+            out.emplace_back(
+                s.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
+            if (comma == std::string::npos) break;
+            start = comma + 1;
+        }
+        return out;
+    }
+    out.push_back(*attribute);
+    return out;
+}
+
+void stable_sort_values(Interpreter& in, std::vector<Value>& items, std::vector<Value>& keys,
+                        bool reverse) {
+    std::vector<size_t> order(items.size());
+    for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+    in.charge(items.size() * 2 + 1);
+    std::stable_sort(order.begin(), order.end(), [&](size_t x, size_t y) {
+        return reverse ? less(keys[y], keys[x]) : less(keys[x], keys[y]);
+    });
+    std::vector<Value> out;
+    out.reserve(items.size());
+    for (size_t i : order) out.push_back(std::move(items[i]));
+    items = std::move(out);
+}
+
+Value select_or_reject(Interpreter& in, const Value& v, CallArgs& a, bool select, bool by_attr,
+                       const char* name) {
+    size_t off = 0;
+    Value attribute;
+    if (by_attr) {
+        if (a.args.empty()) throw ValueError("Missing parameter for attribute name");
+        attribute = a.args[0];
+        off = 1;
+    }
+    const bool has_test_name = a.args.size() > off;
+    std::string test;
+    CallArgs targs;
+    if (has_test_name) {
+        test = a.args[off].str();
+        if (!has_test(test)) throw ValueError("No test named '" + test + "'.");
+        targs.args.assign(a.args.begin() + static_cast<std::ptrdiff_t>(off + 1), a.args.end());
+        targs.kwargs = a.kwargs;
+    }
+    std::vector<Value> out;
+    for (const Value& item : in.iterate(v)) {
+        in.charge(1);
+        const Value x = by_attr ? attr_path(in, item, attribute, nullptr) : item;
+        bool ok;
+        if (has_test_name) {
+            CallArgs t = targs;
+            ok = apply_test(in, test, x, t);
+        } else {
+            ok = x.truthy();
+        }
+        if (ok == select) out.push_back(item);
+    }
+    return Value::iterator(std::move(out), name);
+}
+
+std::string indent(const std::string& s0, const Value* width, bool first, bool blank) {
+    std::string ind;
+    if (width && width->is_string()) {
+        ind = width->as_string();
+    } else {
+        const int64_t w = width ? need_int(width, "indent") : 4;
+        ind = std::string(static_cast<size_t>(std::clamp<int64_t>(w, 0, 10000)), ' ');
+    }
+    const std::string s = s0 + "\n";
+    const auto lines = splitlines(s, false);
+    std::string rv;
+    if (blank) {
+        for (size_t i = 0; i < lines.size(); ++i) {
+            if (i) {
+                rv += '\n';
+                rv += ind;
+            }
+            rv += lines[i];
+        }
+    } else {
+        rv = lines.empty() ? "" : lines[0];
+        for (size_t i = 1; i < lines.size(); ++i) {
+            rv += '\n';
+            if (!lines[i].empty()) rv += ind;
+            rv += lines[i];
+        }
+    }
+    if (first) rv = ind + rv;
+    return rv;
+}
+
+// Python's int(str, base): optional whitespace and sign, "_" between digits.
+std::optional<int64_t> parse_int(std::string_view s, int base) {
+    const std::string t = strip(s, nullptr, true, true);
+    size_t i = 0;
+    bool neg = false;
+    if (i < t.size() && (t[i] == '+' || t[i] == '-')) neg = t[i++] == '-';
+    if (base == 0 || base == 16 || base == 8 || base == 2) {
+        if (t.size() > i + 1 && t[i] == '0') {
+            const char p = static_cast<char>(t[i + 1] | 0x20);
+            const int pb = p == 'x' ? 16 : p == 'o' ? 8 : p == 'b' ? 2 : 0;
+            if (pb && (base == 0 || base == pb)) {
+                base = pb;
+                i += 2;
+                if (i < t.size() && t[i] == '_') ++i;
+            }
+        }
+        if (base == 0) base = 10;
+    }
+    if (base < 2 || base > 36) return std::nullopt;
+    if (i >= t.size()) return std::nullopt;
+    uint64_t v = 0;
+    bool prev_digit = false;
+    for (; i < t.size(); ++i) {
+        const char c = t[i];
+        if (c == '_' && prev_digit && i + 1 < t.size() && t[i + 1] != '_') {
+            prev_digit = false;
+            continue;
+        }
+        int d;
+        if (c >= '0' && c <= '9') {
+            d = c - '0';
+        } else if ((c | 0x20) >= 'a' && (c | 0x20) <= 'z') {
+            d = (c | 0x20) - 'a' + 10;
+        } else {
+            return std::nullopt;
+        }
+        if (d >= base) return std::nullopt;
+        if (v > (static_cast<uint64_t>(std::numeric_limits<int64_t>::max()) -
+                 static_cast<uint64_t>(d)) /
+                    static_cast<uint64_t>(base))
+            throw ValueError("integer overflow (the interpreter's integers are 64-bit)");
+        v = v * static_cast<uint64_t>(base) + static_cast<uint64_t>(d);
+        prev_digit = true;
+    }
+    if (!prev_digit) return std::nullopt;
+    return neg ? -static_cast<int64_t>(v) : static_cast<int64_t>(v);
+}
+
+// Python's float(str).
+std::optional<double> parse_float(std::string_view s) {
+    std::string t = strip(s, nullptr, true, true);
+    std::string clean;
+    for (size_t i = 0; i < t.size(); ++i) {
+        if (t[i] == '_' && i > 0 && i + 1 < t.size() &&
+            std::isdigit(static_cast<unsigned char>(t[i - 1])) &&
+            std::isdigit(static_cast<unsigned char>(t[i + 1])))
+            continue;
+        clean += t[i];
+    }
+    std::string low = lower(clean);
+    bool neg = false;
+    std::string body = low;
+    if (!body.empty() && (body[0] == '+' || body[0] == '-')) {
+        neg = body[0] == '-';
+        body = body.substr(1);
+    }
+    if (body == "inf" || body == "infinity") return neg ? -HUGE_VAL : HUGE_VAL;
+    if (body == "nan") return std::nan("");
+    if (body.empty() || body.find_first_not_of("0123456789.e+-") != std::string::npos)
+        return std::nullopt;
+    char* end = nullptr;
+    const double d = std::strtod(clean.c_str(), &end);
+    if (end != clean.c_str() + clean.size()) return std::nullopt;
+    return d;
+}
+
+int64_t float_to_int(double d) {
+    if (std::isnan(d)) throw ValueError("cannot convert float NaN to integer");
+    if (std::isinf(d)) throw ValueError("cannot convert float infinity to integer");
+    if (d >= 9.2233720368547758e18 || d < -9.2233720368547758e18)
+        throw ValueError("integer overflow (the interpreter's integers are 64-bit)");
+    return static_cast<int64_t>(std::trunc(d));
+}
+
+Value to_int(const Value& v, const Value& dflt, int base) {
+    if (v.is_undefined()) undefined_error(v);
+    if (v.is_string()) {
+        if (auto i = parse_int(v.as_string(), base)) return Value(*i);
+        if (auto d = parse_float(v.as_string())) {
+            if (std::isinf(*d) || std::isnan(*d)) return dflt;
+            return Value(float_to_int(*d));
+        }
+        return dflt;
+    }
+    if (v.kind() == Kind::Float) return Value(float_to_int(v.as_double()));
+    if (v.kind() == Kind::Int || v.kind() == Kind::Bool) return Value(v.as_int());
+    return dflt;
+}
+
+Value sum_values(Interpreter& in, const std::vector<Value>& items, Value acc) {
+    for (const Value& x : items) {
+        in.charge(1);
+        if (x.is_undefined()) undefined_error(x);
+        if (acc.is_number() && x.is_number()) {
+            if (acc.kind() == Kind::Float || x.kind() == Kind::Float) {
+                acc = Value(acc.as_double() + x.as_double());
+            } else {
+                const int64_t a = acc.as_int(), b = x.as_int();
+                if ((b > 0 && a > std::numeric_limits<int64_t>::max() - b) ||
+                    (b < 0 && a < std::numeric_limits<int64_t>::min() - b))
+                    throw ValueError("integer overflow (the interpreter's integers are 64-bit)");
+                acc = Value(a + b);
+            }
+        } else if (acc.is_list() && x.is_list() && acc.as_list().kind == x.as_list().kind) {
+            std::vector<Value> v = acc.as_list().items;
+            v.insert(v.end(), x.as_list().items.begin(), x.as_list().items.end());
+            in.check_items(v.size());
+            acc = Value::list(std::move(v), acc.as_list().kind);
+        } else {
+            throw ValueError("unsupported operand type(s) for +: " + quoted_type(acc) + " and " +
+                             quoted_type(x));
+        }
+    }
+    return acc;
+}
+
+Value min_max(Interpreter& in, const Value& v, CallArgs& a, bool want_max) {
+    const Bound b = bind(a, {"case_sensitive", "attribute"}, want_max ? "max" : "min");
+    const bool cs = b[0] && b[0]->truthy();
+    std::vector<Value> items = in.iterate(v);
+    if (items.empty()) return Value::undefined("No aggregated item, sequence was empty.");
+    auto key = [&](const Value& x) {
+        return sort_key(b.has(1) ? attr_path(in, x, *b[1], nullptr) : x, cs);
+    };
+    size_t best = 0;
+    Value best_key = key(items[0]);
+    for (size_t i = 1; i < items.size(); ++i) {
+        in.charge(1);
+        Value k = key(items[i]);
+        if (want_max ? less(best_key, k) : less(k, best_key)) {
+            best = i;
+            best_key = std::move(k);
+        }
+    }
+    return items[best];
+}
+
+Value json_filter(const Value& v, CallArgs& a) {
+    // transformers' tojson(x, ensure_ascii=False, indent=None, separators=None, sort_keys=False)
+    const Bound b = bind(a, {"ensure_ascii", "indent", "separators", "sort_keys"}, "tojson");
+    JsonStyle st;
+    st.ensure_ascii = b[0] && b[0]->truthy();
+    if (b.has(1)) {
+        st.pretty = true;
+        if (b[1]->is_string()) {
+            st.indent = b[1]->as_string();
+        } else {
+            const int64_t n = need_int(b[1], "tojson");
+            st.indent = std::string(static_cast<size_t>(std::clamp<int64_t>(n, 0, 1000)), ' ');
+        }
+        st.item_sep = ",";
+    }
+    if (b.has(2)) {
+        const Value& sep = *b[2];
+        if (!sep.is_list() || sep.as_list().items.size() != 2 ||
+            !sep.as_list().items[0].is_string() || !sep.as_list().items[1].is_string())
+            throw ValueError("tojson: separators must be a pair of strings");
+        st.item_sep = sep.as_list().items[0].as_string();
+        st.key_sep = sep.as_list().items[1].as_string();
+    }
+    st.sort_keys = b[3] && b[3]->truthy();
+    return Value(to_json(v, st));
+}
+
+std::string jinja_title(const std::string& s) {
+    // jinja2's do_title: words split at runs of [-\s({\[<]; each word's first
+    // character upper-cased, the rest lower-cased.
+    const U32 u = decode(s);
+    U32 out;
+    auto sep = [](char32_t c) {
+        return c == '-' || c == '(' || c == '{' || c == '[' || c == '<' || utf8::is_space(c);
+    };
+    bool at_start = true;
+    for (char32_t c : u) {
+        if (sep(c)) {
+            out += c;
+            at_start = true;
+        } else if (at_start) {
+            append_upper(out, c);
+            at_start = false;
+        } else {
+            out += utf8::to_lower(c);
+        }
+    }
+    return encode(out);
+}
+
+}  // namespace
+
+namespace {
+
+const char* const kFilters[] = {
+    "abs", "attr", "batch", "capitalize", "center", "count", "d", "default", "dictsort", "e",
+    "escape", "first", "float", "forceescape", "format", "indent", "int", "items", "join", "last",
+    "length", "list", "lower", "map", "max", "min", "pprint", "reject", "rejectattr", "replace",
+    "reverse", "round", "safe", "select", "selectattr", "sort", "string", "sum", "title", "tojson",
+    "trim", "truncate", "unique", "upper", "wordcount",
+    // jinja2 has these; chat templates do not use them (a render error here)
+    "filesizeformat", "groupby", "random", "slice", "striptags", "urlencode", "urlize", "wordwrap",
+    "xmlattr"};
+
+const char* const kTests[] = {
+    "boolean", "callable", "defined",  "divisibleby", "eq",    "equalto", "escaped",
+    "even",    "false",    "filter",   "float",       "ge",    "gt",      "greaterthan",
+    "in",      "integer",  "iterable", "le",          "lower", "lt",      "lessthan",
+    "mapping", "ne",       "none",     "number",      "odd",   "sameas",  "sequence",
+    "string",  "test",     "true",     "undefined",   "upper", "==",      "!=",
+    ">",       ">=",       "<",        "<="};
+
+}  // namespace
+
+bool has_filter(std::string_view name) { return listed(kFilters, name); }
+bool has_test(std::string_view name) { return listed(kTests, name); }
+
+Value apply_filter(Interpreter& in, std::string_view name, const Value& v, CallArgs& a) {
+    in.charge(1);
+    if (name == "trim") {
+        const Bound b = bind(a, {"chars"}, name);
+        return Value(strip(v.str(), b[0], true, true));
+    }
+    if (name == "tojson") return json_filter(v, a);
+    if (name == "length" || name == "count") {
+        bind(a, {}, name);
+        return Value(static_cast<int64_t>(length(v)));
+    }
+    if (name == "list") {
+        bind(a, {}, name);
+        auto items = in.iterate(v);
+        return Value::list(std::move(items));
+    }
+    if (name == "string") {
+        bind(a, {}, name);
+        return soft_str(v);
+    }
+    if (name == "safe") {
+        bind(a, {}, name);
+        return soft_str(v);
+    }
+    if (name == "upper") {
+        bind(a, {}, name);
+        return Value(upper(v.str()));
+    }
+    if (name == "lower") {
+        bind(a, {}, name);
+        return Value(lower(v.str()));
+    }
+    if (name == "capitalize") {
+        bind(a, {}, name);
+        return Value(capitalize(v.str()));
+    }
+    if (name == "title") {
+        bind(a, {}, name);
+        return Value(jinja_title(v.str()));
+    }
+    if (name == "default" || name == "d") {
+        const Bound b = bind(a, {"default_value", "boolean"}, name);
+        const bool boolean = b[1] && b[1]->truthy();
+        if (v.is_undefined() || (boolean && !v.truthy())) return b[0] ? *b[0] : Value("");
+        return v;
+    }
+    if (name == "join") {
+        const Bound b = bind(a, {"d", "attribute"}, name);
+        const std::string sep = b[0] ? b[0]->str() : "";
+        std::string out;
+        bool first = true;
+        for (const Value& x : in.iterate(v)) {
+            if (!first) out += sep;
+            first = false;
+            out += (b.has(1) ? attr_path(in, x, *b[1], nullptr) : x).str();
+            in.check_size(out.size());
+        }
+        return Value(std::move(out));
+    }
+    if (name == "first") {
+        bind(a, {}, name);
+        if (v.kind() == Kind::Iterator) {
+            IteratorData& it = v.as_iterator();
+            it.check();
+            if (it.pos < it.items.size()) return it.items[it.pos++];
+            return Value::undefined("No first item, sequence was empty.");
+        }
+        auto items = in.iterate(v);
+        if (items.empty()) return Value::undefined("No first item, sequence was empty.");
+        return items.front();
+    }
+    if (name == "last") {
+        bind(a, {}, name);
+        if (v.kind() == Kind::Iterator) throw ValueError("'generator' object is not reversible");
+        if (!v.is_string() && !v.is_list() && !v.is_dict() && !v.is_undefined())
+            throw ValueError(quoted_type(v) + " object is not reversible");
+        auto items = in.iterate(v);
+        if (items.empty()) return Value::undefined("No last item, sequence was empty.");
+        return items.back();
+    }
+    if (name == "replace") {
+        const Bound b = bind(a, {"old", "new", "count"}, name);
+        if (!b[0] || !b[1])
+            throw ValueError("replace() missing required arguments 'old' and 'new'");
+        return Value(
+            replace(in, v.str(), b[0]->str(), b[1]->str(), b.has(2) ? need_int(b[2], name) : -1));
+    }
+    if (name == "items") {
+        bind(a, {}, name);
+        if (v.is_undefined()) return Value::iterator({}, "do_items");
+        if (!v.is_dict()) {
+            // A generator: the error comes when it is iterated.
+            Value it = Value::iterator({}, "do_items");
+            it.as_iterator().error = "Can only get item pairs from a mapping.";
+            return it;
+        }
+        std::vector<Value> out;
+        for (const auto& [k, x] : v.as_dict().items) out.push_back(Value::tuple({k, x}));
+        return Value::iterator(std::move(out), "do_items");
+    }
+    if (name == "selectattr" || name == "rejectattr" || name == "select" || name == "reject") {
+        return select_or_reject(in, v, a, name == "selectattr" || name == "select",
+                                name == "selectattr" || name == "rejectattr", "select_or_reject");
+    }
+    if (name == "map") {
+        std::vector<Value> out;
+        if (a.args.empty() && a.kwarg("attribute")) {
+            const Value attribute = *a.kwarg("attribute");
+            const Value* dflt = a.kwarg("default");
+            for (const auto& [k, x] : a.kwargs)
+                if (k != "attribute" && k != "default")
+                    throw ValueError("Unexpected keyword argument '" + k + "'");
+            for (const Value& x : in.iterate(v)) {
+                in.charge(1);
+                out.push_back(attr_path(in, x, attribute, dflt));
+            }
+        } else {
+            if (a.args.empty()) throw ValueError("map requires a filter argument");
+            const std::string filter = a.args[0].str();
+            if (!has_filter(filter)) throw ValueError("No filter named '" + filter + "'.");
+            CallArgs fargs;
+            fargs.args.assign(a.args.begin() + 1, a.args.end());
+            fargs.kwargs = a.kwargs;
+            for (const Value& x : in.iterate(v)) {
+                CallArgs f = fargs;
+                out.push_back(apply_filter(in, filter, x, f));
+            }
+        }
+        return Value::iterator(std::move(out), "sync_do_map");
+    }
+    if (name == "unique") {
+        const Bound b = bind(a, {"case_sensitive", "attribute"}, name);
+        const bool cs = b[0] && b[0]->truthy();
+        std::vector<Value> out, seen;
+        for (const Value& x : in.iterate(v)) {
+            Value key = sort_key(b.has(1) ? attr_path(in, x, *b[1], nullptr) : x, cs);
+            check_hashable(key);
+            in.charge(1 + seen.size() / 8);
+            bool dup = false;
+            for (const Value& s : seen)
+                if (equal(s, key)) {
+                    dup = true;
+                    break;
+                }
+            if (!dup) {
+                seen.push_back(std::move(key));
+                out.push_back(x);
+            }
+        }
+        return Value::iterator(std::move(out), "do_unique");
+    }
+    if (name == "sort") {
+        const Bound b = bind(a, {"reverse", "case_sensitive", "attribute"}, name);
+        std::vector<Value> items = in.iterate(v);
+        const auto attrs = attribute_list(b[2]);
+        const bool cs = b[1] && b[1]->truthy();
+        std::vector<Value> keys;
+        keys.reserve(items.size());
+        for (const Value& x : items) {
+            if (attrs.empty()) {
+                keys.push_back(sort_key(x, cs));
+            } else if (attrs.size() == 1) {
+                keys.push_back(sort_key(attr_path(in, x, attrs[0], nullptr), cs));
+            } else {
+                std::vector<Value> parts;
+                for (const Value& at : attrs)
+                    parts.push_back(sort_key(attr_path(in, x, at, nullptr), cs));
+                keys.push_back(Value::list(std::move(parts)));
+            }
+        }
+        stable_sort_values(in, items, keys, b[0] && b[0]->truthy());
+        return Value::list(std::move(items));
+    }
+    if (name == "dictsort") {
+        const Bound b = bind(a, {"case_sensitive", "by", "reverse"}, name);
+        if (!v.is_dict()) throw ValueError("dictsort: a mapping is required");
+        const bool cs = b[0] && b[0]->truthy();
+        const std::string by = b[1] ? b[1]->str() : "key";
+        if (by != "key" && by != "value")
+            throw ValueError("You can only sort by either 'key' or 'value'");
+        std::vector<Value> items, keys;
+        for (const auto& [k, x] : v.as_dict().items) {
+            items.push_back(Value::tuple({k, x}));
+            keys.push_back(sort_key(by == "key" ? k : x, cs));
+        }
+        stable_sort_values(in, items, keys, b[2] && b[2]->truthy());
+        return Value::list(std::move(items));
+    }
+    if (name == "reverse") {
+        bind(a, {}, name);
+        if (v.is_string()) {
+            U32 u = decode(v.as_string());
+            std::reverse(u.begin(), u.end());
+            return Value(encode(u));
+        }
+        if (v.kind() == Kind::Iterator) {
+            auto items = v.as_iterator().take();
+            std::reverse(items.begin(), items.end());
+            return Value::list(std::move(items));
+        }
+        if (v.is_list() || v.is_dict() || v.is_undefined()) {
+            auto items = in.iterate(v);
+            std::reverse(items.begin(), items.end());
+            return Value::iterator(std::move(items), "reversed");
+        }
+        throw ValueError("argument must be iterable");
+    }
+    if (name == "int") {
+        const Bound b = bind(a, {"default", "base"}, name);
+        const int64_t base = b[1] ? need_int(b[1], name) : 10;
+        return to_int(v, b[0] ? *b[0] : Value(int64_t{0}),
+                      static_cast<int>(std::clamp<int64_t>(base, -1, 37)));
+    }
+    if (name == "float") {
+        const Bound b = bind(a, {"default"}, name);
+        const Value dflt = b[0] ? *b[0] : Value(0.0);
+        if (v.is_undefined()) undefined_error(v);
+        if (v.is_number()) return Value(v.as_double());
+        if (v.is_string()) {
+            if (auto d = parse_float(v.as_string())) return Value(*d);
+        }
+        return dflt;
+    }
+    if (name == "abs") {
+        bind(a, {}, name);
+        if (v.kind() == Kind::Float) return Value(std::fabs(v.as_double()));
+        if (v.kind() == Kind::Int || v.kind() == Kind::Bool) {
+            if (v.as_int() == std::numeric_limits<int64_t>::min())
+                throw ValueError("integer overflow (the interpreter's integers are 64-bit)");
+            return Value(v.as_int() < 0 ? -v.as_int() : v.as_int());
+        }
+        throw ValueError("bad operand type for abs(): " + quoted_type(v));
+    }
+    if (name == "round") {
+        const Bound b = bind(a, {"precision", "method"}, name);
+        const int64_t prec = b[0] ? std::clamp<int64_t>(need_int(b[0], name), -300, 300) : 0;
+        const std::string method = b[1] ? b[1]->str() : "common";
+        if (method != "common" && method != "ceil" && method != "floor")
+            throw ValueError("method must be common, ceil or floor");
+        if (!v.is_number())
+            throw ValueError("type " + std::string(v.type_name()) +
+                             " doesn't define __round__ method");
+        if (method == "common" && v.kind() != Kind::Float && prec >= 0) return Value(v.as_int());
+        const double scale = std::pow(10.0, static_cast<double>(prec));
+        const double x = v.as_double() * scale;
+        const double r = method == "ceil"    ? std::ceil(x)
+                         : method == "floor" ? std::floor(x)
+                                             : std::nearbyint(x);
+        return Value(r / scale);
+    }
+    if (name == "sum") {
+        const Bound b = bind(a, {"attribute", "start"}, name);
+        std::vector<Value> items = in.iterate(v);
+        if (b.has(0))
+            for (Value& x : items) x = attr_path(in, x, *b[0], nullptr);
+        return sum_values(in, items, b[1] ? *b[1] : Value(int64_t{0}));
+    }
+    if (name == "max" || name == "min") return min_max(in, v, a, name == "max");
+    if (name == "e" || name == "escape" || name == "forceescape") {
+        bind(a, {}, name);
+        return Value(escape_html(v.str()));
+    }
+    if (name == "indent") {
+        const Bound b = bind(a, {"width", "first", "blank"}, name);
+        return Value(indent(v.str(), b[0], b[1] && b[1]->truthy(), b[2] && b[2]->truthy()));
+    }
+    if (name == "center") {
+        const Bound b = bind(a, {"width"}, name);
+        const int64_t w = b[0] ? need_int(b[0], name) : 80;
+        in.check_size(static_cast<size_t>(std::clamp<int64_t>(w, 0, int64_t{1} << 40)));
+        return Value(pad(v.str(), w, ' ', 0));
+    }
+    if (name == "truncate") {
+        const Bound b = bind(a, {"length", "killwords", "end", "leeway"}, name);
+        const int64_t len = b[0] ? clamp_len(need_int(b[0], name)) : 255;
+        const bool killwords = b[1] && b[1]->truthy();
+        const std::string end = b[2] ? b[2]->str() : "...";
+        const int64_t leeway = b.has(3) ? clamp_len(need_int(b[3], name)) : 5;
+        const std::string s = v.str();
+        const U32 u = decode(s);
+        if (static_cast<int64_t>(u.size()) <= len + leeway) return Value(s);
+        const int64_t keep = std::max<int64_t>(0, len - static_cast<int64_t>(utf8::length(end)));
+        U32 head = u.substr(
+            0, static_cast<size_t>(std::min<int64_t>(keep, static_cast<int64_t>(u.size()))));
+        if (!killwords) {
+            const size_t sp = head.rfind(U' ');
+            if (sp != U32::npos) head.resize(sp);
+        }
+        return Value(encode(head) + end);
+    }
+    if (name == "wordcount") {
+        bind(a, {}, name);
+        int64_t n = 0;
+        bool in_word = false;
+        for (char32_t c : decode(v.str())) {
+            const bool w = utf8::is_alpha(c) || utf8::is_digit(c) || c == '_';
+            if (w && !in_word) ++n;
+            in_word = w;
+        }
+        return Value(n);
+    }
+    if (name == "attr") {
+        const Bound b = bind(a, {"name"}, name);
+        const std::string attr = b[0] ? b[0]->str() : "";
+        if (v.is_undefined()) undefined_error(v);
+        if (auto m = method(in, v, attr)) return *m;
+        if (v.kind() == Kind::Namespace) {
+            if (Value* x = v.as_namespace().find(attr)) return *x;
+        }
+        return Value::undefined("'" + std::string(v.type_name()) + " object' has no attribute '" +
+                                attr + "'");
+    }
+    if (name == "format") {
+        if (!a.args.empty() && !a.kwargs.empty())
+            throw ValueError("can't handle positional and keyword arguments at the same time");
+        std::vector<std::pair<Value, Value>> kw;
+        for (const auto& [k, x] : a.kwargs) kw.emplace_back(Value(k), x);
+        const Value rhs = a.kwargs.empty() ? Value::tuple(a.args) : Value::dict(std::move(kw));
+        // str % args, through the same code as the % operator
+        return Value(percent_format(in, v.str(), rhs));
+    }
+    if (name == "pprint") {
+        bind(a, {}, name);
+        return Value(v.repr());
+    }
+    if (name == "batch") {
+        const Bound b = bind(a, {"linecount", "fill_with"}, name);
+        const int64_t n = need_int(b[0], name);
+        if (n <= 0) throw ValueError("batch: linecount must be positive");
+        std::vector<Value> out, cur;
+        for (const Value& x : in.iterate(v)) {
+            cur.push_back(x);
+            if (static_cast<int64_t>(cur.size()) == n) {
+                out.push_back(Value::list(std::move(cur)));
+                cur.clear();
+            }
+        }
+        if (!cur.empty()) {
+            if (b.has(1))
+                while (static_cast<int64_t>(cur.size()) < n) cur.push_back(*b[1]);
+            out.push_back(Value::list(std::move(cur)));
+        }
+        return Value::iterator(std::move(out), "do_batch");
+    }
+    throw ValueError("the filter '" + std::string(name) + "' is not supported");
+}
+
+bool apply_test(Interpreter& in, std::string_view name, const Value& v, CallArgs& a) {
+    in.charge(1);
+    auto arg = [&]() -> const Value& {
+        if (a.args.empty()) {
+            if (!a.kwargs.empty()) return a.kwargs[0].second;
+            throw ValueError("test '" + std::string(name) + "' needs an argument");
+        }
+        return a.args[0];
+    };
+    if (name == "defined") return !v.is_undefined();
+    if (name == "undefined") return v.is_undefined();
+    if (name == "none") return v.is_none();
+    if (name == "string") return v.is_string();
+    if (name == "number") return v.is_number();
+    if (name == "integer") return v.kind() == Kind::Int;
+    if (name == "float") return v.kind() == Kind::Float;
+    if (name == "boolean") return v.kind() == Kind::Bool;
+    if (name == "true") return v.kind() == Kind::Bool && v.as_bool();
+    if (name == "false") return v.kind() == Kind::Bool && !v.as_bool();
+    if (name == "mapping") return v.is_dict();
+    if (name == "iterable")
+        return v.is_string() || v.is_list() || v.is_dict() || v.kind() == Kind::Iterator ||
+               v.is_undefined();
+    if (name == "sequence")
+        return v.is_string() || v.is_dict() || v.is_undefined() ||
+               (v.is_list() &&
+                (v.as_list().kind == SeqKind::List || v.as_list().kind == SeqKind::Tuple));
+    if (name == "callable") return v.kind() == Kind::Function || v.is_undefined();
+    if (name == "escaped") return false;
+    if (name == "lower" || name == "upper") {
+        const std::string s = v.str();
+        bool any = false, ok = true;
+        for (char32_t c : decode(s)) {
+            if (utf8::is_upper(c)) {
+                any = true;
+                if (name == "lower") ok = false;
+            } else if (utf8::is_lower(c)) {
+                any = true;
+                if (name == "upper") ok = false;
+            }
+        }
+        return any && ok;
+    }
+    if (name == "even" || name == "odd" || name == "divisibleby") {
+        if (v.is_undefined()) undefined_error(v);
+        const Value d = name == "divisibleby" ? arg() : Value(int64_t{2});
+        if (!v.is_number() || !d.is_number())
+            throw ValueError("unsupported operand type(s) for %: " + quoted_type(v) + " and " +
+                             quoted_type(d));
+        if (v.kind() == Kind::Float || d.kind() == Kind::Float) {
+            if (d.as_double() == 0) throw ValueError("float modulo");
+            const double m = std::fmod(v.as_double(), d.as_double());
+            return name == "odd" ? m != 0 : m == 0;
+        }
+        if (d.as_int() == 0) throw ValueError("integer division or modulo by zero");
+        const int64_t m = d.as_int() == -1 ? 0 : v.as_int() % d.as_int();
+        return name == "odd" ? m != 0 : m == 0;
+    }
+    if (name == "eq" || name == "equalto" || name == "==") return equal(v, arg());
+    if (name == "ne" || name == "!=") return !equal(v, arg());
+    if (name == "lt" || name == "lessthan" || name == "<") return less(v, arg());
+    if (name == "gt" || name == "greaterthan" || name == ">") return less(arg(), v);
+    if (name == "le" || name == "<=") return less(v, arg()) || equal(v, arg());
+    if (name == "ge" || name == ">=") return less(arg(), v) || equal(v, arg());
+    if (name == "in") {
+        const Value& seq = arg();
+        switch (seq.kind()) {
+            case Kind::String:
+                if (!v.is_string())
+                    throw ValueError(
+                        std::string("'in <string>' requires string as left operand, not ") +
+                        v.type_name());
+                return seq.as_string().find(v.as_string()) != std::string::npos;
+            case Kind::List:
+                for (const Value& x : seq.as_list().items)
+                    if (equal(x, v)) return true;
+                return false;
+            case Kind::Dict:
+                check_hashable(v);
+                return seq.as_dict().find_key(v) != nullptr;
+            case Kind::Iterator:
+            case Kind::Undefined:
+                for (const Value& x : in.iterate(seq))
+                    if (equal(x, v)) return true;
+                return false;
+            default:
+                throw ValueError(std::string("argument of type '") + seq.type_name() +
+                                 "' is not iterable");
+        }
+    }
+    if (name == "sameas") {
+        const Value& o = arg();
+        if (v.kind() != o.kind()) return false;
+        switch (v.kind()) {
+            case Kind::None:
+            case Kind::Undefined:
+                return v.is_none();
+            case Kind::Bool:
+                return v.as_bool() == o.as_bool();
+            case Kind::Int:
+                return v.as_int() == o.as_int() && v.as_int() >= -5 && v.as_int() <= 256;
+            default:
+                return equal(v, o) && (v.kind() == Kind::Function || v.kind() == Kind::Namespace ||
+                                       v.kind() == Kind::Iterator);
+        }
+    }
+    if (name == "filter") return v.is_string() && has_filter(v.as_string());
+    if (name == "test") return v.is_string() && has_test(v.as_string());
+    throw ValueError("No test named '" + std::string(name) + "'.");
+}
+
+std::optional<Value> method(Interpreter& in, const Value& obj, std::string_view name) {
+    bool known = false;
+    if (obj.is_string()) {
+        known = listed(kStrMethods, name);
+    } else if (obj.is_dict()) {
+        known = listed(kDictMethods, name);
+    } else if (obj.is_list() &&
+               (obj.as_list().kind == SeqKind::List || obj.as_list().kind == SeqKind::Tuple)) {
+        known =
+            listed(kListMethods, name) && !(obj.as_list().kind == SeqKind::Tuple && name == "copy");
+    }
+    if (!known) {
+        if (is_mutating(obj, name))
+            return Value::undefined("access to attribute '" + std::string(name) + "' of " +
+                                    quoted_type(obj) + " object is unsafe.");
+        return std::nullopt;
+    }
+    (void)in;
+    auto f = std::make_shared<FunctionData>();
+    f->name = std::string(name);
+    f->call = [obj, n = std::string(name)](Interpreter& in2, CallArgs& a) {
+        return call_method(in2, obj, n, a);
+    };
+    return Value::function(std::move(f));
+}
+
+namespace {
+
+// strftime with English names whatever the process locale (Python formats
+// with the C locale unless the program changes LC_TIME; glibc flags "-",
+// "_" and "0" are understood).
+std::string strftime_c(const std::string& fmt, const std::tm& t) {
+    static const char* kDays[] = {"Sunday",   "Monday", "Tuesday", "Wednesday",
+                                  "Thursday", "Friday", "Saturday"};
+    static const char* kMonths[] = {"January",   "February", "March",    "April",
+                                    "May",       "June",     "July",     "August",
+                                    "September", "October",  "November", "December"};
+    std::string out;
+    auto num = [&](int v, int width, char flag) {
+        std::string s = std::to_string(v);
+        if (flag == '-') return s;
+        const char p = flag == '_' ? ' ' : '0';
+        while (static_cast<int>(s.size()) < width) s.insert(s.begin(), p);
+        return s;
+    };
+    const int wday = ((t.tm_wday % 7) + 7) % 7;
+    const int mon = ((t.tm_mon % 12) + 12) % 12;
+    for (size_t i = 0; i < fmt.size(); ++i) {
+        if (fmt[i] != '%' || i + 1 >= fmt.size()) {
+            out += fmt[i];
+            continue;
+        }
+        char flag = 0;
+        char c = fmt[++i];
+        if ((c == '-' || c == '_' || c == '0') && i + 1 < fmt.size()) {
+            flag = c;
+            c = fmt[++i];
+        }
+        const int hour12 = t.tm_hour % 12 == 0 ? 12 : t.tm_hour % 12;
+        switch (c) {
+            case 'a':
+                out += std::string(kDays[wday]).substr(0, 3);
+                break;
+            case 'A':
+                out += kDays[wday];
+                break;
+            case 'b':
+            case 'h':
+                out += std::string(kMonths[mon]).substr(0, 3);
+                break;
+            case 'B':
+                out += kMonths[mon];
+                break;
+            case 'd':
+                out += num(t.tm_mday, 2, flag);
+                break;
+            case 'e':
+                out += num(t.tm_mday, 2, flag ? flag : '_');
+                break;
+            case 'm':
+                out += num(mon + 1, 2, flag);
+                break;
+            case 'y':
+                out += num(((t.tm_year + 1900) % 100 + 100) % 100, 2, flag);
+                break;
+            case 'Y':
+                out += std::to_string(t.tm_year + 1900);
+                break;
+            case 'H':
+                out += num(t.tm_hour, 2, flag);
+                break;
+            case 'I':
+                out += num(hour12, 2, flag);
+                break;
+            case 'M':
+                out += num(t.tm_min, 2, flag);
+                break;
+            case 'S':
+                out += num(t.tm_sec, 2, flag);
+                break;
+            case 'p':
+                out += t.tm_hour < 12 ? "AM" : "PM";
+                break;
+            case 'j':
+                out += num(t.tm_yday + 1, 3, flag);
+                break;
+            case 'w':
+                out += std::to_string(wday);
+                break;
+            case 'u':
+                out += std::to_string(wday == 0 ? 7 : wday);
+                break;
+            case 'F':
+                out += std::to_string(t.tm_year + 1900) + "-" + num(mon + 1, 2, 0) + "-" +
+                       num(t.tm_mday, 2, 0);
+                break;
+            case 'T':
+                out += num(t.tm_hour, 2, 0) + ":" + num(t.tm_min, 2, 0) + ":" + num(t.tm_sec, 2, 0);
+                break;
+            case 'D':
+                out += num(mon + 1, 2, 0) + "/" + num(t.tm_mday, 2, 0) + "/" +
+                       num(((t.tm_year + 1900) % 100 + 100) % 100, 2, 0);
+                break;
+            case 'n':
+                out += '\n';
+                break;
+            case 't':
+                out += '\t';
+                break;
+            case '%':
+                out += '%';
+                break;
+            default: {
+                char buf[128];
+                const char spec[3] = {'%', c, 0};
+                const size_t n = std::strftime(buf, sizeof buf, spec, &t);
+                out.append(buf, n);
+            }
+        }
+    }
+    return out;
+}
+
+}  // namespace
+
+std::vector<std::pair<std::string, Value>> globals(Interpreter& in) {
+    std::vector<std::pair<std::string, Value>> g;
+    auto add = [&](const char* name, std::function<Value(Interpreter&, CallArgs&)> fn) {
+        auto f = std::make_shared<FunctionData>();
+        f->name = name;
+        f->call = std::move(fn);
+        g.emplace_back(name, Value::function(std::move(f)));
+    };
+    add("range", [](Interpreter& it, CallArgs& a) {
+        if (!a.kwargs.empty()) throw ValueError("range() takes no keyword arguments");
+        if (a.args.empty() || a.args.size() > 3)
+            throw ValueError("range expected at most 3 arguments, got " +
+                             std::to_string(a.args.size()));
+        int64_t start = 0, stop = 0, step = 1;
+        if (a.args.size() == 1) {
+            stop = need_int(&a.args[0], "range");
+        } else {
+            start = need_int(&a.args[0], "range");
+            stop = need_int(&a.args[1], "range");
+            if (a.args.size() == 3) step = need_int(&a.args[2], "range");
+        }
+        if (step == 0) throw ValueError("range() arg 3 must not be zero");
+        // The sandbox's MAX_RANGE.
+        const double count =
+            step > 0 ? std::ceil((static_cast<double>(stop) - static_cast<double>(start)) /
+                                 static_cast<double>(step))
+                     : std::ceil((static_cast<double>(start) - static_cast<double>(stop)) /
+                                 static_cast<double>(-static_cast<double>(step)));
+        if (count > 100000)
+            throw ValueError(
+                "Range too big. The sandbox blocks ranges larger than MAX_RANGE (100000).");
+        std::vector<Value> out;
+        if (count > 0) {
+            it.check_items(static_cast<size_t>(count));
+            for (int64_t i = 0, x = start; i < static_cast<int64_t>(count); ++i, x += step)
+                out.emplace_back(x);
+        }
+        return Value::list(std::move(out));
+    });
+    add("dict", [](Interpreter& it, CallArgs& a) {
+        std::vector<std::pair<Value, Value>> items;
+        if (a.args.size() > 1) throw ValueError("dict expected at most 1 argument");
+        if (!a.args.empty()) {
+            const Value& src = a.args[0];
+            if (src.is_dict()) {
+                items = src.as_dict().items;
+            } else {
+                for (const Value& p : it.iterate(src)) {
+                    const auto kv = it.iterate(p);
+                    if (kv.size() != 2)
+                        throw ValueError("dictionary update sequence element has the wrong length");
+                    items.emplace_back(kv[0], kv[1]);
+                }
+            }
+        }
+        for (const auto& [k, v] : a.kwargs) items.emplace_back(Value(k), v);
+        return Value::dict(std::move(items));
+    });
+    add("namespace", [](Interpreter& it, CallArgs& a) {
+        NamespaceData* ns = it.new_namespace();
+        if (a.args.size() > 1) throw ValueError("namespace expected at most 1 argument");
+        if (!a.args.empty()) {
+            if (!a.args[0].is_dict()) throw ValueError("namespace() argument must be a mapping");
+            for (const auto& [k, v] : a.args[0].as_dict().items) {
+                if (!k.is_string()) throw ValueError("namespace keys must be strings");
+                if (Value* slot = ns->find(k.as_string())) {
+                    *slot = v;
+                } else {
+                    ns->attrs.emplace_back(k.as_string(), v);
+                }
+            }
+        }
+        for (const auto& [k, v] : a.kwargs) {
+            if (Value* slot = ns->find(k)) {
+                *slot = v;
+            } else {
+                ns->attrs.emplace_back(k, v);
+            }
+        }
+        return Value::ns(ns);
+    });
+    add("joiner", [](Interpreter&, CallArgs& a) {
+        const Bound b = bind(a, {"sep"}, "joiner");
+        const std::string sep = b[0] ? b[0]->str() : ", ";
+        auto used = std::make_shared<bool>(false);
+        auto f = std::make_shared<FunctionData>();
+        f->name = "joiner";
+        f->call = [sep, used](Interpreter&, CallArgs&) {
+            if (!*used) {
+                *used = true;
+                return Value("");
+            }
+            return Value(sep);
+        };
+        return Value::function(std::move(f));
+    });
+    add("raise_exception", [](Interpreter&, CallArgs& a) -> Value {
+        throw ValueError(a.args.empty() ? std::string("raise_exception() called")
+                                        : a.args[0].str());
+    });
+    add("strftime_now", [](Interpreter& it, CallArgs& a) {
+        const Bound b = bind(a, {"format"}, "strftime_now");
+        const std::string fmt = need_str(b[0], "strftime_now", "format");
+        std::tm t{};
+        if (it.options().now) {
+            t = *it.options().now;
+        } else {
+            const std::time_t now =
+                std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
+#ifdef _WIN32
+            localtime_s(&t, &now);
+#else
+            localtime_r(&now, &t);
+#endif
+        }
+        it.check_size(fmt.size() * 16);
+        return Value(strftime_c(fmt, t));
+    });
+    (void)in;
+    return g;
+}
+
+}  // namespace powerinfer::jinja
