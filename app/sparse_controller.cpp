@@ -71,6 +71,10 @@ bool SparseController::assign(powerinfer::Tuning& t, const QString& key, const Q
         const int i = v.toInt(&ok);
         if (!ok || i < 0 || i > 1024) return false;
         t.prefetch_depth = i;
+    } else if (key == QLatin1String("activation_sparsity")) {
+        const double d = v.toDouble(&ok);
+        if (!ok || d < -1 || d > 0.99) return false;  // -1: the sidecar's calibrated level
+        t.activation_sparsity = d;
     } else if (key == QLatin1String("chunk_size")) {
         const int i = v.toInt(&ok);
         if (!ok || i < 1 || i > (1 << 16)) return false;
@@ -127,6 +131,7 @@ powerinfer::Tuning SparseController::readConfig(const QString& path, QString* er
                                               "cache_window_size",
                                               "prefetch_depth",
                                               "chunk_size",
+                                              "activation_sparsity",
                                               "vram_budget_mb",
                                               "sparse"};
             if (known.contains(it.key())) bad << it.key();
@@ -151,6 +156,7 @@ bool SparseController::writeConfig(const QString& path, const powerinfer::Tuning
     o[QStringLiteral("cache_window_size")] = t.cache_window_size;
     o[QStringLiteral("prefetch_depth")] = t.prefetch_depth;
     o[QStringLiteral("chunk_size")] = t.chunk_size;
+    o[QStringLiteral("activation_sparsity")] = t.activation_sparsity;
     QJsonArray layers;
     for (int l : t.force_full_precision_layers) layers.append(l);
     o[QStringLiteral("force_full_precision_layers")] = layers;

@@ -29,6 +29,7 @@ class SparseController : public QObject {
     Q_PROPERTY(double predictorThreshold READ predictorThreshold NOTIFY tuningChanged)
     Q_PROPERTY(int cacheWindowSize READ cacheWindowSize NOTIFY tuningChanged)
     Q_PROPERTY(int prefetchDepth READ prefetchDepth NOTIFY tuningChanged)
+    Q_PROPERTY(double activationSparsity READ activationSparsity NOTIFY tuningChanged)
     Q_PROPERTY(int vramBudgetMb READ vramBudgetMb NOTIFY tuningChanged)
     Q_PROPERTY(bool sparseEnabled READ sparseEnabled NOTIFY tuningChanged)
     Q_PROPERTY(QString configPath READ configPath NOTIFY tuningChanged)
@@ -64,6 +65,7 @@ public:
     double predictorThreshold() const { return tuning_.predictor_threshold; }
     int cacheWindowSize() const { return tuning_.cache_window_size; }
     int prefetchDepth() const { return tuning_.prefetch_depth; }
+    double activationSparsity() const { return tuning_.activation_sparsity; }
     int vramBudgetMb() const { return int(tuning_.vram_budget_mb); }
     bool sparseEnabled() const { return tuning_.sparse; }
     QString configPath() const { return configPath_; }

@@ -51,6 +51,10 @@ struct Flags {
     QCommandLineOption cache{QStringLiteral("cache-window"),
                              QStringLiteral("Tokens a cold neuron stays cached on the device."),
                              QStringLiteral("n")};
+    QCommandLineOption activation{
+        QStringLiteral("activation-sparsity"),
+        QStringLiteral("CPU exact activation sparsity in [0, 0.99] (-1 = the sidecar's calibrated level)."),
+        QStringLiteral("s")};
     QCommandLineOption vram{QStringLiteral("vram-budget-mb"),
                             QStringLiteral("Device memory the placement may use (-1 = automatic)."),
                             QStringLiteral("mb")};
@@ -74,7 +78,7 @@ struct Flags {
         p.addOptions({model,    host,      port,           apiKey,  insecure,
                       sparse,   dense,     threads,        ctx,     gpu,
                       hot,      predictor, prefetch,       cache,   vram,
-                      maxQueue, maxBody,   requestTimeout, version, help});
+                      activation, maxQueue, maxBody,   requestTimeout, version, help});
     }
 };
 
@@ -183,6 +187,7 @@ OptionsOutcome parseServerOptions(const QStringList& args, const QProcessEnviron
     check(readNumber(p, f.prefetch, 0, 64, &t.prefetch_depth));
     check(readNumber(p, f.cache, 0, 1 << 20, &t.cache_window_size));
     check(readNumber(p, f.vram, -1, double(1 << 30), &t.vram_budget_mb));
+    check(readNumber(p, f.activation, -1.0, 0.99, &t.activation_sparsity));
     check(readNumber(p, f.maxQueue, 1, 1 << 20, &o.server.maxQueuedRequests));
     int maxBodyKb = 1024;
     check(readNumber(p, f.maxBody, 1, 1 << 20, &maxBodyKb));

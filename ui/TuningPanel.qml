@@ -86,6 +86,7 @@ Drawer {
     }
 
     ScrollView {
+        objectName: "tuningScroll"
         anchors.fill: parent
         contentWidth: availableWidth
 
@@ -164,6 +165,22 @@ Drawer {
                 defaultText: "0.5"
                 from: 0.05; to: 0.95; stepSize: 0.01; decimals: 2
                 value: drawer.sparse.predictorThreshold
+            }
+            Knob {
+                key: "activation_sparsity"
+                label: qsTr("Activation sparsity (CPU)")
+                help: qsTr("Share of FFN neurons skipped per token by exact activity on the CPU; -1 = the calibrated level. Higher is faster and less exact.")
+                defaultText: "-1"
+                from: -1; to: 0.9; stepSize: 0.05; decimals: 2
+                value: drawer.sparse.activationSparsity
+            }
+            Label {
+                visible: drawer.sparse.metrics.simulated
+                text: qsTr("No GPU holds neurons: the hot-neuron threshold, prefetch depth and cache window have no effect; the CPU computes what is active exactly.")
+                color: Theme.textMuted
+                font.pixelSize: Theme.fontSizeSmall
+                wrapMode: Text.Wrap
+                Layout.fillWidth: true
             }
             Knob {
                 key: "prefetch_depth"

@@ -24,7 +24,7 @@ import numpy as np
 
 REPO = Path(__file__).resolve().parents[2]
 DEFAULT_MODEL = Path.home() / ".cache/powerinfer/models/SmolLM2-135M-Instruct.Q4_1.gguf"
-DEFAULT_CORPUS = Path("/work/shared/data/frankenstein.txt")
+DEFAULT_CORPUS = Path(__file__).resolve().parents[1] / "data" / "frankenstein.txt"
 
 # Strings covering the pre-tokenizer's branches: letters, digits (split one
 # by one for SmolLM), punctuation runs, whitespace runs, contractions, and
