@@ -401,8 +401,23 @@ private slots:
     // RoPE contraction, exp polynomial, F16 attention), so the logits match
     // to the bit on the machine the fixtures came from; the bounds leave room
     // only for libm differences (cosf/expf) on other machines.
+    // Every SIMD level that runs ggml's x86 order (AVX2 and AVX-512 here;
+    // the scalar reference sums in its own order and is checked against the
+    // SIMD levels by tst_quant/tst_matmul instead).
+    void greedyMatchesLlamaCpp_data() {
+        QTest::addColumn<QString>("level");
+        for (const auto& level : tensor::available_simd_levels())
+            if (level != "scalar") QTest::newRow(level.c_str()) << QString::fromStdString(level);
+    }
     void greedyMatchesLlamaCpp() {
         if (!real()) QSKIP("POWERINFER_MODEL is not set: export it to the default model's path");
+        QFETCH(QString, level);
+        const std::string saved = tensor::simd_level();
+        QVERIFY(tensor::force_simd_level(level.toStdString()));
+        struct Restore {
+            std::string level;
+            ~Restore() { tensor::force_simd_level(level); }
+        } restore{saved};
         QFile f(QStringLiteral(POWERINFER_SOURCE_DIR "/tests/fixtures/greedy.json"));
         QVERIFY2(f.open(QIODevice::ReadOnly), "tests/fixtures/greedy.json is missing");
         const QJsonObject root = QJsonDocument::fromJson(f.readAll()).object();
