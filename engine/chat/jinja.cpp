@@ -160,6 +160,7 @@ std::string Interpreter::render(const Program& program, const Value& variables) 
     scope_ = root;
     std::string result;
     out_ = &result;
+    const ValueBudget budget(&steps_, options_.limits.max_steps, options_.limits.max_output);
     exec_body(program.body);
     out_ = nullptr;
     scope_.reset();

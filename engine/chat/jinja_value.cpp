@@ -15,6 +15,30 @@ std::string located(const std::string& message, int line, int column) {
 
 const std::string kEmpty;
 
+// The render's step counter and size limit (ValueBudget), for the recursive
+// value operations: printing, comparing and serializing a value costs in
+// proportion to its size, and a value built from shared parts can be
+// exponentially larger than the work that built it.
+struct Budget {
+    uint64_t* steps = nullptr;
+    uint64_t max_steps = 0;
+    size_t max_bytes = size_t{64} << 20;
+};
+thread_local Budget g_budget;
+
+void tick(int depth) {
+    if (depth > kMaxNesting) throw ValueError("values nest too deeply");
+    if (g_budget.steps && ++*g_budget.steps > g_budget.max_steps)
+        throw ValueError("the template takes too many steps (over " +
+                         std::to_string(g_budget.max_steps) + ")");
+}
+
+void check_bytes(const std::string& out) {
+    if (out.size() > g_budget.max_bytes)
+        throw ValueError("a value is too large to print (over " +
+                         std::to_string(g_budget.max_bytes) + " bytes)");
+}
+
 void append_hex(std::string& out, uint32_t v, int digits) {
     static const char* kHex = "0123456789abcdef";
     for (int d = digits - 1; d >= 0; --d) out += kHex[(v >> (4 * d)) & 15];
@@ -32,9 +56,9 @@ bool unprintable(char32_t c) {
            c >= 0xF0000;
 }
 
-void repr_to(const Value& v, std::string& out);
+void repr_to(const Value& v, std::string& out, int depth);
 
-void seq_repr(const std::vector<Value>& items, SeqKind kind, std::string& out) {
+void seq_repr(const std::vector<Value>& items, SeqKind kind, std::string& out, int depth) {
     switch (kind) {
         case SeqKind::Tuple:
             out += '(';
@@ -54,7 +78,7 @@ void seq_repr(const std::vector<Value>& items, SeqKind kind, std::string& out) {
     }
     for (size_t i = 0; i < items.size(); ++i) {
         if (i) out += ", ";
-        repr_to(items[i], out);
+        repr_to(items[i], out, depth + 1);
     }
     switch (kind) {
         case SeqKind::Tuple:
@@ -69,13 +93,15 @@ void seq_repr(const std::vector<Value>& items, SeqKind kind, std::string& out) {
     }
 }
 
-void repr_to(const Value& v, std::string& out) {
+void repr_to(const Value& v, std::string& out, int depth) {
+    tick(depth);
+    check_bytes(out);
     switch (v.kind()) {
         case Kind::String:
             out += string_repr(v.as_string());
             return;
         case Kind::List:
-            seq_repr(v.as_list().items, v.as_list().kind, out);
+            seq_repr(v.as_list().items, v.as_list().kind, out, depth);
             return;
         case Kind::Dict: {
             out += '{';
@@ -83,11 +109,24 @@ void repr_to(const Value& v, std::string& out) {
             for (const auto& [k, x] : v.as_dict().items) {
                 if (!first) out += ", ";
                 first = false;
-                repr_to(k, out);
+                repr_to(k, out, depth + 1);
                 out += ": ";
-                repr_to(x, out);
+                repr_to(x, out, depth + 1);
             }
             out += '}';
+            return;
+        }
+        case Kind::Namespace: {
+            // A namespace can hold itself: the depth check ends that.
+            out += "<Namespace {";
+            bool first = true;
+            for (const auto& [k, x] : v.as_namespace().attrs) {
+                if (!first) out += ", ";
+                first = false;
+                out += string_repr(k) + ": ";
+                repr_to(x, out, depth + 1);
+            }
+            out += "}>";
             return;
         }
         default:
@@ -96,28 +135,17 @@ void repr_to(const Value& v, std::string& out) {
     }
 }
 
-int64_t hash_class(const Value& v) {
-    // Values that can be equal share a class (numbers with bools).
-    switch (v.kind()) {
-        case Kind::Bool:
-        case Kind::Int:
-        case Kind::Float:
-            return 1;
-        default:
-            return 2 + static_cast<int>(v.kind());
-    }
-}
+bool equal_at(const Value& a, const Value& b, int depth);
 
-bool equal_at(const Value& a, const Value& b);
-
-bool seq_equal(const std::vector<Value>& x, const std::vector<Value>& y) {
+bool seq_equal(const std::vector<Value>& x, const std::vector<Value>& y, int depth) {
     if (x.size() != y.size()) return false;
     for (size_t i = 0; i < x.size(); ++i)
-        if (!equal_at(x[i], y[i])) return false;
+        if (!equal_at(x[i], y[i], depth + 1)) return false;
     return true;
 }
 
-bool equal_at(const Value& a, const Value& b) {
+bool equal_at(const Value& a, const Value& b, int depth) {
+    tick(depth);
     if (a.is_number() && b.is_number()) {
         if (a.kind() == Kind::Float || b.kind() == Kind::Float)
             return a.as_double() == b.as_double();
@@ -137,15 +165,17 @@ bool equal_at(const Value& a, const Value& b) {
             // (rare in templates; compared in order here).
             if ((x.kind == SeqKind::Tuple) != (y.kind == SeqKind::Tuple)) return false;
             if ((x.kind == SeqKind::List) != (y.kind == SeqKind::List)) return false;
-            return seq_equal(x.items, y.items);
+            if (&x == &y) return true;  // Python compares identical elements as equal
+            return seq_equal(x.items, y.items, depth);
         }
         case Kind::Dict: {
             const DictData& x = a.as_dict();
             const DictData& y = b.as_dict();
+            if (&x == &y) return true;
             if (x.items.size() != y.items.size()) return false;
             for (const auto& [k, v] : x.items) {
                 const Value* w = y.find_key(k);
-                if (!w || !equal_at(v, *w)) return false;
+                if (!w || !equal_at(v, *w, depth + 1)) return false;
             }
             return true;
         }
@@ -244,6 +274,8 @@ std::string json_key(const Value& k) {
 }
 
 void json_to(const Value& v, const JsonStyle& st, int level, std::string& out) {
+    tick(level);
+    check_bytes(out);
     auto newline = [&](int lv) {
         out += '\n';
         for (int i = 0; i < lv; ++i) out += st.indent;
@@ -508,7 +540,11 @@ private:
             while (pos_ < s_.size() && s_[pos_] >= '0' && s_[pos_] <= '9') ++pos_;
             return pos_ > d;
         };
-        if (!digits()) fail("invalid number");
+        if (pos_ < s_.size() && s_[pos_] == '0') {
+            ++pos_;  // no leading zeros
+        } else if (!digits()) {
+            fail("invalid number");
+        }
         bool is_float = false;
         if (pos_ < s_.size() && s_[pos_] == '.') {
             ++pos_;
@@ -548,6 +584,21 @@ private:
 };
 
 }  // namespace
+
+ValueBudget::ValueBudget(uint64_t* steps, uint64_t max_steps, size_t max_bytes)
+    : saved_steps_(g_budget.steps),
+      saved_max_steps_(g_budget.max_steps),
+      saved_max_bytes_(g_budget.max_bytes) {
+    g_budget.steps = steps;
+    g_budget.max_steps = max_steps;
+    g_budget.max_bytes = max_bytes;
+}
+
+ValueBudget::~ValueBudget() {
+    g_budget.steps = saved_steps_;
+    g_budget.max_steps = saved_max_steps_;
+    g_budget.max_bytes = saved_max_bytes_;
+}
 
 TemplateError::TemplateError(const std::string& message, int line, int column)
     : EngineError(located(message, line, column)),
@@ -767,15 +818,9 @@ std::string Value::str() const {
             return as_function().is_macro ? "<Macro '" + as_function().name + "'>"
                                           : "<built-in function " + as_function().name + ">";
         case Kind::Namespace: {
-            std::string out = "<Namespace {";
-            bool first = true;
-            for (const auto& [k, v] : u_.ns->attrs) {
-                if (!first) out += ", ";
-                first = false;
-                out += string_repr(k) + ": ";
-                repr_to(v, out);
-            }
-            return out + "}>";
+            std::string out;
+            repr_to(*this, out, 0);
+            return out;
         }
     }
     return "";
@@ -783,7 +828,7 @@ std::string Value::str() const {
 
 std::string Value::repr() const {
     std::string out;
-    repr_to(*this, out);
+    repr_to(*this, out, 0);
     return out;
 }
 
@@ -812,9 +857,10 @@ const Value* CallArgs::kwarg(std::string_view name) const {
     return nullptr;
 }
 
-bool equal(const Value& a, const Value& b) { return equal_at(a, b); }
+bool equal(const Value& a, const Value& b) { return equal_at(a, b, 0); }
 
 bool less(const Value& a, const Value& b) {
+    tick(0);
     if (a.is_number() && b.is_number()) {
         if (a.kind() == Kind::Float || b.kind() == Kind::Float)
             return a.as_double() < b.as_double();
@@ -838,11 +884,14 @@ bool less(const Value& a, const Value& b) {
                      "' and '" + b.type_name() + "'");
 }
 
-void check_hashable(const Value& v) {
+namespace {
+
+void check_hashable_at(const Value& v, int depth) {
+    tick(depth);
     switch (v.kind()) {
         case Kind::List:
             if (v.as_list().kind == SeqKind::Tuple) {
-                for (const Value& x : v.as_list().items) check_hashable(x);
+                for (const Value& x : v.as_list().items) check_hashable_at(x, depth + 1);
                 return;
             }
             [[fallthrough]];
@@ -850,10 +899,13 @@ void check_hashable(const Value& v) {
         case Kind::Undefined:
             throw ValueError(std::string("unhashable type: '") + v.type_name() + "'");
         default:
-            (void)hash_class(v);
             return;
     }
 }
+
+}  // namespace
+
+void check_hashable(const Value& v) { check_hashable_at(v, 0); }
 
 std::string to_json(const Value& v, const JsonStyle& style) {
     std::string out;

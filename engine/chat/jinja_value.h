@@ -178,6 +178,22 @@ struct FunctionData {
     std::function<Value(Interpreter&, CallArgs&)> call;
 };
 
+// While it lives, the recursive value operations below (repr, ==, <,
+// to_json) count their work in *steps (failing past max_steps) and refuse
+// to print more than max_bytes. The interpreter holds one per render.
+class ValueBudget {
+public:
+    ValueBudget(uint64_t* steps, uint64_t max_steps, size_t max_bytes);
+    ~ValueBudget();
+    ValueBudget(const ValueBudget&) = delete;
+    ValueBudget& operator=(const ValueBudget&) = delete;
+
+private:
+    uint64_t* saved_steps_;
+    uint64_t saved_max_steps_;
+    size_t saved_max_bytes_;
+};
+
 // Python's == (1 == 1.0 == True, [1] != (1,), dicts by content).
 bool equal(const Value& a, const Value& b);
 // Python's <; throws ValueError where Python raises TypeError.
