@@ -169,8 +169,42 @@ bool is(const ChatMessage& m, std::string_view role) { return m.role == role; }
 
 }  // namespace
 
-std::string ChatTemplate::format(const std::vector<ChatMessage>& input,
+std::string ChatTemplate::render(const jinja::Value& messages, const jinja::Value& tools,
                                  bool add_generation_prompt) const {
+    if (!jinja) throw jinja::TemplateError("the model has no usable chat template", 0, 0);
+    // What transformers' apply_chat_template passes (documents: none).
+    const jinja::Value variables = jinja::Value::dict({
+        {jinja::Value("messages"), messages},
+        {jinja::Value("tools"), tools},
+        {jinja::Value("documents"), jinja::Value::none()},
+        {jinja::Value("add_generation_prompt"), jinja::Value(add_generation_prompt)},
+        {jinja::Value("bos_token"), jinja::Value(tokens.bos)},
+        {jinja::Value("eos_token"), jinja::Value(tokens.eos)},
+    });
+    std::string out = jinja->render(variables);
+    // The tokenizer adds BOS itself.
+    if (tokens.add_bos && !tokens.bos.empty() && out.compare(0, tokens.bos.size(), tokens.bos) == 0)
+        out.erase(0, tokens.bos.size());
+    return out;
+}
+
+std::string ChatTemplate::format(const std::vector<ChatMessage>& input, bool add_generation_prompt,
+                                 std::string* error) const {
+    if (jinja) {
+        std::vector<jinja::Value> messages;
+        messages.reserve(input.size());
+        for (const ChatMessage& m : input) {
+            messages.push_back(
+                jinja::Value::dict({{jinja::Value("role"), jinja::Value(m.role)},
+                                    {jinja::Value("content"), jinja::Value(m.content)}}));
+        }
+        try {
+            return render(jinja::Value::list(std::move(messages)), jinja::Value::none(),
+                          add_generation_prompt);
+        } catch (const jinja::TemplateError& e) {
+            if (error) *error = e.what();
+        }
+    }
     using K = ChatTemplateKind;
     std::vector<ChatMessage> chat;
     if (!default_system.empty() && (input.empty() || !is(input.front(), "system"))) {
@@ -423,20 +457,45 @@ std::string ChatTemplate::format(const std::vector<ChatMessage>& input,
     return s;
 }
 
-ChatTemplate ChatTemplate::detect(std::string_view jinja) {
-    if (auto named = from_name(jinja)) return *named;
-    ChatTemplate out;
-    if (auto kind = detect_kind(jinja)) {
-        out = make(*kind);
-        if (out.kind == ChatTemplateKind::ChatML) out.default_system = find_default_system(jinja);
+ChatTemplate ChatTemplate::detect(std::string_view source,
+                                  const std::optional<ChatTokens>& tokens) {
+    if (auto named = from_name(source)) return *named;
+    const std::optional<ChatTemplateKind> kind = detect_kind(source);
+    ChatTemplate out = make(kind.value_or(ChatTemplateKind::ChatML));
+    if (out.kind == ChatTemplateKind::ChatML && kind)
+        out.default_system = find_default_system(source);
+    if (source.empty()) {
+        out.warning =
+            "The model has no chat template; using ChatML. If replies look wrong, choose the "
+            "model's template in the model settings.";
         return out;
     }
-    out = make(ChatTemplateKind::ChatML);
-    out.warning = jinja.empty()
-                      ? "The model has no chat template; using ChatML. If replies look wrong, "
-                        "choose the model's template in the model settings."
-                      : "The model's chat template is not one PowerInfer recognises; using ChatML. "
-                        "If replies look wrong, choose the model's template in the model settings.";
+    // Without the special tokens a recognised family's formatter is closer
+    // than the template rendered with empty bos_token/eos_token.
+    const bool uses_tokens = source.find("bos_token") != std::string_view::npos ||
+                             source.find("eos_token") != std::string_view::npos;
+    if (kind && !tokens && uses_tokens) return out;
+    out.tokens = tokens.value_or(ChatTokens{});
+    try {
+        out.jinja.emplace(source);
+        // A template that cannot render one user message is of no use.
+        std::string error;
+        out.format({{"user", "Hello"}}, true, &error);
+        if (!error.empty()) throw jinja::TemplateError(error, 0, 0);
+    } catch (const jinja::TemplateError& e) {
+        out.jinja.reset();
+        out.warning = "The model's chat template cannot be used (" + std::string(e.what()) +
+                      "); using " +
+                      (kind ? "the built-in " + out.name + " format" : std::string("ChatML")) +
+                      ". If replies look wrong, choose the model's template in the model "
+                      "settings.";
+        return out;
+    }
+    if (!kind) {
+        out.name = "jinja";
+        out.stop_strings.clear();
+        if (!out.tokens.eos.empty()) out.stop_strings.push_back(out.tokens.eos);
+    }
     return out;
 }
 

@@ -1,7 +1,9 @@
 // Chat templates: the default model's prompts equal what llama.cpp-based apps
-// render from its Jinja template (tests/fixtures/chat.json), and every family
-// formats a reference conversation the way its documented format (and
-// llama.cpp's built-in formatter) does.
+// render from its Jinja template (tests/fixtures/chat.json); the model's own
+// template is rendered by the Jinja interpreter (with the recognised family's
+// formatter as the fallback, and a located warning when the template cannot
+// be used); and every family's formatter formats a reference conversation
+// the way its documented format (and llama.cpp's built-in formatter) does.
 #include <QFile>
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -25,6 +27,12 @@ const std::vector<ChatMessage> kConversation = {
     {"user", "Another question"},
 };
 
+std::string read_fixture(const QString& name) {
+    QFile f(QStringLiteral(POWERINFER_SOURCE_DIR "/tests/fixtures/chat_templates/") + name);
+    if (!f.open(QIODevice::ReadOnly)) return {};
+    return f.readAll().toStdString();
+}
+
 std::string render(const char* name) {
     auto t = ChatTemplate::from_name(name);
     if (!t) return "<no template named " + std::string(name) + ">";
@@ -44,6 +52,7 @@ private slots:
         const ChatTemplate t = ChatTemplate::detect(fx["chat_template"].toString().toStdString());
         QCOMPARE(t.name, std::string("chatml"));
         QVERIFY(t.warning.empty());
+        QVERIFY(t.jinja.has_value());  // rendered by the interpreter
         QCOMPARE(
             t.default_system,
             std::string("You are a helpful AI assistant named SmolLM, trained by Hugging Face"));
@@ -217,40 +226,121 @@ private slots:
         QFETCH(QString, name);
         const ChatTemplate t = ChatTemplate::detect(jinja.toStdString());
         QCOMPARE(QString::fromStdString(t.name), name);
-        QVERIFY(t.warning.empty());
+        // These are fragments, not whole templates: most do not render, and
+        // then the family's formatter is used, with a warning; those that
+        // write bos_token keep the formatter without one (no tokens given).
+        const bool tokens = jinja.contains("bos_token") || jinja.contains("eos_token");
+        QVERIFY(t.jinja.has_value() || !t.warning.empty() || tokens || jinja == name);
     }
 
     void defaultSystemPromptFromTemplate() {
-        // Qwen2.5 style: the default is an escaped Jinja literal in the else branch.
-        const ChatTemplate t = ChatTemplate::detect(
-            "{%- if messages[0]['role'] == 'system' %}{{- '<|im_start|>system\\n' + "
-            "messages[0]['content'] + '<|im_end|>\\n' }}{%- else %}{{- '<|im_start|>system\\nYou "
-            "are Qwen, created by Alibaba Cloud. You are a helpful assistant.<|im_end|>\\n' }}"
-            "{%- endif %}");
+        // Qwen2.5: the default is an escaped Jinja literal in the else branch.
+        const std::string qwen = read_fixture("Qwen-Qwen2.5-7B-Instruct.jinja");
+        QVERIFY(!qwen.empty());
+        const ChatTemplate t = ChatTemplate::detect(qwen, ChatTokens{"", "<|im_end|>", false});
+        QCOMPARE(t.name, std::string("chatml"));
+        QVERIFY(t.jinja.has_value());
         QCOMPARE(
             t.default_system,
             std::string("You are Qwen, created by Alibaba Cloud. You are a helpful assistant."));
-        QCOMPARE(
-            t.format({{"user", "Hi"}}, true),
-            std::string("<|im_start|>system\nYou are Qwen, created by Alibaba Cloud. You are a "
-                        "helpful assistant.<|im_end|>\n<|im_start|>user\nHi<|im_end|>\n"
-                        "<|im_start|>assistant\n"));
+        const std::string with_default =
+            "<|im_start|>system\nYou are Qwen, created by Alibaba Cloud. You are a helpful "
+            "assistant.<|im_end|>\n<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n";
+        QCOMPARE(t.format({{"user", "Hi"}}, true), with_default);
         // An explicit system message replaces the default.
-        QCOMPARE(t.format({{"system", "Be brief."}, {"user", "Hi"}}, false),
-                 std::string("<|im_start|>system\nBe brief.<|im_end|>\n<|im_start|>user\nHi"
-                             "<|im_end|>\n"));
+        const std::string explicit_system =
+            "<|im_start|>system\nBe brief.<|im_end|>\n<|im_start|>user\nHi<|im_end|>\n";
+        QCOMPARE(t.format({{"system", "Be brief."}, {"user", "Hi"}}, false), explicit_system);
+        // The family's formatter (the fallback) does the same.
+        ChatTemplate fallback = t;
+        fallback.jinja.reset();
+        QCOMPARE(fallback.format({{"user", "Hi"}}, true), with_default);
+        QCOMPARE(fallback.format({{"system", "Be brief."}, {"user", "Hi"}}, false),
+                 explicit_system);
     }
 
-    void unknownFallsBackToChatMLWithWarning() {
-        const ChatTemplate unknown = ChatTemplate::detect("{{ messages | tojson }}");
+    void unknownTemplateRendersThroughJinja() {
+        const ChatTemplate t = ChatTemplate::detect("{{ messages | tojson }}{{ eos_token }}",
+                                                    ChatTokens{"<s>", "</s>", true});
+        QCOMPARE(t.name, std::string("jinja"));
+        QVERIFY(t.warning.empty());
+        QCOMPARE(t.format({{"user", "Hi"}}, true),
+                 std::string("[{\"role\": \"user\", \"content\": \"Hi\"}]</s>"));
+        QCOMPARE(t.stop_strings, std::vector<std::string>{"</s>"});
+    }
+
+    void brokenTemplateFallsBackWithLocatedWarning() {
+        const ChatTemplate unknown =
+            ChatTemplate::detect("{% for m in messages %}\n{{ m.content }");
         QCOMPARE(unknown.name, std::string("chatml"));
-        QVERIFY(!unknown.warning.empty());
+        QVERIFY(!unknown.jinja.has_value());
+        QVERIFY2(unknown.warning.find("line 2, column") != std::string::npos,
+                 unknown.warning.c_str());
+        QVERIFY(unknown.warning.find("using ChatML") != std::string::npos);
         QCOMPARE(unknown.format({{"user", "Hi"}}, true),
                  std::string("<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n"));
+        // A recognised family falls back to its own formatter.
+        const ChatTemplate llama = ChatTemplate::detect(
+            "<|start_header_id|>{{ x.y }}<|end_header_id|>", ChatTokens{"<s>", "</s>", true});
+        QCOMPARE(llama.name, std::string("llama3"));
+        QVERIFY(!llama.jinja.has_value());
+        QVERIFY2(llama.warning.find("line 1, column 24: 'x' is undefined") != std::string::npos,
+                 llama.warning.c_str());
+        QVERIFY(llama.warning.find("the built-in llama3 format") != std::string::npos);
         const ChatTemplate none = ChatTemplate::detect("");
         QCOMPARE(none.name, std::string("chatml"));
         QVERIFY(none.warning.find("no chat template") != std::string::npos);
         QVERIFY(!ChatTemplate::from_name("no-such-template").has_value());
+    }
+
+    void bosIsDroppedWhereTheTokenizerAddsIt() {
+        const std::string llama = read_fixture("meta-llama-Llama-3.2-3B-Instruct.jinja");
+        QVERIFY(!llama.empty());
+        const ChatTemplate adds =
+            ChatTemplate::detect(llama, ChatTokens{"<|begin_of_text|>", "<|eot_id|>", true});
+        QVERIFY(adds.jinja.has_value());
+        QCOMPARE(adds.name, std::string("llama3"));
+        const std::string a = adds.format({{"user", "Hi"}}, true);
+        QVERIFY2(a.rfind("<|start_header_id|>system<|end_header_id|>\n\n", 0) == 0, a.c_str());
+        const ChatTemplate keeps =
+            ChatTemplate::detect(llama, ChatTokens{"<|begin_of_text|>", "<|eot_id|>", false});
+        QCOMPARE(keeps.format({{"user", "Hi"}}, true), "<|begin_of_text|>" + a);
+        // Without the tokens a template that writes them keeps the family's
+        // formatter, which knows them.
+        const ChatTemplate unknown_tokens = ChatTemplate::detect(llama);
+        QVERIFY(!unknown_tokens.jinja.has_value());
+        QVERIFY(unknown_tokens.warning.empty());
+        QCOMPARE(unknown_tokens.name, std::string("llama3"));
+    }
+
+    void templateErrorsFallBackPerConversation() {
+        // Gemma 2 refuses a system message; the family's formatter folds it
+        // into the first user turn instead.
+        const ChatTemplate gemma = ChatTemplate::detect(read_fixture("google-gemma-2-2b-it.jinja"),
+                                                        ChatTokens{"<bos>", "<eos>", true});
+        QVERIFY(gemma.jinja.has_value());
+        QVERIFY(gemma.warning.empty());
+        std::string error;
+        QCOMPARE(gemma.format({{"user", "Hi"}}, true, &error),
+                 std::string("<start_of_turn>user\nHi<end_of_turn>\n<start_of_turn>model\n"));
+        QVERIFY(error.empty());
+        QCOMPARE(gemma.format({{"system", "Be brief."}, {"user", "Hi"}}, true, &error),
+                 std::string("<start_of_turn>user\nBe brief.\n\nHi<end_of_turn>\n"
+                             "<start_of_turn>model\n"));
+        QVERIFY2(error.find("System role not supported") != std::string::npos, error.c_str());
+    }
+
+    void toolCallsRenderThroughTheTemplate() {
+        const ChatTemplate qwen = ChatTemplate::detect(
+            read_fixture("Qwen-Qwen2.5-7B-Instruct.jinja"), ChatTokens{"", "<|im_end|>", false});
+        const jinja::Value messages =
+            jinja::from_json(R"([{"role": "user", "content": "Weather?"}])");
+        const jinja::Value tools = jinja::from_json(
+            R"([{"type": "function", "function": {"name": "get_weather", "parameters": {}}}])");
+        const std::string out = qwen.render(messages, tools, true);
+        QVERIFY2(out.find("<tools>\n{\"type\": \"function\", \"function\": {\"name\": "
+                          "\"get_weather\", \"parameters\": {}}}\n</tools>") != std::string::npos,
+                 out.c_str());
     }
 
     void everyNamedTemplateRenders() {
