@@ -15,6 +15,7 @@
 #include "gguf/gguf.h"
 #include "model/model.h"
 #include "powerinfer/engine.h"
+#include "render_chat.h"
 #include "runtime/local_engine.h"
 #include "runtime/perplexity.h"
 #include "sparse/hybrid_ffn.h"
@@ -44,6 +45,8 @@ const char* kUsage =
     "       powerinfer-cli -m MODEL --perplexity FILE [--ctx 512] [--chunks K]\n"
     "         [--sparse [--sidecar S] [--kl-divergence]] [--skip N]\n"
     "       powerinfer-cli --info MODEL\n"
+    "       powerinfer-cli --render-chat TEMPLATE_FILE MESSAGES_JSON [--bos TEXT --eos TEXT]\n"
+    "                      [--no-generation-prompt]   (the prompt a chat template renders)\n"
     "       powerinfer-cli --version\n"
     "options:\n"
     "  -m, --model FILE       GGUF model\n"
@@ -384,6 +387,7 @@ int run_chat(const Args& a) {
 }
 
 int run(int argc, char** argv) {
+    if (cli::wants_render_chat(argc, argv)) return cli::render_chat(argc, argv);
     const Args a = parse_args(argc, argv);
     if (a.help) {
         std::fputs(kUsage, stdout);

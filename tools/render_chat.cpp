@@ -1,0 +1,193 @@
+// powerinfer-cli --render-chat TEMPLATE_FILE MESSAGES_JSON [--bos TEXT] [--eos TEXT]
+//                              [--no-generation-prompt] [--now YYYY-MM-DDTHH:MM:SS]
+//
+// TEMPLATE_FILE is a Jinja chat template, or a GGUF model (its
+// tokenizer.chat_template, and its BOS/EOS texts unless --bos/--eos say
+// otherwise). MESSAGES_JSON is a file (or "-" for stdin, or the JSON text
+// itself) holding an OpenAI-style {"messages": [...], "tools": [...]};
+// other keys (documents, enable_thinking, ...) are passed to the template as
+// variables, as apply_chat_template passes its keyword arguments. Prints the
+// rendered prompt exactly, without a newline after it.
+#include "render_chat.h"
+
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "chat/jinja.h"
+#include "gguf/gguf.h"
+
+namespace powerinfer::cli {
+namespace {
+
+using jinja::Value;
+
+const char* kRenderUsage =
+    "usage: powerinfer-cli --render-chat TEMPLATE_FILE MESSAGES_JSON [--bos TEXT] [--eos TEXT]\n"
+    "                      [--no-generation-prompt] [--now YYYY-MM-DDTHH:MM:SS]\n"
+    "  TEMPLATE_FILE   a Jinja chat template, or a .gguf model (its tokenizer.chat_template\n"
+    "                  and BOS/EOS texts)\n"
+    "  MESSAGES_JSON   a file, \"-\" (stdin) or the JSON text: {\"messages\": [...], \"tools\": "
+    "[...]}\n"
+    "  --bos, --eos    the bos_token/eos_token texts (default: empty, or the model's)\n"
+    "  --no-generation-prompt  add_generation_prompt=false (default true)\n"
+    "  --now           the time strftime_now() formats (default: the local time)\n"
+    "Prints the prompt as transformers' apply_chat_template renders it, with no newline added.\n";
+
+struct Usage {
+    std::string message;
+};
+
+bool read_file(const std::string& path, std::string* out) {
+    if (path == "-") {
+        std::ostringstream s;
+        s << std::cin.rdbuf();
+        *out = s.str();
+        return true;
+    }
+    std::ifstream f(path, std::ios::binary);
+    if (!f) return false;
+    std::ostringstream s;
+    s << f.rdbuf();
+    *out = s.str();
+    return true;
+}
+
+bool is_gguf(const std::string& path) {
+    std::ifstream f(path, std::ios::binary);
+    char magic[4] = {};
+    return f.read(magic, 4) && std::string(magic, 4) == "GGUF";
+}
+
+std::tm parse_now(const std::string& text) {
+    int y = 0, mo = 0, d = 0, h = 0, mi = 0, s = 0;
+    const int n = std::sscanf(text.c_str(), "%d-%d-%dT%d:%d:%d", &y, &mo, &d, &h, &mi, &s);
+    if ((n != 3 && n != 6) || mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || s > 60)
+        throw Usage{"--now expects YYYY-MM-DD or YYYY-MM-DDTHH:MM:SS, got '" + text + "'"};
+    return jinja::civil_time(y, mo, d, h, mi, s);
+}
+
+}  // namespace
+
+bool wants_render_chat(int argc, char** argv) {
+    for (int i = 1; i < argc; ++i)
+        if (std::string(argv[i]) == "--render-chat") return true;
+    return false;
+}
+
+int render_chat(int argc, char** argv) {
+    try {
+        std::vector<std::string> positional;
+        std::optional<std::string> bos, eos;
+        bool generation_prompt = true;
+        jinja::Options options;
+        for (int i = 1; i < argc; ++i) {
+            const std::string a = argv[i];
+            auto value = [&]() -> std::string {
+                if (i + 1 >= argc) throw Usage{"option " + a + " needs a value"};
+                return argv[++i];
+            };
+            if (a == "--render-chat") {
+                continue;
+            } else if (a == "--bos") {
+                bos = value();
+            } else if (a == "--eos") {
+                eos = value();
+            } else if (a == "--no-generation-prompt") {
+                generation_prompt = false;
+            } else if (a == "--now") {
+                options.now = parse_now(value());
+            } else if (a == "-h" || a == "--help") {
+                std::fputs(kRenderUsage, stdout);
+                return 0;
+            } else if (a.size() > 1 && a[0] == '-' && a != "-") {
+                throw Usage{"unknown option '" + a + "' for --render-chat"};
+            } else {
+                positional.push_back(a);
+            }
+        }
+        if (positional.size() != 2)
+            throw Usage{"--render-chat needs TEMPLATE_FILE and MESSAGES_JSON"};
+
+        std::string source;
+        if (is_gguf(positional[0])) {
+            const auto file = gguf::GgufFile::open(positional[0]);
+            const auto tmpl = file->get_string("tokenizer.chat_template");
+            if (!tmpl) {
+                std::fprintf(stderr, "error: %s has no tokenizer.chat_template\n",
+                             positional[0].c_str());
+                return 1;
+            }
+            source = *tmpl;
+            const std::vector<std::string> tokens = file->get_string_array("tokenizer.ggml.tokens");
+            auto text = [&](const char* key) -> std::string {
+                const auto id = file->get_int(key);
+                if (!id || *id < 0 || static_cast<size_t>(*id) >= tokens.size()) return {};
+                return tokens[static_cast<size_t>(*id)];
+            };
+            if (!bos) bos = text("tokenizer.ggml.bos_token_id");
+            if (!eos) eos = text("tokenizer.ggml.eos_token_id");
+        } else if (!read_file(positional[0], &source)) {
+            std::fprintf(stderr, "error: %s: cannot read the template file\n",
+                         positional[0].c_str());
+            return 1;
+        }
+
+        std::string json_text;
+        const std::string& m = positional[1];
+        const size_t first = m.find_first_not_of(" \t\r\n");
+        if (first != std::string::npos && m[first] == '{') {
+            json_text = m;
+        } else if (!read_file(m, &json_text)) {
+            std::fprintf(stderr, "error: %s: cannot read the messages file\n", m.c_str());
+            return 1;
+        }
+        Value input;
+        try {
+            input = jinja::from_json(json_text);
+        } catch (const jinja::TemplateError& e) {
+            std::fprintf(stderr, "error: %s: %s\n", m.c_str(), e.what());
+            return 1;
+        }
+        if (!input.is_dict() || !input.as_dict().find("messages")) {
+            std::fprintf(stderr, "error: %s: expected a JSON object with \"messages\"\n",
+                         m.c_str());
+            return 1;
+        }
+
+        // The variables apply_chat_template gives the template.
+        std::vector<std::pair<Value, Value>> vars;
+        for (const auto& [k, v] : input.as_dict().items) vars.emplace_back(k, v);
+        auto set_default = [&](const char* key, Value v) {
+            if (!input.as_dict().find(key)) vars.emplace_back(Value(key), std::move(v));
+        };
+        set_default("tools", Value::none());
+        set_default("documents", Value::none());
+        vars.emplace_back(Value("add_generation_prompt"), Value(generation_prompt));
+        vars.emplace_back(Value("bos_token"), Value(bos.value_or("")));
+        vars.emplace_back(Value("eos_token"), Value(eos.value_or("")));
+
+        std::string out;
+        try {
+            out = jinja::Template(source, options).render(Value::dict(std::move(vars)));
+        } catch (const jinja::TemplateError& e) {
+            std::fprintf(stderr, "error: %s: %s\n", positional[0].c_str(), e.what());
+            return 1;
+        }
+        std::fwrite(out.data(), 1, out.size(), stdout);
+        std::fflush(stdout);
+        return 0;
+    } catch (const Usage& u) {
+        std::fprintf(stderr, "error: %s\n\n%s", u.message.c_str(), kRenderUsage);
+        return 2;
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "error: %s\n", e.what());
+        return 1;
+    }
+}
+
+}  // namespace powerinfer::cli
