@@ -412,6 +412,7 @@ std::string format_spec(const Value& v, std::string_view spec) {
         ++i;
         while (i < spec.size() && spec[i] >= '0' && spec[i] <= '9' && prec < 1000)
             prec = prec * 10 + (spec[i++] - '0');
+        prec = std::min(prec, 100);
     }
     char type = i < spec.size() ? spec[i++] : 0;
     if (i != spec.size()) throw ValueError("Invalid format specifier");
@@ -1814,6 +1815,13 @@ std::string strftime_c(const std::string& fmt, const std::tm& t) {
                 out += '%';
                 break;
             default: {
+                // The C library for the rest of its conversions; anything
+                // else is copied as it is (as glibc does).
+                if (std::strchr("cCgGklrRsUVWxXzZ", c) == nullptr || c == 0) {
+                    out += '%';
+                    out += c;
+                    break;
+                }
                 char buf[128];
                 const char spec[3] = {'%', c, 0};
                 const size_t n = std::strftime(buf, sizeof buf, spec, &t);
