@@ -9,6 +9,7 @@
 #include "calibrate/fidelity.h"
 #include "common/error.h"
 #include "powerinfer/engine.h"
+#include "runtime/device_select.h"
 
 namespace {
 
@@ -18,7 +19,8 @@ void usage() {
         "usage: powerinfer-calibrate -m MODEL.gguf --corpus FILE [--tokens N]\n"
         "  [--target-sparsity S[,S2,...]] [--rank-max R] [--target-recall R] [--samples N]\n"
         "  [--epochs N] [-t THREADS] [--f32-predictors] [--no-predictors] [-o SIDECAR]\n"
-        "  (--no-predictors: CPU-only sidecar, exact activity; a GPU split needs predictors)\n"
+        "  [--predictors | --no-predictors] (default: predictors only when a CUDA GPU is\n"
+        "  present; the CPU's exact path needs none, a GPU split does)\n"
         "       powerinfer-calibrate -m MODEL --eval-fidelity PROMPTS_FILE [-n N]\n"
         "  [--sidecar PATH] [--ppl TEXT] [--ppl-windows K] [--hot-neuron-threshold F]\n"
         "  [--predictor-threshold F] [--prefetch-depth N] [--cache-window N]\n"
@@ -35,6 +37,7 @@ int main(int argc, char** argv) {
         calibrate::CalibrateOptions opt;
         calibrate::FidelityOptions fid;
         std::string prompts_file;
+        int predictors = -1;  // -1: only when a CUDA GPU is present
         for (int i = 1; i < argc; ++i) {
             const std::string a = argv[i];
             auto next = [&]() -> std::string {
@@ -70,7 +73,9 @@ int main(int argc, char** argv) {
             else if (a == "-t" || a == "--threads")
                 opt.n_threads = std::stoi(next());
             else if (a == "--no-predictors")
-                opt.train_predictors = false;
+                predictors = 0;
+            else if (a == "--predictors")
+                predictors = 1;
             else if (a == "--f32-predictors")
                 opt.f16_predictors = false;
             else if (a == "--eval-fidelity")
@@ -131,6 +136,17 @@ int main(int argc, char** argv) {
         for (double t : opt.target_sparsities) {
             if (!(t >= 0 && t < 1)) throw EngineError("--target-sparsity values must be in [0, 1)");
         }
+        if (predictors < 0) {
+            LoadOptions probe;
+            probe.device = "auto";
+            const auto device = runtime::choose_device(probe);
+            predictors = device.device && !device.device->memory().simulated ? 1 : 0;
+            std::fprintf(stderr, "calibrate: %s: %s\n", device.description.c_str(),
+                         predictors ? "training predictors for the GPU split"
+                                    : "no predictors (the CPU computes activity exactly; "
+                                      "--predictors trains them for a GPU)");
+        }
+        opt.train_predictors = predictors == 1;
         opt.log = [](const std::string& s) { std::fprintf(stderr, "%s\n", s.c_str()); };
         const auto r = calibrate::calibrate_model(opt);
         for (const auto& t : r.targets) {
