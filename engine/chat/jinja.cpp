@@ -393,8 +393,15 @@ Value Interpreter::eval_inner(const Node& n) {
                 charge(s.size() / 64);
                 return Value(std::move(out));
             }
-            return Value::undefined("'" + std::string(obj.type_name()) +
-                                    " object' has no element slice");
+            // Slices bypass jinja2's getitem: Python's own error. (Except on a
+            // literal, which jinja2's optimizer folds through getitem, into
+            // undefined.)
+            if (n.folded_slice) {
+                return Value::undefined("'" + std::string(obj.type_name()) +
+                                        " object' has no element slice");
+            }
+            if (obj.is_dict()) throw ValueError("unhashable type: 'slice'");
+            throw ValueError(quoted_type(obj) + " object is not subscriptable");
         }
         case NodeType::Call:
             return eval_call(n);
@@ -508,6 +515,10 @@ std::string percent_format(Interpreter& in, const std::string& fmt, const Value&
     } else {
         args.push_back(rhs);
     }
+    // CPython treats any non-tuple argument with __getitem__ (a list, a dict,
+    // jinja2's Undefined) as a mapping: unused, it is not an error.
+    const bool mapping_like =
+        mapping || rhs.is_undefined() || (rhs.is_list() && rhs.as_list().kind != SeqKind::Tuple);
     size_t next = 0;
     bool used_mapping = false;
     std::string out;
@@ -614,14 +625,30 @@ std::string percent_format(Interpreter& in, const std::string& fmt, const Value&
         out += piece;
         in.check_size(out.size());
     }
-    if (!used_mapping && !mapping && next < args.size())
+    if (!used_mapping && !mapping_like && next < args.size())
         throw ValueError("not all arguments converted during string formatting");
     return out;
+}
+
+Value py_mod(Interpreter& in, const Value& a, const Value& b) {
+    if (a.is_string()) return Value(percent_format(in, a.as_string(), b));
+    if (a.is_undefined()) undefined_error(a);
+    if (b.is_undefined()) undefined_error(b);
+    if (a.is_number() && b.is_number()) {
+        if (a.kind() == Kind::Float || b.kind() == Kind::Float) {
+            if (b.as_double() == 0) throw ValueError("float modulo");
+            return Value(float_divmod(a.as_double(), b.as_double()).second);
+        }
+        if (b.as_int() == 0) throw ValueError("integer division or modulo by zero");
+        return Value(int_mod(a.as_int(), b.as_int()));
+    }
+    unsupported("%", a, b);
 }
 
 Value Interpreter::eval_binary(const Node& n) {
     const Value a = eval(*n.kids[0]);
     const Value b = eval(*n.kids[1]);
+    if (n.op == BinOp::Mod) return py_mod(*this, a, b);
     if (a.is_undefined()) undefined_error(a);
     if (b.is_undefined()) undefined_error(b);
     const bool nums = a.is_number() && b.is_number();
@@ -714,16 +741,7 @@ Value Interpreter::eval_binary(const Node& n) {
             }
             unsupported("//", a, b);
         case BinOp::Mod:
-            if (floats) {
-                if (b.as_double() == 0) throw ValueError("float modulo");
-                return Value(float_divmod(a.as_double(), b.as_double()).second);
-            }
-            if (nums) {
-                if (b.as_int() == 0) throw ValueError("integer division or modulo by zero");
-                return Value(int_mod(a.as_int(), b.as_int()));
-            }
-            if (a.is_string()) return Value(percent_format(*this, a.as_string(), b));
-            unsupported("%", a, b);
+            return py_mod(*this, a, b);
         case BinOp::Pow: {
             if (!nums) unsupported("** or pow()", a, b);
             if (!floats && b.as_int() >= 0) {
@@ -769,11 +787,11 @@ bool contains(Interpreter& in, const Value& container, const Value& item) {
             return container.as_dict().find_key(item) != nullptr;
         case Kind::Iterator: {
             IteratorData& it = container.as_iterator();
-            it.check();
             while (it.pos < it.items.size()) {
                 in.charge(1);
                 if (equal(it.items[it.pos++], item)) return true;
             }
+            it.check();  // the generator fails where it stopped
             return false;
         }
         case Kind::Undefined:

@@ -831,6 +831,22 @@ Value call_method(Interpreter& in, const Value& obj, const std::string& name, Ca
 
 Value soft_str(const Value& v) { return v.is_string() ? v : Value(v.str()); }
 
+// A filter that jinja2 writes as a generator: what it yields before an error
+// comes out first, the error when the consumer gets to it.
+template <class Produce>
+Value lazy(const char* name, Produce&& produce) {
+    std::vector<Value> out;
+    std::string error;
+    try {
+        produce(out);
+    } catch (const ValueError& e) {
+        error = e.what();
+    }
+    Value it = Value::iterator(std::move(out), name);
+    it.as_iterator().error = std::move(error);
+    return it;
+}
+
 // jinja2's make_attrgetter: "a.b.0" looks up item by item (getitem).
 Value attr_path(Interpreter& in, Value item, const Value& attribute, const Value* dflt) {
     if (attribute.is_int()) {
@@ -926,8 +942,10 @@ void stable_sort_values(Interpreter& in, std::vector<Value>& items, std::vector<
     std::vector<size_t> order(items.size());
     for (size_t i = 0; i < order.size(); ++i) order[i] = i;
     in.charge(items.size() * 2 + 1);
+    // jinja2's sort keys are one-item lists: equal keys never reach `<`.
+    auto lt = [](const Value& a, const Value& b) { return !equal(a, b) && less(a, b); };
     std::stable_sort(order.begin(), order.end(), [&](size_t x, size_t y) {
-        return reverse ? less(keys[y], keys[x]) : less(keys[x], keys[y]);
+        return reverse ? lt(keys[y], keys[x]) : lt(keys[x], keys[y]);
     });
     std::vector<Value> out;
     out.reserve(items.size());
@@ -937,39 +955,45 @@ void stable_sort_values(Interpreter& in, std::vector<Value>& items, std::vector<
 
 Value select_or_reject(Interpreter& in, const Value& v, CallArgs& a, bool select, bool by_attr,
                        const char* name) {
-    size_t off = 0;
-    Value attribute;
-    if (by_attr) {
-        if (a.args.empty()) throw ValueError("Missing parameter for attribute name");
-        attribute = a.args[0];
-        off = 1;
-    }
-    const bool has_test_name = a.args.size() > off;
-    std::string test;
-    CallArgs targs;
-    if (has_test_name) {
-        test = a.args[off].str();
-        if (!has_test(test)) throw ValueError("No test named '" + test + "'.");
-        targs.args.assign(a.args.begin() + static_cast<std::ptrdiff_t>(off + 1), a.args.end());
-        targs.kwargs = a.kwargs;
-    }
-    std::vector<Value> out;
-    for (const Value& item : in.iterate(v)) {
-        in.charge(1);
-        const Value x = by_attr ? attr_path(in, item, attribute, nullptr) : item;
-        bool ok;
-        if (has_test_name) {
-            CallArgs t = targs;
-            ok = apply_test(in, test, x, t);
-        } else {
-            ok = x.truthy();
+    return lazy(name, [&](std::vector<Value>& out) {
+        if (!v.truthy()) return;  // jinja2: `if value:` before iterating
+        size_t off = 0;
+        Value attribute;
+        if (by_attr) {
+            if (a.args.empty()) throw ValueError("Missing parameter for attribute name");
+            attribute = a.args[0];
+            off = 1;
         }
-        if (ok == select) out.push_back(item);
-    }
-    return Value::iterator(std::move(out), name);
+        const bool has_test_name = a.args.size() > off;
+        std::string test;
+        CallArgs targs;
+        if (has_test_name) {
+            test = a.args[off].str();
+            if (!has_test(test)) throw ValueError("No test named '" + test + "'.");
+            targs.args.assign(a.args.begin() + static_cast<std::ptrdiff_t>(off + 1), a.args.end());
+            targs.kwargs = a.kwargs;
+        }
+        for (const Value& item : in.iterate(v)) {
+            in.charge(1);
+            const Value x = by_attr ? attr_path(in, item, attribute, nullptr) : item;
+            bool ok;
+            if (has_test_name) {
+                CallArgs t = targs;
+                ok = apply_test(in, test, x, t);
+            } else {
+                ok = x.truthy();
+            }
+            if (ok == select) out.push_back(item);
+        }
+    });
 }
 
-std::string indent(const std::string& s0, const Value* width, bool first, bool blank) {
+std::string indent(const Value& v, const Value* width, bool first, bool blank) {
+    // jinja2 appends "\n" to the value itself: only strings work.
+    if (v.is_undefined()) undefined_error(v);
+    if (!v.is_string())
+        throw ValueError("unsupported operand type(s) for +=: " + quoted_type(v) + " and 'str'");
+    const std::string& s0 = v.as_string();
     std::string ind;
     if (width && width->is_string()) {
         ind = width->as_string();
@@ -1287,8 +1311,8 @@ Value apply_filter(Interpreter& in, std::string_view name, const Value& v, CallA
         bind(a, {}, name);
         if (v.kind() == Kind::Iterator) {
             IteratorData& it = v.as_iterator();
-            it.check();
             if (it.pos < it.items.size()) return it.items[it.pos++];
+            it.check();
             return Value::undefined("No first item, sequence was empty.");
         }
         auto items = in.iterate(v);
@@ -1329,18 +1353,20 @@ Value apply_filter(Interpreter& in, std::string_view name, const Value& v, CallA
                                 name == "selectattr" || name == "rejectattr", "select_or_reject");
     }
     if (name == "map") {
-        std::vector<Value> out;
-        if (a.args.empty() && a.kwarg("attribute")) {
-            const Value attribute = *a.kwarg("attribute");
-            const Value* dflt = a.kwarg("default");
-            for (const auto& [k, x] : a.kwargs)
-                if (k != "attribute" && k != "default")
-                    throw ValueError("Unexpected keyword argument '" + k + "'");
-            for (const Value& x : in.iterate(v)) {
-                in.charge(1);
-                out.push_back(attr_path(in, x, attribute, dflt));
+        return lazy("sync_do_map", [&](std::vector<Value>& out) {
+            if (!v.truthy()) return;  // jinja2: `if value:` before iterating
+            if (a.args.empty() && a.kwarg("attribute")) {
+                const Value attribute = *a.kwarg("attribute");
+                const Value* dflt = a.kwarg("default");
+                for (const auto& [k, x] : a.kwargs)
+                    if (k != "attribute" && k != "default")
+                        throw ValueError("Unexpected keyword argument '" + k + "'");
+                for (const Value& x : in.iterate(v)) {
+                    in.charge(1);
+                    out.push_back(attr_path(in, x, attribute, dflt));
+                }
+                return;
             }
-        } else {
             if (a.args.empty()) throw ValueError("map requires a filter argument");
             const std::string filter = a.args[0].str();
             if (!has_filter(filter)) throw ValueError("No filter named '" + filter + "'.");
@@ -1351,29 +1377,29 @@ Value apply_filter(Interpreter& in, std::string_view name, const Value& v, CallA
                 CallArgs f = fargs;
                 out.push_back(apply_filter(in, filter, x, f));
             }
-        }
-        return Value::iterator(std::move(out), "sync_do_map");
+        });
     }
     if (name == "unique") {
         const Bound b = bind(a, {"case_sensitive", "attribute"}, name);
         const bool cs = b[0] && b[0]->truthy();
-        std::vector<Value> out, seen;
-        for (const Value& x : in.iterate(v)) {
-            Value key = sort_key(b.has(1) ? attr_path(in, x, *b[1], nullptr) : x, cs);
-            check_hashable(key);
-            in.charge(1 + seen.size() / 8);
-            bool dup = false;
-            for (const Value& s : seen)
-                if (equal(s, key)) {
-                    dup = true;
-                    break;
+        return lazy("do_unique", [&](std::vector<Value>& out) {
+            std::vector<Value> seen;
+            for (const Value& x : in.iterate(v)) {
+                Value key = sort_key(b.has(1) ? attr_path(in, x, *b[1], nullptr) : x, cs);
+                check_hashable(key);
+                in.charge(1 + seen.size() / 8);
+                bool dup = false;
+                for (const Value& s : seen)
+                    if (equal(s, key)) {
+                        dup = true;
+                        break;
+                    }
+                if (!dup) {
+                    seen.push_back(std::move(key));
+                    out.push_back(x);
                 }
-            if (!dup) {
-                seen.push_back(std::move(key));
-                out.push_back(x);
             }
-        }
-        return Value::iterator(std::move(out), "do_unique");
+        });
     }
     if (name == "sort") {
         const Bound b = bind(a, {"reverse", "case_sensitive", "attribute"}, name);
@@ -1488,7 +1514,7 @@ Value apply_filter(Interpreter& in, std::string_view name, const Value& v, CallA
     }
     if (name == "indent") {
         const Bound b = bind(a, {"width", "first", "blank"}, name);
-        return Value(indent(v.str(), b[0], b[1] && b[1]->truthy(), b[2] && b[2]->truthy()));
+        return Value(indent(v, b[0], b[1] && b[1]->truthy(), b[2] && b[2]->truthy()));
     }
     if (name == "center") {
         const Bound b = bind(a, {"width"}, name);
@@ -1502,9 +1528,18 @@ Value apply_filter(Interpreter& in, std::string_view name, const Value& v, CallA
         const bool killwords = b[1] && b[1]->truthy();
         const std::string end = b[2] ? b[2]->str() : "...";
         const int64_t leeway = b.has(3) ? clamp_len(need_int(b[3], name)) : 5;
-        const std::string s = v.str();
+        if (len < static_cast<int64_t>(utf8::length(end)))
+            throw ValueError("expected length >= " + std::to_string(utf8::length(end)) + ", got " +
+                             std::to_string(len));
+        if (leeway < 0) throw ValueError("expected leeway >= 0, got " + std::to_string(leeway));
+        if (!v.is_string()) {
+            // jinja2 truncates the value itself (len(), slicing).
+            if (v.is_undefined() || static_cast<int64_t>(length(v)) <= len + leeway) return v;
+            throw ValueError(quoted_type(v) + " object cannot be truncated");
+        }
+        const std::string& s = v.as_string();
         const U32 u = decode(s);
-        if (static_cast<int64_t>(u.size()) <= len + leeway) return Value(s);
+        if (static_cast<int64_t>(u.size()) <= len + leeway) return v;
         const int64_t keep = std::max<int64_t>(0, len - static_cast<int64_t>(utf8::length(end)));
         U32 head = u.substr(
             0, static_cast<size_t>(std::min<int64_t>(keep, static_cast<int64_t>(u.size()))));
@@ -1615,19 +1650,9 @@ bool apply_test(Interpreter& in, std::string_view name, const Value& v, CallArgs
         return any && ok;
     }
     if (name == "even" || name == "odd" || name == "divisibleby") {
-        if (v.is_undefined()) undefined_error(v);
-        const Value d = name == "divisibleby" ? arg() : Value(int64_t{2});
-        if (!v.is_number() || !d.is_number())
-            throw ValueError("unsupported operand type(s) for %: " + quoted_type(v) + " and " +
-                             quoted_type(d));
-        if (v.kind() == Kind::Float || d.kind() == Kind::Float) {
-            if (d.as_double() == 0) throw ValueError("float modulo");
-            const double m = std::fmod(v.as_double(), d.as_double());
-            return name == "odd" ? m != 0 : m == 0;
-        }
-        if (d.as_int() == 0) throw ValueError("integer division or modulo by zero");
-        const int64_t m = d.as_int() == -1 ? 0 : v.as_int() % d.as_int();
-        return name == "odd" ? m != 0 : m == 0;
+        // jinja2: value % 2 == 1, value % 2 == 0, value % num == 0 (Python's %).
+        const Value m = py_mod(in, v, name == "divisibleby" ? arg() : Value(int64_t{2}));
+        return equal(m, Value(int64_t{name == "odd" ? 1 : 0}));
     }
     if (name == "eq" || name == "equalto" || name == "==") return equal(v, arg());
     if (name == "ne" || name == "!=") return !equal(v, arg());

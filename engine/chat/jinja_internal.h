@@ -85,7 +85,9 @@ struct Node {
     std::vector<std::string> params;             // macro, call block
     std::vector<NodePtr> defaults;               // for the last params
     bool uses_varargs = false, uses_kwargs = false, uses_caller = false;
-    bool recursive = false;
+    // Getitem: a slice of a literal inside {{ }}, which jinja2 folds at
+    // compile time through getitem (so a bad one is undefined, not an error).
+    bool folded_slice = false;
 };
 
 struct Program {
@@ -112,6 +114,8 @@ std::vector<std::pair<std::string, Value>> globals(Interpreter& in);
 
 // Python's printf-style `fmt % rhs` (the % operator and the format filter).
 std::string percent_format(Interpreter& in, const std::string& fmt, const Value& rhs);
+// Python's a % b (numbers, or str % args).
+Value py_mod(Interpreter& in, const Value& a, const Value& b);
 
 // Python's str() of a value under jinja2 (undefined prints as "").
 inline std::string to_str(const Value& v) { return v.str(); }

@@ -635,6 +635,35 @@ private:
         return n;
     }
 
+    static bool literal(const Node* n) {
+        if (!n) return true;
+        switch (n->type) {
+            case NodeType::Const:
+                return true;
+            case NodeType::List:
+            case NodeType::Tuple:
+            case NodeType::Dict:
+            case NodeType::Neg:
+            case NodeType::Pos:
+            case NodeType::Slice:
+                for (const auto& k : n->kids)
+                    if (!literal(k.get())) return false;
+                return true;
+            default:
+                return false;
+        }
+    }
+
+    static void mark_folded_slices(Node& n) {
+        for (auto& k : n.kids)
+            if (k) mark_folded_slices(*k);
+        for (auto& k : n.call.args) mark_folded_slices(*k);
+        for (auto& [name, k] : n.call.kwargs) mark_folded_slices(*k);
+        if (n.type == NodeType::Getitem && n.kids[1]->type == NodeType::Slice &&
+            literal(n.kids[0].get()) && literal(n.kids[1].get()))
+            n.folded_slice = true;
+    }
+
     // --- statements ---
 
     std::vector<NodePtr> subparse(const std::vector<std::string_view>& end_tokens) {
@@ -651,6 +680,7 @@ private:
                 next();
                 auto n = node(NodeType::Output, cur());
                 n->kids.push_back(parse_tuple(false, true, {}, false));
+                mark_folded_slices(*n->kids[0]);
                 expect(Tok::VarEnd, "end of print statement");
                 body.push_back(done(std::move(n)));
             } else if (t.type == Tok::BlockBegin) {

@@ -129,6 +129,9 @@ void repr_to(const Value& v, std::string& out, int depth) {
             out += "}>";
             return;
         }
+        case Kind::Undefined:
+            out += "Undefined";  // jinja2's Undefined.__repr__
+            return;
         default:
             out += v.str();
             return;
@@ -896,7 +899,6 @@ void check_hashable_at(const Value& v, int depth) {
             }
             [[fallthrough]];
         case Kind::Dict:
-        case Kind::Undefined:
             throw ValueError(std::string("unhashable type: '") + v.type_name() + "'");
         default:
             return;

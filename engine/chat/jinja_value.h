@@ -146,7 +146,7 @@ struct IteratorData {
     std::vector<Value> items;
     size_t pos = 0;
     std::string name;   // for repr: "<generator object select_or_reject>"
-    std::string error;  // raised when iterated (a generator that fails when run)
+    std::string error;  // raised after the items (a generator that fails part way)
     int depth = 1;
     void check() const {
         if (!error.empty()) throw ValueError(error);
