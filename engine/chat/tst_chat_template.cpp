@@ -67,9 +67,9 @@ private slots:
             }
             QCOMPARE(QString::fromStdString(t.format(messages, true)), o["prompt"].toString());
             // The same with the tokenizer's special tokens (SmolLM2 adds no BOS).
-            const ChatTemplate with_tokens = ChatTemplate::detect(
-                fx["chat_template"].toString().toStdString(),
-                ChatTokens{"<|im_start|>", "<|im_end|>", false});
+            const ChatTemplate with_tokens =
+                ChatTemplate::detect(fx["chat_template"].toString().toStdString(),
+                                     ChatTokens{"<|im_start|>", "<|im_end|>", false});
             QVERIFY(with_tokens.jinja.has_value());
             QCOMPARE(QString::fromStdString(with_tokens.format(messages, true)),
                      o["prompt"].toString());
