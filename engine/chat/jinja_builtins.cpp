@@ -3,8 +3,11 @@
 // strftime_now), with the semantics of jinja2 3.1 on Python 3 under
 // transformers' sandboxed environment.
 #include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <ctime>
 #include <limits>
