@@ -15,6 +15,14 @@
 // str/dict/list methods templates use (see jinja_builtins.cpp). Not
 // supported (a TemplateError): include/import/extends/block, recursive loops.
 //
+// Where Python differs and chat templates do not care: integers are 64-bit
+// (overflow is an error, not a big int); upper/lower/title map ASCII,
+// Latin-1, Latin Extended-A, Greek and Cyrillic only; range() is a list;
+// Markup (the e/escape filters' result) is a plain string; functions print
+// without an address; jinja2's compile-time constant folding is copied only
+// for slices of literals in {{ }}; filesizeformat, groupby, random, slice,
+// striptags, urlencode, urlize, wordwrap and xmlattr are a TemplateError.
+//
 // Templates come from downloaded files, so everything is bounded (Limits):
 // nesting, evaluation steps, output and value sizes. No input crashes or
 // hangs the interpreter; the worst is a TemplateError.
