@@ -31,7 +31,8 @@ std::vector<double> col_norms2(const tensor::WeightView& w) {
     for (int64_t r = 0; r < w.rows; ++r) {
         tensor::dequantize_row(w.type, w.row(r), row.data(), w.cols);
         for (int64_t c = 0; c < w.cols; ++c)
-            out[static_cast<size_t>(c)] += double(row[static_cast<size_t>(c)]) * row[static_cast<size_t>(c)];
+            out[static_cast<size_t>(c)] +=
+                double(row[static_cast<size_t>(c)]) * row[static_cast<size_t>(c)];
     }
     return out;
 }
@@ -39,21 +40,23 @@ std::vector<double> col_norms2(const tensor::WeightView& w) {
 }  // namespace
 
 ExactSparseFfn::ExactSparseFfn(tensor::ThreadPool& pool,
-                               const std::vector<model::FfnWeights>& layers,
-                               const Sidecar& sc)
+                               const std::vector<model::FfnWeights>& layers, const Sidecar& sc)
     : pool_(pool), levels_(sc.exact_levels), act_(sc.activation) {
     if (static_cast<int64_t>(layers.size()) != sc.n_layer || layers.empty() ||
         layers[0].gate.rows != sc.n_ff || layers[0].gate.cols != sc.n_embd)
-        throw SidecarError("sidecar shape does not match the model; recalibrate with "
-                           "`powerinfer-calibrate -m MODEL`");
+        throw SidecarError(
+            "sidecar shape does not match the model; recalibrate with "
+            "`powerinfer-calibrate -m MODEL`");
     for (size_t l = 0; l < layers.size(); ++l) {
         const LayerStats& ls = sc.layers[l];
         Layer L;
         L.w = layers[l];
         const auto dn = col_norms2(L.w.down);
         L.down_norm.resize(dn.size());
-        for (size_t i = 0; i < dn.size(); ++i) L.down_norm[i] = static_cast<float>(std::sqrt(dn[i]));
-        if (tensor::neuron_major_supported(L.w.down)) L.down = tensor::make_neuron_major_down(L.w.down);
+        for (size_t i = 0; i < dn.size(); ++i)
+            L.down_norm[i] = static_cast<float>(std::sqrt(dn[i]));
+        if (tensor::neuron_major_supported(L.w.down))
+            L.down = tensor::make_neuron_major_down(L.w.down);
         if (ls.up_scale.size() == static_cast<size_t>(sc.n_ff)) {
             L.up_factor.resize(ls.up_scale.size());
             for (size_t i = 0; i < ls.up_scale.size(); ++i)
@@ -62,7 +65,8 @@ ExactSparseFfn::ExactSparseFfn(tensor::ThreadPool& pool,
             const auto un = row_norms2(L.w.up);
             L.up_factor.resize(un.size());
             for (size_t i = 0; i < un.size(); ++i)
-                L.up_factor[i] = static_cast<float>(ls.up_bound * std::sqrt(un[i])) * L.down_norm[i];
+                L.up_factor[i] =
+                    static_cast<float>(ls.up_bound * std::sqrt(un[i])) * L.down_norm[i];
         }
         L.thresholds = ls.exact_thresholds;
         L.calibrated = ls.threshold;
@@ -70,8 +74,9 @@ ExactSparseFfn::ExactSparseFfn(tensor::ThreadPool& pool,
         layers_.push_back(std::move(L));
     }
     if (levels_.empty())
-        note_ = "the sidecar has no exact-activity levels (made by an older powerinfer-calibrate): "
-                "the sparsity level is fixed at its calibrated target; recalibrate to tune it";
+        note_ =
+            "the sidecar has no exact-activity levels (made by an older powerinfer-calibrate): "
+            "the sparsity level is fixed at its calibrated target; recalibrate to tune it";
 }
 
 void ExactSparseFfn::set_level(double s) {
@@ -121,13 +126,15 @@ void ExactSparseFfn::run_block(Layer& L, Block& B, int64_t n0, int64_t n1, float
     for (int64_t k = 0; k < n; ++k) {
         const int64_t i = n0 + k;
         if (L.up_factor.empty() ||
-            std::fabs(B.g[static_cast<size_t>(k)]) * L.up_factor[static_cast<size_t>(i)] * xn >= L.t)
+            std::fabs(B.g[static_cast<size_t>(k)]) * L.up_factor[static_cast<size_t>(i)] * xn >=
+                L.t)
             B.cand[static_cast<size_t>(nc++)] = static_cast<int32_t>(i);
     }
     if (nc * 4 > n * 3) {
         // Most rows are needed: the contiguous product over all of them costs
         // less than gathering (a gathered row costs ~1.3x a contiguous one).
-        for (int64_t k = 0; k < n; ++k) B.cand[static_cast<size_t>(k)] = static_cast<int32_t>(n0 + k);
+        for (int64_t k = 0; k < n; ++k)
+            B.cand[static_cast<size_t>(k)] = static_cast<int32_t>(n0 + k);
         nc = n;
         tensor::WeightView up = L.w.up;
         up.data = up.row(n0);
@@ -191,7 +198,8 @@ ExactCounts ExactSparseFfn::run(int layer, const float* x, float* out) {
         masked_.assign(static_cast<size_t>(n_ff), 0.0f);
         for (const Block& B : blocks_)
             for (int64_t k = 0; k < B.active; ++k)
-                masked_[static_cast<size_t>(B.ids[static_cast<size_t>(k)])] = B.h[static_cast<size_t>(k)];
+                masked_[static_cast<size_t>(B.ids[static_cast<size_t>(k)])] =
+                    B.h[static_cast<size_t>(k)];
         tensor::matvec(pool_, L.w.down, masked_.data(), out);
     }
     return c;

@@ -63,7 +63,8 @@ private:
         model::FfnWeights w;
         tensor::NeuronMajorDown down;  // empty: dense down
         std::vector<float> down_norm;  // ||W_down col i||
-        std::vector<float> up_factor;  // up_bound * ||W_up row i|| * ||W_down col i||; empty: no pre-filter
+        std::vector<float>
+            up_factor;  // up_bound * ||W_up row i|| * ||W_down col i||; empty: no pre-filter
         std::vector<float> thresholds;  // per exact level; empty: only `calibrated`
         float calibrated = 0;
         float t = 0;  // current threshold

@@ -17,36 +17,31 @@ using namespace blocks;
 
 constexpr int64_t kGroup = 32;  // neurons per scale group (the block size along a row)
 
+// The 32-element 4-bit formats: a = d, c from the block (`offset`).
+template <typename Block, typename Offset>
+void four_bit(const Block* b, int64_t n, uint8_t* q, float* a, float* c, Offset offset) {
+    for (int64_t g = 0; g < n / kQK; ++g) {
+        a[g] = fp16_to_fp32_portable(b[g].d);
+        c[g] = offset(b[g], a[g]);
+        for (int k = 0; k < kQK / 2; ++k) {
+            q[g * kQK + k] = b[g].qs[k] & 0x0F;
+            q[g * kQK + k + kQK / 2] = b[g].qs[k] >> 4;
+        }
+    }
+}
+
 // Decodes row `row` of the down matrix into q and per-block (a, c).
 void decode_row(const WeightView& w, int64_t row, uint8_t* q, float* a, float* c) {
     const uint8_t* p = w.row(row);
     const int64_t n = w.cols;
     switch (w.type) {
-        case GgmlType::Q4_0: {
-            const auto* b = reinterpret_cast<const BlockQ4_0*>(p);
-            for (int64_t g = 0; g < n / kQK; ++g) {
-                const float d = fp16_to_fp32_portable(b[g].d);
-                a[g] = d;
-                c[g] = -8.0f * d;  // (q - 8) d == q d - 8 d exactly (both terms are exact)
-                for (int k = 0; k < kQK / 2; ++k) {
-                    q[g * kQK + k] = b[g].qs[k] & 0x0F;
-                    q[g * kQK + k + kQK / 2] = b[g].qs[k] >> 4;
-                }
-            }
-            return;
-        }
-        case GgmlType::Q4_1: {
-            const auto* b = reinterpret_cast<const BlockQ4_1*>(p);
-            for (int64_t g = 0; g < n / kQK; ++g) {
-                a[g] = fp16_to_fp32_portable(b[g].d);
-                c[g] = fp16_to_fp32_portable(b[g].m);
-                for (int k = 0; k < kQK / 2; ++k) {
-                    q[g * kQK + k] = b[g].qs[k] & 0x0F;
-                    q[g * kQK + k + kQK / 2] = b[g].qs[k] >> 4;
-                }
-            }
-            return;
-        }
+        case GgmlType::Q4_0:
+            // (q - 8) d == q d - 8 d exactly (both terms are exact).
+            return four_bit(reinterpret_cast<const BlockQ4_0*>(p), n, q, a, c,
+                            [](const BlockQ4_0&, float d) { return -8.0f * d; });
+        case GgmlType::Q4_1:
+            return four_bit(reinterpret_cast<const BlockQ4_1*>(p), n, q, a, c,
+                            [](const BlockQ4_1& b, float) { return fp16_to_fp32_portable(b.m); });
         case GgmlType::Q4_K: {
             const auto* b = reinterpret_cast<const BlockQ4_K*>(p);
             for (int64_t s = 0; s < n / kQKK; ++s) {
@@ -79,8 +74,8 @@ void decode_row(const WeightView& w, int64_t row, uint8_t* q, float* a, float* c
 }  // namespace
 
 bool neuron_major_supported(const WeightView& down) {
-    const bool type_ok = down.type == GgmlType::Q4_0 || down.type == GgmlType::Q4_1 ||
-                         down.type == GgmlType::Q4_K;
+    const bool type_ok =
+        down.type == GgmlType::Q4_0 || down.type == GgmlType::Q4_1 || down.type == GgmlType::Q4_K;
     return type_ok && down.rows > 0 && down.rows % 32 == 0 && down.rows <= kMaxNeuronMajorOut &&
            down.cols % kGroup == 0;
 }
@@ -144,7 +139,8 @@ void prepare_sparse_down(const int32_t* ids, const float* h, int64_t count, Spar
                 for (int64_t t = 0; t < 4; ++t) {
                     const bool real = s + t < e;
                     const int32_t id = real ? ids[s + t] : ids[s];
-                    const int32_t qv = real ? static_cast<int32_t>(std::nearbyint(h[s + t] * inv)) : 0;
+                    const int32_t qv =
+                        real ? static_cast<int32_t>(std::nearbyint(h[s + t] * inv)) : 0;
                     qsum += qv;
                     in.quad_ids.push_back(id);
                     packed |= static_cast<uint32_t>(static_cast<uint8_t>(static_cast<int8_t>(qv)))
