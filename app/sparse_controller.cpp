@@ -126,14 +126,10 @@ powerinfer::Tuning SparseController::readConfig(const QString& path, QString* er
         }
         powerinfer::Tuning probe = t;
         if (!assign(probe, it.key(), it.value().toVariant())) {
-            static const QStringList known = {"hot_neuron_threshold",
-                                              "predictor_threshold",
-                                              "cache_window_size",
-                                              "prefetch_depth",
-                                              "chunk_size",
-                                              "activation_sparsity",
-                                              "vram_budget_mb",
-                                              "sparse"};
+            static const QStringList known = {"hot_neuron_threshold", "predictor_threshold",
+                                              "cache_window_size",    "prefetch_depth",
+                                              "chunk_size",           "activation_sparsity",
+                                              "vram_budget_mb",       "sparse"};
             if (known.contains(it.key())) bad << it.key();
             continue;  // unknown keys belong to other tools
         }

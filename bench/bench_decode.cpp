@@ -89,8 +89,8 @@ double decode_once(model::Model& m, const std::vector<int32_t>& prompt, int n_de
     int64_t pos = static_cast<int64_t>(prompt.size());
     const auto t0 = Clock::now();
     for (int i = 0; i < n_decode; ++i) {
-        const auto tok = static_cast<int32_t>(std::max_element(logits.begin(), logits.end()) -
-                                              logits.begin());
+        const auto tok =
+            static_cast<int32_t>(std::max_element(logits.begin(), logits.end()) - logits.begin());
         m.forward(&tok, 1, pos++, 1, logits.data());
     }
     return n_decode / std::chrono::duration<double>(Clock::now() - t0).count();
@@ -102,23 +102,26 @@ int run_sparse(const std::string& model, const std::string& sidecar, double spar
     tensor::ThreadPool pool(threads);
     model::Model m(file, pool, 1024, 256);
     std::vector<model::FfnWeights> ffn;
-    for (int64_t l = 0; l < m.config().n_layer; ++l) ffn.push_back(m.ffn_weights(static_cast<int>(l)));
+    for (int64_t l = 0; l < m.config().n_layer; ++l)
+        ffn.push_back(m.ffn_weights(static_cast<int>(l)));
     sparse::SparseSetup setup;
     setup.model_path = model;
     setup.sidecar_path = sidecar;
     setup.model_hash = sparse::model_hash(*file);
     setup.tuning.activation_sparsity = sparsity;
     std::string status;
-    auto hybrid = sparse::make_hybrid_ffn(pool, std::move(ffn), m.dense_ffn(), std::move(setup), status);
+    auto hybrid =
+        sparse::make_hybrid_ffn(pool, std::move(ffn), m.dense_ffn(), std::move(setup), status);
     if (!hybrid) {
         std::fprintf(stderr, "error: %s\n", status.c_str());
         return 1;
     }
     const auto prompt = prompt_ids(n_prompt, m.config().n_vocab);
-    std::printf("CPU: %s\nmodel: %s, SIMD: %s, %d threads, prompt %d tokens, decode %d tokens, "
-                "median of %d (dense and sparse alternate)\n%s\n\n",
-                tensor::cpu_model().c_str(), std::filesystem::path(model).filename().string().c_str(),
-                tensor::simd_level().c_str(), threads, n_prompt, n_decode, runs, status.c_str());
+    std::printf(
+        "CPU: %s\nmodel: %s, SIMD: %s, %d threads, prompt %d tokens, decode %d tokens, "
+        "median of %d (dense and sparse alternate)\n%s\n\n",
+        tensor::cpu_model().c_str(), std::filesystem::path(model).filename().string().c_str(),
+        tensor::simd_level().c_str(), threads, n_prompt, n_decode, runs, status.c_str());
     std::vector<double> dense, sparse_runs;
     int64_t active = 0, total = 0;
     for (int r = 0; r < runs + 1; ++r) {  // the first pair warms caches
@@ -137,12 +140,14 @@ int run_sparse(const std::string& model, const std::string& sidecar, double spar
     }
     const double md = median(dense), ms = median(sparse_runs);
     const double delivered = total ? 1.0 - double(active) / double(total) : 0.0;
-    std::printf("| threads | dense decode tok/s | sparse decode tok/s | ratio | delivered sparsity |\n");
+    std::printf(
+        "| threads | dense decode tok/s | sparse decode tok/s | ratio | delivered sparsity |\n");
     std::printf("|---|---|---|---|---|\n| %d | %.1f | %.1f | %.3fx | %.3f |\n", threads, md, ms,
                 ms / md, delivered);
-    std::printf("{\"dense_tok_s\": %.2f, \"sparse_tok_s\": %.2f, \"ratio\": %.4f, \"sparsity\": %.4f, "
-                "\"threads\": %d}\n",
-                md, ms, ms / md, delivered, threads);
+    std::printf(
+        "{\"dense_tok_s\": %.2f, \"sparse_tok_s\": %.2f, \"ratio\": %.4f, \"sparsity\": %.4f, "
+        "\"threads\": %d}\n",
+        md, ms, ms / md, delivered, threads);
     return 0;
 }
 
@@ -220,8 +225,7 @@ int main(int argc, char** argv) {
                              level.c_str());
                 return 2;
             }
-        }
-        else if (a == "--threads") {
+        } else if (a == "--threads") {
             threads.clear();
             std::stringstream ss(next());
             for (std::string t; std::getline(ss, t, ',');) threads.push_back(std::atoi(t.c_str()));
@@ -240,10 +244,10 @@ int main(int argc, char** argv) {
         const auto cfg = model::ModelConfig::from_gguf(*file);
         const auto prompt = prompt_ids(n_prompt, cfg.n_vocab);
         const bool have_ref = std::filesystem::exists(python);
-        std::printf("CPU: %s\nmodel: %s, SIMD: %s, prompt %d tokens, decode %d tokens, median of %d\n\n",
-                    tensor::cpu_model().c_str(),
-                    std::filesystem::path(model).filename().string().c_str(),
-                    tensor::simd_level().c_str(), n_prompt, n_decode, runs);
+        std::printf(
+            "CPU: %s\nmodel: %s, SIMD: %s, prompt %d tokens, decode %d tokens, median of %d\n\n",
+            tensor::cpu_model().c_str(), std::filesystem::path(model).filename().string().c_str(),
+            tensor::simd_level().c_str(), n_prompt, n_decode, runs);
         std::printf(
             "| threads | ours pp tok/s | ours decode tok/s | llama.cpp pp tok/s | "
             "llama.cpp decode tok/s | pp ratio | decode ratio |\n");
@@ -277,10 +281,11 @@ int main(int argc, char** argv) {
         std::string cpu;
         for (char c : tensor::cpu_model())
             if (c != '"' && c != '\\') cpu += c;
-        std::printf("{\"cpu\": \"%s\", \"level\": \"%s\", \"threads\": [%s], \"decode_ratio\": [%s], "
-                    "\"pp_ratio\": [%s]}\n",
-                    cpu.c_str(), tensor::simd_level().c_str(), json_threads.c_str(),
-                    json_decode.c_str(), json_pp.c_str());
+        std::printf(
+            "{\"cpu\": \"%s\", \"level\": \"%s\", \"threads\": [%s], \"decode_ratio\": [%s], "
+            "\"pp_ratio\": [%s]}\n",
+            cpu.c_str(), tensor::simd_level().c_str(), json_threads.c_str(), json_decode.c_str(),
+            json_pp.c_str());
     } catch (const std::exception& e) {
         std::fprintf(stderr, "error: %s\n", e.what());
         return 1;

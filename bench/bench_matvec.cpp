@@ -172,10 +172,11 @@ int main(int argc, char** argv) {
         }
     }
 
-    std::printf("CPU: %s\nSIMD levels: %s (this CPU: %s)\nmatrix: %lld rows x %lld cols, %s of %d runs\n\n",
-                cpu_model().c_str(), join(levels).c_str(), join(available_simd_levels()).c_str(),
-                static_cast<long long>(rows),
-                static_cast<long long>(cols), g_use_min ? "fastest" : "median", reps);
+    std::printf(
+        "CPU: %s\nSIMD levels: %s (this CPU: %s)\nmatrix: %lld rows x %lld cols, %s of %d runs\n\n",
+        cpu_model().c_str(), join(levels).c_str(), join(available_simd_levels()).c_str(),
+        static_cast<long long>(rows), static_cast<long long>(cols),
+        g_use_min ? "fastest" : "median", reps);
 
     std::vector<Bandwidth> bw;
     for (int t : threads) {
@@ -186,7 +187,8 @@ int main(int argc, char** argv) {
             bw.back().copy_gbs, bw.back().read_gbs);
     }
     std::printf(
-        "\n| type | level | weight MB | threads | ms | GB/s | GFLOP/s | %% of copy | %% of read |\n");
+        "\n| type | level | weight MB | threads | ms | GB/s | GFLOP/s | %% of copy | %% of read "
+        "|\n");
     std::printf("|---|---|---:|---:|---:|---:|---:|---:|---:|\n");
 
     std::mt19937 rng(1);
@@ -215,25 +217,26 @@ int main(int argc, char** argv) {
         std::vector<std::vector<uint8_t>> mats;
         for (size_t c = 0; c < copies; ++c) mats.push_back(random_matrix(type, rows, cols, rng));
         for (const auto& level : levels)
-        for (size_t ti = 0; ti < threads.size(); ++ti) {
-            force_simd_level(level);
-            ThreadPool pool(threads[ti]);
-            std::vector<double> secs;
-            for (int rep = 0; rep < reps + 2; ++rep) {
-                const WeightView w{type, mats[static_cast<size_t>(rep) % copies].data(), rows, cols,
-                                   row_bytes};
-                const auto t0 = Clock::now();
-                matvec(pool, w, x.data(), y.data());
-                const double s = std::chrono::duration<double>(Clock::now() - t0).count();
-                if (rep >= 2) secs.push_back(s);
+            for (size_t ti = 0; ti < threads.size(); ++ti) {
+                force_simd_level(level);
+                ThreadPool pool(threads[ti]);
+                std::vector<double> secs;
+                for (int rep = 0; rep < reps + 2; ++rep) {
+                    const WeightView w{type, mats[static_cast<size_t>(rep) % copies].data(), rows,
+                                       cols, row_bytes};
+                    const auto t0 = Clock::now();
+                    matvec(pool, w, x.data(), y.data());
+                    const double s = std::chrono::duration<double>(Clock::now() - t0).count();
+                    if (rep >= 2) secs.push_back(s);
+                }
+                const double s = median(secs);
+                const double gbs = bytes / s / 1e9;
+                std::printf("| %s | %s | %.1f | %d | %.2f | %.1f | %.1f | %.0f%% | %.0f%% |\n",
+                            name.c_str(), level.c_str(), bytes / 1e6, threads[ti], s * 1e3, gbs,
+                            2.0 * rows * cols / s / 1e9, 100.0 * gbs / bw[ti].copy_gbs,
+                            100.0 * gbs / bw[ti].read_gbs);
+                std::fflush(stdout);
             }
-            const double s = median(secs);
-            const double gbs = bytes / s / 1e9;
-            std::printf("| %s | %s | %.1f | %d | %.2f | %.1f | %.1f | %.0f%% | %.0f%% |\n",
-                        name.c_str(), level.c_str(), bytes / 1e6, threads[ti], s * 1e3, gbs, 2.0 * rows * cols / s / 1e9,
-                        100.0 * gbs / bw[ti].copy_gbs, 100.0 * gbs / bw[ti].read_gbs);
-            std::fflush(stdout);
-        }
     }
     return 0;
 }

@@ -53,7 +53,8 @@ struct Flags {
                              QStringLiteral("n")};
     QCommandLineOption activation{
         QStringLiteral("activation-sparsity"),
-        QStringLiteral("CPU exact activation sparsity in [0, 0.99] (-1 = the sidecar's calibrated level)."),
+        QStringLiteral(
+            "CPU exact activation sparsity in [0, 0.99] (-1 = the sidecar's calibrated level)."),
         QStringLiteral("s")};
     QCommandLineOption vram{QStringLiteral("vram-budget-mb"),
                             QStringLiteral("Device memory the placement may use (-1 = automatic)."),
@@ -75,10 +76,9 @@ struct Flags {
                             QStringLiteral("Show this help and exit.")};
 
     void addTo(QCommandLineParser& p) const {
-        p.addOptions({model,    host,      port,           apiKey,  insecure,
-                      sparse,   dense,     threads,        ctx,     gpu,
-                      hot,      predictor, prefetch,       cache,   vram,
-                      activation, maxQueue, maxBody,   requestTimeout, version, help});
+        p.addOptions({model,   host,       port,     apiKey,  insecure,       sparse,   dense,
+                      threads, ctx,        gpu,      hot,     predictor,      prefetch, cache,
+                      vram,    activation, maxQueue, maxBody, requestTimeout, version,  help});
     }
 };
 

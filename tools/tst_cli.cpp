@@ -136,22 +136,23 @@ private slots:
         QTemporaryDir dir;
         const QString corpus = QStringLiteral(POWERINFER_SOURCE_DIR "/tests/data/frankenstein.txt");
         const QString sidecar = dir.filePath("m.powerinfer.gguf");
-        const Run cal = run_tool(QStringLiteral(POWERINFER_CALIBRATE),
-                                 {"-m", model_, "--corpus", corpus, "--tokens", "4096",
-                                  "--target-sparsity", "0.4", "--no-predictors", "-t", "2", "-o",
-                                  sidecar});
+        const Run cal =
+            run_tool(QStringLiteral(POWERINFER_CALIBRATE),
+                     {"-m", model_, "--corpus", corpus, "--tokens", "4096", "--target-sparsity",
+                      "0.4", "--no-predictors", "-t", "2", "-o", sidecar});
         QVERIFY2(cal.code == 0, qPrintable(cal.err));
-        const Run r = run({"-m", model_, "--sparse", "--sidecar", sidecar, "--perplexity", corpus,
-                           "--ctx", "512", "--chunks", "2", "--skip", "4096", "--kl-divergence",
-                           "-t", "2"});
+        const Run r =
+            run({"-m", model_, "--sparse", "--sidecar", sidecar, "--perplexity", corpus, "--ctx",
+                 "512", "--chunks", "2", "--skip", "4096", "--kl-divergence", "-t", "2"});
         QVERIFY2(r.code == 0, qPrintable(r.err));
         const double delivered = value_after(r.out, "delivered sparsity");
         const double dense = value_after(r.out, "dense perplexity");
         const double sparse = value_after(r.out, "perplexity");
         const double kl = value_after(r.out, "mean KL divergence");
         const double top1 = value_after(r.out, "top-1 agreement");
-        qInfo("delivered sparsity %.3f, perplexity %.4f vs dense %.4f (%+.2f%%), KL %.4f, top-1 %.3f",
-              delivered, sparse, dense, 100.0 * (sparse / dense - 1), kl, top1);
+        qInfo(
+            "delivered sparsity %.3f, perplexity %.4f vs dense %.4f (%+.2f%%), KL %.4f, top-1 %.3f",
+            delivered, sparse, dense, 100.0 * (sparse / dense - 1), kl, top1);
         QVERIFY2(std::fabs(delivered - 0.4) <= 0.02, qPrintable(r.out));
         QVERIFY2(sparse <= dense * 1.02, qPrintable(r.out));
         QVERIFY2(kl > 0 && kl < 0.1, qPrintable(r.out));

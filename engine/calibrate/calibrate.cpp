@@ -38,16 +38,16 @@ std::string fmt(const char* f, double a = 0, double b = 0, double c = 0, double 
 // activation mass over every token.
 // The sparsity levels whose thresholds every sidecar records (the live knob
 // interpolates between them).
-constexpr float kExactLevels[] = {0.0f,  0.1f,  0.2f, 0.25f, 0.3f, 0.35f, 0.4f, 0.45f, 0.5f,
-                                  0.55f, 0.6f,  0.65f, 0.7f, 0.75f, 0.8f, 0.85f, 0.9f, 0.95f};
+constexpr float kExactLevels[] = {0.0f,  0.1f, 0.2f,  0.25f, 0.3f,  0.35f, 0.4f,  0.45f, 0.5f,
+                                  0.55f, 0.6f, 0.65f, 0.7f,  0.75f, 0.8f,  0.85f, 0.9f,  0.95f};
 
 // Histogram of |u_i| / (||W_up row i|| ||x||) in [0, 1] (Cauchy-Schwarz).
 constexpr int kUpBins = 4096;
 
 struct LayerRecord {
-    std::vector<float> x;          // [samples][n_embd]
-    std::vector<float> up_norm;    // ||W_up row j||
-    std::vector<int64_t> up_hist;  // kUpBins bins over every token and neuron
+    std::vector<float> x;             // [samples][n_embd]
+    std::vector<float> up_norm;       // ||W_up row j||
+    std::vector<int64_t> up_hist;     // kUpBins bins over every token and neuron
     std::vector<double> r_sum, r_sq;  // per neuron: sums of |u_j| / ||x|| and its square
     int64_t r_n = 0;
     std::vector<uint16_t> c;       // [samples][n_ff], F16 contributions
@@ -113,7 +113,8 @@ public:
         tensor::matmul(pool_, w.up, x, n, u_.data());
         for (int64_t t = 0; t < n; ++t) {
             double xx = 0;
-            for (int64_t k = 0; k < n_embd_; ++k) xx += double(x[t * n_embd_ + k]) * x[t * n_embd_ + k];
+            for (int64_t k = 0; k < n_embd_; ++k)
+                xx += double(x[t * n_embd_ + k]) * x[t * n_embd_ + k];
             const float inv_x = xx > 0 ? static_cast<float>(1.0 / std::sqrt(xx)) : 0.0f;
             const float* u = u_.data() + t * n_ff_;
             ++r.r_n;
@@ -123,7 +124,8 @@ public:
                 r.r_sq[static_cast<size_t>(j)] += ru * ru;
                 const float un = r.up_norm[static_cast<size_t>(j)];
                 const float rho = un > 0 ? std::fabs(u[j]) * inv_x / un : 0.0f;
-                r.up_hist[static_cast<size_t>(std::min<int64_t>(kUpBins - 1, static_cast<int64_t>(rho * kUpBins)))]++;
+                r.up_hist[static_cast<size_t>(
+                    std::min<int64_t>(kUpBins - 1, static_cast<int64_t>(rho * kUpBins)))]++;
             }
         }
         tensor::swiglu(g_.data(), u_.data(), g_.data(), n * n_ff_);
@@ -449,9 +451,10 @@ CalibrateReport calibrate_model(const CalibrateOptions& opt) {
             for (size_t i = 0; i < c.size(); i += step) sub.push_back(c[i]);
             std::sort(sub.begin(), sub.end());
             for (double level : kExactLevels)
-                exact.push_back(sub.empty() ? 0.0f
-                                            : sub[std::min(sub.size() - 1,
-                                                           static_cast<size_t>(level * double(sub.size())))]);
+                exact.push_back(
+                    sub.empty() ? 0.0f
+                                : sub[std::min(sub.size() - 1,
+                                               static_cast<size_t>(level * double(sub.size())))]);
         }
         float up_bound = 1.0f;
         {

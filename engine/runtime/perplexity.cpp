@@ -63,10 +63,10 @@ double log_norm(const float* l, int64_t n, double& mx) {
 
 }  // namespace
 
-DecodedPerplexity perplexity_decoded(model::Model& model, const std::vector<int32_t>& all_tokens,
-                                     int64_t n_ctx, int64_t max_windows, int32_t bos, int64_t skip,
-                                     const std::function<void(bool)>& set_sparse,
-                                     const std::function<void(int64_t, int64_t, double)>& progress) {
+DecodedPerplexity perplexity_decoded(
+    model::Model& model, const std::vector<int32_t>& all_tokens, int64_t n_ctx, int64_t max_windows,
+    int32_t bos, int64_t skip, const std::function<void(bool)>& set_sparse,
+    const std::function<void(int64_t, int64_t, double)>& progress) {
     if (n_ctx < 4 || n_ctx > model.n_ctx())
         throw EngineError("perplexity context " + std::to_string(n_ctx) +
                           " must be between 4 and the loaded context (" +
@@ -100,7 +100,8 @@ DecodedPerplexity perplexity_decoded(model::Model& model, const std::vector<int3
         // Prefill up to the first scored position, then one token at a time.
         model.forward(window.data(), first + 1, 0, 1, logits.data());
         for (int64_t pos = first; pos < n_ctx - 1; ++pos) {
-            if (pos > first) model.forward(&window[static_cast<size_t>(pos)], 1, pos, 1, logits.data());
+            if (pos > first)
+                model.forward(&window[static_cast<size_t>(pos)], 1, pos, 1, logits.data());
             const int32_t next = window[static_cast<size_t>(pos + 1)];
             double mx = 0;
             const double ln = log_norm(logits.data(), n_vocab, mx);

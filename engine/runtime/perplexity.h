@@ -41,9 +41,9 @@ struct DecodedPerplexity {
     double mean_kl = 0;
     double top1 = 0;  // fraction of scored positions whose argmax agrees
 };
-DecodedPerplexity perplexity_decoded(model::Model& model, const std::vector<int32_t>& tokens,
-                                     int64_t n_ctx, int64_t max_windows, int32_t bos, int64_t skip,
-                                     const std::function<void(bool)>& set_sparse = {},
-                                     const std::function<void(int64_t, int64_t, double)>& progress = {});
+DecodedPerplexity perplexity_decoded(
+    model::Model& model, const std::vector<int32_t>& tokens, int64_t n_ctx, int64_t max_windows,
+    int32_t bos, int64_t skip, const std::function<void(bool)>& set_sparse = {},
+    const std::function<void(int64_t, int64_t, double)>& progress = {});
 
 }  // namespace powerinfer::runtime

@@ -222,8 +222,9 @@ private slots:
         QCOMPARE(r.tokens_scored, int64_t(subset["tokens_scored"].toInteger()));
         // README's claim: the same perplexity as llama.cpp (bit-equal logits;
         // only the float64 log-softmax sums may differ in the last digits).
-        QVERIFY2(std::fabs(r.ppl - ref) / ref < 1e-6,
-                 qPrintable(QString("ours %1, llama.cpp %2").arg(r.ppl, 0, 'f', 9).arg(ref, 0, 'f', 9)));
+        QVERIFY2(
+            std::fabs(r.ppl - ref) / ref < 1e-6,
+            qPrintable(QString("ours %1, llama.cpp %2").arg(r.ppl, 0, 'f', 9).arg(ref, 0, 'f', 9)));
     }
 
     void multiTurnReusesCache() {

@@ -64,8 +64,8 @@ Tuning load_tuning(const std::filesystem::path& config_json) {
         integer(root, config_json, "cache_window_size", t.cache_window_size, 0, 1 << 20);
     t.prefetch_depth = integer(root, config_json, "prefetch_depth", t.prefetch_depth, 0, 1024);
     t.chunk_size = integer(root, config_json, "chunk_size", t.chunk_size, 1, 1 << 16);
-    t.activation_sparsity = number(root, config_json, "activation_sparsity",
-                                   t.activation_sparsity, -1.0, 0.99);
+    t.activation_sparsity =
+        number(root, config_json, "activation_sparsity", t.activation_sparsity, -1.0, 0.99);
     if (const Json* v = root.find("force_full_precision_layers")) {
         const auto* arr = v->as_array();
         if (!arr) bad_key(config_json, "force_full_precision_layers", "an array of layer indices");

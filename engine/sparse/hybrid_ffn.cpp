@@ -63,8 +63,9 @@ HybridFfn::HybridFfn(tensor::ThreadPool& pool, std::vector<model::FfnWeights> la
     }
     for (const auto& ls : sidecar_.layers)
         if (ls.predictor.rank == 0)
-            throw SidecarError("the sidecar has no predictors (calibrated with --no-predictors), "
-                               "and a GPU split needs them: recalibrate without --no-predictors");
+            throw SidecarError(
+                "the sidecar has no predictors (calibrated with --no-predictors), "
+                "and a GPU split needs them: recalibrate without --no-predictors");
     const auto down_row = ggml_row_bytes(opt_.down_type, static_cast<uint64_t>(n_embd));
     if (!down_row) throw EngineError("n_embd does not fit the neuron-major down type");
     std::vector<backend::NeuronFormat> formats;

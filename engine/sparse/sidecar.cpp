@@ -278,8 +278,9 @@ Sidecar read_sidecar(const std::filesystem::path& path, const std::string& expec
         s.exact_levels.assign(levels.begin(), levels.end());
         s.layers.resize(nl);
         for (size_t i = 0; i < nl; ++i) {
-            s.layers[i].exact_thresholds.assign(all.begin() + static_cast<std::ptrdiff_t>(i * levels.size()),
-                                                all.begin() + static_cast<std::ptrdiff_t>((i + 1) * levels.size()));
+            s.layers[i].exact_thresholds.assign(
+                all.begin() + static_cast<std::ptrdiff_t>(i * levels.size()),
+                all.begin() + static_cast<std::ptrdiff_t>((i + 1) * levels.size()));
             s.layers[i].up_bound = bounds[i];
         }
     }

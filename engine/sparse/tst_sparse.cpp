@@ -129,7 +129,8 @@ std::vector<float> masked_reference(const model::FfnWeights& w, const float* x, 
         const float u = tensor::vec_dot(w.up.type, kEmbd, w.up.row(j), xq);
         const double h = double(g / (1.0f + std::exp(-g))) * u;
         double dn = 0;
-        for (int64_t i = 0; i < kEmbd; ++i) dn += double(down[size_t(i)][size_t(j)]) * down[size_t(i)][size_t(j)];
+        for (int64_t i = 0; i < kEmbd; ++i)
+            dn += double(down[size_t(i)][size_t(j)]) * down[size_t(i)][size_t(j)];
         if (std::fabs(h) * std::sqrt(dn) < t) continue;
         ++active;
         for (int64_t i = 0; i < kEmbd; ++i) y[size_t(i)] += h * down[size_t(i)][size_t(j)];
@@ -304,8 +305,10 @@ private slots:
                 tensor::QuantizedVector xq;
                 tensor::quantize_activations(w.views[l].gate.type, x.data(), kEmbd, xq);
                 for (int64_t j = 0; j < kFf; ++j) {
-                    const float g = tensor::vec_dot(GgmlType::Q4_0, kEmbd, w.views[l].gate.row(j), xq);
-                    const float u = tensor::vec_dot(GgmlType::Q4_0, kEmbd, w.views[l].up.row(j), xq);
+                    const float g =
+                        tensor::vec_dot(GgmlType::Q4_0, kEmbd, w.views[l].gate.row(j), xq);
+                    const float u =
+                        tensor::vec_dot(GgmlType::Q4_0, kEmbd, w.views[l].up.row(j), xq);
                     c.push_back(std::fabs(g / (1.0f + std::exp(-g)) * u));
                 }
             }
@@ -319,15 +322,18 @@ private slots:
             model::DenseFfn dense(pool, w.views);
             Tuning tuning;
             tuning.activation_sparsity = 0.0;
-            HybridFfn ffn(pool, w.views, sc, backend::make_cpu_device({1 << 24, 1}), dense, tuning, {});
+            HybridFfn ffn(pool, w.views, sc, backend::make_cpu_device({1 << 24, 1}), dense, tuning,
+                          {});
             QVERIFY(ffn.exact());
-            QVERIFY2(ffn.status().find("exact activity") != std::string::npos, ffn.status().c_str());
+            QVERIFY2(ffn.status().find("exact activity") != std::string::npos,
+                     ffn.status().c_str());
             const auto x = random_x(42);
             std::vector<float> y(kEmbd);
             int64_t active = 0;
             ffn.run(0, x.data(), 1, y.data());
             QVERIFY2(rel_err(y, masked_reference(w.views[0], x.data(), 0.0, active)) < 2e-2,
-                     qPrintable(QString::number(rel_err(y, masked_reference(w.views[0], x.data(), 0.0, active)))));
+                     qPrintable(QString::number(
+                         rel_err(y, masked_reference(w.views[0], x.data(), 0.0, active)))));
             ffn.end_token();
             QCOMPARE(ffn.last_metrics().active, kFf);  // layer 0 only
             tuning.activation_sparsity = 0.5;

@@ -153,7 +153,8 @@ void axpy_rows(ThreadPool& pool, const WeightView& w, const int32_t* idx, const 
     const int64_t grain = block > 16 ? block : 16;
     auto cols = [&](int64_t begin, int64_t end, int) {
         const size_t offset = static_cast<size_t>(begin / block) * traits.block_bytes;
-        const size_t slice_bytes = static_cast<size_t>((end - begin + block - 1) / block) * traits.block_bytes;
+        const size_t slice_bytes =
+            static_cast<size_t>((end - begin + block - 1) / block) * traits.block_bytes;
         for (int64_t i = 0; i < count; ++i) {
             if (i + 2 * kPrefetchAhead < count)
                 prefetch(w.row(idx[i + 2 * kPrefetchAhead]) + offset, slice_bytes);

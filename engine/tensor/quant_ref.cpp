@@ -388,7 +388,8 @@ template <DotFn Dot>
 void dot_gather_loop(int64_t n, const void* w, size_t row_bytes, const int32_t* idx, int64_t count,
                      const void* x, float* out) {
     for (int64_t r = 0; r < count; ++r)
-        out[r] = Dot(n, static_cast<const uint8_t*>(w) + static_cast<size_t>(idx[r]) * row_bytes, x);
+        out[r] =
+            Dot(n, static_cast<const uint8_t*>(w) + static_cast<size_t>(idx[r]) * row_bytes, x);
 }
 
 template <DequantizeFn Dequant, int BlockElems, int BlockBytes>
@@ -416,8 +417,12 @@ void axpy_bf16(int64_t n, const void* w, float a, float* y) {
 
 template <DequantizeFn Dequant, DotFn Dot, typename Block, int BlockElems>
 constexpr TypeKernels block_kernels() {
-    return {Dequant, Dot, axpy_by_blocks<Dequant, BlockElems, static_cast<int>(sizeof(Block))>,
-            dot_rows_loop<Dot>, dot_gather_loop<Dot>, dot_tile_loop<Dot>};
+    return {Dequant,
+            Dot,
+            axpy_by_blocks<Dequant, BlockElems, static_cast<int>(sizeof(Block))>,
+            dot_rows_loop<Dot>,
+            dot_gather_loop<Dot>,
+            dot_tile_loop<Dot>};
 }
 
 void gm_h2f_row(const uint16_t* src, float* dst, int64_t n) {
@@ -437,7 +442,8 @@ void sparse_down_scalar(const SparseDownArgs& A, int64_t c0, int64_t c1, float* 
             for (int32_t qd = A.quad_begin[g]; qd < A.quad_begin[g + 1]; ++qd)
                 for (int t = 0; t < 4; ++t) {
                     const int32_t id = A.quad_ids[4 * qd + t];
-                    const int q = (A.q[static_cast<size_t>(id) * A.col_bytes + byte] >> shift) & 0x0F;
+                    const int q =
+                        (A.q[static_cast<size_t>(id) * A.col_bytes + byte] >> shift) & 0x0F;
                     sum += q * static_cast<int8_t>(A.quad_qh[qd] >> (8 * t));
                 }
             const int64_t r = j % 32;  // tensor::scale_pos(j)
@@ -455,12 +461,18 @@ KernelTable make_scalar_table() {
     using namespace blocks;
     KernelTable t{};
     t.name = "scalar";
-    t.types[kF32] = {dequantize_f32, dot_f32, axpy_f32, dot_rows_loop<dot_f32>,
-                       dot_gather_loop<dot_f32>, dot_tile_loop<dot_f32>};
-    t.types[kF16] = {dequantize_f16, dot_f16, axpy_f16, dot_rows_loop<dot_f16>,
-                       dot_gather_loop<dot_f16>, dot_tile_loop<dot_f16>};
-    t.types[kBF16] = {dequantize_bf16, dot_bf16, axpy_bf16, dot_rows_loop<dot_bf16>,
-                       dot_gather_loop<dot_bf16>, dot_tile_loop<dot_bf16>};
+    t.types[kF32] = {
+        dequantize_f32,        dot_f32, axpy_f32, dot_rows_loop<dot_f32>, dot_gather_loop<dot_f32>,
+        dot_tile_loop<dot_f32>};
+    t.types[kF16] = {
+        dequantize_f16,        dot_f16, axpy_f16, dot_rows_loop<dot_f16>, dot_gather_loop<dot_f16>,
+        dot_tile_loop<dot_f16>};
+    t.types[kBF16] = {dequantize_bf16,
+                      dot_bf16,
+                      axpy_bf16,
+                      dot_rows_loop<dot_bf16>,
+                      dot_gather_loop<dot_bf16>,
+                      dot_tile_loop<dot_bf16>};
     t.types[kQ4_0] = block_kernels<dequantize_q4_0, dot_q4_0, BlockQ4_0, kQK>();
     t.types[kQ4_1] = block_kernels<dequantize_q4_1, dot_q4_1, BlockQ4_1, kQK>();
     t.types[kQ5_0] = block_kernels<dequantize_q5_0, dot_q5_0, BlockQ5_0, kQK>();

@@ -158,7 +158,8 @@ private slots:
             for (int64_t i = 0; i < n_ff; ++i) {
                 const size_t at = size_t((i / 32) * n_out + scale_pos(j));
                 const int q = (nm.q[size_t(i * n_out / 2 + (j / 32) * 16 + j % 16)] >>
-                               ((j % 32) >= 16 ? 4 : 0)) & 15;
+                               ((j % 32) >= 16 ? 4 : 0)) &
+                              15;
                 volatile float prod = nm.a[at] * float(q);
                 const float v = prod + nm.c[at];
                 if (v != m.deq[size_t(j * n_ff + i)])
