@@ -76,6 +76,8 @@ int main(int argc, char** argv) {
                 predictors = 0;
             else if (a == "--predictors")
                 predictors = 1;
+            else if (a == "--up-sigmas")
+                opt.up_sigmas = std::stod(next());
             else if (a == "--f32-predictors")
                 opt.f16_predictors = false;
             else if (a == "--eval-fidelity")

@@ -477,7 +477,7 @@ CalibrateReport calibrate_model(const CalibrateOptions& opt) {
             const double var = std::max(0.0, r.r_sq[static_cast<size_t>(j)] / n - mean * mean);
             const double layer_bound = double(up_bound) * r.up_norm[static_cast<size_t>(j)];
             up_scale[static_cast<size_t>(j)] =
-                static_cast<float>(std::min(layer_bound, mean + 4.0 * std::sqrt(var)));
+                static_cast<float>(std::min(layer_bound, mean + opt.up_sigmas * std::sqrt(var)));
         }
         for (size_t ti = 0; ti < targets.size(); ++ti) {
             sidecars[ti].layers[static_cast<size_t>(l)].exact_thresholds = exact;

@@ -32,6 +32,10 @@ struct CalibrateOptions {
     // Predictors are what a GPU split needs to pick cold neurons before the
     // gate is computed; the CPU's exact path needs none (sparse/exact_ffn.h).
     bool train_predictors = true;
+    // The exact path's per-neuron up bound: mean + up_sigmas standard
+    // deviations of |u_j| / ||x|| (lower skips more up rows, and may skip a
+    // neuron that would have passed the threshold).
+    double up_sigmas = 4.0;
     uint64_t seed = 42;
     std::function<void(const std::string&)> log;  // progress lines (stderr in the tool)
 };
