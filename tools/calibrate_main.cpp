@@ -20,7 +20,7 @@ void usage() {
         "  [--target-sparsity S[,S2,...]] [--rank-max R] [--target-recall R] [--samples N]\n"
         "  [--epochs N] [-t THREADS] [--f32-predictors] [--no-predictors] [-o SIDECAR]\n"
         "  [--predictors | --no-predictors] (default: predictors only when a CUDA GPU is\n"
-        "  present; the CPU's exact path needs none, a GPU split does)\n"
+        "  present; the CPU's exact path needs none, a GPU split does) [--up-sigmas K (4)]\n"
         "       powerinfer-calibrate -m MODEL --eval-fidelity PROMPTS_FILE [-n N]\n"
         "  [--sidecar PATH] [--ppl TEXT] [--ppl-windows K] [--hot-neuron-threshold F]\n"
         "  [--predictor-threshold F] [--prefetch-depth N] [--cache-window N]\n"
