@@ -18,7 +18,7 @@ void usage() {
         stderr,
         "usage: powerinfer-calibrate -m MODEL.gguf --corpus FILE [--tokens N]\n"
         "  [--target-sparsity S[,S2,...]] [--rank-max R] [--target-recall R] [--samples N]\n"
-        "  [--epochs N] [-t THREADS] [--f32-predictors] [--no-predictors] [-o SIDECAR]\n"
+        "  [--epochs N] [-t THREADS] [--f32-predictors] [-o SIDECAR]\n"
         "  [--predictors | --no-predictors] (default: predictors only when a CUDA GPU is\n"
         "  present; the CPU's exact path needs none, a GPU split does) [--up-sigmas K (4)]\n"
         "       powerinfer-calibrate -m MODEL --eval-fidelity PROMPTS_FILE [-n N]\n"
