@@ -7,6 +7,7 @@
 #include "desktop_app.h"
 #include "gguf_inspector.h"
 #include "powerinfer/engine.h"
+#include "runtime/device_select.h"
 #include "sparse/placement.h"
 #include "sparse/sidecar.h"
 
@@ -18,7 +19,7 @@ using powerinfer::app::PlacementPreview;
 
 // calibrate_model reports through log lines only: progress and ETA are read
 // from them ("N/M tokens ... ETA S s" for the corpus run = first half,
-// "layer L/N target ... ETA S s" for predictor training = second half), and
+// "layer L/N target ..." for the thresholds (and predictors) = second half), and
 // a cancel is an exception thrown from the log callback.
 std::filesystem::path calibrate(const CalibrationRequest& r, const CalibrationProgress& progress) {
     powerinfer::calibrate::CalibrateOptions o;
@@ -27,6 +28,14 @@ std::filesystem::path calibrate(const CalibrationRequest& r, const CalibrationPr
     o.target_sparsity = r.targetSparsity;
     o.tokens = r.tokens;
     o.n_threads = r.threads;
+    // Predictors only serve a GPU split; without a GPU the engine computes
+    // activity exactly, and calibration takes a fraction of the time.
+    {
+        powerinfer::LoadOptions probe;
+        probe.device = "auto";
+        const auto device = powerinfer::runtime::choose_device(probe);
+        o.train_predictors = device.device && !device.device->memory().simulated;
+    }
     o.log = [&](const std::string& line) {
         double a = 0, b = 0, eta = -1, fraction = -1;
         const char* s = line.c_str();
