@@ -25,6 +25,13 @@ import numpy as np
 REPO = Path(__file__).resolve().parents[2]
 DEFAULT_MODEL = Path.home() / ".cache/powerinfer/models/SmolLM2-135M-Instruct.Q4_1.gguf"
 DEFAULT_CORPUS = Path(__file__).resolve().parents[1] / "data" / "frankenstein.txt"
+REPO = Path(__file__).resolve().parents[2]
+
+
+def repo_relative(path):
+    """The path as the fixtures record it: relative to the repository when inside it."""
+    p = Path(path).resolve()
+    return str(p.relative_to(REPO)) if p.is_relative_to(REPO) else str(p)
 
 # Strings covering the pre-tokenizer's branches: letters, digits (split one
 # by one for SmolLM), punctuation runs, whitespace runs, contractions, and
@@ -242,7 +249,7 @@ def make_tokenizer(llm, corpus):
     corpus_ids = llm.tokenize(text.encode("utf-8"), add_bos=False, special=False)
     return {
         "corpus": {
-            "path": str(corpus),
+            "path": repo_relative(corpus),
             "bytes": len(text.encode("utf-8")),
             "n_tokens": len(corpus_ids),
             "fnv1a64": fnv1a64_ids(corpus_ids),
@@ -533,7 +540,7 @@ def make_perplexity(llm, corpus):
         "if add_bos the first token of each window is replaced by BOS; each window is evaluated "
         "from an empty KV cache; logits at positions n_ctx/2 .. n_ctx-2 are scored against the "
         "next token with log-softmax; ppl = exp(sum NLL / tokens scored).",
-        "corpus": str(corpus),
+        "corpus": repo_relative(corpus),
         "corpus_bytes": len(text.encode("utf-8")),
         "n_ctx": PPL_CTX,
         "add_bos": add_bos,
