@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "backend/neuron_slots.h"
+#include "cuda_compute.h"
 #include "cuda_ops.h"
 
 namespace powerinfer::cuda {
@@ -119,6 +120,7 @@ public:
     }
 
     ~CudaDevice() override {
+        compute_.reset();  // its buffers are ours
         cudaStreamSynchronize(stream_);
         for (auto& l : layers_) release_layer(l);
         for (auto& [_, p] : predictors_) release_predictor(p);
@@ -195,6 +197,13 @@ public:
                               size_t(bytes), cudaMemcpyHostToDevice, stream_),
               "cudaMemcpyAsync");
         mark_done();
+    }
+
+    void* buffer_address(BufferHandle handle) override { return pointer(handle); }
+
+    backend::Compute* compute() override {
+        if (!compute_) compute_ = make_cuda_compute(*this, stream_);
+        return compute_.get();
     }
 
     void configure_layers(const std::vector<NeuronFormat>& formats) override {
@@ -773,6 +782,7 @@ private:
     int64_t allocations_ = 0;  // live cudaMalloc blocks
     std::string note_;         // the last refused allocation
     cudaStream_t stream_ = nullptr;
+    std::unique_ptr<backend::Compute> compute_;
     cudaEvent_t start_ = nullptr, stop_ = nullptr;
     bool busy_ = false;
     std::vector<LayerSlots> layers_;

@@ -17,7 +17,7 @@
 #include "common/plain_test.h"
 #include "cublas_loader.h"
 #include "cuda_ops.h"
-#include "model/layer_plan.h"
+#include "backend/compute.h"
 
 using namespace powerinfer;
 
@@ -156,7 +156,7 @@ int main(int argc, char** argv) {
     try {
         test_gemm_mapping(c);
         test_library(c, expect_loaded, expect_disabled);
-        c.check(model::gemm_tile_rows(4096) == 2048 && model::gemm_tile_rows(int64_t{1} << 24) == 1,
+        c.check(backend::gemm_tile_rows(4096) == 2048 && backend::gemm_tile_rows(int64_t{1} << 24) == 1,
                 "F16 tiles: 2048 rows of 4096, at least one row");
     } catch (const std::exception& e) {
         c.check(false, std::string("exception: ") + e.what());

@@ -119,6 +119,15 @@ public:
         enqueue([dst, src, bytes] { std::memcpy(dst, src, static_cast<size_t>(bytes)); });
     }
 
+    void* buffer_address(BufferHandle buffer) override {
+        auto it = buffers_.find(buffer);
+        if (it == buffers_.end()) return nullptr;
+        wait_idle();  // its queued writes land first
+        auto& data = it->second.data;
+        if (data.empty()) data.resize(static_cast<size_t>(std::max<int64_t>(1, it->second.bytes)));
+        return data.data();
+    }
+
     void configure_layers(const std::vector<NeuronFormat>& formats) override {
         wait_idle();
         used_[static_cast<size_t>(MemCategory::HotNeurons)] = 0;

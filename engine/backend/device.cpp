@@ -1,4 +1,5 @@
 #include "backend/device.h"
+#include "backend/gpu_backend.h"
 
 #include <string>
 
@@ -62,5 +63,19 @@ int64_t PredictorWeights::bytes() const {
     const int64_t elem = type == GgmlType::F16 ? 2 : 4;
     return (rank * n_embd + n_ff * rank) * elem + (rank + n_ff) * 4;
 }
+
+}  // namespace powerinfer::backend
+
+namespace powerinfer::backend {
+namespace {
+const GpuBackend*& registered_gpu_backend() {
+    static const GpuBackend* backend = nullptr;
+    return backend;
+}
+}  // namespace
+
+const GpuBackend* gpu_backend() { return registered_gpu_backend(); }
+
+void register_gpu_backend(const GpuBackend* backend) { registered_gpu_backend() = backend; }
 
 }  // namespace powerinfer::backend

@@ -135,6 +135,13 @@ public:
     // Enqueued copy of host bytes into a buffer (src must stay valid until
     // synchronize()).
     virtual void write(BufferHandle buffer, int64_t offset, const void* src, int64_t bytes) = 0;
+    // The address of a buffer in the device's memory (a device pointer on a
+    // GPU, host memory on the CPU device); null for an unknown handle.
+    virtual void* buffer_address(BufferHandle buffer) = 0;
+    // The op-level backend on this device's memory and stream (what a model
+    // graph runs its dense layers on); null when the device has none. Owned
+    // by the device.
+    virtual class Compute* compute() { return nullptr; }
 
     // ---- FFN neurons -----------------------------------------------------
     // Declares the layers' neuron formats; drops every resident neuron and

@@ -1,28 +1,28 @@
-// The exact (dense) SwiGLU feed-forward block: out = W_down (silu(W_gate x) * W_up x).
-// The reference the sparse executor is measured against.
+// The exact (dense) gated feed-forward block on the host backend:
+// out = W_down (act(W_gate x) * W_up x). The reference the sparse executor is
+// measured against; the op itself is the backend's (backend/compute.h).
 #pragma once
 
 #include <vector>
 
+#include "backend/compute.h"
 #include "model/ffn_executor.h"
-#include "tensor/quant.h"
-#include "tensor/thread_pool.h"
 
 namespace powerinfer::model {
 
 class DenseFfn final : public FfnExecutor {
 public:
-    // `layers` holds every layer's weights; the pool must outlive this object.
-    DenseFfn(tensor::ThreadPool& pool, std::vector<FfnWeights> layers);
+    // `layers` holds every layer's weights; the backend must outlive this.
+    DenseFfn(backend::Compute& compute, std::vector<FfnWeights> layers)
+        : compute_(compute), layers_(std::move(layers)) {}
 
-    void run(int layer, const float* x, int64_t n_tokens, float* out) override;
+    void run(int layer, const float* x, int64_t n_tokens, float* out) override {
+        compute_.gated_ffn(layers_.at(static_cast<size_t>(layer)), x, n_tokens, out);
+    }
 
 private:
-    tensor::ThreadPool& pool_;
+    backend::Compute& compute_;
     std::vector<FfnWeights> layers_;
-    // Scratch kept between calls so that decoding allocates nothing.
-    std::vector<float> gate_, up_;
-    tensor::QuantizedVector xq_;
 };
 
 }  // namespace powerinfer::model

@@ -6,17 +6,13 @@
 
 #include <cstdint>
 
-#include "tensor/matmul.h"
+#include "backend/compute.h"
 
 namespace powerinfer::model {
 
-// One layer's SwiGLU FFN weights as stored in the GGUF (row-major, ggml order):
+// One layer's gated FFN weights as stored in the GGUF (row-major, ggml order):
 // gate/up: n_ff rows of n_embd; down: n_embd rows of n_ff.
-struct FfnWeights {
-    tensor::WeightView gate;
-    tensor::WeightView up;
-    tensor::WeightView down;
-};
+using FfnWeights = backend::GatedFfnWeights;
 
 class FfnExecutor {
 public:

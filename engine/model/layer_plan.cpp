@@ -167,3 +167,22 @@ int64_t offload_budget_bytes(int64_t device_free_bytes, int64_t vram_budget_mb,
 }
 
 }  // namespace powerinfer::model
+
+namespace powerinfer::model {
+
+int GraphPlan::device_layers() const {
+    int n = 0;
+    for (const auto& l : layers) n += l.attention == Site::Device ? 1 : 0;
+    return n;
+}
+
+GraphPlan graph_plan(const LayerPlan& plan, OffloadParts parts) {
+    GraphPlan g;
+    const LayerSite on_device{Site::Device,
+                              parts == OffloadParts::WholeLayers ? Site::Device : Site::Host};
+    g.layers.assign(static_cast<size_t>(std::max(0, plan.n_gpu_layers)), on_device);
+    g.output = plan.output_on_gpu ? Site::Device : Site::Host;
+    return g;
+}
+
+}  // namespace powerinfer::model

@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "backend/compute.h"
+
 namespace powerinfer::model {
 
 class Model;
@@ -37,14 +39,9 @@ struct LayerLayout {
     int64_t bytes = 0;  // the whole buffer
 };
 
-// Prefill GEMMs dequantize weights to F16 in tiles of at most this many
-// elements (16 MiB), whole rows each; cuBLAS gets a workspace of its own.
-inline constexpr int64_t kGemmTileElements = int64_t{8} << 20;
-inline constexpr int64_t kGemmWorkspaceBytes = int64_t{4} << 20;
-// Rows of a matrix with `cols` columns per F16 tile (at least one).
-inline int64_t gemm_tile_rows(int64_t cols) {
-    return cols > 0 && cols < kGemmTileElements ? kGemmTileElements / cols : 1;
-}
+using backend::gemm_tile_rows;
+using backend::kGemmTileElements;
+using backend::kGemmWorkspaceBytes;
 
 // Offsets inside the shared scratch buffer (floats unless said otherwise).
 struct ScratchLayout {
@@ -81,6 +78,37 @@ struct LayerOffloadCosts {
 // The device layout of `model`'s layers for a context of model.n_ctx().
 LayerOffloadCosts layer_offload_costs(const Model& model, int64_t token_batch = 128,
                                       OffloadParts parts = OffloadParts::WholeLayers);
+
+// Where a layer part runs: on the host (the CPU backend; a host FFN goes
+// through the model's FfnExecutor, dense or sparse) or on the plan's device
+// backend (a device FFN is the dense FFN there).
+enum class Site : uint8_t { Host, Device };
+struct LayerSite {
+    Site attention = Site::Host;  // with the layer's KV cache
+    Site ffn = Site::Host;        // Device only where the attention is too
+};
+
+// The placement of every layer part, as data: the one graph runs any plan.
+// CPU only, layer offload (--gpu-layers: whole first layers and perhaps the
+// head on the device) and sparse placement (the first layers' attention and
+// perhaps the head on the device, every FFN hybrid on the host) are three
+// plans.
+struct GraphPlan {
+    std::vector<LayerSite> layers;  // per layer; missing entries are Host
+    Site output = Site::Host;       // final norm and head
+
+    LayerSite at(int il) const {
+        return il >= 0 && static_cast<size_t>(il) < layers.size() ? layers[static_cast<size_t>(il)]
+                                                                  : LayerSite{};
+    }
+    // Layers with their attention on the device.
+    int device_layers() const;
+    bool any_device() const { return device_layers() > 0 || output == Site::Device; }
+};
+struct LayerPlan;
+// The plans of a LayerPlan: its first n_gpu_layers whole (WholeLayers) or
+// their attention half (Attention), the head when output_on_gpu.
+GraphPlan graph_plan(const LayerPlan& plan, OffloadParts parts);
 
 struct LayerPlan {
     int n_gpu_layers = 0;

@@ -7,7 +7,6 @@
 #include "common/error.h"
 #include "common/ggml_types.h"
 #include "gguf/gguf.h"
-#include "model/fused_matvec.h"
 #include "tensor/ops.h"
 #include "tensor/quant.h"
 
@@ -26,17 +25,6 @@ std::vector<uint64_t> squeeze(std::vector<uint64_t> shape) {
     return shape;
 }
 
-// Appends one position's heads to a per-head F16 cache laid out
-// [head][n_ctx][dim], so that each head's keys/values are one contiguous
-// matrix the tensor kernels can stream.
-void store_heads_f16(const float* src, uint16_t* cache, int64_t n_heads, int64_t n_ctx, int64_t dim,
-                     int64_t pos) {
-    for (int64_t h = 0; h < n_heads; ++h) {
-        uint16_t* dst = cache + (h * n_ctx + pos) * dim;
-        for (int64_t d = 0; d < dim; ++d) dst[d] = tensor::fp32_to_fp16(src[h * dim + d]);
-    }
-}
-
 }  // namespace
 
 Model::Model(std::shared_ptr<const gguf::GgufFile> file, tensor::ThreadPool& pool, int64_t n_ctx,
@@ -46,16 +34,16 @@ Model::Model(std::shared_ptr<const gguf::GgufFile> file, tensor::ThreadPool& poo
     n_ctx_ = std::min<int64_t>(n_ctx, cfg_.n_ctx_train);
     chunk_size_ = std::max<int64_t>(1, chunk_size);
     bind_weights();
+    host_ = backend::make_cpu_compute(pool_);
 
     std::vector<FfnWeights> ffn;
     ffn.reserve(layers_.size());
     for (const auto& l : layers_) ffn.push_back(l.ffn);
-    dense_ffn_ = std::make_unique<DenseFfn>(pool_, std::move(ffn));
+    dense_ffn_ = std::make_unique<DenseFfn>(*host_, std::move(ffn));
     ffn_ = dense_ffn_.get();
 
-    k_cache_.resize(static_cast<size_t>(cfg_.n_layer));
-    v_cache_.resize(static_cast<size_t>(cfg_.n_layer));
-    hold_host_kv(0);
+    resident_.resize(static_cast<size_t>(cfg_.n_layer));
+    for (int il = 0; il < static_cast<int>(cfg_.n_layer); ++il) place_host_kv(il);
 
     // RoPE angles exactly as ggml computes them (float, theta *= theta_scale),
     // with llama3-style per-dimension frequency factors when present.
@@ -80,10 +68,15 @@ Model::Model(std::shared_ptr<const gguf::GgufFile> file, tensor::ThreadPool& poo
             theta *= theta_scale;
         }
     }
-    alloc_scratch();
+    alloc_host_scratch();
 }
 
-Model::~Model() = default;
+Model::~Model() {
+    release_device();
+    for (auto& r : resident_)
+        if (r.kv) host_->release(r.kv);
+    if (host_s_.buffer) host_->release(host_s_.buffer);
+}
 
 void Model::bind_weights() {
     const auto& f = *file_;
@@ -171,72 +164,252 @@ void Model::bind_weights() {
         L.ffn.down = matrix(b + "ffn_down.weight", cfg_.n_ff, E);
     }
     for (const auto& t : f.tensors()) n_params_ += static_cast<int64_t>(t.n_elements);
-    qkv_fused_ = true;
-    for (const auto& L : layers_) {
-        const tensor::WeightView ws[3] = {L.q, L.k, L.v};
-        qkv_fused_ = qkv_fused_ && can_fuse(ws);
-    }
 }
 
-void Model::alloc_scratch() {
-    const auto B = static_cast<size_t>(chunk_size_);
-    x_.assign(B * static_cast<size_t>(cfg_.n_embd), 0.0f);
-    xn_.assign(x_.size(), 0.0f);
-    tmp_.assign(x_.size(), 0.0f);
-    q_.assign(B * static_cast<size_t>(cfg_.q_dim()), 0.0f);
-    k_.assign(B * static_cast<size_t>(cfg_.kv_dim()), 0.0f);
-    v_.assign(B * static_cast<size_t>(cfg_.v_dim()), 0.0f);
-    attn_.assign(B * static_cast<size_t>(cfg_.n_head * cfg_.head_dim_v), 0.0f);
-    scores_.assign(static_cast<size_t>(pool_.size()) * static_cast<size_t>(n_ctx_), 0.0f);
-    head_q16_.assign(static_cast<size_t>(pool_.size() * cfg_.head_dim), 0);
-    mix_scratch_.assign(
-        static_cast<size_t>(pool_.size() * tensor::mix_f16_scratch_floats(cfg_.head_dim_v)), 0.0f);
+// Host activations for chunk_size tokens (reused; decoding allocates nothing).
+void Model::alloc_host_scratch() {
+    if (host_s_.buffer) host_->release(host_s_.buffer);
+    const int64_t rows = chunk_size_;
+    const int64_t widths[] = {cfg_.n_embd, cfg_.n_embd,  cfg_.q_dim(), cfg_.kv_dim(),
+                              cfg_.v_dim(), cfg_.n_head * cfg_.head_dim_v, cfg_.n_embd};
+    int64_t floats = 0;
+    for (int64_t w : widths) floats += rows * w;
+    host_s_.buffer = host_->allocate(backend::MemCategory::Scratch,
+                                     floats * static_cast<int64_t>(sizeof(float)));
+    float* p = static_cast<float*>(host_s_.buffer);
+    float** slots[] = {&host_s_.x, &host_s_.xn, &host_s_.q,  &host_s_.k,
+                       &host_s_.v, &host_s_.attn, &host_s_.tmp};
+    for (size_t i = 0; i < std::size(slots); ++i) {
+        *slots[i] = p;
+        p += rows * widths[i];
+    }
+    host_s_.rows = rows;
+    host_s_.rope = {rope_cos_.data(), rope_sin_.data(), cfg_.n_rot,
+                    cfg_.rope_style == RopeStyle::Neox};
 }
 
 void Model::set_ffn_executor(FfnExecutor* executor) {
     ffn_ = executor ? executor : dense_ffn_.get();
 }
 
-void Model::set_layer_executor(LayerExecutor* executor) {
-    layer_exec_ = executor;
-    hold_host_kv(executor ? std::clamp(executor->n_layers(), 0, static_cast<int>(cfg_.n_layer))
-                          : 0);
+// Layer il runs its attention on the host: its weights are the mmap'd ones
+// and its KV cache is host memory (F16 like llama.cpp's default cache: half
+// the memory of F32, and the same rounding the reference applies).
+void Model::place_host_kv(int il) {
+    Resident& r = resident_[static_cast<size_t>(il)];
+    if (r.on == host_.get() && r.kv) return;
+    r.w = layers_[static_cast<size_t>(il)];
+    r.on = host_.get();
+    r.weights = nullptr;
+    r.kv_values = n_ctx_ * cfg_.kv_dim() * static_cast<int64_t>(sizeof(uint16_t));
+    const int64_t bytes = r.kv_values + n_ctx_ * cfg_.v_dim() * static_cast<int64_t>(sizeof(uint16_t));
+    r.kv = host_->allocate(backend::MemCategory::KvCache, bytes);
 }
 
-// Keeps the host KV cache of layers [first_layer, n_layer) only: the layers
-// before it run on the layer executor, with their cache on its device.
-void Model::hold_host_kv(int first_layer) {
-    // F16 like llama.cpp's default cache: half the memory of F32, and the
-    // same rounding the reference applies.
-    const size_t kv = static_cast<size_t>(n_ctx_ * cfg_.kv_dim());
-    const size_t vv = static_cast<size_t>(n_ctx_ * cfg_.v_dim());
-    for (size_t il = 0; il < k_cache_.size(); ++il) {
-        if (static_cast<int>(il) < first_layer) {
-            std::vector<uint16_t>().swap(k_cache_[il]);  // clear() would keep the memory
-            std::vector<uint16_t>().swap(v_cache_[il]);
-        } else if (k_cache_[il].size() != kv || v_cache_[il].size() != vv) {
-            k_cache_[il].assign(kv, 0);
-            v_cache_[il].assign(vv, 0);
+// Everything back on the host (and the device's buffers freed).
+void Model::release_device() {
+    if (!device_) return;
+    try {
+        device_->synchronize();  // nothing may still target a buffer
+    } catch (const EngineError&) {
+    }
+    for (int il = 0; il < static_cast<int>(resident_.size()); ++il) {
+        Resident& r = resident_[static_cast<size_t>(il)];
+        if (r.on != device_) continue;
+        if (r.weights) device_->release(r.weights);
+        if (r.kv) device_->release(r.kv);
+        r = Resident{};
+        place_host_kv(il);
+    }
+    if (device_out_) device_->release(device_out_);
+    if (device_s_.buffer) device_->release(device_s_.buffer);
+    device_out_ = nullptr;
+    device_logits_ = nullptr;
+    device_out_norm_ = nullptr;
+    device_head_ = {};
+    device_s_ = Scratch{};
+    device_->set_workspace({});
+    device_ = nullptr;
+    plan_ = GraphPlan{};
+    device_tokens_ = {};
+}
+
+std::string Model::unsupported_on(const backend::Compute& device, OffloadParts parts) const {
+    std::vector<const tensor::WeightView*> mats{&output_};
+    for (const auto& L : layers_) {
+        mats.insert(mats.end(), {&L.q, &L.k, &L.v, &L.o});
+        if (parts == OffloadParts::WholeLayers)
+            mats.insert(mats.end(), {&L.ffn.gate, &L.ffn.up, &L.ffn.down});
+    }
+    for (const auto* m : mats)
+        if (std::string why = device.unsupported(*m); !why.empty()) return why;
+    return {};
+}
+
+std::string Model::set_plan(const GraphPlan& want, backend::Compute* device) {
+    release_device();
+    if (!device || !want.any_device()) return {};
+    using backend::MemCategory;
+    bool any_ffn = false;
+    for (int il = 0; il < static_cast<int>(cfg_.n_layer); ++il)
+        any_ffn = any_ffn || (want.at(il).attention == Site::Device && want.at(il).ffn == Site::Device);
+    const LayerOffloadCosts costs = layer_offload_costs(
+        *this, kDeviceTokenBatch, any_ffn ? OffloadParts::WholeLayers : OffloadParts::Attention);
+    const ScratchLayout& sl = costs.scratch;
+    // Every matrix the plan puts on the device must have its kernels there.
+    if (std::string why = unsupported_on(
+            *device, any_ffn ? OffloadParts::WholeLayers : OffloadParts::Attention);
+        !why.empty())
+        return why + ": running on the CPU";
+    device_ = device;
+    std::string note;
+    try {
+        device_s_.buffer = device->allocate(MemCategory::Scratch, sl.bytes);
+    } catch (const backend::DeviceOutOfMemory& e) {
+        device_ = nullptr;
+        return std::string("no layer could be placed on the device (") + e.what() +
+               "): running on the CPU";
+    }
+    auto* base = static_cast<uint8_t*>(device_s_.buffer);
+    auto f32 = [&](int64_t off) { return reinterpret_cast<float*>(base + off); };
+    device_s_.rows = sl.token_batch;
+    device_s_.x = f32(sl.x);
+    device_s_.xn = f32(sl.xn);
+    device_s_.q = f32(sl.q);
+    device_s_.k = f32(sl.k);
+    device_s_.v = f32(sl.v);
+    device_s_.attn = f32(sl.attn);
+    device_s_.tmp = f32(sl.tmp);
+    const int64_t rope_bytes = static_cast<int64_t>(rope_cos_.size() * sizeof(float));
+    device->upload(base + sl.rope_cos, rope_cos_.data(), rope_bytes);
+    device->upload(base + sl.rope_sin, rope_sin_.data(), rope_bytes);
+    device_s_.rope = {f32(sl.rope_cos), f32(sl.rope_sin), cfg_.n_rot,
+                      cfg_.rope_style == RopeStyle::Neox};
+    backend::Workspace ws;
+    ws.x16 = base + sl.x16;
+    ws.x16_halves = (sl.w16 - sl.x16) / 2;
+    ws.w16 = base + sl.w16;
+    ws.w16_halves = sl.w16_elems;
+    ws.blas = base + sl.gemm_workspace;
+    ws.scores = f32(sl.scores);
+    if (sl.gate >= 0) {
+        ws.ffn_gate = f32(sl.gate);
+        ws.ffn_up = f32(sl.up);
+        ws.ffn_floats = sl.token_batch * cfg_.n_ff;
+    }
+    device->set_workspace(ws);
+
+    int want_layers = 0, placed = 0;
+    bool stopped = false;
+    for (int il = 0; il < static_cast<int>(cfg_.n_layer); ++il) {
+        const LayerSite site = want.at(il);
+        if (site.attention != Site::Device) continue;
+        ++want_layers;
+        if (stopped) continue;
+        const LayerLayout& L = costs.layers[static_cast<size_t>(il)];
+        void* wbuf = nullptr;
+        void* kv = nullptr;
+        try {
+            wbuf = device->allocate(MemCategory::DenseWeights, L.bytes);
+            kv = device->allocate(MemCategory::KvCache, costs.kv_bytes_per_layer);
+        } catch (const backend::DeviceOutOfMemory& e) {
+            if (wbuf) device->release(wbuf);
+            note = std::string("the device holds ") + "only " + std::to_string(placed) +
+                   " of the layers asked for (" + e.what() + ")";
+            stopped = true;
+            continue;
+        }
+        auto* w = static_cast<uint8_t*>(wbuf);
+        const LayerWeights& src = layers_[static_cast<size_t>(il)];
+        LayerWeights dst = src;
+        auto vec = [&](int64_t off, const float* v, int64_t n) -> const float* {
+            if (off < 0 || !v) return nullptr;
+            device->upload(w + off, v, n * static_cast<int64_t>(sizeof(float)));
+            return reinterpret_cast<const float*>(w + off);
+        };
+        auto mat = [&](int64_t off, const tensor::WeightView& v) {
+            tensor::WeightView d = v;
+            device->upload(w + off, v.data, static_cast<int64_t>(v.row_bytes) * v.rows);
+            d.data = w + off;
+            return d;
+        };
+        dst.attn_norm = vec(L.attn_norm, src.attn_norm, cfg_.n_embd);
+        dst.q = mat(L.q, src.q);
+        dst.k = mat(L.k, src.k);
+        dst.v = mat(L.v, src.v);
+        dst.o = mat(L.o, src.o);
+        dst.q_bias = vec(L.q_bias, src.q_bias, cfg_.q_dim());
+        dst.k_bias = vec(L.k_bias, src.k_bias, cfg_.kv_dim());
+        dst.v_bias = vec(L.v_bias, src.v_bias, cfg_.v_dim());
+        dst.q_norm = vec(L.q_norm, src.q_norm, cfg_.head_dim);
+        dst.k_norm = vec(L.k_norm, src.k_norm, cfg_.head_dim);
+        dst.ffn_norm = vec(L.ffn_norm, src.ffn_norm, cfg_.n_embd);
+        const bool ffn_here = site.ffn == Site::Device && L.gate >= 0;
+        if (ffn_here) {
+            dst.ffn.gate = mat(L.gate, src.ffn.gate);
+            dst.ffn.up = mat(L.up, src.ffn.up);
+            dst.ffn.down = mat(L.down, src.ffn.down);
+        }
+        // Positions are written before they are read; zeros keep a stray
+        // read finite.
+        device->fill_zero(kv, costs.kv_bytes_per_layer);
+        Resident& r = resident_[static_cast<size_t>(il)];
+        if (r.kv) host_->release(r.kv);  // the host cache of this layer goes
+        r.w = dst;
+        r.on = device;
+        r.weights = wbuf;
+        r.kv = kv;
+        r.kv_values = costs.kv_values_offset;
+        plan_.layers.resize(static_cast<size_t>(il) + 1);
+        plan_.layers[static_cast<size_t>(il)] = {Site::Device, ffn_here ? Site::Device : Site::Host};
+        ++placed;
+    }
+    if (want.output == Site::Device && placed == cfg_.n_layer) {
+        try {
+            device_out_ = device->allocate(MemCategory::DenseWeights, costs.output.bytes);
+            auto* o = static_cast<uint8_t*>(device_out_);
+            device->upload(o + costs.output.norm, output_norm_,
+                           cfg_.n_embd * static_cast<int64_t>(sizeof(float)));
+            device->upload(o + costs.output.head, output_.data,
+                           static_cast<int64_t>(output_.row_bytes) * output_.rows);
+            device_head_ = output_;
+            device_head_.data = o + costs.output.head;
+            device_out_norm_ = reinterpret_cast<const float*>(o + costs.output.norm);
+            device_logits_ = reinterpret_cast<float*>(o + costs.output.logits);
+            plan_.output = Site::Device;
+        } catch (const backend::DeviceOutOfMemory& e) {
+            note = std::string("the output head stays on the CPU (") + e.what() + ")";
         }
     }
-    kv_first_layer_ = first_layer;
+    try {
+        device->synchronize();
+    } catch (const EngineError& e) {
+        release_device();
+        return std::string(e.what()) + ": running on the CPU";
+    }
+    if (placed == 0 && plan_.output != Site::Device) {
+        const std::string why = note.empty() ? "no layer was placed on the device" : note;
+        release_device();
+        return why + ": running on the CPU";
+    }
+    if (placed < want_layers && note.empty())
+        note = "only " + std::to_string(placed) + " of " + std::to_string(want_layers) +
+               " layers fit on the device";
+    return note;
 }
 
 void Model::set_chunk_size(int64_t chunk_size) {
     chunk_size = std::max<int64_t>(1, chunk_size);
     if (chunk_size == chunk_size_) return;
     chunk_size_ = chunk_size;
-    alloc_scratch();
+    alloc_host_scratch();
 }
 
 int64_t Model::kv_cache_bytes() const {
-    int64_t halves = 0;
-    for (size_t il = 0; il < k_cache_.size(); ++il)
-        halves += static_cast<int64_t>(k_cache_[il].size() + v_cache_[il].size());
-    return halves * static_cast<int64_t>(sizeof(uint16_t));
+    return host_->memory_use()[static_cast<size_t>(backend::MemCategory::KvCache)];
 }
 
-const float* Model::last_hidden() const { return x_.data(); }
+const float* Model::last_hidden() const { return host_s_.x; }
 
 void Model::forward(const int32_t* tokens, int64_t n, int64_t n_past, int64_t n_logits,
                     float* logits) {
@@ -250,167 +423,21 @@ void Model::forward(const int32_t* tokens, int64_t n, int64_t n_past, int64_t n_
             throw EngineError("token id " + std::to_string(tokens[i]) +
                               " is outside the vocabulary of " + std::to_string(cfg_.n_vocab));
     n_logits = std::clamp<int64_t>(n_logits, 0, n);
+    // The device's scratch holds fewer rows than the host's; with a device
+    // the chunks are balanced, so that no chunk of a prompt has a single row
+    // (which a sparse FFN executor would take for a decoded token).
+    const int64_t chunk = device_ ? std::min(chunk_size_, device_s_.rows) : chunk_size_;
+    const int64_t n_chunks = (n + chunk - 1) / chunk;
     const int64_t first_logit = n - n_logits;  // global index of the first token with logits
-    for (int64_t start = 0; start < n; start += chunk_size_) {
-        const int64_t m = std::min(chunk_size_, n - start);
+    int64_t start = 0;
+    for (int64_t k = 0; k < n_chunks; ++k) {
+        const int64_t m = device_ ? (n - start) / (n_chunks - k) : std::min(chunk, n - start);
         const int64_t from = std::clamp<int64_t>(first_logit - start, 0, m);
         float* out =
             logits ? logits + std::max<int64_t>(0, start - first_logit) * cfg_.n_vocab : nullptr;
         forward_chunk(tokens + start, m, n_past + start, from, out);
+        start += m;
     }
-}
-
-// Evaluates one chunk; logits for its rows [logits_from, n) go to `logits`.
-void Model::forward_chunk(const int32_t* tokens, int64_t n, int64_t n_past, int64_t logits_from,
-                          float* logits) {
-    const int64_t E = cfg_.n_embd;
-    const float eps = cfg_.rms_eps;
-    float* x = x_.data();
-    float* xn = xn_.data();
-    for (int64_t i = 0; i < n; ++i)
-        tensor::dequantize_row(tok_embd_.type, tok_embd_.row(tokens[i]), x + i * E, E);
-
-    // One quantized copy of the normalised input serves q, k and v when their
-    // activation formats agree (the common case).
-    auto project = [&](const tensor::WeightView& w, const float* in, float* out) {
-        if (n > 1) {
-            tensor::matmul(pool_, w, in, n, out);
-            return;
-        }
-        if (xq_.n != w.cols || xq_.type != tensor::vec_dot_type(w.type))
-            tensor::quantize_activations(w.type, in, w.cols, xq_);
-        tensor::matvec_q(pool_, w, xq_, out);
-    };
-    auto add_bias = [&](float* y, const float* bias, int64_t dim) {
-        if (!bias) return;
-        for (int64_t i = 0; i < n; ++i) tensor::add(y + i * dim, bias, dim);
-    };
-
-    const int64_t half = cfg_.n_rot / 2;
-    auto rope = [&](float* head, int64_t pos) {
-        const float* c = rope_cos_.data() + pos * half;
-        const float* s = rope_sin_.data() + pos * half;
-        // As ggml's rotate_pairs compiled with FMA contraction (how
-        // llama.cpp ships on x86): the first product fused, the second not.
-        const int64_t stride = cfg_.rope_style == RopeStyle::Normal ? 2 : 1;
-        const int64_t other = cfg_.rope_style == RopeStyle::Normal ? 1 : half;
-        for (int64_t i = 0; i < half; ++i) {
-            float* p = head + i * stride;
-            const float x0 = p[0], x1 = p[other];
-            p[0] = std::fma(x0, c[i], -(x1 * s[i]));
-            p[other] = std::fma(x0, s[i], x1 * c[i]);
-        }
-    };
-
-    const int64_t qd = cfg_.q_dim(), kd = cfg_.kv_dim(), vd = cfg_.v_dim(), hd = cfg_.head_dim;
-    // Layer offload: the executor runs the first layers (calling back into
-    // ffn_ when it runs attention only), the rest run here.
-    int first_layer = 0;
-    if (layer_exec_ && layer_exec_->n_layers() > 0) {
-        layer_exec_->run_layers(x, n, n_past, *ffn_);
-        first_layer = layer_exec_->n_layers();
-    }
-    if (first_layer != kv_first_layer_) hold_host_kv(first_layer);  // it took more or fewer
-    for (int il = first_layer; il < static_cast<int>(cfg_.n_layer); ++il) {
-        const LayerWeights& L = layers_[static_cast<size_t>(il)];
-        for (int64_t i = 0; i < n; ++i)
-            tensor::rms_norm(x + i * E, L.attn_norm, xn + i * E, E, eps);
-        xq_.n = 0;  // xn changed: the quantized copy is stale
-        if (n == 1 && qkv_fused_) {
-            const tensor::WeightView ws[3] = {L.q, L.k, L.v};
-            float* const ys[3] = {q_.data(), k_.data(), v_.data()};
-            tensor::quantize_activations(L.q.type, xn, E, xq_);
-            matvec_fused(pool_, ws, ys, xq_);
-        } else {
-            project(L.q, xn, q_.data());
-            project(L.k, xn, k_.data());
-            project(L.v, xn, v_.data());
-        }
-        add_bias(q_.data(), L.q_bias, qd);
-        add_bias(k_.data(), L.k_bias, kd);
-        add_bias(v_.data(), L.v_bias, vd);
-        for (int64_t i = 0; i < n; ++i) {
-            const int64_t pos = n_past + i;
-            for (int64_t h = 0; h < cfg_.n_head; ++h) {
-                float* qh = q_.data() + i * qd + h * hd;
-                if (L.q_norm) tensor::rms_norm(qh, L.q_norm, qh, hd, eps);
-                rope(qh, pos);
-            }
-            for (int64_t h = 0; h < cfg_.n_head_kv; ++h) {
-                float* kh = k_.data() + i * kd + h * hd;
-                if (L.k_norm) tensor::rms_norm(kh, L.k_norm, kh, hd, eps);
-                rope(kh, pos);
-            }
-            store_heads_f16(k_.data() + i * kd, k_cache_[static_cast<size_t>(il)].data(),
-                            cfg_.n_head_kv, n_ctx_, hd, pos);
-            store_heads_f16(v_.data() + i * vd, v_cache_[static_cast<size_t>(il)].data(),
-                            cfg_.n_head_kv, n_ctx_, cfg_.head_dim_v, pos);
-        }
-        attention(il, n, n_past);
-        xq_.n = 0;
-        project(L.o, attn_.data(), tmp_.data());
-        tensor::add(x, tmp_.data(), n * E);
-
-        for (int64_t i = 0; i < n; ++i) tensor::rms_norm(x + i * E, L.ffn_norm, xn + i * E, E, eps);
-        ffn_->run(il, xn, n, tmp_.data());
-        tensor::add(x, tmp_.data(), n * E);
-    }
-    for (int64_t i = 0; i < n; ++i) ffn_->end_token();
-
-    const int64_t n_out = n - logits_from;
-    if (n_out <= 0 || !logits) return;
-    if (layer_exec_ && layer_exec_->runs_output()) {
-        layer_exec_->run_output(x + logits_from * E, n_out, logits);
-        return;
-    }
-    for (int64_t i = logits_from; i < n; ++i)
-        tensor::rms_norm(x + i * E, output_norm_, xn + (i - logits_from) * E, E, eps);
-    if (n_out == 1) {
-        tensor::matvec(pool_, output_, xn, logits);
-    } else {
-        tensor::matmul(pool_, output_, xn, n_out, logits);
-    }
-}
-
-// Causal attention of the chunk's queries over the cache (which already holds
-// the chunk's own keys/values), parallel over (token, head) pairs.
-void Model::attention(int il, int64_t n, int64_t n_past) {
-    struct Job {
-        Model* m;
-        int il;
-        int64_t n_past;
-        bool batched;  // ggml multiplies 2+ tokens in another order than one
-    } job{this, il, n_past, n > 1};
-    const int64_t n_head = cfg_.n_head;
-    pool_.parallel_for(n * n_head, [&job](int64_t begin, int64_t end, int worker) {
-        Model& m = *job.m;
-        const ModelConfig& c = m.cfg_;
-        const int64_t hd = c.head_dim, hdv = c.head_dim_v;
-        const int64_t group = c.n_head / c.n_head_kv;
-        const float scale = 1.0f / std::sqrt(static_cast<float>(hd));
-        const uint16_t* K = m.k_cache_[static_cast<size_t>(job.il)].data();
-        const uint16_t* V = m.v_cache_[static_cast<size_t>(job.il)].data();
-        float* scores = m.scores_.data() + static_cast<size_t>(worker) * m.n_ctx_;
-        for (int64_t item = begin; item < end; ++item) {
-            const int64_t i = item / c.n_head, h = item % c.n_head;
-            const int64_t g = h / group;
-            const int64_t n_keys = job.n_past + i + 1;
-            // q in F16 like the cache (ggml converts it for the product).
-            uint16_t* qh = m.head_q16_.data() + static_cast<size_t>(worker) * hd;
-            const float* q = m.q_.data() + i * c.q_dim() + h * hd;
-            for (int64_t d = 0; d < hd; ++d) qh[d] = tensor::fp32_to_fp16(q[d]);
-            tensor::scores_f16(K + g * m.n_ctx_ * hd, n_keys, hd, qh, scale, job.batched, scores);
-            tensor::softmax(scores, n_keys);
-            // The probabilities enter the product with V as F16, as in ggml.
-            for (int64_t t = 0; t < n_keys; ++t)
-                scores[t] = tensor::fp16_to_fp32(tensor::fp32_to_fp16(scores[t]));
-            float* out = m.attn_.data() + i * (c.n_head * hdv) + h * hdv;
-            tensor::mix_f16(scores, V + g * m.n_ctx_ * hdv, n_keys, hdv, hdv, job.batched, out,
-                            m.mix_scratch_.data() +
-                                static_cast<size_t>(worker) *
-                                    static_cast<size_t>(tensor::mix_f16_scratch_floats(hdv)));
-        }
-    });
 }
 
 }  // namespace powerinfer::model

@@ -1,18 +1,24 @@
 // The llama-family transformer (llama/mistral, qwen2, qwen3) over weights
 // bound straight from the mmap'd GGUF (no copies), with an F16 KV cache.
-// forward() runs a batch of tokens at consecutive positions: prefill in
-// chunks through tensor::matmul, single tokens through matvec. Every layer's
-// feed-forward block goes through an FfnExecutor (dense by default), so the
-// sparse executor can be installed on a loaded model.
+// forward() runs a batch of tokens at consecutive positions in chunks; the
+// layer graph itself (llama_graph.cpp) is written once over the op-level
+// backend interface (backend/compute.h), and a GraphPlan says, as data,
+// where each layer's attention and FFN run: all on the CPU, whole layers on
+// a device (layer offload), or attention on a device with the FFN on the
+// host (sparse placement). Every host-side feed-forward block goes through
+// an FfnExecutor (dense by default), so the sparse executor can be
+// installed on a loaded model.
 #pragma once
 
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <vector>
 
+#include "backend/compute.h"
 #include "model/dense_ffn.h"
 #include "model/ffn_executor.h"
-#include "model/layer_executor.h"
+#include "model/layer_plan.h"
 #include "model/model_config.h"
 #include "tensor/matmul.h"
 #include "tensor/quant.h"
@@ -64,19 +70,37 @@ public:
     FfnExecutor& ffn_executor() { return *ffn_; }
     DenseFfn& dense_ffn() { return *dense_ffn_; }
 
-    // Installs the executor of the first layers (layer offload, or their
-    // attention in sparse mode); nullptr runs every layer here. It must
-    // outlive its use. The host KV cache of the layers it takes is released
-    // (they keep theirs on the device) and comes back, empty, for layers it
-    // no longer takes: re-evaluate the context after changing it.
-    void set_layer_executor(LayerExecutor* executor);
-    LayerExecutor* layer_executor() const { return layer_exec_; }
+    // Where each layer part runs (see GraphPlan). Places the plan's device
+    // parts on `device` (which must outlive its use; null = host only):
+    // copies their weights there and gives their layers a KV cache there,
+    // releasing the host's. Layers that do not fit stay on the host, and so
+    // does the output head unless every layer moved; returns what happened
+    // ("" when everything fits). Re-evaluate the context after a change.
+    // Never throws for lack of device memory.
+    std::string set_plan(const GraphPlan& plan, backend::Compute* device);
+    // Why `device` cannot take these parts of the layers and the head ("" if
+    // it can): a matrix its kernels do not multiply.
+    std::string unsupported_on(const backend::Compute& device, OffloadParts parts) const;
+    // The plan in effect (after set_plan's fitting).
+    const GraphPlan& plan() const { return plan_; }
+    backend::Compute* device() const { return device_; }
+    // Tokens that ran through the device since set_plan(): in chunks of 2+
+    // rows on a backend that multiplies batches as one (prefill GEMMs), or
+    // row by row.
+    struct DeviceTokens {
+        int64_t batched = 0, single = 0;
+    };
+    const DeviceTokens& device_tokens() const { return device_tokens_; }
+    backend::Compute& host() { return *host_; }
 
     // RoPE cos/sin per position and rotated pair ([n_ctx][n_rot / 2]) and the
     // output norm, for executors that copy them.
     const std::vector<float>& rope_cos() const { return rope_cos_; }
     const std::vector<float>& rope_sin() const { return rope_sin_; }
     const float* output_norm() const { return output_norm_; }
+    // The device layout of the layers' tensors, KV cache and scratch that
+    // set_plan() uses (layer_offload_costs at its token batch).
+    static constexpr int64_t kDeviceTokenBatch = 128;
 
     // Prompt tokens per prefill batch (the `chunk_size` knob), >= 1.
     void set_chunk_size(int64_t chunk_size);
@@ -99,12 +123,34 @@ public:
     int64_t n_params() const { return n_params_; }
 
 private:
+    // Where one layer's attention half (and its KV cache) lives, with its
+    // tensors' addresses there.
+    struct Resident {
+        LayerWeights w;
+        backend::Compute* on = nullptr;
+        void* weights = nullptr;  // device copy (null on the host: w points into the mmap)
+        void* kv = nullptr;       // keys, then values at kv_values
+        int64_t kv_values = 0;
+    };
+    // Activations of one backend, [rows][width] each.
+    struct Scratch {
+        void* buffer = nullptr;
+        int64_t rows = 0;
+        float *x = nullptr, *xn = nullptr, *q = nullptr, *k = nullptr, *v = nullptr;
+        float *attn = nullptr, *tmp = nullptr;
+        backend::RopeTable rope;
+    };
+
     void bind_weights();
-    void alloc_scratch();
+    void alloc_host_scratch();
+    void release_device();
+    void place_host_kv(int il);
     void forward_chunk(const int32_t* tokens, int64_t n, int64_t n_past, int64_t n_logits,
                        float* logits);
-    void attention(int il, int64_t n, int64_t n_past);
-    void hold_host_kv(int first_layer);
+    // llama_graph.cpp: the layer graph.
+    void attention_block(int il, backend::Compute& be, Scratch& s, int64_t n, int64_t n_past);
+    void ffn_block(int il, backend::Compute& be, Scratch& s, int64_t n);
+    void output_block(backend::Compute& be, Scratch& s, int64_t from, int64_t n, float* logits);
 
     std::shared_ptr<const gguf::GgufFile> file_;
     tensor::ThreadPool& pool_;
@@ -115,29 +161,26 @@ private:
     tensor::WeightView tok_embd_, output_;
     const float* output_norm_ = nullptr;
     bool tied_output_ = false;
-    bool qkv_fused_ = false;  // q, k, v take the same quantized input (decode)
     std::vector<LayerWeights> layers_;
     int64_t weight_bytes_ = 0;
     int64_t n_params_ = 0;
 
+    std::unique_ptr<backend::Compute> host_;
     std::unique_ptr<DenseFfn> dense_ffn_;
     FfnExecutor* ffn_ = nullptr;
-    LayerExecutor* layer_exec_ = nullptr;
 
-    // F16 KV cache: per layer, keys [n_head_kv][n_ctx][head_dim] and values
-    // [n_head_kv][n_ctx][head_dim_v]; empty for layers [0, kv_first_layer_),
-    // which the layer executor runs.
-    std::vector<std::vector<uint16_t>> k_cache_, v_cache_;
-    int kv_first_layer_ = 0;
+    GraphPlan plan_;
+    backend::Compute* device_ = nullptr;
+    std::vector<Resident> resident_;  // per layer
+    Scratch host_s_, device_s_;
+    void* device_out_ = nullptr;       // output norm, head and one logits row on the device
+    tensor::WeightView device_head_;
+    const float* device_out_norm_ = nullptr;
+    float* device_logits_ = nullptr;
+    DeviceTokens device_tokens_;
 
     // RoPE cos/sin per position and rotated pair: [n_ctx][n_rot / 2].
     std::vector<float> rope_cos_, rope_sin_;
-
-    // Scratch sized for chunk_size tokens (reused; decoding allocates nothing).
-    std::vector<float> x_, xn_, q_, k_, v_, attn_, tmp_, scores_;
-    tensor::QuantizedVector xq_;
-    std::vector<uint16_t> head_q16_;  // per worker: one query head in F16
-    std::vector<float> mix_scratch_;  // per worker: tensor::mix_f16 lanes
 };
 
 }  // namespace powerinfer::model

@@ -2,9 +2,7 @@
 
 #include <cstdlib>
 
-#ifdef POWERINFER_HAVE_CUDA
-#include "cuda_device.h"
-#endif
+#include "backend/gpu_backend.h"
 
 namespace powerinfer::runtime {
 
@@ -30,21 +28,21 @@ DeviceChoice choose_device(const LoadOptions& options) {
         choice.description = "nothing on the GPU (vram_budget_mb = 0): running on CPU";
         return choice;
     }
-#ifdef POWERINFER_HAVE_CUDA
+    const backend::GpuBackend* gpu = backend::gpu_backend();
+    if (!gpu) {
+        choice.description = "no CUDA device: running on CPU (this build has no CUDA backend)";
+        return choice;
+    }
     try {
-        cuda::CudaDeviceOptions o;
+        backend::GpuDeviceOptions o;
         o.ordinal = ordinal;
         if (options.tuning.vram_budget_mb > 0) o.budget_bytes = options.tuning.vram_budget_mb << 20;
-        choice.device = cuda::make_cuda_device(o);
-        choice.description = choice.device->name() + " (CUDA)";
+        choice.device = gpu->make_device(o);
+        choice.description = choice.device->name() + " (" + gpu->name() + ")";
     } catch (const EngineError& e) {
         choice.device.reset();
         choice.description = e.what();
     }
-#else
-    (void)ordinal;
-    choice.description = "no CUDA device: running on CPU (this build has no CUDA backend)";
-#endif
     return choice;
 }
 

@@ -17,9 +17,6 @@
 #include "tensor/thread_pool.h"
 #include "tokenizer/tokenizer.h"
 
-#ifdef POWERINFER_HAVE_CUDA
-#include "cuda_layers.h"
-#endif
 
 namespace powerinfer::runtime {
 namespace {
@@ -178,15 +175,15 @@ std::unique_ptr<LocalEngine> LocalEngine::load(const LoadOptions& options) {
             attention_plan = std::make_unique<model::SparseOffloadPlan>(
                 plan_sparse_attention(*e->model_, options, mem.device_free_bytes,
                                       sparse::sidecar_predictor_bytes(sidecar), mem.used_total()));
-#ifdef POWERINFER_HAVE_CUDA
+            const backend::Compute* compute = device.device->compute();
             const std::string why =
-                cuda::layer_offload_unsupported(*e->model_, model::OffloadParts::Attention);
+                compute ? e->model_->unsupported_on(*compute, model::OffloadParts::Attention)
+                        : "this device runs no layers";
             if (!why.empty()) {
                 attention_plan->hot_neuron_bytes += attention_plan->attention.bytes;
                 attention_plan->attention = model::LayerPlan{};
                 attention_plan->attention.note = why;
             }
-#endif
             setup.options.reserved_device_bytes = attention_plan->attention.bytes;
         }
         setup.device = std::move(device.device);
@@ -207,7 +204,9 @@ std::unique_ptr<LocalEngine> LocalEngine::load(const LoadOptions& options) {
     return e;
 }
 
-LocalEngine::~LocalEngine() = default;
+LocalEngine::~LocalEngine() {
+    if (model_) model_->set_plan({}, nullptr);  // before the devices its buffers are on
+}
 
 void LocalEngine::setup_sparse_attention(const LoadOptions& options,
                                          const model::SparseOffloadPlan* plan,
@@ -223,38 +222,37 @@ void LocalEngine::setup_sparse_attention(const LoadOptions& options,
                 ? "attention on the CPU (gpu_attention_layers = 0)"
                 : (plan->attention.note.empty() ? "attention on the CPU" : plan->attention.note);
     } else {
-#ifdef POWERINFER_HAVE_CUDA
         // On the HybridFfn's device (one stream and one accounting for the
-        // hot neurons and the attention blocks); the executor is declared
-        // after sparse_, so it is destroyed first.
+        // hot neurons and the attention blocks).
         backend::Device& dev = sparse_->device();
-        cuda::CudaLayerOptions o;
-        o.parts = model::OffloadParts::Attention;
-        std::string note;
-        layer_exec_ = cuda::make_cuda_layer_executor(*model_, dev, plan->attention, note, o);
+        backend::Compute* compute = dev.compute();
+        const std::string note =
+            compute ? model_->set_plan(model::graph_plan(plan->attention,
+                                                         model::OffloadParts::Attention),
+                                       compute)
+                    : "this device runs no layers";
         const backend::DeviceMemoryInfo mem = dev.memory();
         const int64_t held = mem.used_by(backend::MemCategory::DenseWeights) +
                              mem.used_by(backend::MemCategory::KvCache) +
                              mem.used_by(backend::MemCategory::Scratch);
-        // What the executor really holds (fewer layers when an allocation
+        // What the plan really holds (fewer layers when an allocation
         // failed): the hot neurons get the rest.
         sparse_->set_reserved_device_bytes(held);
-        if (!layer_exec_) {
+        info_.gpu_attention_layers = model_->plan().device_layers();
+        if (info_.gpu_attention_layers == 0) {
             info_.offload_status = note.empty() ? "attention on the CPU" : note;
         } else {
-            model_->set_layer_executor(layer_exec_.get());
-            info_.gpu_attention_layers = layer_exec_->n_layers();
+            const bool head = model_->plan().output == model::Site::Device;
             info_.offload_status = "attention: " + std::to_string(info_.gpu_attention_layers) +
                                    " of " + std::to_string(model_->config().n_layer) +
                                    " layers on " + dev.name() +
-                                   (layer_exec_->runs_output() ? " with the output head" : "") +
-                                   ", " + std::to_string((held + (int64_t{1} << 19)) >> 20) +
+                                   (head ? " with the output head" : "") + ", " +
+                                   std::to_string((held + (int64_t{1} << 19)) >> 20) +
                                    " MiB; FFN: hot neurons on the GPU, cold neurons on the CPU";
-            if (!note.empty()) info_.offload_status += " (" + note + ")";
+            std::string more = note;
+            if (!compute->note().empty()) more += (more.empty() ? "" : "; ") + compute->note();
+            if (!more.empty()) info_.offload_status += " (" + more + ")";
         }
-#else
-        info_.offload_status = device_note;
-#endif
     }
     if (options.gpu_layers != 0)
         info_.offload_status +=
@@ -269,10 +267,14 @@ void LocalEngine::setup_layer_offload(const LoadOptions& options) {
         info_.offload_status = "layer offload off: the device is set to cpu";
         return;
     }
-#ifdef POWERINFER_HAVE_CUDA
     DeviceChoice choice = choose_device(options);
     if (!choice.device) {
         info_.offload_status = choice.description;  // "no CUDA device: running on CPU (...)"
+        return;
+    }
+    backend::Compute* compute = choice.device->compute();
+    if (!compute) {
+        info_.offload_status = choice.description + " runs no layers: running on CPU";
         return;
     }
     const backend::DeviceMemoryInfo mem = choice.device->memory();
@@ -280,27 +282,28 @@ void LocalEngine::setup_layer_offload(const LoadOptions& options) {
         std::min(mem.available(),
                  model::offload_budget_bytes(mem.device_free_bytes, options.tuning.vram_budget_mb,
                                              kVramSafetyMargin));
-    const model::LayerPlan plan =
-        model::plan_layer_offload(model::layer_offload_costs(*model_), options.gpu_layers, budget);
-    std::string note;
-    layer_exec_ = cuda::make_cuda_layer_executor(*model_, *choice.device, plan, note);
-    if (!layer_exec_) {
+    const model::LayerPlan plan = model::plan_layer_offload(
+        model::layer_offload_costs(*model_, model::Model::kDeviceTokenBatch), options.gpu_layers,
+        budget);
+    std::string note = plan.n_gpu_layers > 0
+                           ? model_->set_plan(model::graph_plan(plan, model::OffloadParts::WholeLayers),
+                                              compute)
+                           : plan.note;
+    info_.gpu_layers = model_->plan().device_layers();
+    if (info_.gpu_layers == 0) {
         info_.offload_status = note.empty() ? "layer offload off: running on CPU" : note;
         return;
     }
+    if (note.empty()) note = plan.note;
+    if (!compute->note().empty()) note += (note.empty() ? "" : "; ") + compute->note();
     offload_device_ = std::move(choice.device);
-    model_->set_layer_executor(layer_exec_.get());
-    info_.gpu_layers = layer_exec_->n_layers();
     const auto used = offload_device_->memory().used_total();
+    const bool head = model_->plan().output == model::Site::Device;
     info_.offload_status = "layers: " + std::to_string(info_.gpu_layers) + " of " +
                            std::to_string(model_->config().n_layer) + " on " +
-                           offload_device_->name() +
-                           (layer_exec_->runs_output() ? " with the output head" : "") + ", " +
-                           std::to_string((used + (int64_t{1} << 19)) >> 20) + " MiB";
+                           offload_device_->name() + (head ? " with the output head" : "") +
+                           ", " + std::to_string((used + (int64_t{1} << 19)) >> 20) + " MiB";
     if (!note.empty()) info_.offload_status += " (" + note + ")";
-#else
-    info_.offload_status = "no CUDA device: running on CPU (this build has no CUDA backend)";
-#endif
 }
 
 std::string LocalEngine::format_chat(const std::vector<ChatMessage>& messages) const {

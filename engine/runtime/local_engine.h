@@ -19,7 +19,6 @@ class GgufFile;
 }
 namespace model {
 class Model;
-class LayerExecutor;
 struct SparseOffloadPlan;
 }  // namespace model
 namespace backend {
@@ -103,12 +102,10 @@ private:
     // The hybrid sparse FFN executor (null: dense); declared after model_ so
     // that it is destroyed first.
     std::unique_ptr<sparse::HybridFfn> sparse_;
-    // Layer offload: the GPU and the executor of the first layers (declared
-    // after model_ and in this order so that the executor goes first). In
-    // sparse mode the executor runs attention only, on sparse_'s device
-    // (declared after sparse_, so destroyed before it).
+    // Layer offload: the GPU whose backend runs the model's first layers (the
+    // destructor takes the plan back from the model before any device goes).
+    // In sparse mode the attention runs on sparse_'s device.
     std::unique_ptr<backend::Device> offload_device_;
-    std::unique_ptr<model::LayerExecutor> layer_exec_;
     std::unique_ptr<Tokenizer> tokenizer_;
     std::unique_ptr<ChatTemplate> template_;
     Sampler sampler_;

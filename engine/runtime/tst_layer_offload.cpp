@@ -23,7 +23,9 @@
 #include "common/error.h"
 #include "common/plain_test.h"
 #include "gguf/gguf.h"
-#include "model/layer_executor.h"
+#include "backend/compute.h"
+#include "backend/device.h"
+#include "model/layer_plan.h"
 #include "model/model.h"
 #include "powerinfer/engine.h"
 #include "runtime/local_engine.h"
@@ -59,90 +61,106 @@ std::string greedy(runtime::LocalEngine& e) {
     return e.generate(r, nullptr).text;
 }
 
-// The model's GGUF cut after its first n_layer layers.
-std::vector<uint8_t> first_layers(const gguf::GgufFile& f, int64_t n_layer) {
-    gguf::GgufWriter w;
-    const std::string block_count = *f.get_string("general.architecture") + ".block_count";
-    for (const auto& [key, value] : f.metadata())
-        w.set(key, key == block_count ? gguf::Value::u32(static_cast<uint32_t>(n_layer)) : value);
-    for (const auto& t : f.tensors()) {
-        if (t.name.rfind("blk.", 0) == 0 && std::stoll(t.name.substr(4)) >= n_layer) continue;
-        w.add_tensor(t.name, t.type, t.shape, std::vector<uint8_t>(t.data, t.data + t.n_bytes));
+// Greedy, one token at a time, and a batched prompt: the logits of every
+// step, for comparing plans bit for bit.
+std::vector<std::vector<float>> run_plan(model::Model& m, int steps) {
+    const int64_t V = m.config().n_vocab;
+    std::vector<std::vector<float>> out;
+    // A 6-token prompt in one batch (the batched ops), then decoding.
+    std::vector<int32_t> tokens = {1, 300, 301, 302, 303, 304};
+    std::vector<float> logits(static_cast<size_t>(6 * V));
+    m.forward(tokens.data(), 6, 0, 6, logits.data());
+    out.push_back(logits);
+    for (int pos = 6; pos < 6 + steps; ++pos) {
+        const float* last = out.back().data() + (out.back().size() - static_cast<size_t>(V));
+        tokens.push_back(static_cast<int32_t>(std::max_element(last, last + V) - last));
+        std::vector<float> step(static_cast<size_t>(V));
+        m.forward(&tokens.back(), 1, pos, 1, step.data());
+        out.push_back(std::move(step));
     }
-    return w.to_bytes();
+    return out;
 }
 
-// A CPU stand-in for the GPU's layer executor: the first layers run in a
-// model cut after them (with its own KV cache), one token at a time; the
-// executor sees only embeddings, so the test says which token it is.
-class CutModelLayers final : public model::LayerExecutor {
-public:
-    explicit CutModelLayers(model::Model& front) : front_(front) {}
-    int n_layers() const override { return static_cast<int>(front_.config().n_layer); }
-    bool runs_output() const override { return false; }
-    void run_layers(float* x, int64_t n, int64_t n_past, model::FfnExecutor&) override {
-        if (n != 1) throw EngineError("the stand-in executor runs one token at a time");
-        front_.forward(&token, 1, n_past, 0, nullptr);
-        std::copy_n(front_.last_hidden(), front_.config().n_embd, x);
-    }
-    void run_output(const float*, int64_t, float*) override {}
-    int32_t token = 0;
-
-private:
-    model::Model& front_;
-};
-
-// The host KV cache holds only the layers the CPU runs, and those layers
-// give the same logits (bit for bit) as the whole model on the CPU, with the
-// executor taking 3 layers, then 1 (their host cache comes back), then none.
-void test_host_kv_cache(plaintest::Counter& c, const fs::path& path) {
+// The graph's plans on a stand-in for the GPU (the CPU backend on a budgeted
+// CPU device: the same op code, so the plans must agree bit for bit with the
+// plain CPU plan): whole layers (layer offload) with and without the head,
+// attention only (sparse placement: FFN through the host executor), a budget
+// that holds only some layers, and back to the CPU. The host KV cache holds
+// only the layers the host runs; the device holds exactly what was planned.
+void test_plans_on_stand_in(plaintest::Counter& c, const fs::path& path) {
     const auto file = std::shared_ptr<const gguf::GgufFile>(gguf::GgufFile::open(path));
     tensor::ThreadPool pool(2);
     const int64_t n_ctx = 64;
-    model::Model whole(file, pool, n_ctx), back(file, pool, n_ctx);
-    const model::ModelConfig& cfg = whole.config();
+    model::Model m(file, pool, n_ctx);
+    const model::ModelConfig& cfg = m.config();
     const int64_t per_layer = n_ctx * (cfg.kv_dim() + cfg.v_dim()) * 2;  // F16
-    c.check(whole.kv_cache_bytes() == cfg.n_layer * per_layer,
-            "no executor: the host KV cache holds every layer");
+    c.check(m.kv_cache_bytes() == cfg.n_layer * per_layer,
+            "CPU plan: the host KV cache holds every layer");
+    const int steps = 12;
+    const auto want = run_plan(m, steps);
 
-    // Greedy, one token at a time, on the whole model: the reference.
-    const int steps = 16;
-    std::vector<int32_t> tokens = {1, 300, 301, 302, 303};
-    std::vector<std::vector<float>> want;
-    for (int pos = 0; pos < steps; ++pos) {
-        std::vector<float> logits(static_cast<size_t>(cfg.n_vocab));
-        whole.forward(&tokens[static_cast<size_t>(pos)], 1, pos, 1, logits.data());
-        if (pos + 1 >= static_cast<int>(tokens.size()))
-            tokens.push_back(static_cast<int32_t>(std::max_element(logits.begin(), logits.end()) -
-                                                  logits.begin()));
-        want.push_back(std::move(logits));
+    auto device = backend::make_cpu_device({});
+    auto stand_in = backend::make_budgeted_cpu_compute(pool, *device);
+    struct Case {
+        std::string what;
+        int layers;
+        model::OffloadParts parts;
+        bool head;
+    };
+    const int L = static_cast<int>(cfg.n_layer);
+    for (const Case& k : {Case{"3 whole layers", 3, model::OffloadParts::WholeLayers, false},
+                          Case{"every layer and the head", L, model::OffloadParts::WholeLayers, true},
+                          Case{"attention of 2 layers", 2, model::OffloadParts::Attention, false},
+                          Case{"attention of every layer and the head", L,
+                               model::OffloadParts::Attention, true}}) {
+        model::LayerPlan lp;
+        lp.n_gpu_layers = k.layers;
+        lp.output_on_gpu = k.head;
+        const std::string note = m.set_plan(model::graph_plan(lp, k.parts), stand_in.get());
+        c.check(note.empty(), k.what + ": placed without a note (" + note + ")");
+        c.check(m.plan().device_layers() == k.layers &&
+                    (m.plan().output == model::Site::Device) == k.head,
+                k.what + ": the plan in effect is the one asked for");
+        c.check(m.kv_cache_bytes() == (cfg.n_layer - k.layers) * per_layer,
+                k.what + ": the host KV cache holds the other layers only (" +
+                    std::to_string(m.kv_cache_bytes()) + " bytes)");
+        const auto costs =
+            model::layer_offload_costs(m, model::Model::kDeviceTokenBatch, k.parts);
+        const auto planned = model::plan_layer_offload(costs, k.layers, int64_t{1} << 40);
+        const int64_t used = device->memory().used_total();
+        c.check(used == planned.bytes, k.what + ": the device holds what was planned (" +
+                                           std::to_string(used) + " of " +
+                                           std::to_string(planned.bytes) + " bytes)");
+        const auto got = run_plan(m, steps);
+        bool same = got.size() == want.size();
+        for (size_t i = 0; same && i < got.size(); ++i)
+            same = std::memcmp(got[i].data(), want[i].data(), got[i].size() * sizeof(float)) == 0;
+        c.check(same, k.what + ": the same logits as the CPU plan, bit for bit");
     }
 
-    for (const int64_t n_front : {int64_t{3}, int64_t{1}, int64_t{0}}) {
-        const std::string what = std::to_string(n_front) + " of " + std::to_string(cfg.n_layer) +
-                                 " layers on the stand-in";
-        const std::vector<uint8_t> bytes = first_layers(*file, std::max<int64_t>(n_front, 1));
-        const auto front_file =
-            std::shared_ptr<const gguf::GgufFile>(gguf::GgufFile::from_memory(bytes));
-        model::Model front(front_file, pool, n_ctx);
-        CutModelLayers stand_in(front);
-        back.set_layer_executor(n_front > 0 ? &stand_in : nullptr);
-        c.check(back.kv_cache_bytes() == (cfg.n_layer - n_front) * per_layer,
-                what + ": the host KV cache holds the other layers only (" +
-                    std::to_string(back.kv_cache_bytes()) + " bytes)");
-        bool same = true;
-        for (int pos = 0; pos < steps; ++pos) {
-            std::vector<float> logits(static_cast<size_t>(cfg.n_vocab));
-            stand_in.token = tokens[static_cast<size_t>(pos)];
-            back.forward(&tokens[static_cast<size_t>(pos)], 1, pos, 1, logits.data());
-            same = same && std::memcmp(logits.data(), want[static_cast<size_t>(pos)].data(),
-                                       logits.size() * sizeof(float)) == 0;
-        }
-        c.check(same, what + ": the same logits as the whole model on the CPU, bit for bit");
-        back.set_layer_executor(nullptr);
-    }
-    c.check(back.kv_cache_bytes() == cfg.n_layer * per_layer,
-            "executor removed: the host KV cache holds every layer again");
+    // A budget for the scratch and two layers: two placed, and said so.
+    const auto costs = model::layer_offload_costs(m, model::Model::kDeviceTokenBatch);
+    m.set_plan({}, nullptr);
+    device->set_budget(costs.scratch.bytes + 2 * (costs.layers[0].bytes + costs.kv_bytes_per_layer));
+    model::LayerPlan all;
+    all.n_gpu_layers = L;
+    const std::string note =
+        m.set_plan(model::graph_plan(all, model::OffloadParts::WholeLayers), stand_in.get());
+    c.check(m.plan().device_layers() == 2 && note.find("only 2") != std::string::npos,
+            "a budget for 2 layers: 2 placed, and the note says so (" + note + ")");
+    const auto got = run_plan(m, steps);
+    c.check(std::memcmp(got.back().data(), want.back().data(), got.back().size() * sizeof(float)) ==
+                0,
+            "2 layers on the stand-in: the same logits");
+    device->set_budget(0);
+    const std::string none =
+        m.set_plan(model::graph_plan(all, model::OffloadParts::WholeLayers), stand_in.get());
+    c.check(m.plan().device_layers() == 0 && none.find("running on the CPU") != std::string::npos,
+            "no room at all: nothing placed, the note says the CPU runs it (" + none + ")");
+
+    m.set_plan({}, nullptr);
+    c.check(m.kv_cache_bytes() == cfg.n_layer * per_layer && device->memory().used_total() == 0,
+            "plan removed: the host KV cache holds every layer again, the device nothing");
 }
 
 void test_engine(plaintest::Counter& c, const fs::path& model) {
@@ -238,7 +256,7 @@ int main() {
         spec.write_sidecar = false;
         const fs::path model = dir / "synth.gguf";
         calibrate::write_synthetic_model(model, spec);
-        test_host_kv_cache(c, model);
+        test_plans_on_stand_in(c, model);
         test_engine(c, model);
         test_cli(c, model, dir);
     } catch (const std::exception& e) {

@@ -254,7 +254,8 @@ private slots:
         QFETCH(double, hot);
         tensor::ThreadPool pool(2);
         Weights w = make_weights(GgmlType::Q8_0, 3);
-        model::DenseFfn dense(pool, w.views);
+        auto host = backend::make_cpu_compute(pool);
+        model::DenseFfn dense(*host, w.views);
         Tuning tuning;
         tuning.hot_neuron_threshold = hot;
         tuning.prefetch_depth = 1;
@@ -319,7 +320,8 @@ private slots:
         std::vector<float> first;
         for (int threads : {1, 2}) {
             tensor::ThreadPool pool(threads);
-            model::DenseFfn dense(pool, w.views);
+            auto host = backend::make_cpu_compute(pool);
+            model::DenseFfn dense(*host, w.views);
             Tuning tuning;
             tuning.activation_sparsity = 0.0;
             HybridFfn ffn(pool, w.views, sc, backend::make_cpu_device({1 << 24, 1}), dense, tuning,
@@ -357,7 +359,8 @@ private slots:
     void denseSwitchAndPrefillAreExact() {
         tensor::ThreadPool pool(2);
         Weights w = make_weights(GgmlType::Q4_0, 4);
-        model::DenseFfn dense(pool, w.views);
+        auto host = backend::make_cpu_compute(pool);
+        model::DenseFfn dense(*host, w.views);
         Tuning tuning;
         HybridFfn ffn(pool, w.views, make_sidecar(-20.0f), backend::make_cpu_device({1 << 24, 1}),
                       dense, tuning, device_path());
@@ -385,7 +388,8 @@ private slots:
     void neuronCacheKeepsRecentColdNeurons() {
         tensor::ThreadPool pool(1);
         Weights w = make_weights(GgmlType::Q8_0, 6);
-        model::DenseFfn dense(pool, w.views);
+        auto host = backend::make_cpu_compute(pool);
+        model::DenseFfn dense(*host, w.views);
         Tuning tuning;
         tuning.hot_neuron_threshold = 0.0;  // nothing pinned: everything goes through the cache
         tuning.cache_window_size = 2;

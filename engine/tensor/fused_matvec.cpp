@@ -1,24 +1,24 @@
-#include "model/fused_matvec.h"
+#include "tensor/fused_matvec.h"
 
 #include <algorithm>
 
-namespace powerinfer::model {
+namespace powerinfer::tensor {
 
-bool can_fuse(std::span<const tensor::WeightView> ws) {
+bool can_fuse(std::span<const WeightView> ws) {
     for (const auto& w : ws)
         if (w.cols != ws[0].cols ||
-            tensor::vec_dot_type(w.type) != tensor::vec_dot_type(ws[0].type))
+            vec_dot_type(w.type) != vec_dot_type(ws[0].type))
             return false;
     return true;
 }
 
-void matvec_fused(tensor::ThreadPool& pool, std::span<const tensor::WeightView> ws,
-                  std::span<float* const> ys, const tensor::QuantizedVector& xq) {
+void matvec_fused(ThreadPool& pool, std::span<const WeightView> ws,
+                  std::span<float* const> ys, const QuantizedVector& xq) {
     struct Job {
-        std::span<const tensor::WeightView> ws;
+        std::span<const WeightView> ws;
         std::span<float* const> ys;
-        const tensor::QuantizedVector* xq;
-        tensor::ThreadPool* pool;
+        const QuantizedVector* xq;
+        ThreadPool* pool;
     } job{ws, ys, &xq, &pool};
     int64_t total = 0;
     size_t bytes = 0;
@@ -31,15 +31,15 @@ void matvec_fused(tensor::ThreadPool& pool, std::span<const tensor::WeightView> 
     const auto rows = [&job](int64_t begin, int64_t end, int) {
         int64_t base = 0;
         for (size_t k = 0; k < job.ws.size(); ++k) {
-            const tensor::WeightView& w = job.ws[k];
+            const WeightView& w = job.ws[k];
             const int64_t r0 = std::max(begin, base) - base;
             const int64_t r1 = std::min(end, base + w.rows) - base;
             base += w.rows;
             if (r0 >= r1) continue;
-            tensor::WeightView slice = w;
+            WeightView slice = w;
             slice.data = w.row(r0);
             slice.rows = r1 - r0;
-            tensor::matvec_q(*job.pool, slice, *job.xq, job.ys[k] + r0);
+            matvec_q(*job.pool, slice, *job.xq, job.ys[k] + r0);
         }
     };
     // Waking the workers costs more than a few tens of KB of dots.

@@ -8,14 +8,14 @@
 
 #include "tensor/matmul.h"
 
-namespace powerinfer::model {
+namespace powerinfer::tensor {
 
 // ys[k][0..ws[k].rows) = ws[k] x. Every matrix must take xq as it is (same
 // activation format and length); results are bit-identical to matvec_q.
-void matvec_fused(tensor::ThreadPool& pool, std::span<const tensor::WeightView> ws,
-                  std::span<float* const> ys, const tensor::QuantizedVector& xq);
+void matvec_fused(ThreadPool& pool, std::span<const WeightView> ws,
+                  std::span<float* const> ys, const QuantizedVector& xq);
 
 // Whether matvec_fused can take these matrices with one quantized input.
-bool can_fuse(std::span<const tensor::WeightView> ws);
+bool can_fuse(std::span<const WeightView> ws);
 
 }  // namespace powerinfer::model

@@ -3,11 +3,12 @@
 // cache, attention, output projection, residual, FFN input norm) and the
 // output head on the GPU, the FFN through the model's FfnExecutor (dense, or
 // the HybridFfn: hot neurons on the same CudaDevice, cold ones on the CPU).
-// Plain C++ (the GPU machine has no Qt); exits 77 without a device.
+// Plain C++ with no CUDA header (the backend is reached through
+// backend::gpu_backend()); exits 77 without a GPU.
 //
-// 1. Attention-only executor with the dense FFN callback against the CPU
+// 1. Attention-only plan with the dense FFN on the host against the CPU
 //    model (no sparsity: isolates the attention data flow): GEMM prefill,
-//    per-token prefill, two balanced batches of 65 rows, decode, 2 of 4
+//    row-by-row prefill, two balanced batches of 65 rows, decode, 2 of 4
 //    layers; device accounting equal to the plan.
 // 2. The engine: sparse with attention on the GPU vs sparse on the CPU
 //    device vs sparse with hot neurons only on the GPU, on synthetic models
@@ -26,16 +27,14 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <string>
 #include <vector>
 
 #include "calibrate/synth_model.h"
-#include "cuda_device.h"
-#include "cuda_layers.h"
-#include "cuda_ops.h"
 #include "gguf/gguf.h"
-#include "gpu_test.h"
+#include "runtime/gpu_test.h"
 #include "model/layer_plan.h"
 #include "model/model.h"
 #include "powerinfer/engine.h"
@@ -70,11 +69,52 @@ fs::path write_model(const fs::path& dir, const Case& k, int64_t n_ctx) {
     return path;
 }
 
-// A device whose budget leaves `budget` bytes after its own staging.
-std::unique_ptr<backend::Device> cuda_device(int64_t budget) {
-    cuda::CudaDeviceOptions o;
-    o.budget_bytes = budget + cuda::staging_bytes({}, 0);
-    return cuda::make_cuda_device(o);
+std::unique_ptr<backend::Device> cuda_device(int64_t budget) { return gputest::gpu_device(budget); }
+
+// The staging a GPU device holds for these layers and predictors (its
+// arena alone for none).
+int64_t staging_bytes(const std::vector<backend::NeuronFormat>& formats, int64_t predictor_floats) {
+    return backend::gpu_backend()->staging_bytes(formats, predictor_floats);
+}
+
+void set_env(const char* key, const char* value) {
+#ifdef _WIN32
+    _putenv_s(key, value ? value : "");
+#else
+    if (value) {
+        setenv(key, value, 1);
+    } else {
+        unsetenv(key);
+    }
+#endif
+}
+
+// GPU memory taken through a device of its own (another program's, as far
+// as the engine can tell) until `leave` bytes stay free; 0: all it can.
+struct Hog {
+    std::unique_ptr<backend::Device> dev;
+    std::vector<backend::BufferHandle> buffers;
+    ~Hog() {
+        for (auto b : buffers) dev->free(b);
+    }
+};
+std::unique_ptr<Hog> hog_gpu(int64_t leave) {
+    auto h = std::make_unique<Hog>();
+    h->dev = gputest::gpu_device();
+    h->dev->set_budget(int64_t{1} << 50);  // capped at what the driver reports free
+    const int64_t free_b = h->dev->memory().device_free_bytes;
+    int64_t taken = 0;
+    for (int64_t chunk = int64_t{1} << 30; chunk >= 2 * kMiB; chunk /= 2) {
+        while (leave == 0 || free_b - taken - chunk >= leave) {
+            try {
+                h->buffers.push_back(h->dev->allocate(backend::MemCategory::Scratch, chunk));
+            } catch (const std::exception&) {
+                break;
+            }
+            taken += chunk;
+        }
+    }
+    return h;
 }
 
 int64_t attention_bytes_held(const backend::DeviceMemoryInfo& m) {
@@ -147,51 +187,49 @@ void test_attention_dense(gputest::Counter& c, const fs::path& dir, const Case& 
         const std::string what = case_name(k) + ", attention only (dense FFN), " + v.name;
         model::Model cpu(file, pool, kCtx, v.chunk), gpu(file, pool, kCtx, v.chunk);
         auto dev = cuda_device(int64_t{1} << 30);
-        const auto costs = model::layer_offload_costs(gpu, 128, model::OffloadParts::Attention);
+        const auto costs = model::layer_offload_costs(gpu, model::Model::kDeviceTokenBatch, model::OffloadParts::Attention);
         const auto plan = model::plan_sparse_offload(costs, 0, v.max_layers, int64_t{1} << 30);
-        cuda::CudaLayerOptions o;
-        o.parts = model::OffloadParts::Attention;
-        o.prefill_gemm = v.gemm;
-        std::string note;
-        auto exec = cuda::make_cuda_layer_executor(gpu, *dev, plan.attention, note, o);
+        if (!v.gemm) set_env("POWERINFER_NO_CUBLAS", "1");  // read when the plan is placed
+        const std::string note = gpu.set_plan(
+            model::graph_plan(plan.attention, model::OffloadParts::Attention), dev->compute());
+        set_env("POWERINFER_NO_CUBLAS", nullptr);
         const int want_layers = v.max_layers < 0 ? 4 : v.max_layers;
-        if (!exec) {
-            c.check(false, what + ": executor created (" + note + ")");
+        const bool head = gpu.plan().output == model::Site::Device;
+        if (gpu.plan().device_layers() == 0) {
+            c.check(false, what + ": attention placed (" + note + ")");
             continue;
         }
-        c.check(exec->n_layers() == want_layers && !exec->runs_ffn() &&
-                    exec->runs_output() == (v.max_layers < 0),
-                what + ": " + std::to_string(exec->n_layers()) + " layers, head " +
-                    (exec->runs_output() ? "on the GPU" : "on the CPU") + " (" + note + ")");
+        c.check(gpu.plan().device_layers() == want_layers &&
+                    gpu.plan().at(0).ffn == model::Site::Host && head == (v.max_layers < 0),
+                what + ": " + std::to_string(gpu.plan().device_layers()) + " layers, head " +
+                    (head ? "on the GPU" : "on the CPU") + " (" + note + ")");
         const auto mem = dev->memory();
         // Exactly the plan plus the device's own 32 MiB arena, and nothing
         // outside the accounting.
-        c.check(mem.used_total() == plan.attention.bytes + cuda::staging_bytes({}, 0) &&
-                    mem.used_by(backend::MemCategory::Staging) == cuda::staging_bytes({}, 0) &&
+        c.check(mem.used_total() == plan.attention.bytes + staging_bytes({}, 0) &&
+                    mem.used_by(backend::MemCategory::Staging) == staging_bytes({}, 0) &&
                     attention_bytes_held(mem) == plan.attention.bytes &&
                     mem.used_by(backend::MemCategory::HotNeurons) == 0,
                 what + ": device accounting equals the plan (" +
                     std::to_string(plan.attention.bytes) + " bytes)");
-        gpu.set_layer_executor(exec.get());
         try {
             const int64_t n_decode = 8;
             check_track(c, track(gpu, cpu, v.prompt, n_decode), what);
-            const auto st = cuda::layer_offload_stats(*exec);
+            const auto st = gpu.device_tokens();
+            const bool blas = dev->compute()->batched_matmul();
             // Prompts in chunks of 2+ rows take the GEMMs when cuBLAS is
             // there; single decode tokens never do.
-            const int64_t gemm_want = v.gemm && st.prefill_gemm ? v.prompt : 0;
-            c.check(
-                st.gemm_tokens == gemm_want && st.token_by_token == v.prompt + n_decode - gemm_want,
-                what + ": " + std::to_string(st.gemm_tokens) + " tokens through GEMMs, " +
-                    std::to_string(st.token_by_token) + " token by token");
-            if (v.gemm) c.check(st.prefill_gemm, what + ": cuBLAS ready (" + note + ")");
+            const int64_t gemm_want = v.gemm && blas ? v.prompt : 0;
+            c.check(st.batched == gemm_want && st.single == v.prompt + n_decode - gemm_want,
+                    what + ": " + std::to_string(st.batched) + " tokens through GEMMs, " +
+                        std::to_string(st.single) + " row by row");
+            if (v.gemm) c.check(blas, what + ": cuBLAS ready (" + dev->compute()->note() + ")");
         } catch (const std::exception& e) {
             c.check(false, what + ": threw " + e.what());
         }
-        gpu.set_layer_executor(nullptr);
-        exec.reset();
-        c.check(dev->memory().used_total() == cuda::staging_bytes({}, 0),
-                what + ": everything freed with the executor");
+        gpu.set_plan({}, nullptr);
+        c.check(dev->memory().used_total() == staging_bytes({}, 0),
+                what + ": everything freed with the plan");
     }
 }
 
@@ -222,7 +260,7 @@ model::SparseOffloadPlan engine_plan(runtime::LocalEngine& e, const fs::path& pa
     // as the engine saw it before the HybridFfn configured its layers.
     return runtime::plan_sparse_attention(
         e.model(), o, -1, sparse::sidecar_predictor_bytes(sparse::default_sidecar_path(path)),
-        cuda::staging_bytes({}, 0));
+        staging_bytes({}, 0));
 }
 
 // The device's accounting against the plan: attention blocks exactly, the
@@ -242,7 +280,7 @@ void check_accounting(gputest::Counter& c, runtime::LocalEngine& e,
     std::vector<backend::NeuronFormat> formats;
     for (int l = 0; l < sc.n_layer; ++l)
         formats.push_back(e.sparse_ffn()->device().layer_format(l));
-    const int64_t staging = cuda::staging_bytes(formats, pred_floats);
+    const int64_t staging = staging_bytes(formats, pred_floats);
     c.check(mem.used_by(backend::MemCategory::Staging) == staging,
             what + ": staging " + std::to_string(mem.used_by(backend::MemCategory::Staging)) +
                 " = arena + work buffers " + std::to_string(staging));
@@ -253,7 +291,7 @@ void check_accounting(gputest::Counter& c, runtime::LocalEngine& e,
     c.check(attention_bytes_held(mem) == plan.attention.bytes &&
                 mem.used_by(backend::MemCategory::Predictors) == plan.predictor_bytes &&
                 neurons <= plan.hot_neuron_bytes &&
-                mem.used_total() <= plan.budget_bytes + cuda::staging_bytes({}, 0),
+                mem.used_total() <= plan.budget_bytes + staging_bytes({}, 0),
             what + ": VRAM accounting: attention " + std::to_string(attention_bytes_held(mem)) +
                 " (plan " + std::to_string(plan.attention.bytes) + "), predictors " +
                 std::to_string(mem.used_by(backend::MemCategory::Predictors)) + " (plan " +
@@ -285,7 +323,7 @@ void test_engine(gputest::Counter& c, const fs::path& dir, const Case& k) {
                 what + ": attention of all 4 layers and the head on the GPU (" +
                     info.offload_status + ")");
         c.check(hot_only->info().gpu_attention_layers == 0 &&
-                    hot_only->model().layer_executor() == nullptr,
+                    hot_only->model().plan().device_layers() == 0,
                 what + ": gpu_attention_layers 0: hot neurons only (" +
                     hot_only->info().offload_status + ")");
         const auto plan = engine_plan(*gpu, path, -1, kBudgetMb);
@@ -307,11 +345,11 @@ void test_engine(gputest::Counter& c, const fs::path& dir, const Case& k) {
         }
         c.check(hot > 0, what + ": the hot part ran on the GPU (" + std::to_string(hot) +
                              " device hits, " + std::to_string(cold) + " cold misses)");
-        const auto st = cuda::layer_offload_stats(*gpu->model().layer_executor());
-        c.check(st.gemm_tokens + st.token_by_token == n_prompt + 10,
+        const auto st = gpu->model().device_tokens();
+        c.check(st.batched + st.single == n_prompt + 10,
                 what + ": every token went through the GPU attention (" +
-                    std::to_string(st.gemm_tokens) + " GEMM, " + std::to_string(st.token_by_token) +
-                    " token by token)");
+                    std::to_string(st.batched) + " GEMM, " + std::to_string(st.single) +
+                    " row by row)");
         const MemoryReport mr = gpu->memory();
         c.check(!mr.simulated && mr.dense_weights > 0 && mr.kv_cache > 0 && mr.predictors > 0 &&
                     mr.hot_neurons > 0,
@@ -399,7 +437,8 @@ void test_budget_failure(gputest::Counter& c, const fs::path& dir, tensor::Threa
         return h;
     };
     const auto costs = model::layer_offload_costs(*std::make_unique<model::Model>(file, pool, kCtx),
-                                                  128, model::OffloadParts::Attention);
+                                                  model::Model::kDeviceTokenBatch,
+                                                  model::OffloadParts::Attention);
     const int64_t per = costs.layers[0].bytes + costs.kv_bytes_per_layer;
     for (int room_layers : {1, 0}) {
         const std::string what =
@@ -418,32 +457,29 @@ void test_budget_failure(gputest::Counter& c, const fs::path& dir, tensor::Threa
             room_layers ? costs.scratch.bytes + per + per / 2 : costs.scratch.bytes / 2;
         dev.set_budget(dev.memory().used_total() + room);
         const auto full = model::plan_sparse_offload(costs, 0, -1, int64_t{1} << 40).attention;
-        cuda::CudaLayerOptions o;
-        o.parts = model::OffloadParts::Attention;
         std::string note;
-        std::unique_ptr<model::LayerExecutor> exec;
         try {
-            exec = cuda::make_cuda_layer_executor(gpu, dev, full, note, o);
+            note = gpu.set_plan(model::graph_plan(full, model::OffloadParts::Attention),
+                                dev.compute());
         } catch (const std::exception& e) {
-            c.check(false, what + ": make_cuda_layer_executor threw " + e.what());
+            c.check(false, what + ": set_plan threw " + e.what());
             continue;
         }
-        const int placed = exec ? exec->n_layers() : 0;
+        const int placed = gpu.plan().device_layers();
         const int64_t held = attention_bytes_held(dev.memory());
-        c.check(placed == room_layers && (exec != nullptr) == (room_layers > 0) &&
-                    (room_layers ? note.find("only 1 of 4 layers fit") == 0
-                                 : note.find("running on CPU") != std::string::npos),
+        c.check(placed == room_layers &&
+                    (room_layers ? note.find("only 1") != std::string::npos
+                                 : note.find("running on the CPU") != std::string::npos),
                 what + ": " + std::to_string(placed) + " layers placed, note '" + note + "'");
         c.check(held == (room_layers ? costs.scratch.bytes + per : 0) &&
                     dev.memory().used_total() <= dev.budget(),
                 what + ": accounting = what was placed (" + std::to_string(held) + " bytes)");
-        gpu.set_layer_executor(exec.get());
         try {
             check_track(c, track(gpu, cpu, 13, 8), what + " vs CPU device");
         } catch (const std::exception& e) {
             c.check(false, what + ": threw " + e.what());
         }
-        gpu.set_layer_executor(nullptr);
+        gpu.set_plan({}, nullptr);
     }
 }
 
@@ -456,25 +492,10 @@ void test_gpu_memory_failure(gputest::Counter& c, const fs::path& dir) {
     constexpr int64_t kCtx = 4096;
     const fs::path path = write_model(dir, k, kCtx);
     auto cpu = load(path, "cpu", -1, -1, kCtx, 8);
-    std::vector<void*> hog;
-    size_t free_b = 0, total_b = 0;
-    cudaMemGetInfo(&free_b, &total_b);
-    // The CudaDevice's 32 MiB staging area and a little more stay free.
-    const int64_t leave = 40 * kMiB;
-    int64_t taken = 0;
-    for (int64_t chunk = int64_t{1} << 30; chunk >= 2 * kMiB; chunk /= 2) {
-        while (int64_t(free_b) - taken - chunk >= leave) {
-            void* p = nullptr;
-            if (cudaMalloc(&p, size_t(chunk)) != cudaSuccess) {
-                cudaGetLastError();
-                break;
-            }
-            hog.push_back(p);
-            taken += chunk;
-        }
-    }
-    cudaMemGetInfo(&free_b, &total_b);
-    std::printf("  GPU memory nearly full: %.0f MiB left free\n", double(free_b) / kMiB);
+    // The device's 32 MiB staging area and a little more stay free.
+    auto hog = hog_gpu(40 * kMiB);
+    std::printf("  GPU memory nearly full: %.0f MiB left free\n",
+                double(hog->dev->memory().device_free_bytes) / kMiB);
     std::unique_ptr<runtime::LocalEngine> gpu;
     try {
         gpu = load(path, "cuda:0", -1, 64 * 1024, kCtx, 8);
@@ -508,7 +529,6 @@ void test_gpu_memory_failure(gputest::Counter& c, const fs::path& dir) {
         }
     }
     gpu.reset();
-    for (void* p : hog) cudaFree(p);
 }
 
 // The GPU fills up after the engine loaded (another program takes the
@@ -545,20 +565,9 @@ void test_gpu_fills_during_generation(gputest::Counter& c, const fs::path& dir) 
     warm.prompt = "hello";
     warm.max_tokens = 4;
     gpu->generate(warm, nullptr);
-    std::vector<void*> hog;
-    for (int64_t chunk = int64_t{1} << 30; chunk >= 2 * kMiB; chunk /= 2) {
-        for (;;) {
-            void* p = nullptr;
-            if (cudaMalloc(&p, size_t(chunk)) != cudaSuccess) {
-                cudaGetLastError();
-                break;
-            }
-            hog.push_back(p);
-        }
-    }
-    size_t free_b = 0, total_b = 0;
-    cudaMemGetInfo(&free_b, &total_b);
-    std::printf("  GPU filled after load: %.1f MiB left free\n", double(free_b) / kMiB);
+    auto hog = hog_gpu(0);
+    std::printf("  GPU filled after load: %.1f MiB left free\n",
+                double(hog->dev->memory().device_free_bytes) / kMiB);
     try {
         check_track(c, track(gpu->model(), cpu->model(), 13, 16), "GPU filled after load vs CPU");
         GenerateRequest r;
@@ -576,22 +585,14 @@ void test_gpu_fills_during_generation(gputest::Counter& c, const fs::path& dir) 
     } catch (const std::exception& e) {
         c.check(false, std::string("GPU filled after load: threw ") + e.what());
     }
-    for (void* p : hog) cudaFree(p);
 }
 
 }  // namespace
 
 int main() {
-    const cuda::DeviceProbe probe = cuda::probe_device(0);
-    if (!probe.available) {
-        std::printf("%s — skipping GPU sparse-attention tests\n0 passed, 0 failed\n",
-                    probe.reason.c_str());
-        return 77;
-    }
-    std::printf("device: %s (sm_%d, %.1f GiB free)\n", probe.name.c_str(), probe.compute_capability,
-                double(probe.free_bytes) / (1 << 30));
+    if (!gputest::gpu_present()) return 77;
     gputest::Counter c;
-    const fs::path dir = fs::temp_directory_path() / "pi_tst_cuda_sparse";
+    const fs::path dir = fs::temp_directory_path() / "pi_tst_gpu_sparse";
     fs::create_directories(dir);
     try {
         tensor::ThreadPool pool(4);

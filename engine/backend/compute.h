@@ -1,0 +1,161 @@
+// The op-level half of a backend: the dense operations a model graph is
+// written in (quantized matmul, RMSNorm, RoPE, attention over an F16 KV
+// cache, the gated FFN, adds), over memory the backend owns and accounts.
+// The neuron-level half (hot FFN neurons, predictors) is backend::Device.
+//
+// The CPU backend (cpu_compute.cpp) runs every op on the host thread pool and
+// reads the mmap'd weights in place; the CUDA backend (kernels/, compiled
+// only with nvcc) enqueues the same ops on its stream; a CPU backend with an
+// accounted budget stands in for a GPU in tests (same op code as the plain
+// CPU plan, so the graph's plans compare bit for bit).
+//
+// Pointers passed to ops are in the backend's memory (device pointers on a
+// GPU); ops are enqueued in order and complete at synchronize(), or at once
+// on the CPU. Called from one host thread (the model's); not thread-safe.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+
+#include "backend/device.h"
+#include "tensor/matmul.h"
+
+namespace powerinfer::tensor {
+class ThreadPool;
+}
+
+namespace powerinfer::backend {
+
+// Bytes held per MemCategory.
+using MemoryUse = std::array<int64_t, kMemCategoryCount>;
+
+// The activation between gate and up of a gated FFN.
+enum class GateActivation { SiLU, GeluTanh };
+
+// One layer's gated FFN weights as stored in the GGUF (row-major, ggml
+// order): gate/up n_ff rows of n_embd, down n_embd rows of n_ff.
+struct GatedFfnWeights {
+    tensor::WeightView gate;
+    tensor::WeightView up;
+    tensor::WeightView down;
+    GateActivation activation = GateActivation::SiLU;
+};
+
+// RoPE over the first n_rot dimensions of each head, from tables of
+// [n_ctx][n_rot / 2] cos/sin values in the backend's memory.
+struct RopeTable {
+    const float* cos = nullptr;
+    const float* sin = nullptr;
+    int64_t n_rot = 0;
+    bool neox = false;  // rotate (i, i + n_rot/2) instead of (2i, 2i+1)
+};
+
+// Causal grouped-query attention over a cache laid out [head][n_ctx][dim]
+// in F16 (keys and values each).
+struct AttentionShape {
+    int64_t n_head = 0, n_head_kv = 0, head_dim = 0, head_dim_v = 0, n_ctx = 0;
+    float scale = 1.0f;  // applied to q.k
+};
+
+// Temporary memory of a device backend's ops, carved by the graph out of its
+// scratch buffer (model/layer_plan lays it out): F16 activations and weight
+// tiles for batched matmuls on a BLAS, its workspace, attention scores.
+// Batched matmuls dequantize weights in tiles of at most kGemmTileElements
+// (16 MiB of F16), whole rows each.
+inline constexpr int64_t kGemmTileElements = int64_t{8} << 20;
+inline constexpr int64_t kGemmWorkspaceBytes = int64_t{4} << 20;
+// Rows of a matrix with `cols` columns per F16 tile (at least one).
+inline int64_t gemm_tile_rows(int64_t cols) {
+    return cols > 0 && cols < kGemmTileElements ? kGemmTileElements / cols : 1;
+}
+struct Workspace {
+    void* x16 = nullptr;  // F16 activations, x16_halves
+    int64_t x16_halves = 0;
+    void* w16 = nullptr;  // F16 weight tile, w16_halves
+    int64_t w16_halves = 0;
+    void* blas = nullptr;  // kGemmWorkspaceBytes
+    float* scores = nullptr;  // [n_head][n_ctx]
+    float* ffn_gate = nullptr;  // ffn_floats each: [rows][n_ff] (whole layers on the device)
+    float* ffn_up = nullptr;
+    int64_t ffn_floats = 0;
+};
+
+class Compute {
+public:
+    virtual ~Compute() = default;
+    virtual std::string name() const = 0;
+
+    // ---- memory -------------------------------------------------------------
+    // True when the backend computes on host memory in place: the graph then
+    // hands it the mmap'd weights without a copy and its activations to host
+    // code (the FFN executors) without a transfer.
+    virtual bool host_memory() const = 0;
+    // Accounted buffer; throws DeviceOutOfMemory when it does not fit.
+    virtual void* allocate(MemCategory category, int64_t bytes) = 0;
+    virtual void release(void* buffer) = 0;
+    // Bytes held, per category (what allocate() handed out and not released).
+    virtual MemoryUse memory_use() const = 0;
+    // Enqueued copies; host memory must stay valid until synchronize().
+    virtual void upload(void* dst, const void* host_src, int64_t bytes) = 0;
+    virtual void download(void* host_dst, const void* src, int64_t bytes) = 0;
+    virtual void fill_zero(void* dst, int64_t bytes) = 0;
+    // Hands the backend its temporary memory (ignored on the CPU, which has
+    // its own); valid until the next call or release of the buffer it lies in.
+    virtual void set_workspace(const Workspace&) {}
+    // Waits for everything enqueued. Throws EngineError when the device failed.
+    virtual void synchronize() = 0;
+
+    // Why this backend cannot multiply a matrix ("" if it can): a weight
+    // type without a kernel, a row length its kernels do not take.
+    virtual std::string unsupported(const tensor::WeightView&) const { return {}; }
+    // What the user should know about this backend's paths ("" if nothing):
+    // e.g. that batches run row by row without cuBLAS.
+    virtual std::string note() const { return {}; }
+    // True when batches of 2+ rows multiply as one (a BLAS on a device; the
+    // CPU always); false when they go row by row.
+    virtual bool batched_matmul() const { return true; }
+
+    // ---- ops ----------------------------------------------------------------
+    // ys[k][r][0..ws[k].rows) = ws[k] x[r] for r < rows: several matrices
+    // that take the same input (q/k/v) at once.
+    virtual void matmul(std::span<const tensor::WeightView> ws, const float* x, int64_t rows,
+                        std::span<float* const> ys) = 0;
+    void matmul(const tensor::WeightView& w, const float* x, int64_t rows, float* y) {
+        float* const ys[1] = {y};
+        matmul(std::span<const tensor::WeightView>(&w, 1), x, rows, ys);
+    }
+    // y[r] = rms_norm(x[r]) * w for `rows` rows of n (x and y may alias).
+    virtual void rms_norm(const float* x, const float* w, float* y, int64_t rows, int64_t n,
+                          float eps) = 0;
+    virtual void add(float* y, const float* x, int64_t n) = 0;                           // y += x
+    virtual void add_bias(float* v, const float* bias, int64_t rows, int64_t n) = 0;     // v[r] += b
+    // RoPE of v[rows][n_head][head_dim], row r at position pos0 + r.
+    virtual void rope(float* v, int64_t rows, int64_t n_head, int64_t head_dim,
+                      const RopeTable& table, int64_t pos0) = 0;
+    // cache[h][pos0 + r][0..dim) = F16(src[r][h][0..dim)).
+    virtual void store_kv(const float* src, void* cache, int64_t rows, int64_t n_head,
+                          int64_t n_ctx, int64_t dim, int64_t pos0) = 0;
+    // out[r][h][0..head_dim_v) for the queries q[r][h][0..head_dim) of the
+    // tokens at pos0 + r over keys/values 0..pos0 + r (the cache already
+    // holds the rows' own).
+    virtual void attention(const AttentionShape& shape, const float* q, const void* k_cache,
+                           const void* v_cache, int64_t rows, int64_t pos0, float* out) = 0;
+    // out[r] = down(act(gate x[r]) * up x[r]) (the dense FFN).
+    virtual void gated_ffn(const GatedFfnWeights& w, const float* x, int64_t rows,
+                           float* out) = 0;
+};
+
+// The host backend over the model's thread pool (which must outlive it): no
+// copies of weights, memory accounted but unbudgeted.
+std::unique_ptr<Compute> make_cpu_compute(tensor::ThreadPool& pool);
+
+// The same ops on a budget: buffers are host memory charged to `device`
+// (a CPU device with a simulated budget, which must outlive it), and the
+// graph copies the weights of the layers it places here as it would onto a
+// GPU. The tests' stand-in for a GPU backend.
+std::unique_ptr<Compute> make_budgeted_cpu_compute(tensor::ThreadPool& pool, Device& device);
+
+}  // namespace powerinfer::backend

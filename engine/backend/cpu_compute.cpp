@@ -1,0 +1,244 @@
+// The CPU backend's ops: each one as llama.cpp computes it on x86 (the
+// model's bit-exact fixtures hold through these), parallel over the model's
+// thread pool. Memory is host memory; the budgeted variant charges a
+// simulated device for it.
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <vector>
+
+#include "backend/compute.h"
+#include "common/error.h"
+#include "tensor/fp16.h"
+#include "tensor/fused_matvec.h"
+#include "tensor/ops.h"
+#include "tensor/quant.h"
+#include "tensor/thread_pool.h"
+
+namespace powerinfer::backend {
+namespace {
+
+class CpuCompute final : public Compute {
+public:
+    CpuCompute(tensor::ThreadPool& pool, Device* budget) : pool_(pool), budget_(budget) {}
+    using Compute::matmul;
+
+    ~CpuCompute() override {
+        for (auto& [p, b] : buffers_) release_storage(p, b);
+    }
+
+    std::string name() const override {
+        return budget_ ? "CPU (budgeted: " + budget_->name() + ")" : "CPU";
+    }
+
+    bool host_memory() const override { return budget_ == nullptr; }
+
+    void* allocate(MemCategory category, int64_t bytes) override {
+        if (bytes < 0) throw EngineError("negative allocation");
+        Buffer b{category, bytes, 0};
+        void* p = nullptr;
+        if (budget_) {
+            b.handle = budget_->allocate(category, bytes);
+            p = budget_->buffer_address(b.handle);
+        } else {
+            p = std::calloc(static_cast<size_t>(std::max<int64_t>(bytes, 1)), 1);
+            if (!p) throw DeviceOutOfMemory("out of host memory for " + std::to_string(bytes) +
+                                            " bytes");
+        }
+        use_[static_cast<size_t>(category)] += bytes;
+        buffers_[p] = b;
+        return p;
+    }
+
+    void release(void* buffer) override {
+        auto it = buffers_.find(buffer);
+        if (it == buffers_.end()) return;
+        release_storage(it->first, it->second);
+        use_[static_cast<size_t>(it->second.category)] -= it->second.bytes;
+        buffers_.erase(it);
+    }
+
+    MemoryUse memory_use() const override { return use_; }
+
+    void upload(void* dst, const void* src, int64_t bytes) override {
+        std::memcpy(dst, src, static_cast<size_t>(bytes));
+    }
+    void download(void* dst, const void* src, int64_t bytes) override {
+        std::memcpy(dst, src, static_cast<size_t>(bytes));
+    }
+    void fill_zero(void* dst, int64_t bytes) override {
+        std::memset(dst, 0, static_cast<size_t>(bytes));
+    }
+    void synchronize() override {}
+
+    void matmul(std::span<const tensor::WeightView> ws, const float* x, int64_t rows,
+                std::span<float* const> ys) override {
+        if (rows > 1) {
+            for (size_t k = 0; k < ws.size(); ++k) tensor::matmul(pool_, ws[k], x, rows, ys[k]);
+            return;
+        }
+        // One token: one quantized copy of x serves every matrix that takes
+        // its format, and matrices that all do run in one pool dispatch.
+        if (ws.size() > 1 && tensor::can_fuse(ws)) {
+            tensor::quantize_activations(ws[0].type, x, ws[0].cols, xq_);
+            tensor::matvec_fused(pool_, ws, ys, xq_);
+            return;
+        }
+        xq_.n = 0;
+        for (size_t k = 0; k < ws.size(); ++k) {
+            if (xq_.n != ws[k].cols || xq_.type != tensor::vec_dot_type(ws[k].type))
+                tensor::quantize_activations(ws[k].type, x, ws[k].cols, xq_);
+            tensor::matvec_q(pool_, ws[k], xq_, ys[k]);
+        }
+    }
+
+    void rms_norm(const float* x, const float* w, float* y, int64_t rows, int64_t n,
+                  float eps) override {
+        for (int64_t r = 0; r < rows; ++r) tensor::rms_norm(x + r * n, w, y + r * n, n, eps);
+    }
+
+    void add(float* y, const float* x, int64_t n) override { tensor::add(y, x, n); }
+
+    void add_bias(float* v, const float* bias, int64_t rows, int64_t n) override {
+        for (int64_t r = 0; r < rows; ++r) tensor::add(v + r * n, bias, n);
+    }
+
+    void rope(float* v, int64_t rows, int64_t n_head, int64_t head_dim, const RopeTable& t,
+              int64_t pos0) override {
+        const int64_t half = t.n_rot / 2;
+        const int64_t stride = t.neox ? 1 : 2;
+        const int64_t other = t.neox ? half : 1;
+        for (int64_t r = 0; r < rows; ++r) {
+            const float* c = t.cos + (pos0 + r) * half;
+            const float* s = t.sin + (pos0 + r) * half;
+            for (int64_t h = 0; h < n_head; ++h) {
+                float* head = v + (r * n_head + h) * head_dim;
+                // As ggml's rotate_pairs compiled with FMA contraction (how
+                // llama.cpp ships on x86): the first product fused, the
+                // second not.
+                for (int64_t i = 0; i < half; ++i) {
+                    float* p = head + i * stride;
+                    const float x0 = p[0], x1 = p[other];
+                    p[0] = std::fma(x0, c[i], -(x1 * s[i]));
+                    p[other] = std::fma(x0, s[i], x1 * c[i]);
+                }
+            }
+        }
+    }
+
+    void store_kv(const float* src, void* cache, int64_t rows, int64_t n_head, int64_t n_ctx,
+                  int64_t dim, int64_t pos0) override {
+        auto* c16 = static_cast<uint16_t*>(cache);
+        for (int64_t r = 0; r < rows; ++r)
+            for (int64_t h = 0; h < n_head; ++h) {
+                const float* s = src + (r * n_head + h) * dim;
+                uint16_t* dst = c16 + (h * n_ctx + pos0 + r) * dim;
+                for (int64_t d = 0; d < dim; ++d) dst[d] = tensor::fp32_to_fp16(s[d]);
+            }
+    }
+
+    // Parallel over (token, head) pairs.
+    void attention(const AttentionShape& a, const float* q, const void* k_cache,
+                   const void* v_cache, int64_t rows, int64_t pos0, float* out) override {
+        const size_t workers = static_cast<size_t>(pool_.size());
+        const size_t mix_floats = static_cast<size_t>(tensor::mix_f16_scratch_floats(a.head_dim_v));
+        if (scores_.size() < workers * static_cast<size_t>(a.n_ctx))
+            scores_.assign(workers * static_cast<size_t>(a.n_ctx), 0.0f);
+        if (q16_.size() < workers * static_cast<size_t>(a.head_dim))
+            q16_.assign(workers * static_cast<size_t>(a.head_dim), 0);
+        if (mix_.size() < workers * mix_floats) mix_.assign(workers * mix_floats, 0.0f);
+        struct Job {
+            CpuCompute* self;
+            const AttentionShape* a;
+            const float* q;
+            const uint16_t* K;
+            const uint16_t* V;
+            int64_t pos0;
+            float* out;
+            size_t mix_floats;
+            bool batched;  // ggml multiplies 2+ tokens in another order than one
+        } job{this, &a, q, static_cast<const uint16_t*>(k_cache),
+              static_cast<const uint16_t*>(v_cache), pos0, out, mix_floats, rows > 1};
+        pool_.parallel_for(rows * a.n_head, [&job](int64_t begin, int64_t end, int worker) {
+            const AttentionShape& c = *job.a;
+            CpuCompute& m = *job.self;
+            const int64_t hd = c.head_dim, hdv = c.head_dim_v;
+            const int64_t group = c.n_head / c.n_head_kv;
+            float* scores = m.scores_.data() + static_cast<size_t>(worker) * c.n_ctx;
+            uint16_t* qh = m.q16_.data() + static_cast<size_t>(worker) * hd;
+            float* mix = m.mix_.data() + static_cast<size_t>(worker) * job.mix_floats;
+            for (int64_t item = begin; item < end; ++item) {
+                const int64_t i = item / c.n_head, h = item % c.n_head;
+                const int64_t g = h / group;
+                const int64_t n_keys = job.pos0 + i + 1;
+                // q in F16 like the cache (ggml converts it for the product).
+                const float* qf = job.q + (i * c.n_head + h) * hd;
+                for (int64_t d = 0; d < hd; ++d) qh[d] = tensor::fp32_to_fp16(qf[d]);
+                tensor::scores_f16(job.K + g * c.n_ctx * hd, n_keys, hd, qh, c.scale, job.batched,
+                                   scores);
+                tensor::softmax(scores, n_keys);
+                // The probabilities enter the product with V as F16, as in ggml.
+                for (int64_t t = 0; t < n_keys; ++t)
+                    scores[t] = tensor::fp16_to_fp32(tensor::fp32_to_fp16(scores[t]));
+                tensor::mix_f16(scores, job.V + g * c.n_ctx * hdv, n_keys, hdv, hdv, job.batched,
+                                job.out + (i * c.n_head + h) * hdv, mix);
+            }
+        });
+    }
+
+    void gated_ffn(const GatedFfnWeights& w, const float* x, int64_t rows, float* out) override {
+        const int64_t n_ff = w.gate.rows;
+        const size_t need = static_cast<size_t>(rows * n_ff);
+        if (gate_.size() < need) {
+            gate_.resize(need);
+            up_.resize(need);
+        }
+        const tensor::WeightView ws[2] = {w.gate, w.up};
+        float* const ys[2] = {gate_.data(), up_.data()};
+        matmul(ws, x, rows, ys);
+        if (w.activation == GateActivation::SiLU) {
+            tensor::swiglu(gate_.data(), up_.data(), gate_.data(), rows * n_ff);
+        } else {
+            tensor::gelu(gate_.data(), rows * n_ff);
+            for (size_t i = 0; i < need; ++i) gate_[i] *= up_[i];
+        }
+        matmul(w.down, gate_.data(), rows, out);
+    }
+
+private:
+    struct Buffer {
+        MemCategory category;
+        int64_t bytes;
+        BufferHandle handle;  // on the budget device
+    };
+
+    void release_storage(void* p, const Buffer& b) {
+        if (budget_) {
+            budget_->free(b.handle);
+        } else {
+            std::free(p);
+        }
+    }
+
+    tensor::ThreadPool& pool_;
+    Device* budget_;
+    std::map<void*, Buffer> buffers_;
+    MemoryUse use_{};
+    tensor::QuantizedVector xq_;
+    std::vector<float> scores_, mix_, gate_, up_;
+    std::vector<uint16_t> q16_;
+};
+
+}  // namespace
+
+std::unique_ptr<Compute> make_cpu_compute(tensor::ThreadPool& pool) {
+    return std::make_unique<CpuCompute>(pool, nullptr);
+}
+
+std::unique_ptr<Compute> make_budgeted_cpu_compute(tensor::ThreadPool& pool, Device& device) {
+    return std::make_unique<CpuCompute>(pool, &device);
+}
+
+}  // namespace powerinfer::backend

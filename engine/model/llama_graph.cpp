@@ -1,0 +1,132 @@
+// The llama-family layer graph (llama/mistral, qwen2, qwen3), written once
+// over the op-level backend interface (backend/compute.h). Each layer's
+// attention runs on the backend its GraphPlan names (with its KV cache
+// there), its FFN either on that backend (dense) or through the model's host
+// FfnExecutor (dense or sparse); the residual stream crosses between
+// backends only where the plan changes site. One token's data flow:
+//
+//   embedding (host) -> per layer: rms_norm -> q,k,v matmul (+bias, per-head
+//   norm) -> rope -> store_kv -> attention -> o matmul -> add
+//   -> rms_norm -> FFN (device op, or host FfnExecutor) -> add
+//   -> output norm -> head matmul -> logits (host)
+#include <algorithm>
+#include <cmath>
+
+#include "model/model.h"
+#include "tensor/quant.h"
+
+namespace powerinfer::model {
+
+void Model::attention_block(int il, backend::Compute& be, Scratch& s, int64_t n, int64_t n_past) {
+    const Resident& r = resident_[static_cast<size_t>(il)];
+    const LayerWeights& L = r.w;
+    const ModelConfig& c = cfg_;
+    const int64_t E = c.n_embd, hd = c.head_dim;
+    be.rms_norm(s.x, L.attn_norm, s.xn, n, E, c.rms_eps);
+    const tensor::WeightView ws[3] = {L.q, L.k, L.v};
+    float* const ys[3] = {s.q, s.k, s.v};
+    be.matmul(ws, s.xn, n, ys);
+    if (L.q_bias) be.add_bias(s.q, L.q_bias, n, c.q_dim());
+    if (L.k_bias) be.add_bias(s.k, L.k_bias, n, c.kv_dim());
+    if (L.v_bias) be.add_bias(s.v, L.v_bias, n, c.v_dim());
+    if (L.q_norm) be.rms_norm(s.q, L.q_norm, s.q, n * c.n_head, hd, c.rms_eps);
+    if (L.k_norm) be.rms_norm(s.k, L.k_norm, s.k, n * c.n_head_kv, hd, c.rms_eps);
+    be.rope(s.q, n, c.n_head, hd, s.rope, n_past);
+    be.rope(s.k, n, c.n_head_kv, hd, s.rope, n_past);
+    void* values = static_cast<uint8_t*>(r.kv) + r.kv_values;
+    be.store_kv(s.k, r.kv, n, c.n_head_kv, n_ctx_, hd, n_past);
+    be.store_kv(s.v, values, n, c.n_head_kv, n_ctx_, c.head_dim_v, n_past);
+    backend::AttentionShape shape;
+    shape.n_head = c.n_head;
+    shape.n_head_kv = c.n_head_kv;
+    shape.head_dim = hd;
+    shape.head_dim_v = c.head_dim_v;
+    shape.n_ctx = n_ctx_;
+    shape.scale = 1.0f / std::sqrt(static_cast<float>(hd));
+    be.attention(shape, s.q, r.kv, values, n, n_past, s.attn);
+    be.matmul(L.o, s.attn, n, s.tmp);
+    be.add(s.x, s.tmp, n * E);
+}
+
+void Model::ffn_block(int il, backend::Compute& be, Scratch& s, int64_t n) {
+    const Resident& r = resident_[static_cast<size_t>(il)];
+    const int64_t E = cfg_.n_embd;
+    be.rms_norm(s.x, r.w.ffn_norm, s.xn, n, E, cfg_.rms_eps);
+    if (&be == device_ && plan_.at(il).ffn == Site::Device) {
+        be.gated_ffn(r.w.ffn, s.xn, n, s.tmp);
+    } else if (be.host_memory()) {
+        ffn_->run(il, s.xn, n, s.tmp);
+    } else {
+        // Attention on the device, FFN on the host (sparse placement: the
+        // executor may enqueue its hot part on the same device).
+        const int64_t bytes = n * E * static_cast<int64_t>(sizeof(float));
+        be.download(host_s_.xn, s.xn, bytes);
+        be.synchronize();
+        ffn_->run(il, host_s_.xn, n, host_s_.tmp);
+        be.upload(s.tmp, host_s_.tmp, bytes);
+    }
+    be.add(s.x, s.tmp, n * E);
+}
+
+// logits[n - from][n_vocab] for rows [from, n) of the final residual stream.
+void Model::output_block(backend::Compute& be, Scratch& s, int64_t from, int64_t n,
+                         float* logits) {
+    const int64_t E = cfg_.n_embd, V = cfg_.n_vocab, n_out = n - from;
+    if (be.host_memory()) {
+        be.rms_norm(s.x + from * E, output_norm_, s.xn, n_out, E, cfg_.rms_eps);
+        be.matmul(output_, s.xn, n_out, logits);
+        return;
+    }
+    // One row at a time through the device's logits row.
+    for (int64_t i = 0; i < n_out; ++i) {
+        be.rms_norm(s.x + (from + i) * E, device_out_norm_, s.xn, 1, E, cfg_.rms_eps);
+        be.matmul(device_head_, s.xn, 1, device_logits_);
+        be.download(logits + i * V, device_logits_, V * static_cast<int64_t>(sizeof(float)));
+        be.synchronize();
+    }
+}
+
+// Evaluates one chunk (at most the scratch's rows); logits for its rows
+// [logits_from, n) go to `logits`.
+void Model::forward_chunk(const int32_t* tokens, int64_t n, int64_t n_past, int64_t logits_from,
+                          float* logits) {
+    const int64_t E = cfg_.n_embd;
+    const int64_t bytes = n * E * static_cast<int64_t>(sizeof(float));
+    for (int64_t i = 0; i < n; ++i)
+        tensor::dequantize_row(tok_embd_.type, tok_embd_.row(tokens[i]), host_s_.x + i * E, E);
+
+    backend::Compute* at = host_.get();  // where the residual stream is
+    auto move_to = [&](backend::Compute* be) {
+        if (be == at) return;
+        if (be == device_) {
+            device_->upload(device_s_.x, host_s_.x, bytes);
+        } else {
+            device_->download(host_s_.x, device_s_.x, bytes);
+            device_->synchronize();
+        }
+        at = be;
+    };
+    for (int il = 0; il < static_cast<int>(cfg_.n_layer); ++il) {
+        backend::Compute* be = resident_[static_cast<size_t>(il)].on;
+        move_to(be);
+        Scratch& s = be == host_.get() ? host_s_ : device_s_;
+        attention_block(il, *be, s, n, n_past);
+        ffn_block(il, *be, s, n);
+    }
+    for (int64_t i = 0; i < n; ++i) ffn_->end_token();
+    if (device_ && plan_.any_device())
+        (n >= 2 && device_->batched_matmul() ? device_tokens_.batched : device_tokens_.single) += n;
+
+    if (n - logits_from > 0 && logits) {
+        if (plan_.output == Site::Device && device_) {
+            move_to(device_);
+            output_block(*device_, device_s_, logits_from, n, logits);
+        } else {
+            move_to(host_.get());
+            output_block(*host_, host_s_, logits_from, n, logits);
+        }
+    }
+    move_to(host_.get());  // last_hidden() and the next chunk read it there
+}
+
+}  // namespace powerinfer::model
