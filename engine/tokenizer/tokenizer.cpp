@@ -117,6 +117,72 @@ struct TextHash {
     size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
 };
 
+// Token text -> id: open addressing over (hash tag, id) pairs, the texts
+// staying in the vocabulary. SentencePiece looks up every candidate pair's
+// text, so this is the tokenizer's hot path; it also loads a 262k vocabulary
+// without a node allocation per token.
+class TokenIndex {
+public:
+    // Empty texts are indexed as "[EMPTY_<id>]", as llama.cpp names them; a
+    // later duplicate text wins.
+    void build(const std::vector<std::string>& tokens) {
+        tokens_ = &tokens;
+        size_t capacity = 16;
+        while (capacity < tokens.size() * 2) capacity <<= 1;
+        slots_.assign(capacity, Slot{0, -1});
+        mask_ = capacity - 1;
+        for (size_t i = 0; i < tokens.size(); ++i) {
+            const auto id = static_cast<int32_t>(i);
+            if (tokens[i].empty()) {
+                empty_["[EMPTY_" + std::to_string(i) + "]"] = id;
+            } else {
+                insert(tokens[i], id);
+            }
+        }
+    }
+
+    int32_t find(std::string_view text) const {
+        const uint64_t h = hash(text);
+        const auto tag = static_cast<uint32_t>(h >> 32);
+        for (size_t s = h & mask_;; s = (s + 1) & mask_) {
+            const Slot& slot = slots_[s];
+            if (slot.id < 0) break;
+            if (slot.tag == tag && (*tokens_)[static_cast<size_t>(slot.id)] == text) return slot.id;
+        }
+        if (empty_.empty() || !text.starts_with("[EMPTY_")) return -1;
+        auto it = empty_.find(text);
+        return it == empty_.end() ? -1 : it->second;
+    }
+
+private:
+    struct Slot {
+        uint32_t tag;
+        int32_t id;  // -1: free
+    };
+    static uint64_t hash(std::string_view text) {  // FNV-1a 64
+        uint64_t h = 0xCBF29CE484222325ull;
+        for (char c : text) h = (h ^ static_cast<uint8_t>(c)) * 0x100000001B3ull;
+        return h;
+    }
+    void insert(std::string_view text, int32_t id) {
+        const uint64_t h = hash(text);
+        const auto tag = static_cast<uint32_t>(h >> 32);
+        for (size_t s = h & mask_;; s = (s + 1) & mask_) {
+            Slot& slot = slots_[s];
+            if (slot.id < 0 ||
+                (slot.tag == tag && (*tokens_)[static_cast<size_t>(slot.id)] == text)) {
+                slot = Slot{tag, id};
+                return;
+            }
+        }
+    }
+
+    const std::vector<std::string>* tokens_ = nullptr;
+    std::vector<Slot> slots_;
+    size_t mask_ = 0;
+    std::unordered_map<std::string, int32_t, TextHash, std::equal_to<>> empty_;
+};
+
 uint64_t pair_key(int32_t a, int32_t b) {
     return (static_cast<uint64_t>(static_cast<uint32_t>(a)) << 32) | static_cast<uint32_t>(b);
 }
@@ -125,7 +191,7 @@ uint64_t pair_key(int32_t a, int32_t b) {
 
 struct Tokenizer::Impl {
     VocabData v;
-    std::unordered_map<std::string, int32_t, TextHash, std::equal_to<>> token_to_id;
+    TokenIndex token_to_id;
     struct Merge {
         int32_t rank;
         int32_t result;  // token id of the merged text, -1 if not in the vocabulary
@@ -148,10 +214,7 @@ struct Tokenizer::Impl {
     TokenType type(int32_t id) const {
         return v.types.empty() ? TokenType::Normal : v.types[static_cast<size_t>(id)];
     }
-    int32_t find(std::string_view text) const {
-        auto it = token_to_id.find(text);
-        return it == token_to_id.end() ? -1 : it->second;
-    }
+    int32_t find(std::string_view text) const { return token_to_id.find(text); }
 
     void build();
     void apply_special_token_rules();
@@ -178,12 +241,7 @@ void Tokenizer::Impl::build() {
                         &v.fim_mid, &v.fim_pad, &v.fim_rep, &v.fim_sep}) {
         if (*id >= n) *id = -1;  // an id past the vocabulary cannot be used
     }
-    token_to_id.reserve(static_cast<size_t>(n));
-    for (int32_t i = 0; i < n; ++i) {
-        std::string text = v.tokens[static_cast<size_t>(i)];
-        if (text.empty()) text = "[EMPTY_" + std::to_string(i) + "]";
-        token_to_id[text] = i;  // like llama.cpp, a later duplicate wins
-    }
+    token_to_id.build(v.tokens);
 
     apply_special_token_rules();
     for (int32_t i = 0; i < n; ++i) {
@@ -473,8 +531,10 @@ void Tokenizer::Impl::bpe_word(const std::string& word, std::vector<int32_t>& ou
 }
 
 // SentencePiece BPE: merge the adjacent pair whose merged text is the
-// highest-scoring vocabulary entry; text left without a token becomes
-// <0xNN> byte tokens.
+// highest-scoring vocabulary entry (leftmost on ties); symbols left without a
+// token become <0xNN> byte tokens. Only pairs whose text is a token are ever
+// merged, so every merged symbol is a token: llama.cpp's re-split of merged
+// texts that are not tokens (its rev_merge) never applies and is left out.
 void Tokenizer::Impl::encode_spm(std::string_view text, std::vector<int32_t>& out) const {
     struct Symbol {
         int32_t prev, next;
@@ -498,9 +558,9 @@ void Tokenizer::Impl::encode_spm(std::string_view text, std::vector<int32_t>& ou
             return score != o.score ? score < o.score : left > o.left;
         }
     };
-    std::priority_queue<Candidate> queue;
-    // Which two symbols formed a merged text, to split texts that are not tokens.
-    std::unordered_map<std::string_view, std::pair<int32_t, int32_t>> formed_by;
+    std::vector<Candidate> storage;
+    storage.reserve(sym.size() * 2);
+    std::priority_queue<Candidate> queue(std::less<Candidate>(), std::move(storage));
     auto consider = [&](int32_t left, int32_t right) {
         if (left < 0 || right < 0) return;
         const Symbol& l = sym[static_cast<size_t>(left)];
@@ -510,7 +570,6 @@ void Tokenizer::Impl::encode_spm(std::string_view text, std::vector<int32_t>& ou
         if (id < 0) return;
         const float score = v.scores.empty() ? 0.0f : v.scores[static_cast<size_t>(id)];
         queue.push({score, left, right, merged.size()});
-        formed_by[merged] = {left, right};
     };
     for (int32_t i = 1; i < static_cast<int32_t>(sym.size()); ++i) consider(i - 1, i);
     while (!queue.empty()) {
@@ -526,26 +585,18 @@ void Tokenizer::Impl::encode_spm(std::string_view text, std::vector<int32_t>& ou
         consider(l.prev, c.left);
         consider(c.left, l.next);
     }
-    auto resegment = [&](auto&& self, const Symbol& s) -> void {
+    for (int32_t i = sym.empty() ? -1 : 0; i >= 0; i = sym[static_cast<size_t>(i)].next) {
+        const Symbol& s = sym[static_cast<size_t>(i)];
         const std::string_view piece = text.substr(s.offset, s.length);
         const int32_t id = find(piece);
         if (id >= 0) {
             out.push_back(id);
-            return;
+            continue;
         }
-        auto it = formed_by.find(piece);
-        if (it == formed_by.end()) {
-            for (char b : piece) {
-                const int32_t byte_id = spm_byte_token[static_cast<uint8_t>(b)];
-                if (byte_id >= 0) out.push_back(byte_id);
-            }
-            return;
+        for (char b : piece) {
+            const int32_t byte_id = spm_byte_token[static_cast<uint8_t>(b)];
+            if (byte_id >= 0) out.push_back(byte_id);
         }
-        self(self, sym[static_cast<size_t>(it->second.first)]);
-        self(self, sym[static_cast<size_t>(it->second.second)]);
-    };
-    for (int32_t i = sym.empty() ? -1 : 0; i >= 0; i = sym[static_cast<size_t>(i)].next) {
-        resegment(resegment, sym[static_cast<size_t>(i)]);
     }
 }
 
