@@ -38,24 +38,73 @@ const ByteLevelAlphabet& byte_level() {
     return alphabet;
 }
 
-// DeepSeek's end-of-sentence marker (fullwidth bars, U+2581 for spaces), as
-// UTF-8 escapes to keep the source ASCII for MSVC.
-#define PI_DEEPSEEK_EOS \
-    "<\xEF\xBD\x9C"     \
-    "end\xE2\x96\x81of\xE2\x96\x81sentence\xEF\xBD\x9C>"
+// Token texts that llama.cpp (llama-vocab.cpp, as in llama-cpp-python 0.3.36)
+// recognises without metadata. Non-ASCII ones as UTF-8 escapes to keep the
+// source ASCII for MSVC: U+FF5C fullwidth bar, U+2581 SentencePiece space.
+#define PI_FW_BAR "\xEF\xBD\x9C"
+#define PI_SPM_SPACE "\xE2\x96\x81"
+#define PI_DEEPSEEK_EOS "<" PI_FW_BAR "end" PI_SPM_SPACE "of" PI_SPM_SPACE "sentence" PI_FW_BAR ">"
 
-// Texts of end-of-generation tokens that models use without declaring them
-// as EOS/EOT in metadata (the list llama.cpp recognises).
+// End of generation, whatever their type in the file (they become control tokens).
 constexpr std::string_view kEogTexts[] = {
-    "<|eot_id|>", "<|im_end|>", "<|end|>",       "<end_of_turn>",   "<|endoftext|>",
-    "<|eom_id|>", "<EOT>",      "_<EOT>",        "<|end_of_text|>", "<end_of_utterance>",
-    "<|return|>", "<|call|>",   PI_DEEPSEEK_EOS,
+    "<|eot_id|>",
+    "<|im_end|>",
+    "<|end|>",
+    "<|return|>",
+    "<|call|>",
+    "<|flush|>",
+    "<|calls|>",
+    "<end_of_turn>",
+    "<|endoftext|>",
+    "</s>",
+    "<|eom_id|>",
+    "<EOT>",
+    "_<EOT>",
+    "[EOT]",
+    "[EOS]",
+    "<|end_of_text|>",
+    "<end_of_utterance>",
+    "<eos>",
+    "<turn|>",
+    "<|tool_response>",
+    PI_DEEPSEEK_EOS,
+    "[e~[",
 };
-// Preference order when EOT is not in the metadata.
+// Candidates for EOT when the metadata names none, in our order of preference
+// (llama.cpp takes the first in its hash map's order; models have one).
 constexpr std::string_view kEotTexts[] = {
-    "<|eot_id|>",    "<|im_end|>", "<|end|>", "<end_of_turn>",
-    "<|endoftext|>", "<EOT>",      "_<EOT>",  PI_DEEPSEEK_EOS,
+    "<|eot_id|>",    "<|im_end|>",         "<|end|>",
+    "<end_of_turn>", "<|endoftext|>",      "<EOT>",
+    "_<EOT>",        PI_DEEPSEEK_EOS,      "<|end_of_text|>",
+    "[EOT]",         "<end_of_utterance>",
 };
+constexpr std::string_view kEomTexts[] = {"<|eom_id|>"};
+constexpr std::string_view kFimPreTexts[] = {
+    "<|fim_prefix|>",  "<fim-prefix>",
+    "<fim_prefix>",    "<" PI_FW_BAR "fim" PI_SPM_SPACE "begin" PI_FW_BAR ">",
+    "<PRE>",           PI_SPM_SPACE "<PRE>",
+    "<|code_prefix|>", "<|prefix|>",
+};
+constexpr std::string_view kFimSufTexts[] = {
+    "<|fim_suffix|>",  "<fim-suffix>",
+    "<fim_suffix>",    "<" PI_FW_BAR "fim" PI_SPM_SPACE "hole" PI_FW_BAR ">",
+    "<SUF>",           PI_SPM_SPACE "<SUF>",
+    "<|code_suffix|>", "<|suffix|>",
+};
+constexpr std::string_view kFimMidTexts[] = {
+    "<|fim_middle|>",  "<fim-middle>",
+    "<fim_middle>",    "<" PI_FW_BAR "fim" PI_SPM_SPACE "end" PI_FW_BAR ">",
+    "<MID>",           PI_SPM_SPACE "<MID>",
+    "<|code_middle|>", "<|middle|>",
+};
+constexpr std::string_view kFimPadTexts[] = {"<|fim_pad|>", "<fim-pad>", "<fim_pad>", "<PAD>",
+                                             "[PAD]"};
+constexpr std::string_view kFimRepTexts[] = {"<|fim_repo|>", "<|repo_name|>", "<fim-repo>",
+                                             "<REPO>", "<reponame>"};
+constexpr std::string_view kFimSepTexts[] = {"<|file_sep|>"};
+// gpt-oss's channel markers are always rendered: llama.cpp makes them user-defined.
+constexpr std::string_view kAlwaysRenderedTexts[] = {"<|channel|>", "<|message|>", "<|start|>",
+                                                     "<|constrain|>"};
 
 struct Fragment {
     int32_t token;  // >= 0: a special token; -1: raw text
@@ -68,6 +117,72 @@ struct TextHash {
     size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
 };
 
+// Token text -> id: open addressing over (hash tag, id) pairs, the texts
+// staying in the vocabulary. SentencePiece looks up every candidate pair's
+// text, so this is the tokenizer's hot path; it also loads a 262k vocabulary
+// without a node allocation per token.
+class TokenIndex {
+public:
+    // Empty texts are indexed as "[EMPTY_<id>]", as llama.cpp names them; a
+    // later duplicate text wins.
+    void build(const std::vector<std::string>& tokens) {
+        tokens_ = &tokens;
+        size_t capacity = 16;
+        while (capacity < tokens.size() * 2) capacity <<= 1;
+        slots_.assign(capacity, Slot{0, -1});
+        mask_ = capacity - 1;
+        for (size_t i = 0; i < tokens.size(); ++i) {
+            const auto id = static_cast<int32_t>(i);
+            if (tokens[i].empty()) {
+                empty_["[EMPTY_" + std::to_string(i) + "]"] = id;
+            } else {
+                insert(tokens[i], id);
+            }
+        }
+    }
+
+    int32_t find(std::string_view text) const {
+        const uint64_t h = hash(text);
+        const auto tag = static_cast<uint32_t>(h >> 32);
+        for (size_t s = h & mask_;; s = (s + 1) & mask_) {
+            const Slot& slot = slots_[s];
+            if (slot.id < 0) break;
+            if (slot.tag == tag && (*tokens_)[static_cast<size_t>(slot.id)] == text) return slot.id;
+        }
+        if (empty_.empty() || !text.starts_with("[EMPTY_")) return -1;
+        auto it = empty_.find(text);
+        return it == empty_.end() ? -1 : it->second;
+    }
+
+private:
+    struct Slot {
+        uint32_t tag;
+        int32_t id;  // -1: free
+    };
+    static uint64_t hash(std::string_view text) {  // FNV-1a 64
+        uint64_t h = 0xCBF29CE484222325ull;
+        for (char c : text) h = (h ^ static_cast<uint8_t>(c)) * 0x100000001B3ull;
+        return h;
+    }
+    void insert(std::string_view text, int32_t id) {
+        const uint64_t h = hash(text);
+        const auto tag = static_cast<uint32_t>(h >> 32);
+        for (size_t s = h & mask_;; s = (s + 1) & mask_) {
+            Slot& slot = slots_[s];
+            if (slot.id < 0 ||
+                (slot.tag == tag && (*tokens_)[static_cast<size_t>(slot.id)] == text)) {
+                slot = Slot{tag, id};
+                return;
+            }
+        }
+    }
+
+    const std::vector<std::string>* tokens_ = nullptr;
+    std::vector<Slot> slots_;
+    size_t mask_ = 0;
+    std::unordered_map<std::string, int32_t, TextHash, std::equal_to<>> empty_;
+};
+
 uint64_t pair_key(int32_t a, int32_t b) {
     return (static_cast<uint64_t>(static_cast<uint32_t>(a)) << 32) | static_cast<uint32_t>(b);
 }
@@ -76,13 +191,18 @@ uint64_t pair_key(int32_t a, int32_t b) {
 
 struct Tokenizer::Impl {
     VocabData v;
-    std::unordered_map<std::string, int32_t, TextHash, std::equal_to<>> token_to_id;
+    TokenIndex token_to_id;
     struct Merge {
         int32_t rank;
         int32_t result;  // token id of the merged text, -1 if not in the vocabulary
     };
     std::unordered_map<uint64_t, Merge> merges;  // (left id, right id) -> merge
     std::vector<int32_t> special_tokens;         // longest text first
+    // Ranks in special_tokens grouped by the first two bytes of their text
+    // (CSR: ranks [prefix_begin[k], prefix_begin[k + 1])), and those of
+    // one-byte texts by that byte: finds the specials a text contains in one pass.
+    std::vector<uint32_t> prefix_begin, prefix_ranks;
+    std::array<std::vector<uint32_t>, 256> single_byte_ranks;
     std::vector<bool> eog;
     std::array<int32_t, 256> spm_byte_token{};
 
@@ -94,12 +214,12 @@ struct Tokenizer::Impl {
     TokenType type(int32_t id) const {
         return v.types.empty() ? TokenType::Normal : v.types[static_cast<size_t>(id)];
     }
-    int32_t find(std::string_view text) const {
-        auto it = token_to_id.find(text);
-        return it == token_to_id.end() ? -1 : it->second;
-    }
+    int32_t find(std::string_view text) const { return token_to_id.find(text); }
 
     void build();
+    void apply_special_token_rules();
+    void index_special_tokens();
+    std::vector<uint32_t> specials_in(std::string_view text, bool parse_special) const;
     std::vector<Fragment> partition(std::string_view text, bool parse_special) const;
     void encode_bpe(std::string_view text, std::vector<int32_t>& out) const;
     void bpe_word(const std::string& word, std::vector<int32_t>& out) const;
@@ -117,16 +237,13 @@ void Tokenizer::Impl::build() {
         throw EngineError("tokenizer.ggml.scores has " + std::to_string(v.scores.size()) +
                           " entries but the vocabulary has " + std::to_string(n));
     }
-    for (int32_t* id : {&v.bos, &v.eos, &v.eot, &v.eom, &v.unk, &v.pad}) {
+    for (int32_t* id : {&v.bos, &v.eos, &v.eot, &v.eom, &v.unk, &v.pad, &v.fim_pre, &v.fim_suf,
+                        &v.fim_mid, &v.fim_pad, &v.fim_rep, &v.fim_sep}) {
         if (*id >= n) *id = -1;  // an id past the vocabulary cannot be used
     }
-    token_to_id.reserve(static_cast<size_t>(n));
-    for (int32_t i = 0; i < n; ++i) {
-        std::string text = v.tokens[static_cast<size_t>(i)];
-        if (text.empty()) text = "[EMPTY_" + std::to_string(i) + "]";
-        token_to_id[text] = i;  // like llama.cpp, a later duplicate wins
-    }
+    token_to_id.build(v.tokens);
 
+    apply_special_token_rules();
     for (int32_t i = 0; i < n; ++i) {
         const TokenType t = type(i);
         if ((t == TokenType::Control || t == TokenType::UserDefined || t == TokenType::Unknown) &&
@@ -137,24 +254,7 @@ void Tokenizer::Impl::build() {
     std::stable_sort(special_tokens.begin(), special_tokens.end(), [&](int32_t a, int32_t b) {
         return v.tokens[static_cast<size_t>(a)].size() > v.tokens[static_cast<size_t>(b)].size();
     });
-
-    if (v.eot < 0) {
-        for (std::string_view text : kEotTexts) {
-            const int32_t id = find(text);
-            if (id >= 0) {
-                v.eot = id;
-                break;
-            }
-        }
-    }
-    eog.assign(static_cast<size_t>(n), false);
-    for (int32_t id : {v.eos, v.eot, v.eom}) {
-        if (id >= 0) eog[static_cast<size_t>(id)] = true;
-    }
-    for (std::string_view text : kEogTexts) {
-        const int32_t id = find(text);
-        if (id >= 0 && type(id) == TokenType::Control) eog[static_cast<size_t>(id)] = true;
-    }
+    index_special_tokens();
 
     if (v.kind == VocabKind::BytePairGpt2) {
         merges.reserve(v.merges.size());
@@ -184,6 +284,123 @@ void Tokenizer::Impl::build() {
     }
 }
 
+// llama.cpp's rules for special tokens the metadata does not declare: roles
+// (EOT, EOM, fill-in-the-middle) and end-of-generation tokens are found by
+// their text and become control tokens, so that they only match with
+// parse_special and render as "" unless asked; then its model workarounds.
+void Tokenizer::Impl::apply_special_token_rules() {
+    const auto n = static_cast<int32_t>(v.tokens.size());
+    if (v.types.empty()) v.types.assign(static_cast<size_t>(n), TokenType::Normal);
+    auto make_control = [&](int32_t id) { v.types[static_cast<size_t>(id)] = TokenType::Control; };
+    // The first candidate present (lowest id for the FIM roles, preference
+    // order for EOT), unless the metadata set the role.
+    auto detect = [&](int32_t& role, std::span<const std::string_view> texts, bool by_id) {
+        if (role >= 0) return;
+        for (std::string_view text : texts) {
+            const int32_t id = find(text);
+            if (id >= 0 && (role < 0 || (by_id && id < role))) {
+                role = id;
+                if (!by_id) break;
+            }
+        }
+        if (role >= 0) make_control(role);
+    };
+    detect(v.eot, kEotTexts, false);
+    detect(v.eom, kEomTexts, false);
+    detect(v.fim_pre, kFimPreTexts, true);
+    detect(v.fim_suf, kFimSufTexts, true);
+    detect(v.fim_mid, kFimMidTexts, true);
+    detect(v.fim_pad, kFimPadTexts, true);
+    detect(v.fim_rep, kFimRepTexts, true);
+    detect(v.fim_sep, kFimSepTexts, true);
+
+    eog.assign(static_cast<size_t>(n), false);
+    for (int32_t id : {v.fim_pad, v.fim_rep, v.fim_sep}) {
+        if (id >= 0) eog[static_cast<size_t>(id)] = true;
+    }
+    for (std::string_view text : kEogTexts) {
+        const int32_t id = find(text);
+        if (id < 0) continue;
+        eog[static_cast<size_t>(id)] = true;
+        make_control(id);
+    }
+    for (std::string_view text : kAlwaysRenderedTexts) {
+        const int32_t id = find(text);
+        if (id >= 0) v.types[static_cast<size_t>(id)] = TokenType::UserDefined;
+    }
+    for (int32_t id : {v.eos, v.eot, v.eom}) {
+        if (id >= 0) eog[static_cast<size_t>(id)] = true;
+    }
+    auto eog_token = [&](std::string_view text) {
+        const int32_t id = find(text);
+        return id >= 0 && eog[static_cast<size_t>(id)] ? id : -1;
+    };
+    // Harmony (gpt-oss) and solar-open: <|end|> ends a message, not the generation.
+    const int32_t end = eog_token("<|end|>");
+    const bool has_call = eog_token("<|call|>") >= 0 || eog_token("<|calls|>") >= 0;
+    if (end >= 0 && has_call && (eog_token("<|return|>") >= 0 || eog_token("<|flush|>") >= 0)) {
+        eog[static_cast<size_t>(end)] = false;
+        v.types[static_cast<size_t>(end)] = TokenType::UserDefined;
+    }
+    // Gemma 4 and PaddleOCR: </s> is ordinary text there.
+    const int32_t close_s = eog_token("</s>");
+    if (close_s >= 0 && eog_token("<|tool_response>") >= 0) {
+        eog[static_cast<size_t>(close_s)] = false;
+        v.types[static_cast<size_t>(close_s)] = TokenType::Normal;
+    }
+}
+
+void Tokenizer::Impl::index_special_tokens() {
+    constexpr size_t kKeys = 1 << 16;
+    auto key = [&](uint32_t rank) {
+        const std::string& s = v.tokens[static_cast<size_t>(special_tokens[rank])];
+        return static_cast<size_t>(static_cast<uint8_t>(s[0])) << 8 | static_cast<uint8_t>(s[1]);
+    };
+    prefix_begin.assign(kKeys + 1, 0);
+    for (uint32_t r = 0; r < special_tokens.size(); ++r) {
+        const std::string& s = v.tokens[static_cast<size_t>(special_tokens[r])];
+        if (s.size() == 1) {
+            single_byte_ranks[static_cast<uint8_t>(s[0])].push_back(r);
+        } else {
+            ++prefix_begin[key(r) + 1];
+        }
+    }
+    for (size_t k = 0; k < kKeys; ++k) prefix_begin[k + 1] += prefix_begin[k];
+    prefix_ranks.resize(prefix_begin[kKeys]);
+    std::vector<uint32_t> next(prefix_begin.begin(), prefix_begin.end() - 1);
+    for (uint32_t r = 0; r < special_tokens.size(); ++r) {
+        if (v.tokens[static_cast<size_t>(special_tokens[r])].size() > 1)
+            prefix_ranks[next[key(r)]++] = r;
+    }
+}
+
+// The ranks (in special_tokens) of the special tokens that occur in the text
+// and may match (control and unknown ones only with parse_special), in rank
+// order. Only these can split the text, so partition() needs to try no others.
+std::vector<uint32_t> Tokenizer::Impl::specials_in(std::string_view text,
+                                                   bool parse_special) const {
+    std::vector<uint32_t> found;
+    auto eligible = [&](uint32_t rank) {
+        return parse_special || type(special_tokens[rank]) == TokenType::UserDefined;
+    };
+    for (size_t i = 0; i < text.size(); ++i) {
+        for (uint32_t r : single_byte_ranks[static_cast<uint8_t>(text[i])]) {
+            if (eligible(r)) found.push_back(r);
+        }
+        if (i + 1 == text.size()) break;
+        const size_t k = static_cast<size_t>(static_cast<uint8_t>(text[i])) << 8 |
+                         static_cast<uint8_t>(text[i + 1]);
+        for (uint32_t j = prefix_begin[k]; j < prefix_begin[k + 1]; ++j) {
+            const uint32_t r = prefix_ranks[j];
+            const std::string& s = v.tokens[static_cast<size_t>(special_tokens[r])];
+            if (text.compare(i, s.size(), s) == 0 && eligible(r)) found.push_back(r);
+        }
+    }
+    std::sort(found.begin(), found.end());
+    found.erase(std::unique(found.begin(), found.end()), found.end());
+    return found;
+}
+
 // Cuts the text at special tokens, longest token text first (as llama.cpp's
 // tokenizer_st_partition does). Control and unknown tokens only count when
 // parse_special is set; user-defined tokens always do.
@@ -191,9 +408,8 @@ std::vector<Fragment> Tokenizer::Impl::partition(std::string_view text, bool par
     std::vector<Fragment> frags;
     if (text.empty()) return frags;
     frags.push_back({-1, 0, text.size()});
-    for (int32_t id : special_tokens) {
-        const TokenType t = type(id);
-        if (!parse_special && t != TokenType::UserDefined) continue;
+    for (uint32_t rank : specials_in(text, parse_special)) {
+        const int32_t id = special_tokens[rank];
         const std::string& s = v.tokens[static_cast<size_t>(id)];
         std::vector<Fragment> next;
         bool changed = false;
@@ -315,8 +531,10 @@ void Tokenizer::Impl::bpe_word(const std::string& word, std::vector<int32_t>& ou
 }
 
 // SentencePiece BPE: merge the adjacent pair whose merged text is the
-// highest-scoring vocabulary entry; text left without a token becomes
-// <0xNN> byte tokens.
+// highest-scoring vocabulary entry (leftmost on ties); symbols left without a
+// token become <0xNN> byte tokens. Only pairs whose text is a token are ever
+// merged, so every merged symbol is a token: llama.cpp's re-split of merged
+// texts that are not tokens (its rev_merge) never applies and is left out.
 void Tokenizer::Impl::encode_spm(std::string_view text, std::vector<int32_t>& out) const {
     struct Symbol {
         int32_t prev, next;
@@ -340,19 +558,18 @@ void Tokenizer::Impl::encode_spm(std::string_view text, std::vector<int32_t>& ou
             return score != o.score ? score < o.score : left > o.left;
         }
     };
-    std::priority_queue<Candidate> queue;
-    // Which two symbols formed a merged text, to split texts that are not tokens.
-    std::unordered_map<std::string, std::pair<int32_t, int32_t>> formed_by;
+    std::vector<Candidate> storage;
+    storage.reserve(sym.size() * 2);
+    std::priority_queue<Candidate> queue(std::less<Candidate>(), std::move(storage));
     auto consider = [&](int32_t left, int32_t right) {
         if (left < 0 || right < 0) return;
         const Symbol& l = sym[static_cast<size_t>(left)];
         const Symbol& r = sym[static_cast<size_t>(right)];
-        const std::string merged(text.substr(l.offset, l.length + r.length));
+        const std::string_view merged = text.substr(l.offset, l.length + r.length);
         const int32_t id = find(merged);
         if (id < 0) return;
         const float score = v.scores.empty() ? 0.0f : v.scores[static_cast<size_t>(id)];
         queue.push({score, left, right, merged.size()});
-        formed_by[merged] = {left, right};
     };
     for (int32_t i = 1; i < static_cast<int32_t>(sym.size()); ++i) consider(i - 1, i);
     while (!queue.empty()) {
@@ -368,26 +585,18 @@ void Tokenizer::Impl::encode_spm(std::string_view text, std::vector<int32_t>& ou
         consider(l.prev, c.left);
         consider(c.left, l.next);
     }
-    auto resegment = [&](auto&& self, const Symbol& s) -> void {
-        const std::string piece(text.substr(s.offset, s.length));
+    for (int32_t i = sym.empty() ? -1 : 0; i >= 0; i = sym[static_cast<size_t>(i)].next) {
+        const Symbol& s = sym[static_cast<size_t>(i)];
+        const std::string_view piece = text.substr(s.offset, s.length);
         const int32_t id = find(piece);
         if (id >= 0) {
             out.push_back(id);
-            return;
+            continue;
         }
-        auto it = formed_by.find(piece);
-        if (it == formed_by.end()) {
-            for (char b : piece) {
-                const int32_t byte_id = spm_byte_token[static_cast<uint8_t>(b)];
-                if (byte_id >= 0) out.push_back(byte_id);
-            }
-            return;
+        for (char b : piece) {
+            const int32_t byte_id = spm_byte_token[static_cast<uint8_t>(b)];
+            if (byte_id >= 0) out.push_back(byte_id);
         }
-        self(self, sym[static_cast<size_t>(it->second.first)]);
-        self(self, sym[static_cast<size_t>(it->second.second)]);
-    };
-    for (int32_t i = sym.empty() ? -1 : 0; i >= 0; i = sym[static_cast<size_t>(i)].next) {
-        resegment(resegment, sym[static_cast<size_t>(i)]);
     }
 }
 
@@ -450,6 +659,15 @@ std::unique_ptr<Tokenizer> Tokenizer::from_gguf(const gguf::GgufFile& file) {
     id("tokenizer.ggml.eom_token_id", v.eom);
     id("tokenizer.ggml.unknown_token_id", v.unk);
     id("tokenizer.ggml.padding_token_id", v.pad);
+    id("tokenizer.ggml.fim_pre_token_id", v.fim_pre);
+    id("tokenizer.ggml.fim_suf_token_id", v.fim_suf);
+    id("tokenizer.ggml.fim_mid_token_id", v.fim_mid);
+    id("tokenizer.ggml.fim_pad_token_id", v.fim_pad);
+    id("tokenizer.ggml.fim_rep_token_id", v.fim_rep);
+    id("tokenizer.ggml.fim_sep_token_id", v.fim_sep);
+    id("tokenizer.ggml.prefix_token_id", v.fim_pre);  // deprecated names; llama.cpp reads them last
+    id("tokenizer.ggml.suffix_token_id", v.fim_suf);
+    id("tokenizer.ggml.middle_token_id", v.fim_mid);
     if (auto b = file.get_bool("tokenizer.ggml.add_bos_token")) v.add_bos = *b;
     if (auto b = file.get_bool("tokenizer.ggml.add_eos_token")) v.add_eos = *b;
     if (auto b = file.get_bool("tokenizer.ggml.add_space_prefix")) v.add_space_prefix = *b;

@@ -3,10 +3,13 @@
 //  - byte-level BPE (`tokenizer.ggml.model` = "gpt2") with the pre-tokenizers
 //    named by `tokenizer.ggml.pre` (default/gpt2, llama3, qwen2, smollm and
 //    their aliases), merges ranked by `tokenizer.ggml.merges`;
-//  - SentencePiece BPE (`tokenizer.ggml.model` = "llama") with scores and
-//    <0xNN> byte fallback.
+//  - SentencePiece BPE (`tokenizer.ggml.model` = "llama", e.g. Llama 2,
+//    Mistral, Gemma 3) with scores, <0xNN> byte fallback and the
+//    `tokenizer.ggml.add_space_prefix` flag; no pre-tokenizer.
 // Control / user-defined tokens (e.g. <|im_start|>) are matched as whole
-// tokens when parse_special is true; user-defined ones always.
+// tokens when parse_special is true; user-defined ones always. As in
+// llama.cpp, tokens that end generation or mark fill-in-the-middle roles are
+// recognised by their text, and become control tokens if the file says otherwise.
 #pragma once
 
 #include <cstdint>
@@ -56,6 +59,8 @@ struct VocabData {
     std::vector<TokenType> types;     // empty: all Normal
     std::vector<std::string> merges;  // BPE, "left right", highest priority first
     int32_t bos = -1, eos = -1, eot = -1, eom = -1, unk = -1, pad = -1;
+    // Fill-in-the-middle roles (tokenizer.ggml.fim_*_token_id); -1: found by text.
+    int32_t fim_pre = -1, fim_suf = -1, fim_mid = -1, fim_pad = -1, fim_rep = -1, fim_sep = -1;
     bool add_bos = false, add_eos = false;
     bool add_space_prefix = true;  // SentencePiece only
     bool ignore_merges = false;    // BPE: a word that is a token is not merged (llama3)
