@@ -135,6 +135,11 @@ public:
         rms_norm_rows(x, w, y, rows, n, eps, stream_);
     }
     void add(float* y, const float* x, int64_t n) override { add_inplace(y, x, n, stream_); }
+    // Gemma 3's query scaling: its layers are refused on the GPU for now
+    // (Model::unsupported_on), so no kernel exists yet.
+    void scale(float*, int64_t, float) override {
+        throw EngineError("GPU: scaling activations is not implemented (Gemma 3 runs on the CPU)");
+    }
     void add_bias(float* v, const float* bias, int64_t rows, int64_t n) override {
         add_bias_rows(v, bias, rows, n, stream_);
     }
@@ -153,6 +158,7 @@ public:
         if (std::abs(a.scale - 1.0f / std::sqrt(static_cast<float>(a.head_dim))) > 0.0f)
             throw EngineError("GPU attention: only the 1/sqrt(head_dim) scale is implemented");
         if (!ws_.scores) throw EngineError("GPU attention without a workspace");
+        if (a.window > 0) throw EngineError("GPU attention: sliding windows are not implemented");
         for (int64_t r = 0; r < rows; ++r)
             attention_decode_f16(q + r * a.n_head * a.head_dim, k_cache, v_cache,
                                  out + r * a.n_head * a.head_dim_v, a.n_head, a.n_head_kv,

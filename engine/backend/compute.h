@@ -58,6 +58,9 @@ struct RopeTable {
 struct AttentionShape {
     int64_t n_head = 0, n_head_kv = 0, head_dim = 0, head_dim_v = 0, n_ctx = 0;
     float scale = 1.0f;  // applied to q.k
+    // Sliding window: a query at position p sees keys p - window + 1 .. p
+    // (the older ones are masked, as llama.cpp masks them); 0 = all.
+    int64_t window = 0;
 };
 
 // Temporary memory of a device backend's ops, carved by the graph out of its
@@ -131,6 +134,7 @@ public:
     virtual void rms_norm(const float* x, const float* w, float* y, int64_t rows, int64_t n,
                           float eps) = 0;
     virtual void add(float* y, const float* x, int64_t n) = 0;                           // y += x
+    virtual void scale(float* v, int64_t n, float s) = 0;                                // v *= s
     virtual void add_bias(float* v, const float* bias, int64_t rows, int64_t n) = 0;     // v[r] += b
     // RoPE of v[rows][n_head][head_dim], row r at position pos0 + r.
     virtual void rope(float* v, int64_t rows, int64_t n_head, int64_t head_dim,

@@ -101,6 +101,10 @@ public:
 
     void add(float* y, const float* x, int64_t n) override { tensor::add(y, x, n); }
 
+    void scale(float* v, int64_t n, float s) override {
+        for (int64_t i = 0; i < n; ++i) v[i] *= s;
+    }
+
     void add_bias(float* v, const float* bias, int64_t rows, int64_t n) override {
         for (int64_t r = 0; r < rows; ++r) tensor::add(v + r * n, bias, n);
     }
@@ -178,6 +182,10 @@ public:
                 for (int64_t d = 0; d < hd; ++d) qh[d] = tensor::fp32_to_fp16(qf[d]);
                 tensor::scores_f16(job.K + g * c.n_ctx * hd, n_keys, hd, qh, c.scale, job.batched,
                                    scores);
+                // Keys outside the sliding window are masked (-inf), as
+                // llama.cpp masks them in the row it normalises.
+                if (c.window > 0)
+                    for (int64_t t = 0; t < n_keys - c.window; ++t) scores[t] = -INFINITY;
                 tensor::softmax(scores, n_keys);
                 // The probabilities enter the product with V as F16, as in ggml.
                 for (int64_t t = 0; t < n_keys; ++t)
@@ -201,8 +209,7 @@ public:
         if (w.activation == GateActivation::SiLU) {
             tensor::swiglu(gate_.data(), up_.data(), gate_.data(), rows * n_ff);
         } else {
-            tensor::gelu(gate_.data(), rows * n_ff);
-            for (size_t i = 0; i < need; ++i) gate_[i] *= up_[i];
+            tensor::geglu(gate_.data(), up_.data(), gate_.data(), rows * n_ff);
         }
         matmul(w.down, gate_.data(), rows, out);
     }

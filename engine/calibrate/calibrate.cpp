@@ -361,6 +361,9 @@ CalibrateReport calibrate_model(const CalibrateOptions& opt) {
         if (opt.log) opt.log(s);
     };
     std::shared_ptr<const gguf::GgufFile> file = gguf::GgufFile::open(opt.model_path);
+    if (const model::ModelConfig cfg = model::ModelConfig::from_gguf(*file); cfg.gelu_ffn)
+        throw EngineError("calibration supports SwiGLU models (llama, mistral, qwen2, qwen3) so "
+                          "far; " + cfg.arch + "'s GeGLU FFN runs dense without a sidecar");
     auto tok = Tokenizer::from_gguf(*file);
     std::ifstream in(opt.corpus_path, std::ios::binary);
     if (!in) throw EngineError("cannot read the corpus " + opt.corpus_path.string());

@@ -1,5 +1,7 @@
 // The llama-family layer graph (llama/mistral, qwen2, qwen3), written once
-// over the op-level backend interface (backend/compute.h). Each layer's
+// over the op-level backend interface (backend/compute.h), and the forward
+// pass every family shares (embedding, layers, output head; Gemma 3's layer
+// is in gemma3_graph.cpp). Each layer's
 // attention runs on the backend its GraphPlan names (with its KV cache
 // there), its FFN either on that backend (dense) or through the model's host
 // FfnExecutor (dense or sparse); the residual stream crosses between
@@ -49,9 +51,16 @@ void Model::attention_block(int il, backend::Compute& be, Scratch& s, int64_t n,
 }
 
 void Model::ffn_block(int il, backend::Compute& be, Scratch& s, int64_t n) {
+    be.rms_norm(s.x, resident_[static_cast<size_t>(il)].w.ffn_norm, s.xn, n, cfg_.n_embd,
+                cfg_.rms_eps);
+    run_ffn(il, be, s, n);
+    be.add(s.x, s.tmp, n * cfg_.n_embd);
+}
+
+// s.tmp = FFN(s.xn) for layer il: the dense op on the device where the plan
+// puts the FFN there, else the host's FfnExecutor (dense or sparse).
+void Model::run_ffn(int il, backend::Compute& be, Scratch& s, int64_t n) {
     const Resident& r = resident_[static_cast<size_t>(il)];
-    const int64_t E = cfg_.n_embd;
-    be.rms_norm(s.x, r.w.ffn_norm, s.xn, n, E, cfg_.rms_eps);
     if (&be == device_ && plan_.at(il).ffn == Site::Device) {
         be.gated_ffn(r.w.ffn, s.xn, n, s.tmp);
     } else if (be.host_memory()) {
@@ -59,13 +68,12 @@ void Model::ffn_block(int il, backend::Compute& be, Scratch& s, int64_t n) {
     } else {
         // Attention on the device, FFN on the host (sparse placement: the
         // executor may enqueue its hot part on the same device).
-        const int64_t bytes = n * E * static_cast<int64_t>(sizeof(float));
+        const int64_t bytes = n * cfg_.n_embd * static_cast<int64_t>(sizeof(float));
         be.download(host_s_.xn, s.xn, bytes);
         be.synchronize();
         ffn_->run(il, host_s_.xn, n, host_s_.tmp);
         be.upload(s.tmp, host_s_.tmp, bytes);
     }
-    be.add(s.x, s.tmp, n * E);
 }
 
 // logits[n - from][n_vocab] for rows [from, n) of the final residual stream.
@@ -94,6 +102,7 @@ void Model::forward_chunk(const int32_t* tokens, int64_t n, int64_t n_past, int6
     const int64_t bytes = n * E * static_cast<int64_t>(sizeof(float));
     for (int64_t i = 0; i < n; ++i)
         tensor::dequantize_row(tok_embd_.type, tok_embd_.row(tokens[i]), host_s_.x + i * E, E);
+    if (cfg_.embd_scale != 0.0f) host_->scale(host_s_.x, n * E, cfg_.embd_scale);
 
     backend::Compute* at = host_.get();  // where the residual stream is
     auto move_to = [&](backend::Compute* be) {
@@ -110,8 +119,12 @@ void Model::forward_chunk(const int32_t* tokens, int64_t n, int64_t n_past, int6
         backend::Compute* be = resident_[static_cast<size_t>(il)].on;
         move_to(be);
         Scratch& s = be == host_.get() ? host_s_ : device_s_;
-        attention_block(il, *be, s, n, n_past);
-        ffn_block(il, *be, s, n);
+        if (cfg_.family == Family::Gemma3) {
+            gemma3_layer(il, *be, s, n, n_past);
+        } else {
+            attention_block(il, *be, s, n, n_past);
+            ffn_block(il, *be, s, n);
+        }
     }
     for (int64_t i = 0; i < n; ++i) ffn_->end_token();
     if (device_ && plan_.any_device())

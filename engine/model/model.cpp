@@ -55,19 +55,24 @@ Model::Model(std::shared_ptr<const gguf::GgufFile> file, tensor::ThreadPool& poo
                               std::to_string(half) + " values");
         freq_factors = reinterpret_cast<const float*>(t->data);
     }
-    rope_cos_.resize(static_cast<size_t>(n_ctx_ * half));
-    rope_sin_.resize(rope_cos_.size());
-    const float theta_scale = std::pow(cfg_.rope_freq_base, -2.0f / static_cast<float>(cfg_.n_rot));
-    for (int64_t pos = 0; pos < n_ctx_; ++pos) {
-        float theta = static_cast<float>(pos);
-        for (int64_t i = 0; i < half; ++i) {
-            const float ff = freq_factors ? freq_factors[i] : 1.0f;
-            const float angle = cfg_.rope_freq_scale * (theta / ff);
-            rope_cos_[static_cast<size_t>(pos * half + i)] = std::cos(angle);
-            rope_sin_[static_cast<size_t>(pos * half + i)] = std::sin(angle);
-            theta *= theta_scale;
+    auto tables = [&](float base, float scale, std::vector<float>& cos_t, std::vector<float>& sin_t) {
+        cos_t.resize(static_cast<size_t>(n_ctx_ * half));
+        sin_t.resize(cos_t.size());
+        const float theta_scale = std::pow(base, -2.0f / static_cast<float>(cfg_.n_rot));
+        for (int64_t pos = 0; pos < n_ctx_; ++pos) {
+            float theta = static_cast<float>(pos);
+            for (int64_t i = 0; i < half; ++i) {
+                const float ff = freq_factors ? freq_factors[i] : 1.0f;
+                const float angle = scale * (theta / ff);
+                cos_t[static_cast<size_t>(pos * half + i)] = std::cos(angle);
+                sin_t[static_cast<size_t>(pos * half + i)] = std::sin(angle);
+                theta *= theta_scale;
+            }
         }
-    }
+    };
+    tables(cfg_.rope_freq_base, cfg_.rope_freq_scale, rope_cos_, rope_sin_);
+    if (cfg_.swa_window > 0)
+        tables(cfg_.rope_freq_base_swa, cfg_.rope_freq_scale_swa, rope_cos_swa_, rope_sin_swa_);
     alloc_host_scratch();
 }
 
@@ -159,9 +164,15 @@ void Model::bind_weights() {
             throw EngineError(where + "tensor '" + b +
                               "attn_output.bias' is not part of the supported architectures");
         L.ffn_norm = vector(b + "ffn_norm.weight", E);
+        if (cfg_.post_norms) {
+            L.attn_post_norm = vector(b + "post_attention_norm.weight", E);
+            L.ffn_post_norm = vector(b + "post_ffw_norm.weight", E);
+        }
         L.ffn.gate = matrix(b + "ffn_gate.weight", E, cfg_.n_ff);
         L.ffn.up = matrix(b + "ffn_up.weight", E, cfg_.n_ff);
         L.ffn.down = matrix(b + "ffn_down.weight", cfg_.n_ff, E);
+        L.ffn.activation =
+            cfg_.gelu_ffn ? backend::GateActivation::GeluTanh : backend::GateActivation::SiLU;
     }
     for (const auto& t : f.tensors()) n_params_ += static_cast<int64_t>(t.n_elements);
 }
@@ -235,6 +246,8 @@ void Model::release_device() {
 }
 
 std::string Model::unsupported_on(const backend::Compute& device, OffloadParts parts) const {
+    if (cfg_.family != Family::Llama && !device.host_memory())
+        return cfg_.arch + " layers run on the CPU only in this version";
     std::vector<const tensor::WeightView*> mats{&output_};
     for (const auto& L : layers_) {
         mats.insert(mats.end(), {&L.q, &L.k, &L.v, &L.o});

@@ -39,6 +39,8 @@ struct LayerWeights {
     const float* q_norm = nullptr;  // qwen3, per head (head_dim)
     const float* k_norm = nullptr;
     const float* ffn_norm = nullptr;
+    const float* attn_post_norm = nullptr;  // gemma3: on the attention output
+    const float* ffn_post_norm = nullptr;   // gemma3: on the FFN output
     FfnWeights ffn;
 };
 
@@ -147,9 +149,13 @@ private:
     void place_host_kv(int il);
     void forward_chunk(const int32_t* tokens, int64_t n, int64_t n_past, int64_t n_logits,
                        float* logits);
-    // llama_graph.cpp: the layer graph.
+    // llama_graph.cpp: the llama family's layer.
     void attention_block(int il, backend::Compute& be, Scratch& s, int64_t n, int64_t n_past);
     void ffn_block(int il, backend::Compute& be, Scratch& s, int64_t n);
+    // gemma3_graph.cpp: Gemma 3's layer.
+    void gemma3_layer(int il, backend::Compute& be, Scratch& s, int64_t n, int64_t n_past);
+    // The FFN of a layer on `be` or through the host executor: tmp = FFN(xn).
+    void run_ffn(int il, backend::Compute& be, Scratch& s, int64_t n);
     void output_block(backend::Compute& be, Scratch& s, int64_t from, int64_t n, float* logits);
 
     std::shared_ptr<const gguf::GgufFile> file_;
@@ -179,8 +185,9 @@ private:
     float* device_logits_ = nullptr;
     DeviceTokens device_tokens_;
 
-    // RoPE cos/sin per position and rotated pair: [n_ctx][n_rot / 2].
-    std::vector<float> rope_cos_, rope_sin_;
+    // RoPE cos/sin per position and rotated pair: [n_ctx][n_rot / 2]; the
+    // second pair for sliding-window layers (their own base; gemma3).
+    std::vector<float> rope_cos_, rope_sin_, rope_cos_swa_, rope_sin_swa_;
 };
 
 }  // namespace powerinfer::model

@@ -1,5 +1,6 @@
 #include "model/model_config.h"
 
+#include <cmath>
 #include <string>
 
 #include "common/error.h"
@@ -41,9 +42,16 @@ ModelConfig ModelConfig::from_gguf(const gguf::GgufFile& f) {
     } else if (c.arch == "qwen3") {
         c.rope_style = RopeStyle::Neox;
         c.qk_norm = true;
+    } else if (c.arch == "gemma3") {
+        c.family = Family::Gemma3;
+        c.rope_style = RopeStyle::Neox;
+        c.qk_norm = true;
+        c.post_norms = true;
+        c.gelu_ffn = true;
     } else {
         throw EngineError("unsupported architecture '" + c.arch +
-                          "': PowerInfer Desktop runs llama, mistral, qwen2, qwen3 models");
+                          "': PowerInfer Desktop runs llama, mistral, qwen2, qwen3 and gemma3 "
+                          "models");
     }
     const std::string p = c.arch + ".";
     if (f.get_int(p + "expert_count").value_or(0) > 0)
@@ -88,6 +96,23 @@ ModelConfig ModelConfig::from_gguf(const gguf::GgufFile& f) {
     } else if (scaling != "none") {
         throw EngineError("rope scaling '" + scaling +
                           "' is not supported: use a model without long-context rope scaling");
+    }
+
+    if (c.family == Family::Gemma3) {
+        c.embd_scale = std::sqrt(static_cast<float>(c.n_embd));
+        // As llama.cpp: the query is scaled by 1/sqrt(head_dim) after RoPE
+        // (1/sqrt(n_embd / n_head) for the 62-layer 27B model), the local
+        // layers' RoPE base is 10000 unless the file says otherwise, and the
+        // pattern of local and global layers is 5:1 unless the file says.
+        const int64_t q_dim_for_scale = c.n_layer == 62 ? c.n_embd / c.n_head : c.head_dim;
+        c.q_scale = 1.0f / std::sqrt(static_cast<float>(q_dim_for_scale));
+        c.swa_window = f.get_int(p + "attention.sliding_window").value_or(0);
+        if (c.swa_window < 0) throw EngineError(f.path().string() + ": invalid sliding_window");
+        c.swa_pattern = f.get_int(p + "attention.sliding_window_pattern").value_or(6);
+        c.rope_freq_base_swa =
+            static_cast<float>(f.get_float(p + "rope.freq_base_swa").value_or(10000.0));
+        if (c.swa_pattern <= 0 || !(c.rope_freq_base_swa > 0))
+            throw EngineError(f.path().string() + ": invalid sliding-window metadata");
     }
 
     const auto tokens = f.find("tokenizer.ggml.tokens");

@@ -1,5 +1,6 @@
-// Hyper-parameters of a llama-family model, read from GGUF metadata the way
-// llama.cpp reads them (keys prefixed by general.architecture).
+// Hyper-parameters of a model, read from GGUF metadata the way llama.cpp
+// reads them (keys prefixed by general.architecture): the llama family
+// (llama/mistral, qwen2, qwen3) and Gemma 3.
 #pragma once
 
 #include <cstdint>
@@ -15,6 +16,10 @@ namespace powerinfer::model {
 // checkpoints so that llama GGUFs use adjacent pairs (2i, 2i+1); qwen2/qwen3
 // keep the HF layout and use NeoX pairs (i, i + n_rot/2).
 enum class RopeStyle { Normal, Neox };
+
+// Which layer graph runs the model (one file each: llama_graph.cpp,
+// gemma3_graph.cpp).
+enum class Family { Llama, Gemma3 };
 
 struct ModelConfig {
     std::string arch;  // general.architecture as found in the file
@@ -34,7 +39,24 @@ struct ModelConfig {
     float rope_freq_scale = 1.0f;  // 1 / linear scaling factor
     RopeStyle rope_style = RopeStyle::Normal;
     bool qkv_bias = false;  // qwen2
-    bool qk_norm = false;   // qwen3
+    bool qk_norm = false;   // qwen3, gemma3
+
+    Family family = Family::Llama;
+    // Gemma 3: embeddings scaled by sqrt(n_embd); RMSNorm after attention
+    // and after the FFN too; GeGLU (tanh GELU); q scaled after RoPE (and
+    // the attention itself unscaled); sliding-window (local) layers with
+    // their own RoPE base, every swa_pattern-th layer global.
+    float embd_scale = 0.0f;  // 0: none
+    bool post_norms = false;
+    bool gelu_ffn = false;
+    float q_scale = 0.0f;        // 0: the attention scales by 1/sqrt(head_dim)
+    int64_t swa_window = 0;      // 0: every layer attends to the whole context
+    int64_t swa_pattern = 0;     // layers with il % pattern < pattern - 1 slide
+    float rope_freq_base_swa = 10000.0f;
+    float rope_freq_scale_swa = 1.0f;
+    bool sliding(int64_t il) const {
+        return swa_window > 0 && swa_pattern > 0 && il % swa_pattern < swa_pattern - 1;
+    }
 
     int64_t q_dim() const { return n_head * head_dim; }
     int64_t kv_dim() const { return n_head_kv * head_dim; }

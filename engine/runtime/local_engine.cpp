@@ -108,8 +108,25 @@ std::unique_ptr<LocalEngine> LocalEngine::load(const LoadOptions& options) {
         throw EngineError(path.string() + ": the vocabulary has " +
                           std::to_string(e->tokenizer_->n_vocab()) + " tokens but the model " +
                           std::to_string(e->model_->config().n_vocab) + ": the file is corrupt");
-    e->template_ = std::make_unique<ChatTemplate>(
-        ChatTemplate::detect(f.get_string("tokenizer.chat_template").value_or("")));
+    // The template renders with the model's own BOS/EOS texts; a model
+    // without one gets its vocabulary's turn format where that is clear
+    // (Gemma's <start_of_turn>), else ChatML, with a warning either way.
+    const std::string source = f.get_string("tokenizer.chat_template").value_or("");
+    ChatTokens tk;
+    const Tokenizer& tok = *e->tokenizer_;
+    if (tok.bos() >= 0 && tok.bos() < tok.n_vocab()) tk.bos = tok.token_text(tok.bos());
+    if (tok.eos() >= 0 && tok.eos() < tok.n_vocab()) tk.eos = tok.token_text(tok.eos());
+    tk.add_bos = tok.add_bos();
+    e->template_ = std::make_unique<ChatTemplate>(ChatTemplate::detect(source, tk));
+    if (source.empty() && tok.find_token("<start_of_turn>") >= 0) {
+        if (auto gemma = ChatTemplate::from_name("gemma")) {
+            *e->template_ = *gemma;
+            e->template_->warning =
+                "The model has no chat template; using Gemma's turn format (its vocabulary has "
+                "<start_of_turn>). If replies look wrong, choose the model's template in the model "
+                "settings.";
+        }
+    }
     e->logits_.resize(static_cast<size_t>(e->model_->config().n_vocab));
     report(0.95f);
 
@@ -142,6 +159,9 @@ std::unique_ptr<LocalEngine> LocalEngine::load(const LoadOptions& options) {
     std::unique_ptr<model::SparseOffloadPlan> attention_plan;
     if (!options.tuning.sparse) {
         info.sparse_status = "dense: sparse inference is off in the settings";
+    } else if (c.gelu_ffn) {
+        info.sparse_status = "dense: sparse inference supports SwiGLU models (llama, mistral, "
+                             "qwen2, qwen3) so far; " + c.arch + "'s GeGLU FFN runs dense";
     } else if (!info.has_sidecar) {
         info.sparse_status = "dense: no sidecar " + sidecar.filename().string() +
                              " (run powerinfer-calibrate to create one)";

@@ -196,6 +196,64 @@ private slots:
         QVERIFY(whole >= 2);
     }
 
+    // Gemma 3 through the facade, as a user loads it: its tokenizer, the
+    // turn format its vocabulary implies (the file has no chat template),
+    // sparse mode declined with the reason, and llama.cpp's greedy
+    // continuations of raw and chat prompts token for token (prompts in
+    // chunks of 4, as the fixture's llama.cpp ran them).
+    void gemma3ThroughTheFacade() {
+        const QByteArray path = qgetenv("POWERINFER_GEMMA_MODEL");
+        if (path.isEmpty()) {
+            if (qgetenv("CI") == "true") QFAIL("POWERINFER_GEMMA_MODEL is not set under CI");
+            QSKIP("POWERINFER_GEMMA_MODEL is not set: scripts/fetch-model gemma3-270m");
+        }
+        LoadOptions o;
+        o.model_path = path.toStdString();
+        o.n_threads = 2;
+        o.n_ctx = 512;
+        o.tuning.sparse = true;
+        o.tuning.chunk_size = 4;
+        auto e = runtime::LocalEngine::load(o);
+        const ModelInfo& info = e->info();
+        QCOMPARE(QString::fromStdString(info.architecture), QStringLiteral("gemma3"));
+        QCOMPARE(info.n_layers, 18);
+        QCOMPARE(QString::fromStdString(info.chat_template_name), QStringLiteral("gemma"));
+        QVERIFY2(info.template_warning.find("no chat template") != std::string::npos,
+                 info.template_warning.c_str());
+        QVERIFY2(info.sparse_status.find("GeGLU") != std::string::npos, info.sparse_status.c_str());
+        const QJsonObject root = fixture("gemma3_greedy.json");
+        QVERIFY2(!root.isEmpty(), "tests/fixtures/gemma3_greedy.json is missing");
+        int checked = 0;
+        for (const auto& cv : root["cases"].toArray()) {
+            const QJsonObject c = cv.toObject();
+            GenerateRequest req;
+            if (c["kind"].toString() == "chat") {
+                for (const auto& m : c["messages"].toArray())
+                    req.messages.push_back({m.toObject()["role"].toString().toStdString(),
+                                            m.toObject()["content"].toString().toStdString()});
+            } else {
+                req.prompt = c["prompt"].toString().toStdString();
+            }
+            req.max_tokens = root["max_steps"].toInt();
+            req.sampling.temperature = 0;
+            req.reuse_cache = false;
+            std::vector<int32_t> want_prompt;
+            for (const auto& t : c["prompt_ids"].toArray()) want_prompt.push_back(t.toInt());
+            QCOMPARE(e->prompt_tokens(req), want_prompt);
+            std::vector<int32_t> got;
+            const auto r = e->generate(req, [&](const TokenEvent& ev) {
+                if (ev.token >= 0) got.push_back(ev.token);
+            });
+            std::vector<int32_t> want;
+            for (const auto& t : c["generated_ids"].toArray()) want.push_back(t.toInt());
+            if (!c["stopped_at_eog_step"].isNull()) want.pop_back();  // not emitted
+            QCOMPARE(got, want);
+            QCOMPARE(QString::fromStdString(r.text), c["generated_text"].toString());
+            ++checked;
+        }
+        QCOMPARE(checked, 8);
+    }
+
     void perplexityMatchesLlamaCpp() {
         if (!have_model())
             QSKIP("POWERINFER_MODEL is not set: export it to the default model's path");

@@ -20,6 +20,9 @@ void gelu(float* x, int64_t n);
 // out[i] = silu(gate[i]) * up[i], for one row of n (16-lane blocks: call it
 // per row when rows are not a multiple of 16 long).
 void swiglu(const float* gate, const float* up, float* out, int64_t n);
+// out = gelu(gate) * up as ggml's geglu computes it: the tanh GELU looked up
+// in a table over every F16 value (GGML_GELU_FP16), exact beyond +-10.
+void geglu(const float* gate, const float* up, float* out, int64_t n);
 // In-place softmax of one attention row.
 void softmax(float* x, int64_t n);
 // Attention scores out[t] = (keys row t . q) * scale, t < n_keys, over F16

@@ -166,7 +166,7 @@ struct ModelInfo {
     int n_layers = 0, n_embd = 0, n_ff = 0, n_head = 0, n_head_kv = 0, n_vocab = 0;
     int n_ctx_train = 0, n_ctx = 0;
     std::string chat_template_name;  // recognised template ("chatml", ...)
-    std::string template_warning;    // non-empty if we fell back to ChatML
+    std::string template_warning;    // why the model's own template is not used as is ("" if it is)
     bool has_sidecar = false;
     std::string sparse_status;     // "sparse: ..." or why it runs dense
     std::string device;            // where it runs
