@@ -393,9 +393,9 @@ CalibrationReport calibrate_model(const CalibrationOptions& opt) {
     if (targets.empty()) targets.push_back(opt.target_sparsity);
     const int64_t layer_steps = cfg.n_layer * static_cast<int64_t>(targets.size());
     const int64_t kept = std::min(opt.max_samples, (n_tok + stride - 1) / stride);
-    progress.set_layer_phase_estimate(estimate_layer_phase_seconds(
-        measure_rates(pool, cfg.n_embd), opt, cfg.n_layer, cfg.n_embd, cfg.n_ff, kept,
-        static_cast<int64_t>(targets.size())));
+    progress.set_layer_phase_estimate(
+        estimate_layer_phase_seconds(measure_rates(pool, cfg.n_embd), opt, cfg.n_layer, cfg.n_embd,
+                                     cfg.n_ff, kept, static_cast<int64_t>(targets.size())));
     progress.emit(progress.at(CalibrationPhase::Corpus, 0, n_tok));
 
     CalibrateReport report;
@@ -411,8 +411,8 @@ CalibrationReport calibrate_model(const CalibrationOptions& opt) {
         m.forward(win.data(), n, 0, 0, nullptr);
         const double el = seconds_since(t0), done = double(s + n);
         CalibrationProgress p = progress.at(CalibrationPhase::Corpus, s + n, n_tok);
-        p.message = fmt("calibrate: %.0f/%.0f tokens, %.0f tok/s, ETA %.0f s", done,
-                        double(n_tok), done / el, std::max(0.0, p.eta_seconds));
+        p.message = fmt("calibrate: %.0f/%.0f tokens, %.0f tok/s, ETA %.0f s", done, double(n_tok),
+                        done / el, std::max(0.0, p.eta_seconds));
         progress.emit(p);
     }
     m.set_ffn_executor(nullptr);
@@ -535,8 +535,8 @@ CalibrationReport calibrate_model(const CalibrationOptions& opt) {
             // fraction (the sparsity actually delivered) by >= 1 point, unless
             // the target recall was met unshifted within 5 points of the
             // target sparsity.
-            const int64_t step = l * static_cast<int64_t>(targets.size()) +
-                                 static_cast<int64_t>(ti) + 1;
+            const int64_t step =
+                l * static_cast<int64_t>(targets.size()) + static_cast<int64_t>(ti) + 1;
             if (!opt.train_predictors) {
                 report.targets[ti].layers.push_back({0, 0, 0, 1.0 - targets[ti], thr});
                 CalibrationProgress p = progress.at(CalibrationPhase::Layers, step, layer_steps);
@@ -570,10 +570,10 @@ CalibrationReport calibrate_model(const CalibrationOptions& opt) {
             report.targets[ti].layers.push_back(
                 {best.rank, best.recall, best.precision, best.active, thr});
             CalibrationProgress p = progress.at(CalibrationPhase::Layers, step, layer_steps);
-            p.message = fmt("calibrate: layer %.0f/%.0f target %.2f: rank %.0f, recall %.3f",
-                            double(l + 1), double(cfg.n_layer), targets[ti], double(best.rank),
-                            best.recall) +
-                        fmt(", predicted active %.3f, ETA %.0f s", best.active, p.eta_seconds);
+            p.message =
+                fmt("calibrate: layer %.0f/%.0f target %.2f: rank %.0f, recall %.3f", double(l + 1),
+                    double(cfg.n_layer), targets[ti], double(best.rank), best.recall) +
+                fmt(", predicted active %.3f, ETA %.0f s", best.active, p.eta_seconds);
             progress.emit(p);
         }
         // Free this layer's samples as soon as they are used.

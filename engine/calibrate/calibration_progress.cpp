@@ -81,8 +81,8 @@ double estimate_layer_phase_seconds(const MeasuredRates& r, const CalibrationOpt
     const double c = double(samples) * double(n_ff);  // kept contributions per layer
     const double sub = std::min(c, double(size_t{2} << 20));
     // Per layer: F16 -> F32, the strided quantile sort, the per-neuron bound.
-    double per_layer = c * r.sigmoid_ns * 1e-9 * 0.25 +
-                       sub * std::log2(std::max(2.0, sub)) * r.sort_ns * 1e-9;
+    double per_layer =
+        c * r.sigmoid_ns * 1e-9 * 0.25 + sub * std::log2(std::max(2.0, sub)) * r.sort_ns * 1e-9;
     // Per target: copy + nth_element for the threshold, labels and counts.
     double per_target = c * (r.nth_ns + 2 * r.sigmoid_ns * 0.25) * 1e-9;
     if (o.train_predictors) {
@@ -138,8 +138,8 @@ CalibrationProgress ProgressReporter::at(CalibrationPhase phase, int64_t done, i
     if (phase == CalibrationPhase::Done)
         p.fraction = 1.0;
     else if (p.eta_seconds >= 0)
-        p.fraction = std::clamp(p.elapsed_seconds / (p.elapsed_seconds + p.eta_seconds + 1e-9),
-                                0.0, 1.0);
+        p.fraction =
+            std::clamp(p.elapsed_seconds / (p.elapsed_seconds + p.eta_seconds + 1e-9), 0.0, 1.0);
     return p;
 }
 

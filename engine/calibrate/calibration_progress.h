@@ -32,8 +32,8 @@ MeasuredRates measure_rates(tensor::ThreadPool& pool, int64_t n_embd);
 // the first two ranks are tried (the usual case; the phase's own rate takes
 // over after its first step).
 double estimate_layer_phase_seconds(const MeasuredRates& rates, const CalibrationOptions& options,
-                                    int64_t n_layer, int64_t n_embd, int64_t n_ff,
-                                    int64_t samples, int64_t n_targets);
+                                    int64_t n_layer, int64_t n_embd, int64_t n_ff, int64_t samples,
+                                    int64_t n_targets);
 
 class ProgressReporter {
 public:

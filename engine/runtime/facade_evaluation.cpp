@@ -55,8 +55,8 @@ PerplexityReport evaluate_perplexity(Engine& engine, const std::vector<int32_t>&
     if (o.compare_dense)
         set_sparse = [&](bool on) { e.model().set_ffn_executor(on ? ffn : nullptr); };
     if (ffn) ffn->reset_summary();
-    const auto r = runtime::perplexity_decoded(e.model(), tokens, n_ctx, o.max_windows, bos,
-                                               o.skip, set_sparse, o.progress);
+    const auto r = runtime::perplexity_decoded(e.model(), tokens, n_ctx, o.max_windows, bos, o.skip,
+                                               set_sparse, o.progress);
     out.ppl = r.decoded.ppl;
     out.mean_nll = r.decoded.mean_nll;
     out.windows = r.decoded.windows;

@@ -102,8 +102,8 @@ PlacementPreview preview_placement(const LoadOptions& options, const GpuStatus& 
             }
         // LocalEngine::load: attention blocks first (after the predictors),
         // then HybridFfn places hot neurons in what is left.
-        const model::SparseOffloadPlan plan = runtime::plan_sparse_attention(
-            m, options, gpu.free_bytes, predictors, gpu.held_bytes);
+        const model::SparseOffloadPlan plan =
+            runtime::plan_sparse_attention(m, options, gpu.free_bytes, predictors, gpu.held_bytes);
         p.on_gpu = true;
         p.status = "sparse: hot neurons and attention on " + gpu.description;
         p.gpu_attention_layers = plan.attention.n_gpu_layers;
@@ -112,11 +112,10 @@ PlacementPreview preview_placement(const LoadOptions& options, const GpuStatus& 
         p.predictor_bytes = plan.predictors_fit ? predictors : 0;
         p.staging_bytes = gpu.held_bytes;
         p.budget_bytes = sparse::hot_neuron_budget(options.tuning.vram_budget_mb, false,
-                                                   gpu.free_bytes, gpu.held_bytes,
-                                                   all_neurons);
-        const sparse::Placement pl = sparse::place_hot_neurons(sparse::hot_neuron_input(
-            sc, per_neuron, options.tuning, p.budget_bytes,
-            p.attention_bytes + p.predictor_bytes + p.staging_bytes));
+                                                   gpu.free_bytes, gpu.held_bytes, all_neurons);
+        const sparse::Placement pl = sparse::place_hot_neurons(
+            sparse::hot_neuron_input(sc, per_neuron, options.tuning, p.budget_bytes,
+                                     p.attention_bytes + p.predictor_bytes + p.staging_bytes));
         fill_hot(p, pl, sc);
         if (cfg.n_layer > 0)
             p.host_kv_cache_bytes =
@@ -144,8 +143,9 @@ PlacementPreview preview_placement(const LoadOptions& options, const GpuStatus& 
         const int64_t fixed = p.dense_bytes + p.kv_cache_bytes + p.predictor_bytes;
         p.budget_bytes = sparse::hot_neuron_budget(options.tuning.vram_budget_mb, true, -1, 0,
                                                    fixed + all_neurons);
-        fill_hot(p, sparse::place_hot_neurons(sparse::hot_neuron_input(
-                        sc, per_neuron, options.tuning, p.budget_bytes, fixed)),
+        fill_hot(p,
+                 sparse::place_hot_neurons(sparse::hot_neuron_input(sc, per_neuron, options.tuning,
+                                                                    p.budget_bytes, fixed)),
                  sc);
         p.note = "simulated device: its budget is accounting only";
     }

@@ -177,10 +177,10 @@ void HybridFfn::place() {
     std::vector<int64_t> per_neuron;
     for (int64_t l = 0; l < nl; ++l)
         per_neuron.push_back(device_->layer_format(static_cast<int>(l)).bytes_per_neuron());
-    placement_ = place_hot_neurons(hot_neuron_input(
-        sidecar_, per_neuron, tuning_, device_->budget(),
-        fixed_bytes_ + mem.used_by(backend::MemCategory::Predictors) +
-            mem.used_by(backend::MemCategory::Staging)));
+    placement_ = place_hot_neurons(
+        hot_neuron_input(sidecar_, per_neuron, tuning_, device_->budget(),
+                         fixed_bytes_ + mem.used_by(backend::MemCategory::Predictors) +
+                             mem.used_by(backend::MemCategory::Staging)));
     // Drop the cache and the old hot sets beyond the new counts first, so
     // that the uploads below have room.
     for (int64_t l = 0; l < nl; ++l) {

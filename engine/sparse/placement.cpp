@@ -73,8 +73,9 @@ Placement place_hot_neurons(const PlacementInput& in) {
     return out;
 }
 
-PlacementInput hot_neuron_input(const Sidecar& sidecar, const std::vector<int64_t>& bytes_per_neuron,
-                                const Tuning& tuning, int64_t budget_bytes, int64_t fixed_bytes) {
+PlacementInput hot_neuron_input(const Sidecar& sidecar,
+                                const std::vector<int64_t>& bytes_per_neuron, const Tuning& tuning,
+                                int64_t budget_bytes, int64_t fixed_bytes) {
     PlacementInput in;
     in.hot_neuron_threshold = tuning.hot_neuron_threshold;
     in.budget_bytes = budget_bytes;

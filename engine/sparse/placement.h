@@ -47,8 +47,9 @@ Placement place_hot_neurons(const PlacementInput& in);
 // per layer the sidecar's masses in hot-first order and the device bytes of
 // one neuron (bytes_per_neuron[l]); a layer is dense when tuning.sparse is off
 // or it is in force_full_precision_layers.
-PlacementInput hot_neuron_input(const Sidecar& sidecar, const std::vector<int64_t>& bytes_per_neuron,
-                                const Tuning& tuning, int64_t budget_bytes, int64_t fixed_bytes);
+PlacementInput hot_neuron_input(const Sidecar& sidecar,
+                                const std::vector<int64_t>& bytes_per_neuron, const Tuning& tuning,
+                                int64_t budget_bytes, int64_t fixed_bytes);
 
 // The executor's device budget for a tuning: vram_budget_mb >= 0 is that
 // many MiB; -1 (auto) is, on a real device, what it has free plus what it

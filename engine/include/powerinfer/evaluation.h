@@ -62,8 +62,8 @@ struct SparseLayerMetrics {
     int64_t up_rows = 0;    // exact CPU path: up rows computed
     int64_t hot_count = 0;  // neurons placed on the device
     int64_t n_ff = 0;
-    double recall = -1;   // mean sampled recall (-1: no samples)
-    bool dense = false;   // the layer runs dense (force_full_precision_layers)
+    double recall = -1;  // mean sampled recall (-1: no samples)
+    bool dense = false;  // the layer runs dense (force_full_precision_layers)
 };
 
 // Since the load or the last reset; empty for a dense engine.

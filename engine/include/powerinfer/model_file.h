@@ -28,13 +28,13 @@ struct ModelFileInfo {
     // ModelInfo::quant of a loaded model).
     std::string quant;
     int64_t n_tensors = 0;
-    int64_t n_params = 0;                  // elements of every tensor
+    int64_t n_params = 0;                   // elements of every tensor
     std::vector<ModelFileTypeBytes> types;  // most bytes first
     // From the architecture's metadata; 0 where the file does not say.
     int64_t n_layers = 0, n_embd = 0, n_ff = 0, n_head = 0, n_head_kv = 0, n_ctx_train = 0;
-    int64_t n_vocab = 0;                   // tokenizer.ggml.tokens
-    int32_t bos_id = -1, eos_id = -1;      // -1: none
-    std::string bos_text, eos_text;        // their token texts ("" if none)
+    int64_t n_vocab = 0;               // tokenizer.ggml.tokens
+    int32_t bos_id = -1, eos_id = -1;  // -1: none
+    std::string bos_text, eos_text;    // their token texts ("" if none)
     bool has_chat_template = false;
     std::string chat_template;  // tokenizer.chat_template (Jinja source)
 };

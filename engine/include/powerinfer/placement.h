@@ -39,17 +39,17 @@ struct PlacementPreview {
     // On the device.
     int gpu_attention_layers = 0;  // layers whose attention (and KV cache) is on the GPU
     bool output_on_gpu = false;
-    int64_t attention_bytes = 0;   // those blocks, their KV cache, scratch and the head
-    int64_t dense_bytes = 0;       // simulated device: the non-FFN weights it counts
-    int64_t kv_cache_bytes = 0;    // simulated device: the KV cache it counts
-    int64_t predictor_bytes = 0;   // 0 when they do not fit
-    int64_t staging_bytes = 0;     // the device's own buffers
-    int64_t hot_neurons = 0;       // placed, over all layers
+    int64_t attention_bytes = 0;  // those blocks, their KV cache, scratch and the head
+    int64_t dense_bytes = 0;      // simulated device: the non-FFN weights it counts
+    int64_t kv_cache_bytes = 0;   // simulated device: the KV cache it counts
+    int64_t predictor_bytes = 0;  // 0 when they do not fit
+    int64_t staging_bytes = 0;    // the device's own buffers
+    int64_t hot_neurons = 0;      // placed, over all layers
     int64_t total_neurons = 0;
     std::vector<int64_t> hot_per_layer;
     int64_t hot_neuron_bytes = 0;
-    int64_t wanted_hot_bytes = 0;  // what hot_neuron_threshold alone asks for
-    bool budget_limited = false;   // the budget cut the hot sets
+    int64_t wanted_hot_bytes = 0;    // what hot_neuron_threshold alone asks for
+    bool budget_limited = false;     // the budget cut the hot sets
     int64_t neuron_cache_bytes = 0;  // what is left for the neuron cache
     int64_t device_bytes = 0;        // every part above
 
