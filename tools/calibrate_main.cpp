@@ -5,11 +5,10 @@
 #include <fstream>
 #include <string>
 
-#include "calibrate/calibrate.h"
-#include "calibrate/fidelity.h"
-#include "common/error.h"
+#include "powerinfer/calibration.h"
 #include "powerinfer/engine.h"
-#include "runtime/device_select.h"
+#include "powerinfer/evaluation.h"
+#include "powerinfer/placement.h"
 
 namespace {
 
@@ -34,8 +33,8 @@ void usage() {
 int main(int argc, char** argv) {
     using namespace powerinfer;
     try {
-        calibrate::CalibrateOptions opt;
-        calibrate::FidelityOptions fid;
+        CalibrationOptions opt;
+        FidelityOptions fid;
         std::string prompts_file;
         int predictors = -1;  // -1: only when a CUDA GPU is present
         for (int i = 1; i < argc; ++i) {
@@ -126,7 +125,7 @@ int main(int argc, char** argv) {
             fid.model_path = opt.model_path;
             fid.n_threads = opt.n_threads;
             fid.on_json_line = [](const std::string& s) { std::printf("%s\n", s.c_str()); };
-            const auto r = calibrate::evaluate_fidelity(fid);
+            const auto r = evaluate_fidelity(fid);
             std::fprintf(stderr, "%s\n%s", r.sparse_status.c_str(), r.layer_table.c_str());
             std::printf("%s\n", r.summary_json().c_str());
             return 0;
@@ -139,18 +138,16 @@ int main(int argc, char** argv) {
             if (!(t >= 0 && t < 1)) throw EngineError("--target-sparsity values must be in [0, 1)");
         }
         if (predictors < 0) {
-            LoadOptions probe;
-            probe.device = "auto";
-            const auto device = runtime::choose_device(probe);
-            predictors = device.device && !device.device->memory().simulated ? 1 : 0;
-            std::fprintf(stderr, "calibrate: %s: %s\n", device.description.c_str(),
+            const GpuStatus gpu = gpu_status("auto");
+            predictors = gpu.present ? 1 : 0;
+            std::fprintf(stderr, "calibrate: %s: %s\n", gpu.description.c_str(),
                          predictors ? "training predictors for the GPU split"
                                     : "no predictors (the CPU computes activity exactly; "
                                       "--predictors trains them for a GPU)");
         }
         opt.train_predictors = predictors == 1;
         opt.log = [](const std::string& s) { std::fprintf(stderr, "%s\n", s.c_str()); };
-        const auto r = calibrate::calibrate_model(opt);
+        const auto r = calibrate_model(opt);
         for (const auto& t : r.targets) {
             std::printf(
                 "target sparsity %.2f\nlayer  rank  recall  precision  predicted_active  "

@@ -11,15 +11,10 @@
 #include <string>
 #include <vector>
 
-#include "calibrate/fidelity.h"
-#include "gguf/gguf.h"
-#include "model/model.h"
 #include "powerinfer/engine.h"
+#include "powerinfer/evaluation.h"
+#include "powerinfer/model_file.h"
 #include "render_chat.h"
-#include "runtime/local_engine.h"
-#include "runtime/perplexity.h"
-#include "sparse/hybrid_ffn.h"
-#include "tokenizer/tokenizer.h"
 
 using namespace powerinfer;
 
@@ -238,7 +233,7 @@ GenerateResult stream(Engine& engine, const GenerateRequest& req) {
     return r;
 }
 
-std::unique_ptr<runtime::LocalEngine> load(const Args& a, int default_ctx) {
+std::unique_ptr<Engine> load(const Args& a, int default_ctx) {
     if (a.model.empty()) throw UsageError("no model given: pass -m MODEL.gguf");
     LoadOptions o;
     o.model_path = a.model;
@@ -250,7 +245,7 @@ std::unique_ptr<runtime::LocalEngine> load(const Args& a, int default_ctx) {
     o.device = a.device;
     o.gpu_layers = a.gpu_layers;
     o.gpu_attention_layers = a.gpu_attention;
-    auto engine = runtime::LocalEngine::load(o);
+    auto engine = Engine::load(o);
     if (a.gpu_layers != 0) std::fprintf(stderr, "[%s]\n", engine->info().offload_status.c_str());
     if (a.sparse)
         std::fprintf(stderr, "[%s; device: %s]\n", engine->info().sparse_status.c_str(),
@@ -258,9 +253,10 @@ std::unique_ptr<runtime::LocalEngine> load(const Args& a, int default_ctx) {
     return engine;
 }
 
-void print_sparse_metrics(runtime::LocalEngine& engine) {
-    if (!engine.sparse_ffn()) return;
-    std::fputs(sparse::format_layer_table(engine.sparse_ffn()->layer_summary()).c_str(), stderr);
+void print_sparse_metrics(const Engine& engine) {
+    const std::string table = sparse_layer_table(engine);
+    if (table.empty()) return;
+    std::fputs(table.c_str(), stderr);
     const MemoryReport m = engine.memory();
     std::fprintf(stderr,
                  "[%s: budget %.1f MiB, dense %.1f, hot %.1f, cache %.1f, KV %.1f, predictors "
@@ -274,7 +270,7 @@ int run_eval_fidelity(const Args& a) {
     if (a.model.empty()) throw UsageError("no model given: pass -m MODEL.gguf");
     std::ifstream in(a.eval_file);
     if (!in) throw EngineError(a.eval_file + ": cannot be read: check the path");
-    calibrate::FidelityOptions o;
+    FidelityOptions o;
     for (std::string line; std::getline(in, line);)
         if (!line.empty()) o.prompts.push_back(line);
     o.model_path = a.model;
@@ -283,7 +279,7 @@ int run_eval_fidelity(const Args& a) {
     o.n_threads = a.threads;
     o.tuning = a.tuning;
     o.on_json_line = [](const std::string& line) { std::printf("%s\n", line.c_str()); };
-    const auto r = calibrate::evaluate_fidelity(o);
+    const auto r = evaluate_fidelity(o);
     std::fprintf(stderr, "[%s]\n", r.sparse_status.c_str());
     if (a.metrics) std::fputs(r.layer_table.c_str(), stderr);
     std::printf("%s\n", r.summary_json().c_str());
@@ -296,51 +292,40 @@ int run_perplexity(const Args& a) {
     std::stringstream ss;
     ss << in.rdbuf();
     auto engine = load(a, 512);
-    const auto& tok = engine->tokenizer();
-    const auto tokens = tok.encode(ss.str(), true, false);
-    const int64_t n_ctx = engine->model().n_ctx();
+    const auto tokens = tokenize_corpus(*engine, ss.str());
     std::fprintf(stderr, "perplexity: %zu tokens, windows of %lld\n", tokens.size(),
-                 static_cast<long long>(n_ctx));
-    auto progress = [](int64_t done, int64_t total, double ppl) {
+                 static_cast<long long>(engine->info().n_ctx));
+    PerplexityOptions po;
+    po.max_windows = a.chunks;
+    po.progress = [](int64_t done, int64_t total, double ppl) {
         std::fprintf(stderr, "[%lld/%lld] %.4f\n", static_cast<long long>(done),
                      static_cast<long long>(total), ppl);
     };
-    const int32_t bos = tok.add_bos() ? tok.bos() : -1;
     if (!a.sparse && a.skip == 0) {
-        const auto r = runtime::perplexity(engine->model(), tokens, n_ctx, a.chunks, bos, progress);
-        std::printf("perplexity: %.4f\n", r.ppl);
+        std::printf("perplexity: %.4f\n", evaluate_perplexity(*engine, tokens, po).ppl);
         return 0;
     }
-    sparse::HybridFfn* ffn = engine->sparse_ffn();
-    if (a.sparse && !ffn)
+    const bool sparse = !sparse_layer_table(*engine).empty();
+    if (a.sparse && !sparse)
         throw EngineError("--sparse cannot be honoured: " + engine->info().sparse_status);
-    std::function<void(bool)> set_sparse;
-    if (a.kl)
-        set_sparse = [&](bool on) { engine->model().set_ffn_executor(on ? ffn : nullptr); };
-    if (ffn) {
-        std::fprintf(stderr, "[%s]\n", engine->info().sparse_status.c_str());
-        ffn->reset_summary();
-    }
+    if (sparse) std::fprintf(stderr, "[%s]\n", engine->info().sparse_status.c_str());
     // The scored half of every window is decoded token by token: the path a
     // sparse FFN takes (batches run dense).
-    const auto r = runtime::perplexity_decoded(engine->model(), tokens, n_ctx, a.chunks, bos,
-                                               a.skip, set_sparse, progress);
-    if (ffn) {
-        int64_t active = 0, total = 0;
-        for (const auto& l : ffn->layer_summary()) {
-            active += l.active;
-            total += l.tokens * l.n_ff;
-        }
-        if (a.metrics) std::fputs(sparse::format_layer_table(ffn->layer_summary()).c_str(), stderr);
-        if (total > 0)
-            std::printf("delivered sparsity: %.4f\n", 1.0 - double(active) / double(total));
+    po.decoded = true;
+    po.skip = a.skip;
+    po.compare_dense = a.kl;
+    const PerplexityReport r = evaluate_perplexity(*engine, tokens, po);
+    if (sparse) {
+        if (a.metrics) std::fputs(sparse_layer_table(*engine).c_str(), stderr);
+        if (r.delivered_sparsity >= 0)
+            std::printf("delivered sparsity: %.4f\n", r.delivered_sparsity);
     }
     if (a.kl) {
-        std::printf("dense perplexity: %.4f\n", r.dense.ppl);
+        std::printf("dense perplexity: %.4f\n", r.dense_ppl);
         std::printf("mean KL divergence: %.6f\n", r.mean_kl);
         std::printf("top-1 agreement: %.4f\n", r.top1);
     }
-    std::printf("perplexity: %.4f\n", r.decoded.ppl);
+    std::printf("perplexity: %.4f\n", r.ppl);
     return 0;
 }
 
@@ -398,8 +383,7 @@ int run(int argc, char** argv) {
         return 0;
     }
     if (!a.info.empty()) {
-        const auto file = gguf::GgufFile::open(a.info);
-        std::fputs(gguf::describe(*file).c_str(), stdout);
+        std::fputs(describe_model_file(a.info).c_str(), stdout);
         return 0;
     }
     std::signal(SIGINT, on_sigint);

@@ -18,13 +18,11 @@
 #include <string>
 #include <vector>
 
-#include "chat/jinja.h"
-#include "gguf/gguf.h"
+#include "powerinfer/chat_render.h"
+#include "powerinfer/model_file.h"
 
 namespace powerinfer::cli {
 namespace {
-
-using jinja::Value;
 
 const char* kRenderUsage =
     "usage: powerinfer-cli --render-chat TEMPLATE_FILE MESSAGES_JSON [--bos TEXT] [--eos TEXT]\n"
@@ -68,7 +66,7 @@ std::tm parse_now(const std::string& text) {
     const int n = std::sscanf(text.c_str(), "%d-%d-%dT%d:%d:%d", &y, &mo, &d, &h, &mi, &s);
     if ((n != 3 && n != 6) || mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || s > 60)
         throw Usage{"--now expects YYYY-MM-DD or YYYY-MM-DDTHH:MM:SS, got '" + text + "'"};
-    return jinja::civil_time(y, mo, d, h, mi, s);
+    return chat_calendar_time(y, mo, d, h, mi, s);
 }
 
 }  // namespace
@@ -83,8 +81,7 @@ int render_chat(int argc, char** argv) {
     try {
         std::vector<std::string> positional;
         std::optional<std::string> bos, eos;
-        bool generation_prompt = true;
-        jinja::Options options;
+        ChatRenderRequest request;
         for (int i = 1; i < argc; ++i) {
             const std::string a = argv[i];
             auto value = [&]() -> std::string {
@@ -98,9 +95,9 @@ int render_chat(int argc, char** argv) {
             } else if (a == "--eos") {
                 eos = value();
             } else if (a == "--no-generation-prompt") {
-                generation_prompt = false;
+                request.add_generation_prompt = false;
             } else if (a == "--now") {
-                options.now = parse_now(value());
+                request.now = parse_now(value());
             } else if (a == "-h" || a == "--help") {
                 std::fputs(kRenderUsage, stdout);
                 return 0;
@@ -113,31 +110,24 @@ int render_chat(int argc, char** argv) {
         if (positional.size() != 2)
             throw Usage{"--render-chat needs TEMPLATE_FILE and MESSAGES_JSON"};
 
-        std::string source;
+        std::string& source = request.template_source;
         if (is_gguf(positional[0])) {
-            const auto file = gguf::GgufFile::open(positional[0]);
-            const auto tmpl = file->get_string("tokenizer.chat_template");
-            if (!tmpl) {
+            const ModelFileInfo file = inspect_model_file(positional[0]);
+            if (!file.has_chat_template) {
                 std::fprintf(stderr, "error: %s has no tokenizer.chat_template\n",
                              positional[0].c_str());
                 return 1;
             }
-            source = *tmpl;
-            const std::vector<std::string> tokens = file->get_string_array("tokenizer.ggml.tokens");
-            auto text = [&](const char* key) -> std::string {
-                const auto id = file->get_int(key);
-                if (!id || *id < 0 || static_cast<size_t>(*id) >= tokens.size()) return {};
-                return tokens[static_cast<size_t>(*id)];
-            };
-            if (!bos) bos = text("tokenizer.ggml.bos_token_id");
-            if (!eos) eos = text("tokenizer.ggml.eos_token_id");
+            source = file.chat_template;
+            if (!bos) bos = file.bos_text;
+            if (!eos) eos = file.eos_text;
         } else if (!read_file(positional[0], &source)) {
             std::fprintf(stderr, "error: %s: cannot read the template file\n",
                          positional[0].c_str());
             return 1;
         }
 
-        std::string json_text;
+        std::string& json_text = request.messages_json;
         const std::string& m = positional[1];
         const size_t first = m.find_first_not_of(" \t\r\n");
         if (first != std::string::npos && m[first] == '{') {
@@ -146,35 +136,15 @@ int render_chat(int argc, char** argv) {
             std::fprintf(stderr, "error: %s: cannot read the messages file\n", m.c_str());
             return 1;
         }
-        Value input;
-        try {
-            input = jinja::from_json(json_text);
-        } catch (const jinja::TemplateError& e) {
-            std::fprintf(stderr, "error: %s: %s\n", m.c_str(), e.what());
-            return 1;
-        }
-        if (!input.is_dict() || !input.as_dict().find("messages")) {
-            std::fprintf(stderr, "error: %s: expected a JSON object with \"messages\"\n",
-                         m.c_str());
-            return 1;
-        }
-
-        // The variables apply_chat_template gives the template.
-        std::vector<std::pair<Value, Value>> vars;
-        for (const auto& [k, v] : input.as_dict().items) vars.emplace_back(k, v);
-        auto set_default = [&](const char* key, Value v) {
-            if (!input.as_dict().find(key)) vars.emplace_back(Value(key), std::move(v));
-        };
-        set_default("tools", Value::none());
-        set_default("documents", Value::none());
-        vars.emplace_back(Value("add_generation_prompt"), Value(generation_prompt));
-        vars.emplace_back(Value("bos_token"), Value(bos.value_or("")));
-        vars.emplace_back(Value("eos_token"), Value(eos.value_or("")));
-
+        request.bos_token = bos.value_or("");
+        request.eos_token = eos.value_or("");
         std::string out;
         try {
-            out = jinja::Template(source, options).render(Value::dict(std::move(vars)));
-        } catch (const jinja::TemplateError& e) {
+            out = render_chat_template(request);
+        } catch (const ChatMessagesError& e) {
+            std::fprintf(stderr, "error: %s: %s\n", m.c_str(), e.what());
+            return 1;
+        } catch (const ChatTemplateError& e) {
             std::fprintf(stderr, "error: %s: %s\n", positional[0].c_str(), e.what());
             return 1;
         }

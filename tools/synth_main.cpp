@@ -6,9 +6,8 @@
 #include <cstdlib>
 #include <string>
 
-#include "calibrate/synth_model.h"
-#include "common/error.h"
 #include "powerinfer/engine.h"
+#include "powerinfer/synthetic.h"
 
 namespace {
 
@@ -20,12 +19,9 @@ void usage() {
                  "  [--zipf S] [--sparsity F] [--pred-rank R] [--no-sidecar]\n");
 }
 
-powerinfer::GgmlType parse_type(const std::string& s) {
-    for (uint32_t id = 0; id < 40; ++id) {
-        auto t = powerinfer::ggml_type_traits(id);
-        if (t && t->supported && t->name == s) return static_cast<powerinfer::GgmlType>(id);
-    }
-    throw powerinfer::EngineError("unknown or unsupported type '" + s + "'");
+std::string parse_type(const std::string& s) {
+    powerinfer::check_synthetic_weight_type(s);
+    return s;
 }
 
 }  // namespace
@@ -33,7 +29,7 @@ powerinfer::GgmlType parse_type(const std::string& s) {
 int main(int argc, char** argv) {
     using namespace powerinfer;
     try {
-        calibrate::SynthSpec spec;
+        SyntheticModelSpec spec;
         std::string out;
         for (int i = 1; i < argc; ++i) {
             const std::string a = argv[i];
@@ -45,7 +41,7 @@ int main(int argc, char** argv) {
             if (a == "-o" || a == "--output")
                 out = next();
             else if (a == "--preset")
-                spec = calibrate::synth_preset(next());
+                spec = synthetic_preset(next());
             else if (a == "--layers")
                 spec.n_layer = num();
             else if (a == "--embd")
@@ -61,7 +57,7 @@ int main(int argc, char** argv) {
             else if (a == "--ctx")
                 spec.n_ctx = num();
             else if (a == "--type")
-                spec.type = parse_type(next());
+                spec.weight_type = parse_type(next());
             else if (a == "--seed")
                 spec.seed = static_cast<uint64_t>(num());
             else if (a == "--zipf")
@@ -88,13 +84,12 @@ int main(int argc, char** argv) {
             throw EngineError("give the output path with -o");
         }
         const auto t0 = std::chrono::steady_clock::now();
-        calibrate::write_synthetic_model(out, spec);
+        write_synthetic_model(out, spec);
         const double s =
             std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
         std::fprintf(stderr, "wrote %s (%lld layers, %lld x %lld, %s)%s in %.1f s\n", out.c_str(),
                      static_cast<long long>(spec.n_layer), static_cast<long long>(spec.n_embd),
-                     static_cast<long long>(spec.n_ff),
-                     std::string(ggml_type_name(spec.type)).c_str(),
+                     static_cast<long long>(spec.n_ff), spec.weight_type.c_str(),
                      spec.write_sidecar ? " + sidecar" : "", s);
         return 0;
     } catch (const std::exception& e) {

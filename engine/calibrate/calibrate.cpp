@@ -9,6 +9,7 @@
 #include <random>
 #include <sstream>
 
+#include "calibrate/calibration_progress.h"
 #include "common/error.h"
 #include "gguf/gguf.h"
 #include "model/model.h"
@@ -355,11 +356,17 @@ std::vector<uint8_t> pack(const std::vector<float>& v, bool f16) {
 }
 
 }  // namespace
+}  // namespace powerinfer::calibrate
 
-CalibrateReport calibrate_model(const CalibrateOptions& opt) {
+namespace powerinfer {
+
+CalibrationReport calibrate_model(const CalibrationOptions& opt) {
+    using namespace calibrate;
     auto log = [&](const std::string& s) {
         if (opt.log) opt.log(s);
     };
+    ProgressReporter progress(opt);
+    progress.emit(progress.at(CalibrationPhase::Reading, 0, 1));
     std::shared_ptr<const gguf::GgufFile> file = gguf::GgufFile::open(opt.model_path);
     if (const model::ModelConfig cfg = model::ModelConfig::from_gguf(*file); cfg.gelu_ffn)
         throw EngineError("calibration supports SwiGLU models (llama, mistral, qwen2, qwen3) so "
@@ -385,6 +392,14 @@ CalibrateReport calibrate_model(const CalibrateOptions& opt) {
     const int64_t stride = std::max<int64_t>(1, n_tok / std::max<int64_t>(1, opt.max_samples));
     RecordingFfn rec(pool, m, stride, opt.max_samples);
     m.set_ffn_executor(&rec);
+    std::vector<double> targets = opt.target_sparsities;
+    if (targets.empty()) targets.push_back(opt.target_sparsity);
+    const int64_t layer_steps = cfg.n_layer * static_cast<int64_t>(targets.size());
+    const int64_t kept = std::min(opt.max_samples, (n_tok + stride - 1) / stride);
+    progress.set_layer_phase_estimate(
+        estimate_layer_phase_seconds(measure_rates(pool, cfg.n_embd), opt, cfg.n_layer, cfg.n_embd,
+                                     cfg.n_ff, kept, static_cast<int64_t>(targets.size())));
+    progress.emit(progress.at(CalibrationPhase::Corpus, 0, n_tok));
 
     CalibrateReport report;
     report.tokens = n_tok;
@@ -398,14 +413,14 @@ CalibrateReport calibrate_model(const CalibrateOptions& opt) {
         rec.set_base(s);
         m.forward(win.data(), n, 0, 0, nullptr);
         const double el = seconds_since(t0), done = double(s + n);
-        log(fmt("calibrate: %.0f/%.0f tokens, %.0f tok/s, ETA %.0f s", done, double(n_tok),
-                done / el, (double(n_tok) - done) / (done / el)));
+        CalibrationProgress p = progress.at(CalibrationPhase::Corpus, s + n, n_tok);
+        p.message = fmt("calibrate: %.0f/%.0f tokens, %.0f tok/s, ETA %.0f s", done, double(n_tok),
+                        done / el, std::max(0.0, p.eta_seconds));
+        progress.emit(p);
     }
     m.set_ffn_executor(nullptr);
     report.run_seconds = seconds_since(t0);
 
-    std::vector<double> targets = opt.target_sparsities;
-    if (targets.empty()) targets.push_back(opt.target_sparsity);
     const auto base_out =
         opt.output_path.empty() ? sparse::default_sidecar_path(opt.model_path) : opt.output_path;
     std::vector<sparse::Sidecar> sidecars(targets.size());
@@ -435,6 +450,7 @@ CalibrateReport calibrate_model(const CalibrateOptions& opt) {
     std::vector<int64_t> ranks;
     for (int64_t r = 32; r <= std::max<int64_t>(32, opt.rank_max); r *= 2) ranks.push_back(r);
     t0 = Clock::now();
+    progress.emit(progress.at(CalibrationPhase::Layers, 0, layer_steps));
     const int64_t n_ff = cfg.n_ff, d = cfg.n_embd;
     for (int64_t l = 0; l < cfg.n_layer; ++l) {
         LayerRecord& r = rec.records()[static_cast<size_t>(l)];
@@ -522,10 +538,15 @@ CalibrateReport calibrate_model(const CalibrateOptions& opt) {
             // fraction (the sparsity actually delivered) by >= 1 point, unless
             // the target recall was met unshifted within 5 points of the
             // target sparsity.
+            const int64_t step =
+                l * static_cast<int64_t>(targets.size()) + static_cast<int64_t>(ti) + 1;
             if (!opt.train_predictors) {
                 report.targets[ti].layers.push_back({0, 0, 0, 1.0 - targets[ti], thr});
-                log(fmt("calibrate: layer %.0f/%.0f target %.2f: threshold %.4g, up bound %.3f",
-                        double(l + 1), double(cfg.n_layer), targets[ti], thr, up_bound));
+                CalibrationProgress p = progress.at(CalibrationPhase::Layers, step, layer_steps);
+                p.message =
+                    fmt("calibrate: layer %.0f/%.0f target %.2f: threshold %.4g, up bound %.3f",
+                        double(l + 1), double(cfg.n_layer), targets[ti], thr, up_bound);
+                progress.emit(p);
                 continue;
             }
             PredictorTrainer trainer(pool, d, n_ff, r.x, Y, train, hold, opt);
@@ -551,21 +572,25 @@ CalibrateReport calibrate_model(const CalibrateOptions& opt) {
             ls.predictor.b2 = best.b2;
             report.targets[ti].layers.push_back(
                 {best.rank, best.recall, best.precision, best.active, thr});
-            const double el = seconds_since(t0);
-            log(fmt("calibrate: layer %.0f/%.0f target %.2f: rank %.0f, recall %.3f", double(l + 1),
+            CalibrationProgress p = progress.at(CalibrationPhase::Layers, step, layer_steps);
+            p.message =
+                fmt("calibrate: layer %.0f/%.0f target %.2f: rank %.0f, recall %.3f", double(l + 1),
                     double(cfg.n_layer), targets[ti], double(best.rank), best.recall) +
-                fmt(", predicted active %.3f, ETA %.0f s", best.active,
-                    el / double(l + 1) * double(cfg.n_layer - l - 1)));
+                fmt(", predicted active %.3f, ETA %.0f s", best.active, p.eta_seconds);
+            progress.emit(p);
         }
         // Free this layer's samples as soon as they are used.
         r.x = {};
         r.c = {};
     }
     report.train_seconds = seconds_since(t0);
+    // The last chance to cancel: nothing has been written yet.
+    progress.emit(progress.at(CalibrationPhase::Writing, 0, static_cast<int64_t>(targets.size())));
     for (size_t ti = 0; ti < targets.size(); ++ti) {
         sparse::write_sidecar(report.targets[ti].sidecar_path, sidecars[ti]);
     }
+    progress.emit(progress.at(CalibrationPhase::Done, 1, 1));
     return report;
 }
 
-}  // namespace powerinfer::calibrate
+}  // namespace powerinfer

@@ -55,6 +55,11 @@ double perplexity(model::Model& m, const std::vector<int32_t>& text, int64_t ctx
 }
 
 }  // namespace
+}  // namespace powerinfer::calibrate
+
+namespace powerinfer {
+// The helpers above (unnamed namespace of powerinfer::calibrate).
+using namespace calibrate;
 
 std::string FidelityResult::summary_json() const {
     return "{\"summary\":true,\"agreement\":" + num(agreement) +
@@ -191,4 +196,4 @@ FidelityResult evaluate_fidelity(const FidelityOptions& opt) {
     return res;
 }
 
-}  // namespace powerinfer::calibrate
+}  // namespace powerinfer

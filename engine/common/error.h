@@ -1,15 +1,5 @@
-// Errors a user can hit carry a message saying what to do. Engine functions
-// throw EngineError for bad input (files, options); they never abort.
+// EngineError lives in the facade (powerinfer/error.h); engine code keeps
+// including this name.
 #pragma once
 
-#include <stdexcept>
-#include <string>
-
-namespace powerinfer {
-
-class EngineError : public std::runtime_error {
-public:
-    using std::runtime_error::runtime_error;
-};
-
-}  // namespace powerinfer
+#include "powerinfer/error.h"

@@ -1,14 +1,5 @@
-// Per-thread scheduling priority, so that inference on every core never
-// starves a GUI thread: lowered threads still get all idle CPU.
+// Thread priority is part of the facade (powerinfer/threads.h); engine code
+// keeps including this name.
 #pragma once
 
-namespace powerinfer {
-
-// Runs the calling thread below normal priority (Linux: nice 10 for this
-// thread only; Windows: THREAD_PRIORITY_BELOW_NORMAL; elsewhere nothing).
-// Returns false if the OS refused or cannot do it.
-bool lower_current_thread_priority();
-// The calling thread's nice value on Linux (0 elsewhere); for tests.
-int current_thread_nice();
-
-}  // namespace powerinfer
+#include "powerinfer/threads.h"

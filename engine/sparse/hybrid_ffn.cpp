@@ -162,41 +162,25 @@ void HybridFfn::apply_tuning_locked() {
         }
     }
     const int64_t per_neuron = device_->layer_format(0).bytes_per_neuron();
-    int64_t budget = tuning_.vram_budget_mb >= 0 ? tuning_.vram_budget_mb * (int64_t{1} << 20) : -1;
-    if (budget < 0) {
-        const auto mem = device_->memory();
-        if (!mem.simulated && mem.device_free_bytes >= 0) {
-            // A real device: what it has free now plus what we already hold,
-            // less a margin for the driver and other programs.
-            budget = mem.used_total() + mem.device_free_bytes - (int64_t{512} << 20);
-        } else {
-            budget = fixed_bytes_ + device_->memory().used_by(backend::MemCategory::Predictors) +
-                     nl * sidecar_.n_ff * per_neuron;
-        }
-    }
-    device_->set_budget(budget);
+    const auto mem = device_->memory();
+    device_->set_budget(hot_neuron_budget(
+        tuning_.vram_budget_mb, mem.simulated, mem.device_free_bytes, mem.used_total(),
+        fixed_bytes_ + mem.used_by(backend::MemCategory::Predictors) +
+            nl * sidecar_.n_ff * per_neuron));
     place();
 }
 
 void HybridFfn::place() {
     const int64_t nl = static_cast<int64_t>(layers_.size());
-    PlacementInput in;
-    in.hot_neuron_threshold = tuning_.hot_neuron_threshold;
-    in.budget_bytes = device_->budget();
     // The device's own staging and work buffers count like the fixed parts.
     const auto mem = device_->memory();
-    in.fixed_bytes = fixed_bytes_ + mem.used_by(backend::MemCategory::Predictors) +
-                     mem.used_by(backend::MemCategory::Staging);
-    for (int64_t l = 0; l < nl; ++l) {
-        const auto& ls = sidecar_.layers[static_cast<size_t>(l)];
-        PlacementLayer pl;
-        pl.bytes_per_neuron = device_->layer_format(static_cast<int>(l)).bytes_per_neuron();
-        pl.dense = layer_dense(static_cast<int>(l));
-        pl.mass_sorted.reserve(ls.perm.size());
-        for (int32_t id : ls.perm) pl.mass_sorted.push_back(ls.act_mass[static_cast<size_t>(id)]);
-        in.layers.push_back(std::move(pl));
-    }
-    placement_ = place_hot_neurons(in);
+    std::vector<int64_t> per_neuron;
+    for (int64_t l = 0; l < nl; ++l)
+        per_neuron.push_back(device_->layer_format(static_cast<int>(l)).bytes_per_neuron());
+    placement_ = place_hot_neurons(
+        hot_neuron_input(sidecar_, per_neuron, tuning_, device_->budget(),
+                         fixed_bytes_ + mem.used_by(backend::MemCategory::Predictors) +
+                             mem.used_by(backend::MemCategory::Staging)));
     // Drop the cache and the old hot sets beyond the new counts first, so
     // that the uploads below have room.
     for (int64_t l = 0; l < nl; ++l) {

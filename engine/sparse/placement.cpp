@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <numeric>
 
+#include "sparse/sidecar.h"
+
 namespace powerinfer::sparse {
 
 Placement place_hot_neurons(const PlacementInput& in) {
@@ -69,6 +71,35 @@ Placement place_hot_neurons(const PlacementInput& in) {
     }
     out.free_bytes = std::max<int64_t>(0, room - out.hot_bytes);
     return out;
+}
+
+PlacementInput hot_neuron_input(const Sidecar& sidecar,
+                                const std::vector<int64_t>& bytes_per_neuron, const Tuning& tuning,
+                                int64_t budget_bytes, int64_t fixed_bytes) {
+    PlacementInput in;
+    in.hot_neuron_threshold = tuning.hot_neuron_threshold;
+    in.budget_bytes = budget_bytes;
+    in.fixed_bytes = fixed_bytes;
+    const auto& forced = tuning.force_full_precision_layers;
+    for (size_t l = 0; l < sidecar.layers.size(); ++l) {
+        const auto& ls = sidecar.layers[l];
+        PlacementLayer pl;
+        pl.bytes_per_neuron = l < bytes_per_neuron.size() ? bytes_per_neuron[l] : 0;
+        pl.dense = !tuning.sparse ||
+                   std::find(forced.begin(), forced.end(), static_cast<int>(l)) != forced.end();
+        pl.mass_sorted.reserve(ls.perm.size());
+        for (int32_t id : ls.perm) pl.mass_sorted.push_back(ls.act_mass[static_cast<size_t>(id)]);
+        in.layers.push_back(std::move(pl));
+    }
+    return in;
+}
+
+int64_t hot_neuron_budget(int64_t vram_budget_mb, bool simulated, int64_t device_free_bytes,
+                          int64_t device_used_bytes, int64_t all_resident_bytes) {
+    if (vram_budget_mb >= 0) return vram_budget_mb * (int64_t{1} << 20);
+    if (!simulated && device_free_bytes >= 0)
+        return device_used_bytes + device_free_bytes - (int64_t{512} << 20);
+    return all_resident_bytes;
 }
 
 }  // namespace powerinfer::sparse

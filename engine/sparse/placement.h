@@ -12,7 +12,11 @@
 #include <cstdint>
 #include <vector>
 
+#include "powerinfer/engine.h"
+
 namespace powerinfer::sparse {
+
+struct Sidecar;
 
 struct PlacementLayer {
     // Activation mass of each neuron, in hot-first order (non-increasing).
@@ -37,5 +41,22 @@ struct Placement {
 };
 
 Placement place_hot_neurons(const PlacementInput& in);
+
+// The hybrid executor's placement input (HybridFfn and the facade's
+// preview_placement build it here, so that a preview is the placement):
+// per layer the sidecar's masses in hot-first order and the device bytes of
+// one neuron (bytes_per_neuron[l]); a layer is dense when tuning.sparse is off
+// or it is in force_full_precision_layers.
+PlacementInput hot_neuron_input(const Sidecar& sidecar,
+                                const std::vector<int64_t>& bytes_per_neuron, const Tuning& tuning,
+                                int64_t budget_bytes, int64_t fixed_bytes);
+
+// The executor's device budget for a tuning: vram_budget_mb >= 0 is that
+// many MiB; -1 (auto) is, on a real device, what it has free plus what it
+// already holds less a 512 MiB margin for the driver and other programs, and
+// on a simulated device (device_free_bytes < 0) everything resident
+// (all_resident_bytes: the fixed parts, predictors and every neuron).
+int64_t hot_neuron_budget(int64_t vram_budget_mb, bool simulated, int64_t device_free_bytes,
+                          int64_t device_used_bytes, int64_t all_resident_bytes);
 
 }  // namespace powerinfer::sparse

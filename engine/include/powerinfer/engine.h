@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "common/error.h"
+#include "powerinfer/error.h"
 
 namespace powerinfer {
 
@@ -53,7 +53,7 @@ struct LoadOptions {
     int gpu_attention_layers = -1;
     // Run the engine's worker threads below normal priority (a GUI process
     // sets this, and lowers the thread that calls generate() itself with
-    // common/thread_priority.h): replies stay as fast on an idle machine, and
+    // powerinfer/threads.h): replies stay as fast on an idle machine, and
     // the GUI thread is never starved.
     bool low_priority_threads = false;
     // Workers of the CPU device (sparse mode without a GPU), which run beside
@@ -65,9 +65,14 @@ struct LoadOptions {
     std::function<bool(float)> progress;
 };
 
+// A progress callback returned false (a model load, or a calibration:
+// powerinfer/calibration.h).
 class LoadCancelled : public EngineError {
 public:
     LoadCancelled() : EngineError("model load cancelled") {}
+
+protected:
+    explicit LoadCancelled(const std::string& what) : EngineError(what) {}
 };
 
 struct SamplingParams {
