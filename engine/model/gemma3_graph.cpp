@@ -16,8 +16,7 @@
 namespace powerinfer::model {
 
 void Model::gemma3_layer(int il, backend::Compute& be, Scratch& s, int64_t n, int64_t n_past) {
-    const Resident& r = resident_[static_cast<size_t>(il)];
-    const LayerWeights& L = r.w;
+    const LayerWeights& L = resident_[static_cast<size_t>(il)].w;
     const ModelConfig& c = cfg_;
     const int64_t E = c.n_embd, hd = c.head_dim;
     const bool local = c.sliding(il);
@@ -35,18 +34,7 @@ void Model::gemma3_layer(int il, backend::Compute& be, Scratch& s, int64_t n, in
     be.rope(s.q, n, c.n_head, hd, rope, n_past);
     be.rope(s.k, n, c.n_head_kv, hd, rope, n_past);
     be.scale(s.q, n * c.q_dim(), c.q_scale);
-    void* values = static_cast<uint8_t*>(r.kv) + r.kv_values;
-    be.store_kv(s.k, r.kv, n, c.n_head_kv, n_ctx_, hd, n_past);
-    be.store_kv(s.v, values, n, c.n_head_kv, n_ctx_, c.head_dim_v, n_past);
-    backend::AttentionShape shape;
-    shape.n_head = c.n_head;
-    shape.n_head_kv = c.n_head_kv;
-    shape.head_dim = hd;
-    shape.head_dim_v = c.head_dim_v;
-    shape.n_ctx = n_ctx_;
-    shape.scale = 1.0f;
-    shape.window = local ? c.swa_window : 0;
-    be.attention(shape, s.q, r.kv, values, n, n_past, s.attn);
+    cached_attention(il, be, s, n, n_past, 1.0f, local ? c.swa_window : 0);
     be.matmul(L.o, s.attn, n, s.tmp);
     be.rms_norm(s.tmp, L.attn_post_norm, s.tmp, n, E, c.rms_eps);
     be.add(s.x, s.tmp, n * E);

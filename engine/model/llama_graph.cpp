@@ -35,19 +35,29 @@ void Model::attention_block(int il, backend::Compute& be, Scratch& s, int64_t n,
     if (L.k_norm) be.rms_norm(s.k, L.k_norm, s.k, n * c.n_head_kv, hd, c.rms_eps);
     be.rope(s.q, n, c.n_head, hd, s.rope, n_past);
     be.rope(s.k, n, c.n_head_kv, hd, s.rope, n_past);
+    cached_attention(il, be, s, n, n_past, 1.0f / std::sqrt(static_cast<float>(hd)), 0);
+    be.matmul(L.o, s.attn, n, s.tmp);
+    be.add(s.x, s.tmp, n * E);
+}
+
+// s.attn = attention of the rows' queries s.q over layer il's KV cache,
+// after their keys s.k and values s.v went into it.
+void Model::cached_attention(int il, backend::Compute& be, Scratch& s, int64_t n, int64_t n_past,
+                             float scale, int64_t window) {
+    const Resident& r = resident_[static_cast<size_t>(il)];
+    const ModelConfig& c = cfg_;
     void* values = static_cast<uint8_t*>(r.kv) + r.kv_values;
-    be.store_kv(s.k, r.kv, n, c.n_head_kv, n_ctx_, hd, n_past);
+    be.store_kv(s.k, r.kv, n, c.n_head_kv, n_ctx_, c.head_dim, n_past);
     be.store_kv(s.v, values, n, c.n_head_kv, n_ctx_, c.head_dim_v, n_past);
     backend::AttentionShape shape;
     shape.n_head = c.n_head;
     shape.n_head_kv = c.n_head_kv;
-    shape.head_dim = hd;
+    shape.head_dim = c.head_dim;
     shape.head_dim_v = c.head_dim_v;
     shape.n_ctx = n_ctx_;
-    shape.scale = 1.0f / std::sqrt(static_cast<float>(hd));
+    shape.scale = scale;
+    shape.window = window;
     be.attention(shape, s.q, r.kv, values, n, n_past, s.attn);
-    be.matmul(L.o, s.attn, n, s.tmp);
-    be.add(s.x, s.tmp, n * E);
 }
 
 void Model::ffn_block(int il, backend::Compute& be, Scratch& s, int64_t n) {

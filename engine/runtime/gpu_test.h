@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdio>
+#include <cstdlib>
 #include <memory>
 #include <string>
 
@@ -59,6 +60,19 @@ inline std::unique_ptr<backend::Device> gpu_device(int64_t budget = -1) {
     auto dev = gpu->make_device({});
     if (budget >= 0) dev->set_budget(dev->memory().used_by(backend::MemCategory::Staging) + budget);
     return dev;
+}
+
+// Sets (value) or removes (null) an environment variable.
+inline void set_env(const char* key, const char* value) {
+#ifdef _WIN32
+    _putenv_s(key, value ? value : "");
+#else
+    if (value) {
+        setenv(key, value, 1);
+    } else {
+        unsetenv(key);
+    }
+#endif
 }
 
 // What the device holds of its own right after creation.

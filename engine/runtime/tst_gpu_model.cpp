@@ -122,17 +122,6 @@ void check_against_cpu(gputest::Counter& c, Models& m, const std::string& what,
                 what.c_str(), worst_rms, decode_rms, agree, agree + disagree);
 }
 
-void set_env(const char* key, const char* value) {
-#ifdef _WIN32
-    _putenv_s(key, value ? value : "");
-#else
-    if (value) {
-        setenv(key, value, 1);
-    } else {
-        unsetenv(key);
-    }
-#endif
-}
 
 // Everything the device holds besides its own staging.
 int64_t held(backend::Device& dev) {
@@ -196,9 +185,9 @@ void test_prefill(gputest::Counter& c, const fs::path& dir, const Case& k,
         auto dev2 = gputest::gpu_device(int64_t{1} << 30);
         const auto plan = model::plan_layer_offload(costs_of(*m.gpu), -1, int64_t{1} << 30);
         const std::string note = place(*m.gpu, *dev, plan);
-        set_env("POWERINFER_NO_CUBLAS", "1");  // read when the plan is placed
+        gputest::set_env("POWERINFER_NO_CUBLAS", "1");  // read when the plan is placed
         const std::string note2 = place(token_model, *dev2, plan);
-        set_env("POWERINFER_NO_CUBLAS", nullptr);
+        gputest::set_env("POWERINFER_NO_CUBLAS", nullptr);
         const std::string what = name + ", prefill in chunks of " + std::to_string(chunk);
         if (m.gpu->plan().device_layers() != 4 || token_model.plan().device_layers() != 4) {
             c.check(false, what + ": plans placed (" + note + " / " + note2 + ")");

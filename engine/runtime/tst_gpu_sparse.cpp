@@ -77,17 +77,6 @@ int64_t staging_bytes(const std::vector<backend::NeuronFormat>& formats, int64_t
     return backend::gpu_backend()->staging_bytes(formats, predictor_floats);
 }
 
-void set_env(const char* key, const char* value) {
-#ifdef _WIN32
-    _putenv_s(key, value ? value : "");
-#else
-    if (value) {
-        setenv(key, value, 1);
-    } else {
-        unsetenv(key);
-    }
-#endif
-}
 
 // GPU memory taken through a device of its own (another program's, as far
 // as the engine can tell) until `leave` bytes stay free; 0: all it can.
@@ -189,10 +178,10 @@ void test_attention_dense(gputest::Counter& c, const fs::path& dir, const Case& 
         auto dev = cuda_device(int64_t{1} << 30);
         const auto costs = model::layer_offload_costs(gpu, model::Model::kDeviceTokenBatch, model::OffloadParts::Attention);
         const auto plan = model::plan_sparse_offload(costs, 0, v.max_layers, int64_t{1} << 30);
-        if (!v.gemm) set_env("POWERINFER_NO_CUBLAS", "1");  // read when the plan is placed
+        if (!v.gemm) gputest::set_env("POWERINFER_NO_CUBLAS", "1");  // read when the plan is placed
         const std::string note = gpu.set_plan(
             model::graph_plan(plan.attention, model::OffloadParts::Attention), dev->compute());
-        set_env("POWERINFER_NO_CUBLAS", nullptr);
+        gputest::set_env("POWERINFER_NO_CUBLAS", nullptr);
         const int want_layers = v.max_layers < 0 ? 4 : v.max_layers;
         const bool head = gpu.plan().output == model::Site::Device;
         if (gpu.plan().device_layers() == 0) {
