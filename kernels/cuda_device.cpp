@@ -1,3 +1,6 @@
+// Long (about 800 lines) because the Device interface is one object: memory
+// accounting, neuron slots, predictors and the hot FFN share its stream and
+// staging; split it where a second GPU backend would share a part.
 // CudaDevice. Neurons of a layer live in compact slot arrays (gate rows, up
 // rows, down columns) sized by backend::plan_slot_growth; the host keeps the
 // id<->slot maps and the accounting, so residency questions never wait for

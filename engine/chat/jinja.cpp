@@ -1,3 +1,5 @@
+// Long (about 1,200 lines): one evaluator for every node type of the syntax
+// tree, kept together so that scoping and undefined handling stay in one place.
 // The evaluator: runs the syntax tree (jinja_parse.cpp) with jinja2's
 // semantics (scoping, undefined, Python's operators).
 #include "chat/jinja.h"

@@ -1,3 +1,5 @@
+// Long (about 1,400 lines): a line-by-line port of two jinja2 modules;
+// keeping their order makes it checkable against them.
 // Lexer and parser: a port of jinja2's lexer.py and parser.py (3.1) with
 // trim_blocks and lstrip_blocks on, so that whitespace comes out the same.
 #include <algorithm>

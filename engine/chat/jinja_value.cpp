@@ -1,3 +1,5 @@
+// Jinja values with Python semantics (long, about 1,150 lines: every
+// operator and conversion of str/int/float/list/dict/none/undefined).
 #include "chat/jinja_value.h"
 
 #include <algorithm>
