@@ -52,6 +52,8 @@ class ChatController : public QObject {
     Q_PROPERTY(double tokensPerSecond READ tokensPerSecond NOTIFY statsChanged)
     Q_PROPERTY(int contextUsed READ contextUsed NOTIFY statsChanged)
     Q_PROPERTY(int contextSize READ contextSize NOTIFY statsChanged)
+    // The context length the loaded model was asked for (the setting at load).
+    Q_PROPERTY(int requestedContextLength READ requestedContextLength NOTIFY modelChanged)
     Q_PROPERTY(QString notice READ notice NOTIFY noticeChanged)
 
 public:
@@ -91,6 +93,7 @@ public:
     double tokensPerSecond() const { return tokensPerSecond_; }
     int contextUsed() const { return contextUsed_; }
     int contextSize() const { return contextSize_; }
+    int requestedContextLength() const { return requestedContext_; }
     QString notice() const { return notice_; }
 
     // QML entry points: each starts a coroutine and returns at once.
@@ -101,13 +104,18 @@ public:
     Q_INVOKABLE void send(const QString& text);
     Q_INVOKABLE void stop();
     Q_INVOKABLE void regenerate();
+    // Appends to an interrupted (or stopped) last reply.
+    Q_INVOKABLE void continueLast();
     Q_INVOKABLE void editAndResend(const QString& uid, const QString& text);
     Q_INVOKABLE void loadModel(const QString& pathOrUrl);
     Q_INVOKABLE void cancelLoad();
     Q_INVOKABLE void exportConversation(const QUrl& file, const QString& format);
     Q_INVOKABLE void copyText(const QString& text);
+    // What a context of this many tokens costs for the loaded model.
+    Q_INVOKABLE QString contextMemoryText(int tokens) const;
     Q_INVOKABLE void dismissNotice();
     Q_INVOKABLE bool canRegenerate() const;
+    Q_INVOKABLE bool canContinue() const;
     // Greedy, 32 tokens of the last user message through the dense and sparse paths.
     Q_INVOKABLE void compareWithDense();
 
@@ -115,6 +123,7 @@ public:
     // A reply resolves to true when it finished without an engine error.
     QCoro::Task<bool> sendMessage(QString text);
     QCoro::Task<bool> regenerateReply();
+    QCoro::Task<bool> continueReply();
     QCoro::Task<bool> editMessage(QString uid, QString text);
     QCoro::Task<bool> loadModelFile(QString path);
     QCoro::Task<> openConversationAsync(qint64 id);
@@ -140,7 +149,8 @@ signals:
     void exportFinished(bool ok, const QString& message);
 
 private:
-    QCoro::Task<bool> runReply();
+    // A new reply, or (continued set) more text for that last reply.
+    QCoro::Task<bool> runReply(MessageRecord continued = {});
     void checkpoint();
     void setGenerating(bool on);
     void setModelState(ModelState state);
@@ -168,6 +178,10 @@ private:
     double tokensPerSecond_ = 0;
     int contextUsed_ = 0;
     int contextSize_ = 0;
+    int requestedContext_ = 0;
+    struct ModelShape {
+        int layers = 0, embd = 0, heads = 0, kvHeads = 0, trainedContext = 0;
+    } modelShape_;
     QString notice_;
     quint64 searchGeneration_ = 0;
     quint64 loadGeneration_ = 0;

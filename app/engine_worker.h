@@ -39,6 +39,10 @@ struct LoadOutcome {
     powerinfer::MemoryReport memory;
     powerinfer::Tuning tuning;  // what the engine runs with
     QString modelPath;          // the file that was loaded
+    // The new file failed (or its load was cancelled) and the model that was
+    // loaded before is loaded again: info, memory, tuning and modelPath
+    // describe that one, error says why the new one did not load.
+    bool restored = false;
 };
 
 // An immutable snapshot of everything one generation needs, taken on the GUI
@@ -134,7 +138,10 @@ struct GenerationOutcome {
     double sparsity = -1;  // mean over tokens; -1 when the engine reported none
     double hitRate = -1;
     QString notice;
-    bool invalidRequest = false;  // the engine rejected the request (EngineError)
+    bool invalidRequest = false;   // the engine rejected the request (EngineError)
+    bool contextExceeded = false;  // the prompt alone does not fit the context
+    // Chat messages left out (oldest first) so that the rest fits the context.
+    int droppedMessages = 0;
 };
 
 class EngineWorker : public QObject {
@@ -179,6 +186,9 @@ private:
     Calibrator calibrator_;
     PlacementPreviewer previewer_;
     std::filesystem::path modelPath_;
+    // What the loaded model was loaded with, to bring it back when another
+    // file fails to load.
+    std::optional<powerinfer::LoadOptions> loadedOptions_;
     std::mutex tuningMutex_;
     std::optional<powerinfer::Tuning> pendingTuning_;
 };

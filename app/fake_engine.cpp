@@ -45,6 +45,14 @@ powerinfer::GenerateResult FakeEngine::generate(
     generate_nice_ = powerinfer::current_thread_nice();
     lastRequest_ = request;
     powerinfer::GenerateResult r;
+    // Like the runtime: a prompt that does not fit the context is refused
+    // (one fake token per byte of the formatted prompt).
+    const size_t promptLength =
+        request.messages.empty() ? request.prompt.size() : format_chat(request.messages).size();
+    if (info_.n_ctx > 0 && promptLength >= size_t(info_.n_ctx))
+        throw powerinfer::EngineError(
+            "the prompt has " + std::to_string(promptLength) + " tokens but the context holds " +
+            std::to_string(info_.n_ctx) + ": shorten the conversation or raise the context size");
     r.prompt_tokens = int(request.messages.size()) * script_.promptTokensPerMessage;
     r.evaluated_prompt_tokens = r.prompt_tokens;
     const auto start = std::chrono::steady_clock::now();

@@ -91,6 +91,8 @@ QVariant MessageListModel::data(const QModelIndex& index, int role) const {
             return m.completionTokens;
         case CreatedAtRole:
             return m.createdAt;
+        case NoticeRole:
+            return m.notice;
         default:
             return {};
     }
@@ -107,6 +109,7 @@ QHash<int, QByteArray> MessageListModel::roleNames() const {
         {TokensPerSecondRole, "tokensPerSecond"},
         {CompletionTokensRole, "completionTokens"},
         {CreatedAtRole, "createdAt"},
+        {NoticeRole, "notice"},
     };
 }
 

@@ -40,6 +40,7 @@ public:
         TokensPerSecondRole,
         CompletionTokensRole,
         CreatedAtRole,
+        NoticeRole,  // the error of a failed reply, or the context-trim notice
     };
 
     using QAbstractListModel::QAbstractListModel;

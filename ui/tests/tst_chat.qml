@@ -100,6 +100,48 @@ TestCase {
         tryVerify(() => list.count >= 1)
     }
 
+    // Issue 17, defect 1: a reply cut off by kill -9 came back after a
+    // restart with only its last paragraph visible (its segments kept stale
+    // heights, gaps hid the rest) and without Copy/Regenerate.
+    function test_anInterruptedReplyRendersWholeWithContinueAndRegenerate() {
+        const reply = "First paragraph of the reply.\n\n1. one\n2. two\n\nA toy version:\n\n"
+                      + "```python\ndef f(x):\n    return"
+        const id = testStore.seedReply("Explain it", reply, "interrupted")
+        const view = createTemporaryObject(chatViewComponent, testCase, { y: 100 })
+        testController.openConversation(id)
+        tryCompare(testController.messages, "count", 2, 3000)
+        const list = findChild(view, "messageList")
+        tryVerify(() => list.itemAtIndex(1) !== null, 3000)
+        const delegate = list.itemAtIndex(1)
+        // Every segment (found by its properties, whatever holds them) as
+        // tall as its content, one below the other.
+        const segments = []
+        const collect = item => {
+            for (let i = 0; i < item.children.length; ++i) {
+                const c = item.children[i]
+                if (c.body !== undefined && c.kind !== undefined && c.item !== undefined)
+                    segments.push(c)
+                else
+                    collect(c)
+            }
+        }
+        tryVerify(() => { segments.length = 0; collect(delegate); return segments.length === 4 }, 3000)
+        wait(50)
+        let bottom = -1
+        for (let i = 0; i < segments.length; ++i) {
+            const seg = segments[i]
+            const top = seg.mapToItem(delegate, 0, 0).y
+            compare(seg.height, seg.item.implicitHeight, "segment " + i + " height")
+            verify(top >= bottom, "segment " + i + " overlaps the one above")
+            bottom = top + seg.height
+        }
+        verify(delegate.height < 400, "delegate " + delegate.height + " px for a short reply")
+        compare(findChild(delegate, "replyStateLabel").text, "Interrupted")
+        verify(findChild(delegate, "continueButton").visible)
+        verify(findChild(delegate, "regenerateButton").visible)
+        verify(findChild(delegate, "continueButton").enabled)
+    }
+
     function test_mainWindowLoadsWithTheController() {
         const component = Qt.createComponent("qrc:/PowerInfer/Ui/Main.qml")
         compare(component.status, Component.Ready, component.errorString())
@@ -123,13 +165,15 @@ TestCase {
         const toggle = findChild(drawer.contentItem, "apiServerSwitch")
         verify(toggle)
         compare(toggle.Accessible.name, "Local API server")
-        mouseClick(toggle)
+        // By keyboard: the switch may sit below the drawer's visible part.
+        toggle.forceActiveFocus()
+        keyClick(Qt.Key_Space)
         verify(settings.apiServerEnabled)
         tryCompare(testController.apiServer, "running", true)
         const status = findChild(drawer.contentItem, "apiServerStatus")
         verify(status.visible)
         compare(status.text, "http://127.0.0.1:" + testController.apiServer.port + "/v1")
-        mouseClick(toggle)
+        keyClick(Qt.Key_Space)
         verify(!settings.apiServerEnabled)
         verify(!testController.apiServer.running)
         verify(!status.visible)
