@@ -211,8 +211,10 @@ void EngineWorker::generate(quint64 id, GenerationJob job, CancelFlag cancel) {
         // A slow GUI must not make batches grow without bound: keep the latest.
         if (samples.size() >= kMaxSamplesPerChunk) samples.erase(samples.begin());
         samples.push_back(ev.metrics);
-        // The engine applies a tuning before its next token.
+        // The engine applies a tuning before its next token; a placement
+        // preview asked for meanwhile is answered now, not after the reply.
         applyPendingTuning();
+        runPendingPreview();
         if (now - lastEmit >= batchInterval_) flush(now);
     };
     try {
@@ -265,6 +267,20 @@ void EngineWorker::calibrate(quint64 id, CalibrationRequest request, CancelFlag 
         outcome.error = fromUtf8(e.what());
     }
     emit calibrationFinished(id, outcome);
+}
+
+void EngineWorker::queuePreview(quint64 id, const powerinfer::Tuning& tuning) {
+    std::lock_guard lock(tuningMutex_);
+    pendingPreview_ = std::make_pair(id, tuning);
+}
+
+void EngineWorker::runPendingPreview() {
+    std::optional<std::pair<quint64, powerinfer::Tuning>> p;
+    {
+        std::lock_guard lock(tuningMutex_);
+        p.swap(pendingPreview_);
+    }
+    if (p) preview(p->first, p->second);
 }
 
 void EngineWorker::preview(quint64 id, powerinfer::Tuning tuning) {
@@ -484,9 +500,10 @@ void EngineClient::cancelCalibration() {
 
 quint64 EngineClient::requestPreview(const powerinfer::Tuning& tuning) {
     const quint64 id = ++nextId_;
-    QMetaObject::invokeMethod(
-        worker_, [w = worker_.data(), id, tuning] { w->preview(id, tuning); },
-        Qt::QueuedConnection);
+    // Through the pending slot, not the busy command queue: a streaming
+    // reply answers it at its next token; the posted call, when idle.
+    worker_->queuePreview(id, tuning);
+    QMetaObject::invokeMethod(worker_, &EngineWorker::runPendingPreview, Qt::QueuedConnection);
     return id;
 }
 

@@ -165,6 +165,10 @@ public:
     // Thread-safe: any thread may queue a tuning; the engine thread applies
     // it between tokens of a running generation (or at once when idle).
     void queueTuning(const powerinfer::Tuning& tuning);
+    // Thread-safe, like queueTuning: the latest preview request is answered
+    // between tokens of a running generation (or by the posted preview()).
+    void queuePreview(quint64 id, const powerinfer::Tuning& tuning);
+    void runPendingPreview();
 
 signals:
     void loadProgress(quint64 id, double fraction);
@@ -191,6 +195,7 @@ private:
     std::optional<powerinfer::LoadOptions> loadedOptions_;
     std::mutex tuningMutex_;
     std::optional<powerinfer::Tuning> pendingTuning_;
+    std::optional<std::pair<quint64, powerinfer::Tuning>> pendingPreview_;
 };
 
 class EngineClient : public QObject {

@@ -83,7 +83,9 @@ void MetricsModel::recompute() {
             ++hitN;
         }
     }
-    sparse_ = n > 0 && at(n - 1).sparse;
+    // Until a token arrives, what the engine said at load (it once read
+    // "Running dense" after every load with a sidecar until the first token).
+    sparse_ = n > 0 ? at(n - 1).sparse : expectedSparse_;
     hitRate_ = hitN ? hit / hitN : 0;
     sparsity_ = sparseN ? spars / sparseN : 0;
     predictorMs_ = n ? pred / n : 0;
@@ -110,6 +112,14 @@ void MetricsModel::setModel(bool hasSidecar, const QString& sparseStatus) {
     hasSidecar_ = hasSidecar;
     sparseStatus_ = sparseStatus;
     emit modelChanged();
+    setExpectedSparse(hasSidecar && sparseStatus.startsWith(QLatin1String("sparse")));
+}
+
+void MetricsModel::setExpectedSparse(bool sparse) {
+    expectedSparse_ = sparse;
+    const bool before = sparse_;
+    recompute();
+    if (sparse_ != before) emit updated();
 }
 
 void MetricsModel::setSpeeds(double decodeTokensPerSecond, double promptTokensPerSecond) {

@@ -79,6 +79,9 @@ public:
     void addSamples(const std::vector<powerinfer::TokenMetrics>& samples);
     void setMemory(const powerinfer::MemoryReport& memory);
     void setModel(bool hasSidecar, const QString& sparseStatus);
+    // Whether the engine runs sparse before any token says so (after a load
+    // or a switch): the load's sparse_status, then the tuning's switch.
+    void setExpectedSparse(bool sparse);
     void setSpeeds(double decodeTokensPerSecond, double promptTokensPerSecond);
     Q_INVOKABLE void clear();
 
@@ -113,6 +116,7 @@ private:
     qint64 total_ = 0;
     int layers_ = 0;
     bool sparse_ = false;
+    bool expectedSparse_ = false;
     double hitRate_ = 0, recall_ = -1, sparsity_ = 0;
     double predictorMs_ = 0, deviceMs_ = 0, cpuMs_ = 0, tokenMs_ = 0;
     double decodeTps_ = 0, promptTps_ = 0;

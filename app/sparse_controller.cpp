@@ -208,6 +208,8 @@ void SparseController::replyFinished(const GenerationOutcome& outcome) {
 
 void SparseController::apply() {
     if (engine_) engine_->setTuning(tuning_);
+    // The headline follows the switch at once; samples confirm it.
+    metrics_.setExpectedSparse(tuning_.sparse && metrics_.hasSidecar());
     configError_.clear();
     if (!configPath_.isEmpty()) writeConfig(configPath_, tuning_, &configError_);
     emit tuningChanged();

@@ -188,6 +188,53 @@ private slots:
         QVERIFY(h.fake.load()->tuningCalls().empty());
     }
 
+    // Issue 17, defect 6: the preview stayed stale while a reply streamed
+    // (its request waited behind the generation in the command queue).
+    void previewFollowsTheSlidersWhileAReplyStreams() {
+        FakeScript script;
+        script.endless = true;
+        script.tokenDelay = 4ms;
+        Harness h(script);
+        h.client->setPreviewer([](const powerinfer::Engine*, const std::filesystem::path&,
+                                  const powerinfer::Tuning& t) {
+            PlacementPreview p;
+            p.available = true;
+            p.totalNeurons = 1000;
+            p.hotNeurons = int64_t(t.hot_neuron_threshold * 1000);
+            return p;
+        });
+        QTemporaryDir dir;
+        QVERIFY(h.load(dir.filePath("m.gguf")));
+        QTRY_COMPARE(h.sparse->previewHotNeurons(), 850);
+        bool finished = false;
+        GenerationOutcome out;
+        auto task = generateInto(h.client.get(), job(2000), &out, &finished);
+        QTRY_VERIFY(h.sparse->metrics()->count() >= 3);
+        h.sparse->previewValue("hot_neuron_threshold", 0.3);
+        QTRY_COMPARE_WITH_TIMEOUT(h.sparse->previewHotNeurons(), 300, 2000);
+        QVERIFY2(!finished, "the preview came only after the reply");
+        h.client->cancelGeneration();
+        QTRY_VERIFY_WITH_TIMEOUT(finished, 5000);
+    }
+
+    // ... and the headline said "Running dense" after a load with a sidecar
+    // until the first token arrived.
+    void aLoadWithASidecarReadsSparseBeforeTheFirstToken() {
+        Harness h;
+        QTemporaryDir dir;
+        QVERIFY(h.load(dir.filePath("m.gguf")));
+        QCOMPARE(h.sparse->metrics()->count(), 0);
+        QVERIFY(h.sparse->metrics()->hasSidecar());
+        QVERIFY(h.sparse->metrics()->sparse());
+        h.sparse->setValue("sparse", false);
+        QVERIFY(!h.sparse->metrics()->sparse());
+        FakeScript dense;
+        dense.sidecar = false;
+        Harness d(dense);
+        QVERIFY(d.load(dir.filePath("n.gguf")));
+        QVERIFY(!d.sparse->metrics()->sparse());
+    }
+
     void compareRunsBothPaths() {
         Harness h;
         QTemporaryDir dir;

@@ -42,6 +42,18 @@ TestCase {
         tryCompare(testController.sparse, "hotNeuronThreshold", 0.85)
     }
 
+    // Issue 17, defect 6: "Running dense" after every load with a sidecar,
+    // until the first token.
+    function test_aFreshLoadWithASidecarIsNotCalledDense() {
+        const panel = createTemporaryObject(panelComponent, testCase)
+        const path = testController.modelPath
+        testController.loadModel(path)
+        tryCompare(testController, "modelState", ChatController.Loading, 3000)
+        tryCompare(testController, "modelState", ChatController.Ready, 5000)
+        compare(testController.sparse.metrics.count, 0)
+        verify(!findChild(panel, "denseNotice").visible)
+    }
+
     function test_panelShowsTheStream() {
         const panel = createTemporaryObject(panelComponent, testCase)
         const metrics = testController.sparse.metrics
