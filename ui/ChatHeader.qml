@@ -8,6 +8,8 @@ Rectangle {
     id: root
 
     required property ChatController controller
+    property bool sidebarShown: true
+    signal sidebarToggled
     signal modelPickerRequested
     signal settingsRequested
     signal tuningRequested
@@ -25,9 +27,17 @@ Rectangle {
 
     RowLayout {
         anchors.fill: parent
-        anchors.leftMargin: 20
+        anchors.leftMargin: 8
         anchors.rightMargin: 12
         spacing: 8
+
+        IconButton {
+            objectName: "sidebarToggle"
+            iconName: "sidebar"
+            tip: root.sidebarShown ? qsTr("Hide the conversations") : qsTr("Show the conversations")
+            iconColor: root.sidebarShown ? Theme.accent : Theme.textMuted
+            onClicked: root.sidebarToggled()
+        }
 
         Label {
             text: root.controller.currentTitle !== "" ? root.controller.currentTitle : qsTr("New chat")
@@ -68,7 +78,8 @@ Rectangle {
                     color: Theme.text
                     font.weight: Font.Medium
                     elide: Text.ElideRight
-                    Layout.maximumWidth: 280
+                    // Narrow windows: the chip gives way before the buttons.
+                    Layout.maximumWidth: Math.max(60, Math.min(280, root.width - 420))
                 }
                 Icon {
                     name: "chevron-down"

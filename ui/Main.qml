@@ -13,8 +13,16 @@ ApplicationWindow {
 
     width: 1280
     height: 800
-    minimumWidth: 760
-    minimumHeight: 480
+    // The layout is made for 800x600 up to 4K; below that it cannot fit.
+    minimumWidth: 800
+    minimumHeight: 600
+    // The chat column keeps at least this much: the sidebar folds away
+    // first when the metrics panel needs the room.
+    readonly property int minimumChatWidth: 440
+    readonly property bool metricsShown: controller.settings.showMetrics
+    readonly property int metricsWidth: Math.min(360, width - minimumChatWidth)
+    readonly property bool sidebarShown: controller.settings.showSidebar
+        && width - Theme.sidebarWidth - (metricsShown ? metricsWidth : 0) >= minimumChatWidth
     visible: true
     title: controller.currentTitle !== "" ? qsTr("%1 — PowerInfer").arg(controller.currentTitle)
                                           : qsTr("PowerInfer Desktop")
@@ -75,7 +83,9 @@ ApplicationWindow {
 
         Sidebar {
             id: sidebar
+            objectName: "sidebar"
             controller: window.controller
+            visible: window.sidebarShown
             Layout.fillHeight: true
             Layout.preferredWidth: Theme.sidebarWidth
             onConversationChosen: composer.focusInput()
@@ -87,8 +97,18 @@ ApplicationWindow {
             spacing: 0
 
             ChatHeader {
+                objectName: "chatHeader"
                 controller: window.controller
+                sidebarShown: window.sidebarShown
                 Layout.fillWidth: true
+                onSidebarToggled: {
+                    // Asking for the sidebar where it does not fit makes room
+                    // by closing the metrics panel.
+                    const want = !window.sidebarShown
+                    window.controller.settings.showSidebar = want
+                    if (want && !window.sidebarShown)
+                        window.controller.settings.showMetrics = false
+                }
                 onModelPickerRequested: modelPicker.open()
                 onSettingsRequested: settingsDrawer.open()
                 onTuningRequested: tuningPanel.open()
@@ -103,6 +123,7 @@ ApplicationWindow {
 
             ChatView {
                 id: chatView
+                objectName: "chatView"
                 controller: window.controller
                 Layout.fillWidth: true
                 Layout.fillHeight: true
@@ -126,9 +147,11 @@ ApplicationWindow {
         MetricsPanel {
             objectName: "metricsPanel"
             controller: window.controller
-            visible: window.controller.settings.showMetrics
+            visible: window.metricsShown
             Layout.fillHeight: true
-            Layout.preferredWidth: 360
+            Layout.preferredWidth: window.metricsWidth
+            Layout.maximumWidth: window.metricsWidth
+            onCloseRequested: window.controller.settings.showMetrics = false
             onCalibrateRequested: calibrateDialog.open()
             onTuningRequested: tuningPanel.open()
         }

@@ -14,6 +14,7 @@ Rectangle {
     readonly property bool ready: controller.modelState === ChatController.Ready
     signal calibrateRequested
     signal tuningRequested
+    signal closeRequested
 
     function mib(bytes) {
         return bytes >= 1024 * 1024 * 1024 ? (bytes / 1073741824).toFixed(2) + " GiB"
@@ -86,6 +87,12 @@ Rectangle {
                     iconName: "sliders"
                     tip: qsTr("Tune the sparse engine")
                     onClicked: root.tuningRequested()
+                }
+                IconButton {
+                    objectName: "closeMetrics"
+                    iconName: "close"
+                    tip: qsTr("Close the metrics panel")
+                    onClicked: root.closeRequested()
                 }
             }
 

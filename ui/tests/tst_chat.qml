@@ -156,6 +156,54 @@ TestCase {
         window.destroy()
     }
 
+    // Issue 17, defect 3: at 800x600 with the metrics panel open the chat
+    // column shrank to ~160 px, the header buttons slid under the panel, the
+    // panel had no close button and the sidebar never collapsed.
+    function test_at800x600TheChatKeepsItsRoomAndThePanelsFold() {
+        const settings = testController.settings
+        settings.showMetrics = true
+        settings.showSidebar = true
+        const component = Qt.createComponent("qrc:/PowerInfer/Ui/Main.qml")
+        const window = component.createObject(null, { controller: testController })
+        verify(window)
+        compare(window.minimumWidth, 800)
+        compare(window.minimumHeight, 600)
+        window.width = 800
+        window.height = 600
+        tryVerify(() => window.contentItem.width === 800 && window.contentItem.height === 600, 2000)
+        const chat = findChild(window.contentItem, "chatView")
+        const header = findChild(window.contentItem, "chatHeader")
+        const panel = findChild(window.contentItem, "metricsPanel")
+        const sidebar = findChild(window.contentItem, "sidebar")
+        tryVerify(() => chat.width >= 440, 2000, "chat column " + chat.width + " px")
+        verify(panel.visible)
+        verify(!sidebar.visible, "the sidebar folds away for the metrics panel")
+        // Every header button lies inside the header, left of the panel.
+        const more = findChild(header, "metricsToggle")
+        const right = more.mapToItem(window.contentItem, more.width, 0).x
+        verify(right <= panel.mapToItem(window.contentItem, 0, 0).x, "header button under the panel")
+        // The panel closes from its own button; the sidebar comes back.
+        mouseClick(findChild(panel, "closeMetrics"))
+        verify(!settings.showMetrics)
+        tryVerify(() => sidebar.visible)
+        // The sidebar collapses and returns from the header.
+        mouseClick(findChild(header, "sidebarToggle"))
+        verify(!settings.showSidebar)
+        tryVerify(() => !sidebar.visible)
+        mouseClick(findChild(header, "sidebarToggle"))
+        tryVerify(() => sidebar.visible)
+        // Large windows keep both panels.
+        settings.showMetrics = true
+        window.width = 1920
+        window.height = 1080
+        tryVerify(() => sidebar.visible && panel.visible)
+        settings.showMetrics = false
+        window.destroy()
+        // Give the keyboard back to the test window.
+        testCase.Window.window.requestActivate()
+        tryVerify(() => testCase.Window.window.active, 2000)
+    }
+
     function test_apiServerSwitchShowsTheAddress() {
         const settings = testController.settings
         settings.apiServerPort = 0  // any free port
