@@ -23,6 +23,14 @@
 
 namespace powerinfer::app {
 
+// Asks the user for a file or folder; returns the local path, or "" when
+// cancelled. The executable injects Qt's file dialogs (QFileDialog: it saves
+// where the user typed, full paths included, and needs no QML module);
+// tests inject a function that answers at once.
+enum class FileDialogKind { Save, Open, Folder };
+using FileChooser = std::function<QString(FileDialogKind kind, const QString& title,
+                                          const QString& start, const QString& filter)>;
+
 class ChatController : public QObject {
     Q_OBJECT
     QML_ELEMENT
@@ -110,6 +118,17 @@ public:
     Q_INVOKABLE void loadModel(const QString& pathOrUrl);
     Q_INVOKABLE void cancelLoad();
     Q_INVOKABLE void exportConversation(const QUrl& file, const QString& format);
+    // Through the injected file dialogs (no-ops without one).
+    Q_INVOKABLE void exportInteractive(const QString& format);
+    Q_INVOKABLE void exportAllInteractive();
+    Q_INVOKABLE void importInteractive();
+    Q_INVOKABLE void openModelInteractive();
+    Q_INVOKABLE void chooseModelsFolderInteractive();
+    // A file to read, as a file: URL ("" when cancelled or without dialogs).
+    Q_INVOKABLE QUrl chooseOpenFile(const QString& title, const QString& filter);
+    // Documents (created if missing), else the home folder: always exists.
+    Q_INVOKABLE QString defaultExportFolder() const;
+    void setFileChooser(FileChooser chooser) { fileChooser_ = std::move(chooser); }
     Q_INVOKABLE void copyText(const QString& text);
     // What a context of this many tokens costs for the loaded model.
     Q_INVOKABLE QString contextMemoryText(int tokens) const;
@@ -129,6 +148,9 @@ public:
     QCoro::Task<> openConversationAsync(qint64 id);
     QCoro::Task<> refreshConversations();
     QCoro::Task<bool> exportTo(QString path, QString format);
+    // Every conversation as one JSON file; and back (resolves to the count).
+    QCoro::Task<bool> exportAllTo(QString path);
+    QCoro::Task<int> importFrom(QString path);
 
     // Interval of partial-reply checkpoints (2 s by default).
     void setCheckpointInterval(int ms) { checkpointTimer_.setInterval(ms); }
@@ -183,6 +205,7 @@ private:
         int layers = 0, embd = 0, heads = 0, kvHeads = 0, trainedContext = 0;
     } modelShape_;
     QString notice_;
+    FileChooser fileChooser_;
     quint64 searchGeneration_ = 0;
     quint64 loadGeneration_ = 0;
     SparseController sparse_;

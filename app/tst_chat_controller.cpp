@@ -351,6 +351,74 @@ private slots:
         for (const auto& m : sent) QVERIFY(!QString::fromStdString(m.content).startsWith("first"));
     }
 
+    // Issue 17, defect 2: the export dialog cut a typed full path to its file
+    // name, and its default folder (~/Documents) might not exist.
+    void exportSavesWhereTheUserTypedAndTheDefaultFolderExists() {
+        const QByteArray home = qgetenv("HOME");
+        qputenv("HOME", QFile::encodeName(sub_ + "/home"));
+        QDir().mkpath(sub_ + "/home");
+        Harness h(sub_);
+        QVERIFY(h.start());
+        const QString folder = h.controller.defaultExportFolder();
+        qputenv("HOME", home);
+        QVERIFY2(QFileInfo(folder).isDir(), qPrintable(folder));
+        QVERIFY(folder.startsWith(sub_ + "/home"));
+
+        QVERIFY(QCoro::waitFor(h.controller.sendMessage("Export me")));
+        const QString typed = sub_ + "/not/yet/there/chat.md";
+        QString suggested;
+        h.controller.setFileChooser(
+            [&](FileDialogKind kind, const QString&, const QString& start, const QString&) {
+                suggested = start;
+                return kind == FileDialogKind::Save ? typed : QString();
+            });
+        QSignalSpy done(&h.controller, &ChatController::exportFinished);
+        h.controller.exportInteractive("markdown");
+        QVERIFY(done.wait(5000));
+        QVERIFY2(done.at(0).at(0).toBool(), qPrintable(done.at(0).at(1).toString()));
+        QVERIFY(suggested.endsWith("/Export-me.md"));
+        QFile saved(typed);
+        QVERIFY(saved.open(QIODevice::ReadOnly));
+        QVERIFY(saved.readAll().contains("Export me"));
+    }
+
+    // ... and there was no export of every conversation, nor an import.
+    void exportAllAndImportRoundTrip() {
+        const QString file = sub_ + "/all.json";
+        {
+            Harness h(sub_ + "/a");
+            QVERIFY(h.start());
+            QVERIFY(QCoro::waitFor(h.controller.sendMessage("first chat")));
+            h.controller.newConversation();
+            h.controller.setSystemPrompt("Be brief.");
+            QVERIFY(QCoro::waitFor(h.controller.sendMessage("second chat")));
+            QVERIFY(QCoro::waitFor(h.controller.exportAllTo(file)));
+        }
+        Harness h(sub_ + "/b");
+        QVERIFY(h.start());
+        QCOMPARE(QCoro::waitFor(h.controller.importFrom(file)), 2);
+        QCOMPARE(h.controller.conversations()->rowCount(), 2);
+        const auto list = await(h.store.conversations());
+        QStringList titles;
+        for (const auto& c : list) {
+            titles << c.title;
+            const auto rows = await(h.store.messages(c.id));
+            QCOMPARE(rows.size(), 2);
+            QCOMPARE(rows[1].content, QStringLiteral("Hello! How can I help?"));
+            if (c.title == "second chat") QCOMPARE(c.systemPrompt, QStringLiteral("Be brief."));
+        }
+        titles.sort();
+        QCOMPARE(titles, QStringList({"first chat", "second chat"}));
+        // Not an export: refused with a reason, nothing imported.
+        QFile junk(sub_ + "/junk.json");
+        QVERIFY(junk.open(QIODevice::WriteOnly));
+        junk.write("{\"hello\": 1}");
+        junk.close();
+        QCOMPARE(QCoro::waitFor(h.controller.importFrom(junk.fileName())), 0);
+        QVERIFY2(h.controller.notice().contains("not a PowerInfer conversation export"),
+                 qPrintable(h.controller.notice()));
+    }
+
     void cancelledLoadReturnsToNoModel() {
         FakeScript slow;
         slow.loadSteps.assign(100, 0.1f);

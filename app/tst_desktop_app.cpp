@@ -79,6 +79,49 @@ private slots:
         QVERIFY2(json.contains("\"cache_window_size\": 4"), json.constData());
     }
 
+    // Issue 17, defect 9: --help and --version aborted without a display.
+    void helpAndVersionNeedNoDisplay() {
+        for (const char* flag : {"--help", "--version"}) {
+            QProcess p;
+            QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+            env.remove("QT_QPA_PLATFORM");
+            env.remove("DISPLAY");
+            env.remove("WAYLAND_DISPLAY");
+            p.setProcessEnvironment(env);
+            p.start(DESKTOP_DEMO_EXE, {flag});
+            QVERIFY(p.waitForFinished(20000));
+            QCOMPARE(p.exitStatus(), QProcess::NormalExit);
+            QCOMPARE(p.exitCode(), 0);
+            const QString out = QString::fromUtf8(p.readAllStandardOutput());
+            QVERIFY2(out.contains(qstrcmp(flag, "--help") == 0 ? "model.gguf" : "PowerInfer"),
+                     qPrintable(out));
+        }
+    }
+
+    // ... the desktop file's %f (a positional model file) was ignored ...
+    void aPositionalModelFileIsLoaded() {
+        QTemporaryDir dir;
+        const Run r = run(DESKTOP_DEMO_EXE,
+                          {"--data-dir", dir.path(), "--prompt", "hi", "--quit-after-reply",
+                           dir.filePath("positional.gguf")},
+                          60000);
+        QVERIFY2(r.exitCode == 0, qPrintable(r.err));
+        QVERIFY2(r.out.contains("gui_max_stall_ms"), qPrintable(r.out + r.err));
+    }
+
+    // ... and a missing QML module crashed; now the app names the package.
+    void aMissingQmlModuleIsNamed() {
+        QTemporaryDir dir;
+        qputenv("POWERINFER_REQUIRE_QML_MODULE", "Qt.Labs.NotInstalled");
+        const Run r =
+            run(DESKTOP_DEMO_EXE,
+                {"--data-dir", dir.path(), "--prompt", "hi", "--quit-after-reply"}, 30000);
+        qunsetenv("POWERINFER_REQUIRE_QML_MODULE");
+        QCOMPARE(r.exitCode, 4);
+        QVERIFY2(r.err.contains("Qt.Labs.NotInstalled") && r.err.contains("install"),
+                 qPrintable(r.err));
+    }
+
     void refusesANewerDatabase() {
         QTemporaryDir dir;
         {

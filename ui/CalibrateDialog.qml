@@ -1,6 +1,5 @@
 import QtQuick
 import QtQuick.Controls
-import QtQuick.Dialogs
 import QtQuick.Layouts
 import PowerInfer.App
 
@@ -54,7 +53,12 @@ Dialog {
                 text: dialog.corpusFile.toString() !== "" ? dialog.corpusFile.toString().replace(/^.*\//, "")
                                                          : qsTr("Choose…")
                 enabled: ownFile.checked
-                onClicked: corpusDialog.open()
+                onClicked: {
+                    const url = dialog.controller.chooseOpenFile(qsTr("Choose a text corpus"),
+                                                                 qsTr("Text (*.txt *.md);;All files (*)"))
+                    if (url.toString() !== "")
+                        dialog.corpusFile = url
+                }
             }
         }
         RadioButton {
@@ -133,10 +137,4 @@ Dialog {
         }
     }
 
-    FileDialog {
-        id: corpusDialog
-        title: qsTr("Choose a text corpus")
-        nameFilters: [qsTr("Text (*.txt *.md)"), qsTr("All files (*)")]
-        onAccepted: dialog.corpusFile = selectedFile
-    }
 }

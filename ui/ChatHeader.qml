@@ -13,7 +13,6 @@ Rectangle {
     signal modelPickerRequested
     signal settingsRequested
     signal tuningRequested
-    signal exportRequested(string format)
 
     implicitHeight: 56
     color: Theme.background
@@ -134,12 +133,20 @@ Rectangle {
                 MenuItem {
                     text: qsTr("Export as Markdown…")
                     enabled: root.controller.messages.count > 0
-                    onTriggered: root.exportRequested("markdown")
+                    onTriggered: root.controller.exportInteractive("markdown")
                 }
                 MenuItem {
                     text: qsTr("Export as JSON…")
                     enabled: root.controller.messages.count > 0
-                    onTriggered: root.exportRequested("json")
+                    onTriggered: root.controller.exportInteractive("json")
+                }
+                MenuItem {
+                    text: qsTr("Export all conversations…")
+                    onTriggered: root.controller.exportAllInteractive()
+                }
+                MenuItem {
+                    text: qsTr("Import conversations…")
+                    onTriggered: root.controller.importInteractive()
                 }
             }
         }

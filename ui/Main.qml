@@ -70,6 +70,20 @@ ApplicationWindow {
         onActivated: composer.focusInput()
     }
     Shortcut {
+        // Not StandardKey.Quit: it is empty on some desktops.
+        sequence: "Ctrl+Q"
+        context: Qt.ApplicationShortcut
+        onActivated: Qt.quit()
+    }
+    Shortcut {
+        sequence: "Ctrl+,"
+        onActivated: settingsDrawer.open()
+    }
+    Shortcut {
+        sequences: ["F1", "Ctrl+/"]
+        onActivated: shortcutsDialog.open()
+    }
+    Shortcut {
         sequence: "Escape"
         enabled: window.controller.generating
                  || window.controller.modelState === ChatController.Loading
@@ -112,7 +126,6 @@ ApplicationWindow {
                 onModelPickerRequested: modelPicker.open()
                 onSettingsRequested: settingsDrawer.open()
                 onTuningRequested: tuningPanel.open()
-                onExportRequested: format => exportDialog.ask(format)
             }
 
             ModelBanner {
@@ -176,8 +189,25 @@ ApplicationWindow {
 
     SettingsDrawer {
         id: settingsDrawer
+        objectName: "settingsDrawer"
         controller: window.controller
         height: window.height
+    }
+
+    ShortcutsDialog {
+        id: shortcutsDialog
+        objectName: "shortcutsDialog"
+        shortcuts: [
+            ["Ctrl+N", qsTr("New chat")],
+            ["Ctrl+F", qsTr("Search conversations")],
+            ["Ctrl+L", qsTr("Focus the message box")],
+            ["Enter", qsTr("Send")],
+            ["Shift+Enter", qsTr("New line in the message")],
+            ["Esc", qsTr("Stop the reply, cancel loading, clear the search")],
+            ["Ctrl+,", qsTr("Chat settings")],
+            ["F1, Ctrl+/", qsTr("This list")],
+            ["Ctrl+Q", qsTr("Quit")]
+        ]
     }
 
     EditMessageDialog {
@@ -185,10 +215,6 @@ ApplicationWindow {
         controller: window.controller
     }
 
-    ExportDialog {
-        id: exportDialog
-        controller: window.controller
-    }
 
     Toast {
         controller: window.controller

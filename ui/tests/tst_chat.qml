@@ -204,6 +204,29 @@ TestCase {
         tryVerify(() => testCase.Window.window.active, 2000)
     }
 
+    // Issue 17, defect 9: no Ctrl+, for the settings, no shortcut list.
+    function test_shortcutsOpenTheSettingsAndTheirList() {
+        const component = Qt.createComponent("qrc:/PowerInfer/Ui/Main.qml")
+        const window = component.createObject(null, { controller: testController })
+        window.requestActivate()
+        tryVerify(() => window.active, 2000)
+        const list = findChild(window, "shortcutsDialog")
+        verify(list)
+        keyClick(Qt.Key_F1)
+        tryVerify(() => list.opened, 2000)
+        const grid = list.contentItem
+        verify(grid.children.length >= 18)
+        list.close()
+        tryVerify(() => !list.opened, 2000)
+        keyClick(Qt.Key_Comma, Qt.ControlModifier)
+        const drawer = findChild(window, "settingsDrawer")
+        verify(drawer)
+        tryVerify(() => drawer.opened, 2000)
+        window.destroy()
+        testCase.Window.window.requestActivate()
+        tryVerify(() => testCase.Window.window.active, 2000)
+    }
+
     function test_apiServerSwitchShowsTheAddress() {
         const settings = testController.settings
         settings.apiServerPort = 0  // any free port
