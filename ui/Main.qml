@@ -47,6 +47,12 @@ ApplicationWindow {
     palette.midlight: Theme.border
     palette.toolTipBase: Theme.surfaceRaised
     palette.toolTipText: Theme.text
+    // Disabled controls must look disabled (the accent was kept in both groups).
+    palette.disabled.highlight: Theme.border
+    palette.disabled.text: Theme.textFaint
+    palette.disabled.buttonText: Theme.textFaint
+    palette.disabled.windowText: Theme.textFaint
+    palette.disabled.dark: Theme.border
 
     Binding {
         target: Theme

@@ -69,6 +69,12 @@ TestCase {
         const dense = findChild(panel, "denseNotice")
         verify(!dense.visible)
         compare(findChild(panel, "hitRateStat").value, "90.0%")
+        verify(findChild(panel, "hitRateStat").tip.indexOf("80 %") >= 0)
+        verify(findChild(panel, "decodeStat").tip !== "")
+        // The time split's parts add up to ms/token (issue 17, defect 7).
+        const split = findChild(panel, "timeSplit")
+        compare(split.segments.length, 4)
+        fuzzyCompare(split.used, metrics.tokenMs, 1e-6)
         const heatmap = findChild(panel, "layerHeatmap")
         verify(heatmap.high >= heatmap.low)
         compare(findChild(panel, "deviceMemory").title, "CPU device — simulated budget")
