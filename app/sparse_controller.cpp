@@ -39,10 +39,16 @@ SparseController::SparseController(EngineClient* engine, ChatStore* store, QObje
     connect(engine_, &EngineClient::calibrationProgress, this,
             [this](double f, double eta, const QString& line) {
                 calibrationProgress_ = f;
-                calibrationEta_ = eta;
+                calibrationEta_ = honestEta(f, calibrationClock_.elapsed() / 1000.0, eta);
                 calibrationLine_ = line;
                 emit calibrationChanged();
             });
+}
+
+double SparseController::honestEta(double fraction, double elapsedSeconds, double engineEta) {
+    if (fraction <= 0.02 || elapsedSeconds <= 0) return engineEta;  // too early to say
+    const double fromClock = elapsedSeconds * (1.0 - fraction) / fraction;
+    return std::max(engineEta, fromClock);
 }
 
 QString SparseController::configPathFor(const QString& modelPath) {
@@ -188,6 +194,41 @@ void SparseController::modelLoaded(const QString& modelPath, const LoadOutcome& 
     metrics_.setMemory(outcome.memory);
     metrics_.setSpeeds(0, 0);
     previewTuning(tuning_);
+    if (compareAfterLoad_ && outcome.info.has_sidecar) {
+        compareAfterLoad_ = false;
+        recommendFromCompare();
+    }
+}
+
+QCoro::Task<> SparseController::recommendFromCompare() {
+    QPointer<SparseController> self(this);
+    recommendation_ = tr("Comparing dense and sparse on this machine…");
+    emit recommendationChanged();
+    GenerationJob job;
+    job.messages = {{"user", "Explain in three sentences how a plant makes its food."}};
+    job.maxTokens = 48;
+    const bool ok = co_await runCompare(std::move(job));
+    if (!self) co_return;
+    if (!ok) {
+        recommendation_ = tr("The dense/sparse comparison failed: %1").arg(compare_.error);
+        recommendSparse_ = false;
+    } else {
+        // On: clearly faster (5 %) and close to dense. Otherwise off, saying why.
+        const double dense = compare_.denseTokensPerSecond, sparse = compare_.sparseTokensPerSecond;
+        recommendSparse_ = sparse > dense * 1.05 && compare_.agreement >= 0.9;
+        const QString numbers = tr("sparse %1 tok/s, dense %2 tok/s, %3 % of the tokens the same")
+                                    .arg(sparse, 0, 'f', 1)
+                                    .arg(dense, 0, 'f', 1)
+                                    .arg(compare_.agreement * 100, 0, 'f', 0);
+        recommendation_ = recommendSparse_
+                              ? tr("Sparse recommended and on: %1.").arg(numbers)
+                              : tr("Dense recommended: %1. Sparse was switched off; the tuning "
+                                   "panel switches it back on.")
+                                    .arg(numbers);
+    }
+    // Slower (or failed to compare): it does not stay on by itself.
+    if (!recommendSparse_ && tuning_.sparse) setValue(QStringLiteral("sparse"), false);
+    emit recommendationChanged();
 }
 
 void SparseController::modelUnloaded() {
@@ -303,6 +344,7 @@ QCoro::Task<bool> SparseController::runCalibration(QString source, QString file,
         request.targetSparsity = targetSparsity;
         request.tokens = calibrationTokens_;
         request.threads = std::max(1, QThread::idealThreadCount() - 1);
+        calibrationClock_.start();
         out = co_await engine_->calibrate(request);
         if (!self) co_return false;
         if (source != QLatin1String("file")) QFile::remove(corpus);
@@ -311,6 +353,13 @@ QCoro::Task<bool> SparseController::runCalibration(QString source, QString file,
     calibrationError_ = out.ok ? QString() : out.error;
     if (out.ok) calibrationProgress_ = 1;
     emit calibrationChanged();
+    if (out.ok) {
+        // The reload comes back sparse (the engine builds its sparse path only
+        // at load); the comparison then decides whether it stays on.
+        compareAfterLoad_ = true;
+        recommendation_.clear();
+        emit recommendationChanged();
+    }
     // The engine let go of the model to calibrate: load it again, now with its sidecar.
     if (!corpus.isEmpty()) emit reloadRequested(modelPath_);
     co_return out.ok;

@@ -276,6 +276,40 @@ private slots:
         QCOMPARE(reload.at(0).at(0).toString(), model);
     }
 
+    // Issue 17, defect 8: sparse mode switched itself on after calibration
+    // although it was slower; the ETA read 54 s at 33 % of a 323 s run.
+    void afterCalibrationTheMeasuredComparisonDecides() {
+        Harness h;
+        QTemporaryDir dir;
+        const QString model = dir.filePath("m.gguf");
+        h.client->setCalibrator([](const CalibrationRequest& r, const CalibrationProgress& p) {
+            p(1.0, 0, "done");
+            return r.model.parent_path() / "m.powerinfer.gguf";
+        });
+        QVERIFY(h.load(model));
+        QSignalSpy reload(h.sparse.get(), &SparseController::reloadRequested);
+        QSignalSpy recommended(h.sparse.get(), &SparseController::recommendationChanged);
+        h.sparse->setCalibrationTokens(SparseController::kQuickCalibrationTokens);
+        QCOMPARE(h.sparse->calibrationTokens(), 2000);
+        QVERIFY(QCoro::waitFor(h.sparse->runCalibration("bundled", {}, 0.5)));
+        QCOMPARE(reload.count(), 1);
+        QVERIFY(h.load(model));  // what ChatController does on reloadRequested
+        // The fake decodes at the same speed either way: sparse is not faster.
+        QTRY_VERIFY_WITH_TIMEOUT(h.sparse->recommendation().startsWith("Dense recommended"), 5000);
+        QVERIFY2(h.sparse->recommendation().contains("tok/s"),
+                 qPrintable(h.sparse->recommendation()));
+        QVERIFY(!h.sparse->recommendSparse());
+        QVERIFY(!h.sparse->sparseEnabled());
+        QTRY_VERIFY(!h.fake.load()->tuning().sparse);
+        QVERIFY(!SparseController::readConfig(SparseController::configPathFor(model)).sparse);
+        QVERIFY(recommended.count() >= 2);
+
+        // 33 % after 100 s is about 200 s more, whatever the engine guessed.
+        QCOMPARE(SparseController::honestEta(1.0 / 3.0, 100, 54), 200.0);
+        QCOMPARE(SparseController::honestEta(0.5, 10, 30), 30.0);
+        QCOMPARE(SparseController::honestEta(0.01, 1, -1), -1.0);
+    }
+
     void calibrationCanBeCancelled() {
         Harness h;
         QTemporaryDir dir;

@@ -105,6 +105,17 @@ Rectangle {
                 }
             }
 
+            // After a calibration: what the dense/sparse comparison measured.
+            Label {
+                objectName: "recommendation"
+                visible: root.sparse.recommendation !== ""
+                text: root.sparse.recommendation
+                color: root.sparse.recommendSparse ? Theme.success : Theme.text
+                wrapMode: Text.Wrap
+                font.pixelSize: Theme.fontSizeSmall
+                Layout.fillWidth: true
+            }
+
             // Dense (no sidecar, or switched off): say so, and offer the fix.
             Rectangle {
                 objectName: "denseNotice"
