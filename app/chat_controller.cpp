@@ -229,6 +229,7 @@ GenerationJob ChatController::snapshotJob() const {
         job.messages.push_back({utf8(m.role), utf8(m.content)});
     }
     job.maxTokens = settings_->maxTokens();
+    job.dropOldestToFit = true;
     job.sampling.temperature = float(settings_->temperature());
     job.sampling.top_p = float(settings_->topP());
     job.sampling.top_k = settings_->topK();

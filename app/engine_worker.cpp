@@ -170,7 +170,8 @@ void EngineWorker::generate(quint64 id, GenerationJob job, CancelFlag cancel) {
     request.stop = std::move(job.stop);
 
     int promptTokens = countPromptTokens(*engine_, request);
-    const int droppedMessages = fitToContext(*engine_, request, promptTokens);
+    const int droppedMessages =
+        job.dropOldestToFit ? fitToContext(*engine_, request, promptTokens) : 0;
     // Time-based batching: the thread is busy inside generate(), so no timer
     // can fire here; instead each token checks whether a batch is due.
     using Clock = std::chrono::steady_clock;

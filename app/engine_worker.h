@@ -53,6 +53,9 @@ struct GenerationJob {
     int maxTokens = 512;
     powerinfer::SamplingParams sampling;
     std::vector<std::string> stop;  // stop strings (the chat has none)
+    // The chat leaves out its oldest turns when the history outgrows the
+    // context; API requests get context_length_exceeded instead.
+    bool dropOldestToFit = false;
 };
 
 // Whether a token went through the sparse path. The dense path reports

@@ -189,6 +189,24 @@ private slots:
             200);
     }
 
+    // Issue 17: context overflow answered invalid_request; and the chat's
+    // "drop the oldest turns" must not apply to API requests.
+    void aPromptLongerThanTheContextIsContextLengthExceeded() {
+        Fixture f;
+        QVERIFY(f.loaded);
+        f.settings.setApiServerEnabled(true);
+        QNetworkAccessManager nam;
+        const QJsonObject body{
+            {"messages",
+             QJsonArray{QJsonObject{{"role", "user"}, {"content", QString(1000, QChar('a'))}},
+                        QJsonObject{{"role", "assistant"}, {"content", "ok"}},
+                        QJsonObject{{"role", "user"}, {"content", QString(1500, QChar('b'))}}}}};
+        const Response r = wait(post(nam, f.url(QStringLiteral("/v1/chat/completions")), body));
+        QCOMPARE(r.status, 400);
+        const QJsonObject e = QJsonDocument::fromJson(r.body).object().value("error").toObject();
+        QCOMPARE(e.value("code").toString(), QStringLiteral("context_length_exceeded"));
+    }
+
     void streamedChatEndsWithDone() {
         Fixture f;
         QVERIFY(f.loaded);

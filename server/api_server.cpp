@@ -403,6 +403,7 @@ QCoro::Task<> ApiServer::runCompletion(QPointer<HttpConnection> connection, Comp
         } else {
             e.code = QStringLiteral("invalid_request");
         }
+        if (!terminal.code.isEmpty()) e.code = terminal.code;
         if (!call.stream) co_return sendError(connection, e);
         connection->writeChunk(sseEvent(e.toJson()));
         connection->writeChunk("data: [DONE]\n\n");

@@ -299,6 +299,16 @@ private slots:
             << QByteArray("POST") << chat
             << QByteArray(R"({"messages":[{"role":"user","content":"<<reject>>"}]})") << 400
             << "invalid_request";
+        // Issue 17: OpenAI's code for a prompt the context cannot hold.
+        QTest::newRow("prompt longer than the context")
+            << QByteArray("POST") << chat
+            << (R"({"messages":[{"role":"user","content":")" + QByteArray("w ").repeated(2100) +
+                R"("}]})")
+            << 400 << "context_length_exceeded";
+        QTest::newRow("tools") << QByteArray("POST") << chat
+                               << QByteArray(R"({"messages":[{"role":"user","content":"x"}],)"
+                                             R"("tools":[{"type":"function"}]})")
+                               << 400 << "unsupported_parameter";
         QTest::newRow("engine fails")
             << QByteArray("POST") << chat
             << QByteArray(R"({"messages":[{"role":"user","content":"<<crash>>"}]})") << 500
