@@ -223,6 +223,27 @@ private slots:
         QCOMPARE(h.backend->status().queued, 0);
     }
 
+    // Issue 17: no per-request log line.
+    void logsOneLinePerRequest() {
+        ServerConfig config = testConfig();
+        QStringList lines;
+        config.requestLog = [&lines](const QString& line) { lines << line; };
+        Harness h(scripted(), config);
+        QNetworkAccessManager nam;
+        QCOMPARE(
+            call(nam, h.url(QStringLiteral("/v1/chat/completions")), "POST", chatBody(2)).status,
+            200);
+        QCOMPARE(call(nam, h.url(QStringLiteral("/v1/models")), "GET").status, 200);
+        QCOMPARE(call(nam, h.url(QStringLiteral("/nowhere")), "GET").status, 404);
+        QTRY_COMPARE(lines.size(), 3);
+        QVERIFY2(QRegularExpression(R"(^POST /v1/chat/completions 200 \d+ ms \d+\+2 tokens$)")
+                     .match(lines[0])
+                     .hasMatch(),
+                 qPrintable(lines[0]));
+        QVERIFY2(lines[1].startsWith("GET /v1/models 200 "), qPrintable(lines[1]));
+        QVERIFY2(lines[2].startsWith("GET /nowhere 404 "), qPrintable(lines[2]));
+    }
+
     void enforcesTheApiKey() {
         ServerConfig config = testConfig();
         config.apiKey = QStringLiteral("s3cret");
