@@ -4,6 +4,7 @@
 
 #include <QClipboard>
 #include <QDir>
+#include <QElapsedTimer>
 #include <QFile>
 #include <QFileInfo>
 #include <QGuiApplication>
@@ -346,6 +347,8 @@ QCoro::Task<bool> ChatController::runReply(MessageRecord continued) {
     const QMetaObject::Connection pieces =
         connect(engine_, &EngineClient::piecesReady, this,
                 [this, streamingVisible, priorTokens](const StreamChunk& c) {
+                    QElapsedTimer cost;
+                    cost.start();
                     streaming_.content += c.text;
                     streaming_.completionTokens = priorTokens + c.totalTokens;
                     streaming_.tokensPerSecond = c.tokensPerSecond;
@@ -354,6 +357,7 @@ QCoro::Task<bool> ChatController::runReply(MessageRecord continued) {
                     contextUsed_ = c.promptTokens + c.totalTokens;
                     emit statsChanged();
                     sparse_.chunkArrived(c);
+                    emit streamBatchApplied(c.totalTokens, cost.nsecsElapsed());
                 });
     checkpointTimer_.start();
 

@@ -168,6 +168,9 @@ signals:
     void replyFinished(bool ok, const QString& error);
     // A partial reply was written to the database.
     void checkpointSaved(const QString& uid, int length);
+    // A streamed batch was applied to the models (and through them the
+    // views): its GUI-thread cost, for the demo's batch_cost_ratio.
+    void streamBatchApplied(int totalTokens, qint64 costNs);
     void exportFinished(bool ok, const QString& message);
 
 private:

@@ -221,6 +221,27 @@ private:
     qint64 maxGapMs_ = 0;
 };
 
+// Mean GUI-thread cost of a streamed batch in the last tenth of the reply
+// over the first tenth: about 1 when a batch costs the same however long the
+// reply already is. 0 when there were too few batches to say.
+double batchCostRatio(const QList<QPair<int, qint64>>& batches) {
+    if (batches.size() < 20) return 0;
+    const int total = batches.last().first;
+    double first = 0, last = 0;
+    int nFirst = 0, nLast = 0;
+    for (const auto& [tokens, ns] : batches) {
+        if (tokens <= total / 10) {
+            first += double(ns);
+            ++nFirst;
+        } else if (tokens > total - total / 10) {
+            last += double(ns);
+            ++nLast;
+        }
+    }
+    if (nFirst == 0 || nLast == 0 || first <= 0) return 0;
+    return (last / nLast) / (first / nFirst);
+}
+
 // The smoke mode: one prompt, one reply, a screenshot, an exit code.
 QCoro::Task<> runSmoke(ChatController* controller, QQmlApplicationEngine* qml, Options options) {
     const auto finish = [](int code) { QCoreApplication::exit(code); };
@@ -279,6 +300,7 @@ QCoro::Task<> runSmoke(ChatController* controller, QQmlApplicationEngine* qml, O
     };
     bool saved = false, saveFailed = false;
     StallMeter meter;
+    QList<QPair<int, qint64>> batches;
     if (!options.prompt.isEmpty()) {
         controller->newConversation();
         // Mid-reply screenshot: grabbed from the stream, once N tokens are in.
@@ -293,10 +315,16 @@ QCoro::Task<> runSmoke(ChatController* controller, QQmlApplicationEngine* qml, O
                     saveFailed = !save(window);
                 });
         }
+        // Each batch's GUI-thread cost with its position in the reply.
+        batches.clear();
+        const QMetaObject::Connection cost = QObject::connect(
+            controller, &ChatController::streamBatchApplied, controller,
+            [&batches](int tokens, qint64 ns) { batches.append({tokens, ns}); });
         meter.start();
         const bool ok = co_await controller->sendMessage(options.prompt);
         meter.stop();
         QObject::disconnect(grab);
+        QObject::disconnect(cost);
         if (!ok) {
             fail(QStringLiteral("no reply: %1").arg(controller->notice()));
             finish(1);
@@ -332,6 +360,8 @@ QCoro::Task<> runSmoke(ChatController* controller, QQmlApplicationEngine* qml, O
         }
     }
     std::printf("reply: %.1f tokens/s\n", controller->tokensPerSecond());
+    if (const double ratio = batchCostRatio(batches); ratio > 0)
+        std::printf("batch_cost_ratio: %.2f\n", ratio);
     std::printf("gui_max_stall_ms: %lld\n", static_cast<long long>(meter.maxGapMs()));
     std::fflush(stdout);
     if (options.quitAfterReply) finish(0);

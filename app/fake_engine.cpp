@@ -57,10 +57,14 @@ powerinfer::GenerateResult FakeEngine::generate(
     r.evaluated_prompt_tokens = r.prompt_tokens;
     const auto start = std::chrono::steady_clock::now();
     const size_t n = script_.tokens.size();
-    const size_t limit =
+    size_t limit =
         script_.endless ? size_t(request.max_tokens) : std::min(n, size_t(request.max_tokens));
     r.finish = script_.endless || n > size_t(request.max_tokens) ? powerinfer::FinishReason::Length
                                                                  : powerinfer::FinishReason::Stop;
+    if (script_.replyTokens > 0) {
+        limit = size_t(script_.replyTokens);
+        r.finish = powerinfer::FinishReason::Stop;
+    }
     for (size_t i = 0; i < limit; ++i) {
         if (cancel && cancel->load()) {
             r.finish = powerinfer::FinishReason::Cancelled;

@@ -56,6 +56,26 @@ private slots:
         QVERIFY(QFile::exists(dir.filePath("conversations.sqlite")));
     }
 
+    // Issue 17: a long reply re-split its whole text per batch; at 4,000
+    // tokens a batch cost 10x what it cost at the start and the GUI thread
+    // stalled for 6-10 s. The bounds leave room for a busy machine (on an
+    // idle one: ratio 1.2-1.9, worst stall 14-16 ms).
+    void aLongReplyCostsTheSamePerBatchAtItsEnd() {
+        QTemporaryDir dir;
+        const Run r = run(DESKTOP_DEMO_EXE,
+                          {"--data-dir", dir.path(), "--demo-tokens", "4000", "--demo-rate", "500",
+                           "--prompt", "Explain sparse inference", "--quit-after-reply"},
+                          120000);
+        QVERIFY2(r.exitCode == 0, qPrintable(r.err));
+        const auto ratio = QRegularExpression("batch_cost_ratio: ([0-9.]+)").match(r.out);
+        const auto stall = QRegularExpression("gui_max_stall_ms: (\\d+)").match(r.out);
+        QVERIFY2(ratio.hasMatch() && stall.hasMatch(), qPrintable(r.out));
+        qInfo("4000 tokens at 500/s: batch_cost_ratio %s, gui_max_stall_ms %s",
+              qPrintable(ratio.captured(1)), qPrintable(stall.captured(1)));
+        QVERIFY2(ratio.captured(1).toDouble() < 3.0, qPrintable(r.out));
+        QVERIFY2(stall.captured(1).toInt() < 250, qPrintable(r.out));
+    }
+
     void tunedSmokeWithThePanelsOnTheFakeEngine() {
         QTemporaryDir dir;
         const QString shot = dir.filePath("tuned.png");

@@ -13,7 +13,8 @@ Item {
     required property string uid
     required property string role
     required property string content
-    required property var segments
+    // A SegmentListModel: while a reply streams only its last row changes.
+    required property QtObject segmentModel
     required property string state
     required property double tokensPerSecond
     required property int completionTokens
@@ -116,17 +117,12 @@ Item {
                     Layout.fillWidth: true
                     spacing: 10
                     Repeater {
-                        // Counting segments keeps the delegates when only the text
-                        // of the last one grows (the common case while streaming).
-                        model: message.isUser ? 0 : message.segments.length
+                        // Rows are added at the end and only the last one's text
+                        // grows: existing delegates stay, nothing is re-read.
+                        model: message.isUser ? null : message.segmentModel
                         delegate: MessageSegment {
-                            required property int index
                             width: parent ? parent.width : 0
                             controller: message.controller
-                            kind: message.segments[index] ? message.segments[index].kind : "text"
-                            body: message.segments[index] ? message.segments[index].text : ""
-                            language: message.segments[index] ? message.segments[index].language
-                                                               : ""
                         }
                     }
                 }
