@@ -317,9 +317,11 @@ QCoro::Task<> runSmoke(ChatController* controller, QQmlApplicationEngine* qml, O
         }
         // Each batch's GUI-thread cost with its position in the reply.
         batches.clear();
-        const QMetaObject::Connection cost = QObject::connect(
-            controller, &ChatController::streamBatchApplied, controller,
-            [&batches](int tokens, qint64 ns) { batches.append({tokens, ns}); });
+        const QMetaObject::Connection cost =
+            QObject::connect(controller, &ChatController::streamBatchApplied, controller,
+                             [&batches](int tokens, qint64 ns) {
+                                 batches.append({tokens, ns});
+                             });
         meter.start();
         const bool ok = co_await controller->sendMessage(options.prompt);
         meter.stop();

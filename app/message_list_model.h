@@ -40,7 +40,7 @@ public:
     QList<MessageSegment> all() const { return closed_ + tail_; }
 
 private:
-    qsizetype scanned_ = 0;  // start of the first line not yet scanned
+    qsizetype scanned_ = 0;   // start of the first line not yet scanned
     qsizetype boundary_ = 0;  // text before it is in closed_
     bool inCode_ = false;
     QString fence_;
@@ -79,9 +79,9 @@ public:
         UidRole = Qt::UserRole + 1,
         RoleRole,  // "user" / "assistant"
         ContentRole,
-        SegmentsRole,  // list of {kind: "text"|"code", text, language}
+        SegmentsRole,      // list of {kind: "text"|"code", text, language}
         SegmentModelRole,  // the same as a SegmentListModel (what the view uses)
-        StateRole,     // "complete", "partial", "stopped", "error"
+        StateRole,         // "complete", "partial", "stopped", "error"
         ModelRole,
         TokensPerSecondRole,
         CompletionTokensRole,

@@ -26,6 +26,10 @@ std::filesystem::path fsPath(const QString& p) { return std::filesystem::path(p.
 
 SparseController::SparseController(EngineClient* engine, ChatStore* store, QObject* parent)
     : QObject(parent), engine_(engine), store_(store) {
+    writer_.setMaxThreadCount(1);
+    saveTimer_.setSingleShot(true);
+    saveTimer_.setInterval(300);
+    connect(&saveTimer_, &QTimer::timeout, this, &SparseController::saveNow);
     connect(engine_, &EngineClient::tuningApplied, this,
             [this](const powerinfer::Tuning&, const powerinfer::MemoryReport& memory) {
                 metrics_.setMemory(memory);
@@ -49,6 +53,36 @@ double SparseController::honestEta(double fraction, double elapsedSeconds, doubl
     if (fraction <= 0.02 || elapsedSeconds <= 0) return engineEta;  // too early to say
     const double fromClock = elapsedSeconds * (1.0 - fraction) / fraction;
     return std::max(engineEta, fromClock);
+}
+
+SparseController::~SparseController() { flushConfig(); }
+
+void SparseController::flushConfig() {
+    if (saveTimer_.isActive()) {
+        saveTimer_.stop();
+        saveNow();
+    }
+    writer_.waitForDone();
+}
+
+void SparseController::saveNow() {
+    if (configPath_.isEmpty()) return;
+    const QString path = configPath_;
+    const powerinfer::Tuning tuning = tuning_;
+    QPointer<SparseController> self(this);
+    writer_.start([self, path, tuning] {
+        QString error;
+        writeConfig(path, tuning, &error);
+        // Back on the GUI thread: the panel shows a failed save.
+        QMetaObject::invokeMethod(
+            qApp,
+            [self, error] {
+                if (!self || self->configError_ == error) return;
+                self->configError_ = error;
+                emit self->tuningChanged();
+            },
+            Qt::QueuedConnection);
+    });
 }
 
 QString SparseController::configPathFor(const QString& modelPath) {
@@ -185,6 +219,7 @@ powerinfer::Tuning SparseController::tuningForModel(const QString& modelPath) {
 }
 
 void SparseController::modelLoaded(const QString& modelPath, const LoadOutcome& outcome) {
+    flushConfig();  // a change for the previous model lands in its own file
     modelPath_ = modelPath;
     configPath_ = configPathFor(modelPath);
     tuning_ = outcome.tuning;
@@ -251,8 +286,9 @@ void SparseController::apply() {
     if (engine_) engine_->setTuning(tuning_);
     // The headline follows the switch at once; samples confirm it.
     metrics_.setExpectedSparse(tuning_.sparse && metrics_.hasSidecar());
-    configError_.clear();
-    if (!configPath_.isEmpty()) writeConfig(configPath_, tuning_, &configError_);
+    // Saved shortly after, off the GUI thread (a key press no longer waits
+    // for the disk); a burst of changes is one write.
+    saveTimer_.start();
     emit tuningChanged();
     previewTuning(tuning_);
 }

@@ -10,6 +10,8 @@
 #include <QElapsedTimer>
 #include <QObject>
 #include <QPointer>
+#include <QThreadPool>
+#include <QTimer>
 #include <QVariant>
 #include <functional>
 #include <optional>
@@ -67,6 +69,9 @@ class SparseController : public QObject {
 
 public:
     SparseController(EngineClient* engine, ChatStore* store, QObject* parent = nullptr);
+    ~SparseController() override;
+    // Writes a pending config.json change now and waits for it (tests, exit).
+    void flushConfig();
 
     MetricsModel* metrics() { return &metrics_; }
     double hotNeuronThreshold() const { return tuning_.hot_neuron_threshold; }
@@ -174,6 +179,11 @@ private:
     QString calibrationLine_, calibrationError_;
     int64_t calibrationTokens_ = 20000;
     QElapsedTimer calibrationClock_;
+    // config.json writes: coalesced (a slider's key presses make one write)
+    // and done off the GUI thread, one at a time, in order.
+    QTimer saveTimer_;
+    QThreadPool writer_;
+    void saveNow();
     // Set by a successful calibration: the next load runs the comparison.
     bool compareAfterLoad_ = false;
     QString recommendation_;

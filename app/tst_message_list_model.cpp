@@ -108,7 +108,8 @@ private slots:
         QSignalSpy changed(segments, &QAbstractItemModel::dataChanged);
         QSignalSpy removed(segments, &QAbstractItemModel::rowsRemoved);
         QSignalSpy reset(segments, &QAbstractItemModel::modelReset);
-        for (int i = 0; i < 200; ++i) model.appendToLast(QStringLiteral("Paragraph %1.\n\n").arg(i));
+        for (int i = 0; i < 200; ++i)
+            model.appendToLast(QStringLiteral("Paragraph %1.\n\n").arg(i));
         QCOMPARE(segments->rowCount(), 200);
         QCOMPARE(removed.count(), 0);
         QCOMPARE(reset.count(), 0);

@@ -138,9 +138,28 @@ private slots:
         QVERIFY(m->hitRate() < before);
         QCOMPARE(m->layers(), 30);
         // Saved beside the model.
+        h.sparse->flushConfig();
         QCOMPARE(SparseController::readConfig(SparseController::configPathFor(model))
                      .hot_neuron_threshold,
                  0.5);
+    }
+
+    // Issue 17: every key press on a knob wrote config.json synchronously on
+    // the GUI thread. Now a burst is one write, later, off the GUI thread.
+    void tuningWritesAreCoalescedAndDeferred() {
+        Harness h;
+        QTemporaryDir dir;
+        const QString model = dir.filePath("m.gguf");
+        QVERIFY(h.load(model));
+        const QString config = SparseController::configPathFor(model);
+        QVERIFY(!QFile::exists(config));
+        for (int i = 1; i <= 20; ++i) h.sparse->setValue("hot_neuron_threshold", 0.5 + i * 0.01);
+        QVERIFY2(!QFile::exists(config), "written on the GUI thread, at once");
+        QTRY_VERIFY_WITH_TIMEOUT(QFile::exists(config), 3000);
+        QTRY_COMPARE(SparseController::readConfig(config).hot_neuron_threshold, 0.7);
+        h.sparse->setValue("cache_window_size", 3);
+        h.sparse->flushConfig();
+        QCOMPARE(SparseController::readConfig(config).cache_window_size, 3);
     }
 
     void loadUsesTheSavedConfigAndResetRestoresDefaults() {
@@ -301,6 +320,7 @@ private slots:
         QVERIFY(!h.sparse->recommendSparse());
         QVERIFY(!h.sparse->sparseEnabled());
         QTRY_VERIFY(!h.fake.load()->tuning().sparse);
+        h.sparse->flushConfig();
         QVERIFY(!SparseController::readConfig(SparseController::configPathFor(model)).sparse);
         QVERIFY(recommended.count() >= 2);
 

@@ -81,6 +81,11 @@ TestCase {
         tryCompare(list, "count", 2)
         let copy = null
         tryVerify(() => (copy = findChild(list, "copyCodeButton")) !== null, 3000)
+        // Clicked once the view has settled at the end (it scrolls there
+        // after the last batch).
+        tryVerify(() => !list.moving && copy.visible, 3000)
+        wait(100)
+        copy = findChild(list, "copyCodeButton")
         mouseClick(copy)
         tryCompare(testController, "notice", "Copied to the clipboard")
         compare(copy.text, "Copied")
