@@ -21,6 +21,8 @@ Rectangle {
                                             : (bytes / 1048576).toFixed(bytes < 10485760 ? 1 : 0) + " MiB"
     }
     function pct(v) { return (v * 100).toFixed(1) + "%" }
+    // Sparse figures need a sparse token first (before it: "–", not 0 %).
+    readonly property bool haveSparse: metrics.sparse && metrics.count > 0
 
     color: Theme.sidebar
     Accessible.role: Accessible.Pane
@@ -173,17 +175,17 @@ Rectangle {
                 }
                 Stat {
                     objectName: "hitRateStat"
-                    label: root.metrics.sparse && !root.metrics.hotColdSplit ? qsTr("hot-neuron hits (no split)")
-                                                                             : qsTr("hot-neuron hits")
-                    value: !root.metrics.sparse ? "–"
+                    label: root.haveSparse && !root.metrics.hotColdSplit ? qsTr("hot-neuron hits (no split)")
+                                                                         : qsTr("hot-neuron hits")
+                    value: !root.haveSparse ? "–"
                            : root.metrics.hotColdSplit ? root.pct(root.metrics.hitRate) : qsTr("n/a")
-                    tip: root.metrics.sparse && !root.metrics.hotColdSplit
+                    tip: root.haveSparse && !root.metrics.hotColdSplit
                          ? qsTr("Every active neuron ran where it is stored: without a GPU nothing is cold, so the hit rate would read 100 % at any threshold and tells nothing.")
                          : qsTr("Share of the active neurons already on the device (hot or cached). Near 100 % means little waits on the CPU; below 80 % try a higher hot-neuron threshold.")
                 }
                 Stat {
                     label: qsTr("FFN sparsity")
-                    value: root.metrics.sparse ? root.pct(root.metrics.sparsity) : "–"
+                    value: root.haveSparse ? root.pct(root.metrics.sparsity) : "–"
                     tip: qsTr("Share of the FFN neurons skipped per token. Higher saves more work; the quality stays close to dense up to the calibrated level (about 50 %).")
                 }
                 Stat {

@@ -147,6 +147,29 @@ TestCase {
         verify(findChild(delegate, "continueButton").enabled)
     }
 
+    // Issue 17, item 10: long code lines wrapped back to column 0.
+    function test_longCodeLinesScrollSideways() {
+        const line = "x = [" + "1234567890, ".repeat(30) + "]"
+        const id = testStore.seedReply("Code please", "```python\n" + line + "\n```", "complete")
+        const view = createTemporaryObject(chatViewComponent, testCase, { y: 100 })
+        testController.openConversation(id)
+        tryCompare(testController.messages, "count", 2, 3000)
+        const list = findChild(view, "messageList")
+        let scroller = null
+        tryVerify(() => (scroller = findChild(list, "codeScroller")) !== null, 3000)
+        tryVerify(() => scroller.contentWidth > scroller.width, 2000)
+        verify(scroller.interactive)
+        // One line high: not wrapped.
+        verify(scroller.contentHeight < 40, "code wrapped: " + scroller.contentHeight + " px")
+    }
+
+    // Issue 17, item 10: emoji showed as boxes (no colour emoji font; the
+    // .deb and scripts/deps now bring fonts-noto-color-emoji).
+    function test_aColourEmojiFontIsThere() {
+        verify(Qt.fontFamilies().indexOf("Noto Color Emoji") >= 0,
+               "install fonts-noto-color-emoji (scripts/deps)")
+    }
+
     function test_mainWindowLoadsWithTheController() {
         const component = Qt.createComponent("qrc:/PowerInfer/Ui/Main.qml")
         compare(component.status, Component.Ready, component.errorString())
