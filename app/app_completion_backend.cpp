@@ -17,11 +17,12 @@ void postCancelled(CompletionJob* job) {
     job->post(std::move(done));
 }
 
-void postFailure(CompletionJob* job, int status, const QString& message) {
+void postFailure(CompletionJob* job, int status, const QString& message, const QString& code = {}) {
     JobEvent failed;
     failed.kind = JobEvent::Kind::Failed;
     failed.httpStatus = status;
     failed.error = message;
+    failed.code = code;
     job->post(std::move(failed));
 }
 
@@ -148,7 +149,9 @@ void AppCompletionBackend::finishRunning(const GenerationOutcome& outcome) {
             status = 400;
         else if (!engine_ || !engine_->isLoaded())
             status = 503;
-        return postFailure(job, status, outcome.error);
+        return postFailure(
+            job, status, outcome.error,
+            outcome.contextExceeded ? powerinfer::server::kContextLengthExceeded : QString());
     }
     JobEvent done;
     done.kind = JobEvent::Kind::Finished;

@@ -8,6 +8,7 @@ namespace powerinfer::app {
 namespace {
 QString toText(double v) { return QString::number(v, 'g', 6); }
 QString toText(int v) { return QString::number(v); }
+QString toText(qint64 v) { return QString::number(v); }
 QString toText(const QString& v) { return v; }
 QString toText(bool v) { return v ? QStringLiteral("true") : QStringLiteral("false"); }
 }  // namespace
@@ -50,7 +51,25 @@ void AppSettings::setApiServerPort(int v) {
     assign(apiServerPort_, qBound(0, v, 65535), "api_server_port");
 }
 
+void AppSettings::setApiServerKey(const QString& v) {
+    assign(apiServerKey_, v.trimmed(), "api_server_key");
+}
+void AppSettings::setShowSidebar(bool v) { assign(showSidebar_, v, "show_sidebar"); }
+void AppSettings::setLastConversationId(qint64 v) {
+    assign(lastConversationId_, std::max<qint64>(0, v), "last_conversation");
+}
+void AppSettings::setRepeatPenalty(double v) {
+    assign(repeatPenalty_, qBound(1.0, v, 2.0), "repeat_penalty");
+}
+
+qint64 AppSettings::kvCacheBytes(int nLayers, int nEmbd, int nHead, int nHeadKv, int nCtx) {
+    if (nLayers <= 0 || nEmbd <= 0 || nHead <= 0 || nCtx <= 0) return 0;
+    const qint64 kvDim = qint64(nEmbd) / nHead * (nHeadKv > 0 ? nHeadKv : nHead);
+    return 2 * qint64(nLayers) * kvDim * qint64(nCtx) * 2;  // 2 bytes per F16 element
+}
+
 void AppSettings::resetSampling() {
+    setRepeatPenalty(1.0);
     setTemperature(0.7);
     setTopP(0.95);
     setTopK(40);
@@ -72,6 +91,12 @@ void AppSettings::restore(const QHash<QString, QString>& stored) {
     number("max_tokens", [this](double v) { setMaxTokens(int(v)); });
     number("context_length", [this](double v) { setContextLength(int(v)); });
     number("api_server_port", [this](double v) { setApiServerPort(int(v)); });
+    number("repeat_penalty", [this](double v) { setRepeatPenalty(v); });
+    number("last_conversation", [this](double v) { setLastConversationId(qint64(v)); });
+    if (stored.contains(QStringLiteral("api_server_key")))
+        setApiServerKey(stored.value(QStringLiteral("api_server_key")));
+    if (stored.contains(QStringLiteral("show_sidebar")))
+        setShowSidebar(stored.value(QStringLiteral("show_sidebar")) == QLatin1String("true"));
     if (stored.contains(QStringLiteral("theme")))
         setThemeMode(stored.value(QStringLiteral("theme")));
     if (stored.contains(QStringLiteral("models_folder")))

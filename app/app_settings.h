@@ -25,10 +25,18 @@ class AppSettings : public QObject {
     Q_PROPERTY(QString lastModelPath READ lastModelPath WRITE setLastModelPath NOTIFY changed)
     // The metrics side panel (toggled in the header).
     Q_PROPERTY(bool showMetrics READ showMetrics WRITE setShowMetrics NOTIFY changed)
+    // The conversation sidebar (collapsible from the header).
+    Q_PROPERTY(bool showSidebar READ showSidebar WRITE setShowSidebar NOTIFY changed)
+    // Reopened at start (0: none).
+    Q_PROPERTY(qint64 lastConversationId READ lastConversationId WRITE setLastConversationId NOTIFY
+                   changed)
+    Q_PROPERTY(double repeatPenalty READ repeatPenalty WRITE setRepeatPenalty NOTIFY changed)
     // The "Local API server" switch: an OpenAI-compatible API on 127.0.0.1.
     Q_PROPERTY(bool apiServerEnabled READ apiServerEnabled WRITE setApiServerEnabled NOTIFY changed)
     // 0 picks a free port (tests).
     Q_PROPERTY(int apiServerPort READ apiServerPort WRITE setApiServerPort NOTIFY changed)
+    // Empty: no key. Else clients send "Authorization: Bearer KEY".
+    Q_PROPERTY(QString apiServerKey READ apiServerKey WRITE setApiServerKey NOTIFY changed)
 public:
     using QObject::QObject;
 
@@ -43,6 +51,10 @@ public:
     bool showMetrics() const { return showMetrics_; }
     bool apiServerEnabled() const { return apiServerEnabled_; }
     int apiServerPort() const { return apiServerPort_; }
+    QString apiServerKey() const { return apiServerKey_; }
+    bool showSidebar() const { return showSidebar_; }
+    qint64 lastConversationId() const { return lastConversationId_; }
+    double repeatPenalty() const { return repeatPenalty_; }
 
     void setTemperature(double v);
     void setTopP(double v);
@@ -55,6 +67,13 @@ public:
     void setShowMetrics(bool v);
     void setApiServerEnabled(bool v);
     void setApiServerPort(int v);
+    void setApiServerKey(const QString& v);
+    void setShowSidebar(bool v);
+    void setLastConversationId(qint64 v);
+    void setRepeatPenalty(double v);
+    // KV-cache bytes of a context of n tokens for a model of this shape
+    // (F16 K and V per layer, as the engine keeps them); 0 if unknown.
+    static qint64 kvCacheBytes(int nLayers, int nEmbd, int nHead, int nHeadKv, int nCtx);
 
     // Applies stored values (unknown keys ignored, bad values keep defaults)
     // without emitting persist requests.
@@ -84,6 +103,10 @@ private:
     bool showMetrics_ = false;
     bool apiServerEnabled_ = false;
     int apiServerPort_ = 8080;
+    QString apiServerKey_;
+    bool showSidebar_ = true;
+    qint64 lastConversationId_ = 0;
+    double repeatPenalty_ = 1.0;
     bool restoring_ = false;
 };
 

@@ -3,10 +3,14 @@
 #include <qcoro/qcorofuture.h>
 
 #include <QClipboard>
+#include <QDir>
+#include <QElapsedTimer>
 #include <QFile>
 #include <QFileInfo>
 #include <QGuiApplication>
+#include <QRegularExpression>
 #include <QSaveFile>
+#include <QStandardPaths>
 #include <QThread>
 #include <QUuid>
 #include <QtConcurrent/QtConcurrentRun>
@@ -80,6 +84,10 @@ QCoro::Task<QString> ChatController::initialize() {
     settings_->restore(stored);
     models_->setFolder(settings_->modelsFolder());
     co_await refreshConversations();
+    if (!self) co_return QString();
+    // Where the user left off (a deleted conversation is simply not found).
+    if (settings_->lastConversationId() > 0)
+        co_await openConversationAsync(settings_->lastConversationId());
     co_return QString();
 }
 
@@ -124,6 +132,7 @@ QCoro::Task<> ChatController::openConversationAsync(qint64 id) {
     if (row < 0 || id == current_.id) co_return;
     current_ = conversations_.at(row);
     current_.snippet.clear();
+    settings_->setLastConversationId(id);
     messages_.clear();
     emit conversationChanged();
     emit systemPromptChanged();
@@ -164,6 +173,7 @@ void ChatController::deleteConversation(qint64 id) {
 
 void ChatController::send(const QString& text) { sendMessage(text); }
 void ChatController::regenerate() { regenerateReply(); }
+void ChatController::continueLast() { continueReply(); }
 void ChatController::editAndResend(const QString& uid, const QString& text) {
     editMessage(uid, text);
 }
@@ -193,6 +203,13 @@ bool ChatController::canRegenerate() const {
            messages_.at(messages_.rowCount() - 1).role == QLatin1String("assistant");
 }
 
+bool ChatController::canContinue() const {
+    if (!canRegenerate()) return false;
+    const MessageRecord& last = messages_.at(messages_.rowCount() - 1);
+    return !last.content.isEmpty() &&
+           (last.state == QLatin1String("interrupted") || last.state == QLatin1String("stopped"));
+}
+
 MessageRecord ChatController::newMessage(const QString& role, const QString& content) const {
     MessageRecord m;
     m.uid = QUuid::createUuid().toString(QUuid::WithoutBraces);
@@ -213,9 +230,11 @@ GenerationJob ChatController::snapshotJob() const {
         job.messages.push_back({utf8(m.role), utf8(m.content)});
     }
     job.maxTokens = settings_->maxTokens();
+    job.dropOldestToFit = true;
     job.sampling.temperature = float(settings_->temperature());
     job.sampling.top_p = float(settings_->topP());
     job.sampling.top_k = settings_->topK();
+    job.sampling.repeat_penalty = float(settings_->repeatPenalty());
     return job;
 }
 
@@ -241,6 +260,7 @@ QCoro::Task<bool> ChatController::sendMessage(QString text) {
             co_return false;
         }
         current_ = created;
+        settings_->setLastConversationId(created.id);
         conversations_.prepend(created);
         emit conversationChanged();
     }
@@ -262,6 +282,12 @@ QCoro::Task<bool> ChatController::regenerateReply() {
     co_await store_->deleteMessagesFrom(current_.id, uid);
     if (!self) co_return false;
     co_return co_await runReply();
+}
+
+QCoro::Task<bool> ChatController::continueReply() {
+    if (!canContinue()) co_return false;
+    setGenerating(true);
+    co_return co_await runReply(messages_.at(messages_.rowCount() - 1));
 }
 
 QCoro::Task<bool> ChatController::editMessage(QString uid, QString text) {
@@ -289,13 +315,28 @@ QCoro::Task<bool> ChatController::editMessage(QString uid, QString text) {
     co_return co_await runReply();
 }
 
-QCoro::Task<bool> ChatController::runReply() {
+QCoro::Task<bool> ChatController::runReply(MessageRecord continued) {
     QPointer<ChatController> self(this);
-    const GenerationJob job = snapshotJob();
-    streaming_ = newMessage(QStringLiteral("assistant"), QString());
-    streaming_.state = QStringLiteral("partial");
-    streaming_.model = modelName_;
-    messages_.append(streaming_);
+    GenerationJob job = snapshotJob();
+    // Continuing keeps the reply's row and text; the new text is appended.
+    // The facade formats a chat only with a fresh assistant turn, so the
+    // model is asked to go on from its own cut-off reply.
+    const bool continuing = !continued.uid.isEmpty();
+    const QString prefix = continuing ? continued.content : QString();
+    if (continuing) {
+        job.messages.push_back(
+            {"user", utf8(tr("Continue your previous reply exactly where it stopped, without "
+                             "repeating it."))});
+        streaming_ = continued;
+        streaming_.state = QStringLiteral("partial");
+        messages_.updateLast(streaming_);
+    } else {
+        streaming_ = newMessage(QStringLiteral("assistant"), QString());
+        streaming_.state = QStringLiteral("partial");
+        streaming_.model = modelName_;
+        messages_.append(streaming_);
+    }
+    const int priorTokens = continuing ? continued.completionTokens : 0;
     tokensPerSecond_ = 0;
     emit statsChanged();
 
@@ -303,17 +344,21 @@ QCoro::Task<bool> ChatController::runReply() {
         const int n = messages_.rowCount();
         return n > 0 && messages_.at(n - 1).uid == streaming_.uid;
     };
-    const QMetaObject::Connection pieces = connect(
-        engine_, &EngineClient::piecesReady, this, [this, streamingVisible](const StreamChunk& c) {
-            streaming_.content += c.text;
-            streaming_.completionTokens = c.totalTokens;
-            streaming_.tokensPerSecond = c.tokensPerSecond;
-            if (streamingVisible()) messages_.appendToLast(c.text);
-            tokensPerSecond_ = c.tokensPerSecond;
-            contextUsed_ = c.promptTokens + c.totalTokens;
-            emit statsChanged();
-            sparse_.chunkArrived(c);
-        });
+    const QMetaObject::Connection pieces =
+        connect(engine_, &EngineClient::piecesReady, this,
+                [this, streamingVisible, priorTokens](const StreamChunk& c) {
+                    QElapsedTimer cost;
+                    cost.start();
+                    streaming_.content += c.text;
+                    streaming_.completionTokens = priorTokens + c.totalTokens;
+                    streaming_.tokensPerSecond = c.tokensPerSecond;
+                    if (streamingVisible()) messages_.appendToLast(c.text);
+                    tokensPerSecond_ = c.tokensPerSecond;
+                    contextUsed_ = c.promptTokens + c.totalTokens;
+                    emit statsChanged();
+                    sparse_.chunkArrived(c);
+                    emit streamBatchApplied(c.totalTokens, cost.nsecsElapsed());
+                });
     checkpointTimer_.start();
 
     const GenerationOutcome out = co_await engine_->generate(job);
@@ -324,30 +369,35 @@ QCoro::Task<bool> ChatController::runReply() {
 
     MessageRecord done = streaming_;
     if (out.ok) {
-        done.content = out.text;
+        done.content = prefix + out.text;
         done.state = QStringLiteral("complete");
         if (out.finish == powerinfer::FinishReason::Cancelled)
             done.state = QStringLiteral("stopped");
         done.promptTokens = out.promptTokens;
-        done.completionTokens = out.generatedTokens;
+        done.completionTokens = priorTokens + out.generatedTokens;
         done.tokensPerSecond = out.tokensPerSecond;
         done.sparsity = out.sparsity;
         done.hitRate = out.hitRate;
     } else {
         done.state = QStringLiteral("error");
+        // The error stays in the chat, under the reply it ended.
+        done.notice = out.contextExceeded
+                          ? tr("%1 Raise the context length in Chat settings, or start a new "
+                               "chat.")
+                                .arg(out.error)
+                          : out.error;
     }
-    // A failed reply with no text leaves nothing worth keeping.
-    const bool keep = out.ok || !done.content.isEmpty();
-    if (streamingVisible()) {
-        if (keep)
-            messages_.updateLast(done);
-        else
-            messages_.truncateFrom(messages_.rowCount() - 1);
-    }
-    if (keep)
-        co_await store_->saveMessage(done);
-    else
-        co_await store_->deleteMessagesFrom(done.conversationId, done.uid);
+    if (out.droppedMessages > 0)
+        done.notice = tr("The conversation is longer than the context (%1 tokens): the oldest "
+                         "%n message(s) were left out of this reply.",
+                         nullptr, out.droppedMessages)
+                          .arg(contextSize_);
+    // A failed reply stays in the chat with its error (error rows are never
+    // sent back to the model; Regenerate replaces it).
+    // A continued reply that failed keeps its earlier text as it was.
+    if (!out.ok && continuing) done.state = continued.state;
+    if (streamingVisible()) messages_.updateLast(done);
+    co_await store_->saveMessage(done);
     if (!self) co_return false;
     conversations_.touch(done.conversationId, QDateTime::currentDateTimeUtc());
     if (out.ok) {
@@ -358,6 +408,7 @@ QCoro::Task<bool> ChatController::runReply() {
     } else {
         showNotice(tr("The model could not reply: %1").arg(out.error));
     }
+    if (out.droppedMessages > 0) showNotice(done.notice);
     streaming_ = MessageRecord{};
     setGenerating(false);
     emit replyFinished(out.ok, out.error);
@@ -378,8 +429,18 @@ QCoro::Task<bool> ChatController::loadModelFile(QString path) {
     QPointer<ChatController> self(this);
     if (path.startsWith(QLatin1String("file:"))) path = QUrl(path).toLocalFile();
     if (path.isEmpty()) co_return false;
+    // A file the picker already knows to be broken is not worth unloading
+    // the working model for.
+    const QString knownError = models_->errorFor(path);
+    if (!knownError.isEmpty()) {
+        showNotice(tr("%1 cannot be loaded: %2").arg(QFileInfo(path).fileName(), knownError));
+        co_return false;
+    }
     if (generating_) stop();
     const quint64 generation = ++loadGeneration_;
+    // What the window shows now, to go back to if the new file fails.
+    const bool hadModel = modelState_ == ModelState::Ready;
+    const QStringList shown = {modelPath_, modelName_, modelDetails_, device_};
     modelPath_ = path;
     modelName_ = QFileInfo(path).completeBaseName();
     modelDetails_.clear();
@@ -429,6 +490,8 @@ QCoro::Task<bool> ChatController::loadModelFile(QString path) {
         device_ = out.deviceName;
         if (device_.isEmpty()) device_ = QString::fromStdString(info.device);
         contextSize_ = info.n_ctx;
+        requestedContext_ = int(options.n_ctx);
+        modelShape_ = {info.n_layers, info.n_embd, info.n_head, info.n_head_kv, info.n_ctx_train};
         contextUsed_ = 0;
         settings_->setLastModelPath(path);
         loadProgress_ = 1;
@@ -438,6 +501,19 @@ QCoro::Task<bool> ChatController::loadModelFile(QString path) {
         setModelState(ModelState::Ready);
         if (!info.template_warning.empty())
             showNotice(QString::fromStdString(info.template_warning));
+    } else if (out.restored && hadModel) {
+        // The previous model is loaded again: the window goes back to it.
+        modelPath_ = shown[0];
+        modelName_ = shown[1];
+        modelDetails_ = shown[2];
+        device_ = shown[3];
+        loadProgress_ = 1;
+        emit loadProgressChanged();
+        sparse_.modelLoaded(modelPath_, out);
+        setModelState(ModelState::Ready);
+        if (!out.cancelled)
+            showNotice(tr("Could not load %1 (%2). Still using %3.")
+                           .arg(QFileInfo(path).fileName(), out.error, modelName_));
     } else if (out.cancelled) {
         setModelState(ModelState::NoModel);
     } else {
@@ -455,6 +531,8 @@ QCoro::Task<bool> ChatController::exportTo(QString path, QString format) {
         bytes = conversationToJson(current_, messages_.records());
     else
         bytes = conversationToMarkdown(current_, messages_.records()).toUtf8();
+    // A folder that does not exist yet (e.g. ~/Documents) is created.
+    QDir().mkpath(QFileInfo(path).absolutePath());
     // The future is built outside the co_await expression: GCC 12 destroys
     // temporaries of a co_await operand (here a lambda's captures) twice.
     const QFuture<QString> written = QtConcurrent::run(writeFileAtomically, path, bytes);
@@ -472,6 +550,128 @@ QCoro::Task<bool> ChatController::exportTo(QString path, QString format) {
 
 void ChatController::exportConversation(const QUrl& file, const QString& format) {
     exportTo(file.isLocalFile() ? file.toLocalFile() : file.toString(), format);
+}
+
+QString ChatController::defaultExportFolder() const {
+    const QString documents = QStandardPaths::writableLocation(QStandardPaths::DocumentsLocation);
+    if (!documents.isEmpty() && QDir().mkpath(documents)) return documents;
+    return QDir::homePath();
+}
+
+void ChatController::exportInteractive(const QString& format) {
+    if (!fileChooser_ || messages_.rowCount() == 0) return;
+    QString base = current_.title.isEmpty() ? QStringLiteral("conversation") : current_.title;
+    static const QRegularExpression unsafe(QStringLiteral("[^\\w\\- ]+"));
+    base = base.remove(unsafe).simplified().replace(QLatin1Char(' '), QLatin1Char('-'));
+    if (base.isEmpty()) base = QStringLiteral("conversation");
+    const bool json = format == QLatin1String("json");
+    const QString path =
+        fileChooser_(FileDialogKind::Save, tr("Export conversation"),
+                     QDir(defaultExportFolder()).filePath(base + (json ? ".json" : ".md")),
+                     json ? tr("JSON (*.json)") : tr("Markdown (*.md)"));
+    if (!path.isEmpty()) exportTo(path, format);
+}
+
+void ChatController::exportAllInteractive() {
+    if (!fileChooser_) return;
+    const QString path = fileChooser_(
+        FileDialogKind::Save, tr("Export all conversations"),
+        QDir(defaultExportFolder()).filePath(QStringLiteral("powerinfer-conversations.json")),
+        tr("JSON (*.json)"));
+    if (!path.isEmpty()) exportAllTo(path);
+}
+
+void ChatController::importInteractive() {
+    if (!fileChooser_) return;
+    const QString path = fileChooser_(FileDialogKind::Open, tr("Import conversations"),
+                                      defaultExportFolder(), tr("JSON exports (*.json)"));
+    if (!path.isEmpty()) importFrom(path);
+}
+
+void ChatController::openModelInteractive() {
+    if (!fileChooser_) return;
+    const QString path = fileChooser_(FileDialogKind::Open, tr("Open a GGUF model"),
+                                      models_->folder(), tr("GGUF models (*.gguf);;All files (*)"));
+    if (!path.isEmpty()) loadModel(path);
+}
+
+void ChatController::chooseModelsFolderInteractive() {
+    if (!fileChooser_) return;
+    const QString folder = fileChooser_(FileDialogKind::Folder, tr("Choose the models folder"),
+                                        models_->folder(), QString());
+    if (!folder.isEmpty()) settings_->setModelsFolder(folder);
+}
+
+QUrl ChatController::chooseOpenFile(const QString& title, const QString& filter) {
+    if (!fileChooser_) return {};
+    const QString path = fileChooser_(FileDialogKind::Open, title, QDir::homePath(), filter);
+    return path.isEmpty() ? QUrl() : QUrl::fromLocalFile(path);
+}
+
+QCoro::Task<bool> ChatController::exportAllTo(QString path) {
+    QPointer<ChatController> self(this);
+    QList<ExportedConversation> all;
+    // The whole store, not the (possibly filtered) sidebar list.
+    const QList<ConversationRecord> list = co_await store_->conversations(QString());
+    if (!self) co_return false;
+    for (const ConversationRecord& c : list) {
+        const QList<MessageRecord> messages = co_await store_->messages(c.id);
+        if (!self) co_return false;
+        all.append({c, messages});
+    }
+    const QByteArray bytes = conversationsToJson(all);
+    const QFuture<QString> written = QtConcurrent::run(writeFileAtomically, path, bytes);
+    const QString error = co_await written;
+    if (!self) co_return false;
+    const QString message = error.isEmpty()
+                                ? tr("Exported %n conversation(s) to %1", nullptr, int(all.size()))
+                                      .arg(QFileInfo(path).fileName())
+                                : tr("Could not export to %1: %2").arg(path, error);
+    showNotice(message);
+    emit exportFinished(error.isEmpty(), message);
+    co_return error.isEmpty();
+}
+
+QCoro::Task<int> ChatController::importFrom(QString path) {
+    QPointer<ChatController> self(this);
+    QFile file(path);
+    if (!file.open(QIODevice::ReadOnly)) {
+        showNotice(tr("Could not import %1: %2").arg(path, file.errorString()));
+        co_return 0;
+    }
+    QString error;
+    const QList<ExportedConversation> all = conversationsFromJson(file.readAll(), &error);
+    if (all.isEmpty()) {
+        showNotice(tr("Could not import %1: %2").arg(QFileInfo(path).fileName(), error));
+        co_return 0;
+    }
+    for (const ExportedConversation& c : all) {
+        const ConversationRecord created =
+            co_await store_->createConversation(c.conversation.title, c.conversation.systemPrompt);
+        if (!self) co_return 0;
+        if (created.id == 0) co_return 0;  // the store reported why
+        for (MessageRecord m : c.messages) {
+            m.uid = QUuid::createUuid().toString(QUuid::WithoutBraces);
+            m.conversationId = created.id;
+            co_await store_->saveMessage(m);
+            if (!self) co_return 0;
+        }
+    }
+    co_await refreshConversations();
+    if (!self) co_return 0;
+    showNotice(tr("Imported %n conversation(s)", nullptr, int(all.size())));
+    co_return int(all.size());
+}
+
+QString ChatController::contextMemoryText(int tokens) const {
+    const qint64 bytes = AppSettings::kvCacheBytes(modelShape_.layers, modelShape_.embd,
+                                                   modelShape_.heads, modelShape_.kvHeads, tokens);
+    if (bytes <= 0) return tr("memory: load a model to see the cost");
+    QString text = tr("KV cache: %1 of memory").arg(formatBytes(bytes));
+    if (modelShape_.trainedContext > 0 && tokens > modelShape_.trainedContext)
+        text += tr(" · the model was trained on %1 tokens: longer contexts are capped there")
+                    .arg(modelShape_.trainedContext);
+    return text;
 }
 
 void ChatController::copyText(const QString& text) {

@@ -23,6 +23,14 @@
 
 namespace powerinfer::app {
 
+// Asks the user for a file or folder; returns the local path, or "" when
+// cancelled. The executable injects Qt's file dialogs (QFileDialog: it saves
+// where the user typed, full paths included, and needs no QML module);
+// tests inject a function that answers at once.
+enum class FileDialogKind { Save, Open, Folder };
+using FileChooser = std::function<QString(FileDialogKind kind, const QString& title,
+                                          const QString& start, const QString& filter)>;
+
 class ChatController : public QObject {
     Q_OBJECT
     QML_ELEMENT
@@ -52,6 +60,8 @@ class ChatController : public QObject {
     Q_PROPERTY(double tokensPerSecond READ tokensPerSecond NOTIFY statsChanged)
     Q_PROPERTY(int contextUsed READ contextUsed NOTIFY statsChanged)
     Q_PROPERTY(int contextSize READ contextSize NOTIFY statsChanged)
+    // The context length the loaded model was asked for (the setting at load).
+    Q_PROPERTY(int requestedContextLength READ requestedContextLength NOTIFY modelChanged)
     Q_PROPERTY(QString notice READ notice NOTIFY noticeChanged)
 
 public:
@@ -91,6 +101,7 @@ public:
     double tokensPerSecond() const { return tokensPerSecond_; }
     int contextUsed() const { return contextUsed_; }
     int contextSize() const { return contextSize_; }
+    int requestedContextLength() const { return requestedContext_; }
     QString notice() const { return notice_; }
 
     // QML entry points: each starts a coroutine and returns at once.
@@ -101,13 +112,29 @@ public:
     Q_INVOKABLE void send(const QString& text);
     Q_INVOKABLE void stop();
     Q_INVOKABLE void regenerate();
+    // Appends to an interrupted (or stopped) last reply.
+    Q_INVOKABLE void continueLast();
     Q_INVOKABLE void editAndResend(const QString& uid, const QString& text);
     Q_INVOKABLE void loadModel(const QString& pathOrUrl);
     Q_INVOKABLE void cancelLoad();
     Q_INVOKABLE void exportConversation(const QUrl& file, const QString& format);
+    // Through the injected file dialogs (no-ops without one).
+    Q_INVOKABLE void exportInteractive(const QString& format);
+    Q_INVOKABLE void exportAllInteractive();
+    Q_INVOKABLE void importInteractive();
+    Q_INVOKABLE void openModelInteractive();
+    Q_INVOKABLE void chooseModelsFolderInteractive();
+    // A file to read, as a file: URL ("" when cancelled or without dialogs).
+    Q_INVOKABLE QUrl chooseOpenFile(const QString& title, const QString& filter);
+    // Documents (created if missing), else the home folder: always exists.
+    Q_INVOKABLE QString defaultExportFolder() const;
+    void setFileChooser(FileChooser chooser) { fileChooser_ = std::move(chooser); }
     Q_INVOKABLE void copyText(const QString& text);
+    // What a context of this many tokens costs for the loaded model.
+    Q_INVOKABLE QString contextMemoryText(int tokens) const;
     Q_INVOKABLE void dismissNotice();
     Q_INVOKABLE bool canRegenerate() const;
+    Q_INVOKABLE bool canContinue() const;
     // Greedy, 32 tokens of the last user message through the dense and sparse paths.
     Q_INVOKABLE void compareWithDense();
 
@@ -115,11 +142,15 @@ public:
     // A reply resolves to true when it finished without an engine error.
     QCoro::Task<bool> sendMessage(QString text);
     QCoro::Task<bool> regenerateReply();
+    QCoro::Task<bool> continueReply();
     QCoro::Task<bool> editMessage(QString uid, QString text);
     QCoro::Task<bool> loadModelFile(QString path);
     QCoro::Task<> openConversationAsync(qint64 id);
     QCoro::Task<> refreshConversations();
     QCoro::Task<bool> exportTo(QString path, QString format);
+    // Every conversation as one JSON file; and back (resolves to the count).
+    QCoro::Task<bool> exportAllTo(QString path);
+    QCoro::Task<int> importFrom(QString path);
 
     // Interval of partial-reply checkpoints (2 s by default).
     void setCheckpointInterval(int ms) { checkpointTimer_.setInterval(ms); }
@@ -137,10 +168,14 @@ signals:
     void replyFinished(bool ok, const QString& error);
     // A partial reply was written to the database.
     void checkpointSaved(const QString& uid, int length);
+    // A streamed batch was applied to the models (and through them the
+    // views): its GUI-thread cost, for the demo's batch_cost_ratio.
+    void streamBatchApplied(int totalTokens, qint64 costNs);
     void exportFinished(bool ok, const QString& message);
 
 private:
-    QCoro::Task<bool> runReply();
+    // A new reply, or (continued set) more text for that last reply.
+    QCoro::Task<bool> runReply(MessageRecord continued = {});
     void checkpoint();
     void setGenerating(bool on);
     void setModelState(ModelState state);
@@ -168,7 +203,12 @@ private:
     double tokensPerSecond_ = 0;
     int contextUsed_ = 0;
     int contextSize_ = 0;
+    int requestedContext_ = 0;
+    struct ModelShape {
+        int layers = 0, embd = 0, heads = 0, kvHeads = 0, trainedContext = 0;
+    } modelShape_;
     QString notice_;
+    FileChooser fileChooser_;
     quint64 searchGeneration_ = 0;
     quint64 loadGeneration_ = 0;
     SparseController sparse_;

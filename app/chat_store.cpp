@@ -100,6 +100,11 @@ const QList<QStringList>& migrations() {
                 " END"),
             QStringLiteral("INSERT INTO messages_fts(messages_fts) VALUES('rebuild')"),
         },
+        // v2 -> v3: what the chat shows under a reply (why it failed, or that
+        // the oldest turns were left out to fit the context).
+        {
+            QStringLiteral("ALTER TABLE messages ADD COLUMN notice TEXT NOT NULL DEFAULT ''"),
+        },
     };
     return steps;
 }
@@ -243,6 +248,10 @@ QFuture<QString> ChatStore::open() {
                     exec(db, QStringLiteral("PRAGMA user_version=%1").arg(version + 1));
                 });
             }
+            // Nothing streams before open(): a row still "partial" is a reply
+            // cut off by a crash or kill (its last checkpoint).
+            exec(db, QStringLiteral(
+                         "UPDATE messages SET state = 'interrupted' WHERE state = 'partial'"));
         } catch (const SqlFailure& e) {
             db.close();
             return tr("Cannot prepare the conversation database %1: %2").arg(path_, e.message);
@@ -347,7 +356,7 @@ QFuture<QList<MessageRecord>> ChatStore::messages(qint64 conversationId) {
         QSqlQuery q = exec(db,
                            QStringLiteral("SELECT id, uid, role, content, created_at, model,"
                                           " prompt_tokens, completion_tokens, tokens_per_s,"
-                                          " sparsity, hit_rate, state FROM messages"
+                                          " sparsity, hit_rate, state, notice FROM messages"
                                           " WHERE conversation_id = ? ORDER BY id"),
                            {conversationId});
         while (q.next()) {
@@ -365,6 +374,7 @@ QFuture<QList<MessageRecord>> ChatStore::messages(qint64 conversationId) {
             m.sparsity = q.value(9).isNull() ? -1 : q.value(9).toDouble();
             m.hitRate = q.value(10).isNull() ? -1 : q.value(10).toDouble();
             m.state = q.value(11).toString();
+            m.notice = q.value(12).toString();
             out << m;
         }
         return out;
@@ -381,16 +391,17 @@ QFuture<qint64> ChatStore::saveMessage(const MessageRecord& message) {
             exec(db,
                  QStringLiteral(
                      "INSERT INTO messages(uid, conversation_id, role, content, created_at, model,"
-                     " prompt_tokens, completion_tokens, tokens_per_s, sparsity, hit_rate, state)"
-                     " VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+                     " prompt_tokens, completion_tokens, tokens_per_s, sparsity, hit_rate, state,"
+                     " notice) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
                      " ON CONFLICT(uid) DO UPDATE SET content = excluded.content,"
                      " model = excluded.model, prompt_tokens = excluded.prompt_tokens,"
                      " completion_tokens = excluded.completion_tokens,"
                      " tokens_per_s = excluded.tokens_per_s, sparsity = excluded.sparsity,"
-                     " hit_rate = excluded.hit_rate, state = excluded.state"),
+                     " hit_rate = excluded.hit_rate, state = excluded.state,"
+                     " notice = excluded.notice"),
                  {m.uid, m.conversationId, text(m.role), text(m.content), toMs(m.createdAt),
                   text(m.model), m.promptTokens, m.completionTokens, m.tokensPerSecond,
-                  optional(m.sparsity), optional(m.hitRate), text(m.state)});
+                  optional(m.sparsity), optional(m.hitRate), text(m.state), text(m.notice)});
             QSqlQuery q =
                 exec(db, QStringLiteral("SELECT id FROM messages WHERE uid = ?"), {m.uid});
             if (q.next()) id = q.value(0).toLongLong();

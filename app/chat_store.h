@@ -20,7 +20,7 @@ class ChatStore : public QObject {
     Q_OBJECT
 public:
     // The schema version this build writes; see migrations in chat_store.cpp.
-    static constexpr int kSchemaVersion = 2;
+    static constexpr int kSchemaVersion = 3;
 
     explicit ChatStore(QString databasePath, QObject* parent = nullptr);
     ~ChatStore() override;

@@ -3,6 +3,8 @@
 // Any --model path "loads" instantly; replies are a fixed Markdown sample.
 #include <QRegularExpression>
 #include <QString>
+#include <algorithm>
+#include <vector>
 
 #include "desktop_app.h"
 #include "fake_engine.h"
@@ -32,19 +34,56 @@ std::vector<std::string> sampleReplyTokens() {
     return tokens;
 }
 
+// The demo's own options, taken out of argv before the app parses it:
+// --demo-tokens N (every reply is N tokens) and --demo-rate R (tokens/s).
+struct DemoOptions {
+    int tokens = 0;
+    int rate = 0;
+};
+
+// Also: without --model the demo "loads" a fake one, so that a plain
+// `--prompt TEXT --quit-after-reply` gets a reply.
+DemoOptions takeDemoOptions(int argc, char** argv, std::vector<char*>& rest) {
+    DemoOptions d;
+    bool model = false, help = false;
+    rest.assign(argv, argv + 1);
+    for (int i = 1; i < argc; ++i) {
+        const QByteArray a(argv[i]);
+        if ((a == "--demo-tokens" || a == "--demo-rate") && i + 1 < argc) {
+            (a == "--demo-tokens" ? d.tokens : d.rate) = QByteArray(argv[++i]).toInt();
+            continue;
+        }
+        model = model || a == "--model" || a.endsWith(".gguf");
+        help = help || a.startsWith("--help") || a == "--version" || a == "-h" || a == "-v";
+        rest.push_back(argv[i]);
+    }
+    static char modelFlag[] = "--model", demoModel[] = "demo.gguf";
+    if (!model && !help) {
+        rest.push_back(modelFlag);
+        rest.push_back(demoModel);
+    }
+    rest.push_back(nullptr);
+    return d;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
+    std::vector<char*> args;
+    const DemoOptions demo = takeDemoOptions(argc, argv, args);
+    int appArgc = int(args.size()) - 1;
     powerinfer::app::FakeScript script;
     script.tokens = sampleReplyTokens();
-    script.tokenDelay =
-        std::chrono::milliseconds(qEnvironmentVariableIntValue("FAKE_TOKEN_MS") > 0
-                                      ? qEnvironmentVariableIntValue("FAKE_TOKEN_MS")
-                                      : 12);
+    int tokenMs = qEnvironmentVariableIntValue("FAKE_TOKEN_MS") > 0
+                      ? qEnvironmentVariableIntValue("FAKE_TOKEN_MS")
+                      : 12;
+    if (demo.rate > 0) tokenMs = std::max(1, 1000 / demo.rate);
+    script.tokenDelay = std::chrono::milliseconds(tokenMs);
+    script.replyTokens = demo.tokens;
     script.modelName = "SmolLM2 135M Instruct (demo)";
     powerinfer::app::DesktopServices services;
     services.engineFactory = [script](const powerinfer::LoadOptions& options) {
         return powerinfer::app::FakeEngine::load(options, script);
     };
-    return powerinfer::app::runDesktopApp(argc, argv, std::move(services));
+    return powerinfer::app::runDesktopApp(appArgc, args.data(), std::move(services));
 }

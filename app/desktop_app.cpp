@@ -7,11 +7,13 @@
 #include <QCommandLineParser>
 #include <QDir>
 #include <QElapsedTimer>
+#include <QFileDialog>
 #include <QFileInfo>
 #include <QIcon>
 #include <QLibraryInfo>
 #include <QMessageBox>
 #include <QQmlApplicationEngine>
+#include <QQmlComponent>
 #include <QQuickStyle>
 #include <QQuickWindow>
 #include <QStandardPaths>
@@ -42,9 +44,64 @@ struct Options {
     int calibrationTokens = 0;
     bool compare = false;
     bool quitAfterReply = false;
+    QSize windowSize;  // empty: the window's own default
 };
 
-Options parseOptions(const QApplication& app) {
+bool asksForHelpOrVersion(int argc, char** argv) {
+    for (int i = 1; i < argc; ++i) {
+        const QByteArray a(argv[i]);
+        if (a == "--help" || a == "-h" || a == "--help-all" || a == "--version" || a == "-v" ||
+            a == "-?")
+            return true;
+    }
+    return false;
+}
+
+// The QML modules the window imports, with the Debian package of each: a
+// missing one made "Open file…" crash; now the app says what to install.
+QStringList missingQmlModules(QQmlEngine& engine) {
+    struct Module {
+        const char* uri;
+        const char* package;
+    };
+    QList<Module> required = {
+        {"QtQuick", "qml6-module-qtquick"},
+        {"QtQuick.Window", "qml6-module-qtquick-window"},
+        {"QtQuick.Controls", "qml6-module-qtquick-controls"},
+        {"QtQuick.Templates", "qml6-module-qtquick-templates"},
+        {"QtQuick.Layouts", "qml6-module-qtquick-layouts"},
+    };
+    // For tests: one more module that must be present (e.g. a missing one).
+    const QByteArray extra = qgetenv("POWERINFER_REQUIRE_QML_MODULE");
+    if (!extra.isEmpty()) required.append(Module{extra.constData(), "(test module)"});
+    QStringList missing;
+    for (const Module& m : required) {
+        QQmlComponent probe(&engine);
+        probe.setData(QByteArray("import ") + m.uri + "\nimport QtQml\nQtObject {}\n",
+                      QUrl(QStringLiteral("qrc:/module-check.qml")));
+        if (probe.isError())
+            missing << QStringLiteral("%1 (Debian/Ubuntu: apt install %2)")
+                           .arg(QLatin1String(m.uri), QLatin1String(m.package));
+    }
+    return missing;
+}
+
+QString chooseFile(FileDialogKind kind, const QString& title, const QString& start,
+                   const QString& filter) {
+    switch (kind) {
+        case FileDialogKind::Save:
+            return QFileDialog::getSaveFileName(nullptr, title, start, filter);
+        case FileDialogKind::Open:
+            return QFileDialog::getOpenFileName(nullptr, title, start, filter);
+        case FileDialogKind::Folder:
+            return QFileDialog::getExistingDirectory(nullptr, title, start);
+    }
+    return {};
+}
+
+// Takes a QCoreApplication so that --help and --version work without a
+// display (a QApplication aborts when no display can be opened).
+Options parseOptions(const QCoreApplication& app) {
     Options o;
     QCommandLineParser p;
     p.setApplicationDescription(
@@ -95,9 +152,18 @@ Options parseOptions(const QApplication& app) {
         QApplication::translate("main",
                                 "After the reply, replay the prompt through the dense and the "
                                 "sparse path and print the token agreement and speeds."));
+    const QCommandLineOption windowSize(
+        "window-size", QApplication::translate("main", "Initial window size, e.g. 800x600."),
+        "WxH");
     p.addOptions({dataDir, model, prompt, screenshot, quit, theme, tuning, showMetrics, showTuning,
-                  afterTokens, calibrate, calibrationTokens, compare});
+                  afterTokens, calibrate, calibrationTokens, compare, windowSize});
+    // The desktop file passes a model as %f.
+    p.addPositionalArgument(
+        "model.gguf", QApplication::translate("main", "A GGUF model to load (same as --model)."),
+        "[model.gguf]");
     p.process(app);
+    const QStringList size = p.value(windowSize).split(QLatin1Char('x'));
+    if (size.size() == 2) o.windowSize = QSize(size[0].toInt(), size[1].toInt());
     o.tuning = p.values(tuning);
     o.showMetrics = p.isSet(showMetrics);
     o.showTuning = p.isSet(showTuning);
@@ -107,6 +173,11 @@ Options parseOptions(const QApplication& app) {
     o.compare = p.isSet(compare);
     o.dataDir = p.value(dataDir);
     o.model = p.value(model);
+    if (o.model.isEmpty() && !p.positionalArguments().isEmpty()) {
+        const QString arg = p.positionalArguments().constFirst();
+        o.model = arg.startsWith(QLatin1String("file:")) ? QUrl(arg).toLocalFile() : arg;
+        o.model = QFileInfo(o.model).absoluteFilePath();
+    }
     o.prompt = p.value(prompt);
     o.screenshot = p.value(screenshot);
     o.theme = p.value(theme);
@@ -149,6 +220,27 @@ private:
     QElapsedTimer total_;
     qint64 maxGapMs_ = 0;
 };
+
+// Mean GUI-thread cost of a streamed batch in the last tenth of the reply
+// over the first tenth: about 1 when a batch costs the same however long the
+// reply already is. 0 when there were too few batches to say.
+double batchCostRatio(const QList<QPair<int, qint64>>& batches) {
+    if (batches.size() < 20) return 0;
+    const int total = batches.last().first;
+    double first = 0, last = 0;
+    int nFirst = 0, nLast = 0;
+    for (const auto& [tokens, ns] : batches) {
+        if (tokens <= total / 10) {
+            first += double(ns);
+            ++nFirst;
+        } else if (tokens > total - total / 10) {
+            last += double(ns);
+            ++nLast;
+        }
+    }
+    if (nFirst == 0 || nLast == 0 || first <= 0) return 0;
+    return (last / nLast) / (first / nFirst);
+}
 
 // The smoke mode: one prompt, one reply, a screenshot, an exit code.
 QCoro::Task<> runSmoke(ChatController* controller, QQmlApplicationEngine* qml, Options options) {
@@ -208,6 +300,7 @@ QCoro::Task<> runSmoke(ChatController* controller, QQmlApplicationEngine* qml, O
     };
     bool saved = false, saveFailed = false;
     StallMeter meter;
+    QList<QPair<int, qint64>> batches;
     if (!options.prompt.isEmpty()) {
         controller->newConversation();
         // Mid-reply screenshot: grabbed from the stream, once N tokens are in.
@@ -222,10 +315,18 @@ QCoro::Task<> runSmoke(ChatController* controller, QQmlApplicationEngine* qml, O
                     saveFailed = !save(window);
                 });
         }
+        // Each batch's GUI-thread cost with its position in the reply.
+        batches.clear();
+        const QMetaObject::Connection cost =
+            QObject::connect(controller, &ChatController::streamBatchApplied, controller,
+                             [&batches](int tokens, qint64 ns) {
+                                 batches.append({tokens, ns});
+                             });
         meter.start();
         const bool ok = co_await controller->sendMessage(options.prompt);
         meter.stop();
         QObject::disconnect(grab);
+        QObject::disconnect(cost);
         if (!ok) {
             fail(QStringLiteral("no reply: %1").arg(controller->notice()));
             finish(1);
@@ -261,6 +362,8 @@ QCoro::Task<> runSmoke(ChatController* controller, QQmlApplicationEngine* qml, O
         }
     }
     std::printf("reply: %.1f tokens/s\n", controller->tokensPerSecond());
+    if (const double ratio = batchCostRatio(batches); ratio > 0)
+        std::printf("batch_cost_ratio: %.2f\n", ratio);
     std::printf("gui_max_stall_ms: %lld\n", static_cast<long long>(meter.maxGapMs()));
     std::fflush(stdout);
     if (options.quitAfterReply) finish(0);
@@ -282,11 +385,24 @@ QCoro::Task<> startUp(ChatController* controller, QQmlApplicationEngine* qml, Op
         controller->settings()->restore({{QStringLiteral("show_metrics"), QStringLiteral("true")}});
     qml->setInitialProperties({{QStringLiteral("controller"), QVariant::fromValue(controller)},
                                {QStringLiteral("openTuningAtStart"), options.showTuning}});
+    if (const QStringList missing = missingQmlModules(*qml); !missing.isEmpty()) {
+        const QString message = QStringLiteral("Qt Quick modules are missing: %1")
+                                    .arg(missing.join(QStringLiteral("; ")));
+        fail(message);
+        if (!options.quitAfterReply)
+            QMessageBox::critical(nullptr, QStringLiteral("PowerInfer"), message);
+        QCoreApplication::exit(4);
+        co_return;
+    }
     qml->load(QUrl(QStringLiteral("qrc:/PowerInfer/Ui/Main.qml")));
     if (qml->rootObjects().isEmpty()) {
         fail(QStringLiteral("the user interface failed to load (see the messages above)"));
         QCoreApplication::exit(3);
         co_return;
+    }
+    if (options.windowSize.isValid()) {
+        if (auto* window = qobject_cast<QQuickWindow*>(qml->rootObjects().value(0)))
+            window->resize(options.windowSize);
     }
     const bool smoke = options.quitAfterReply || !options.prompt.isEmpty() ||
                        !options.screenshot.isEmpty() || !options.calibrate.isEmpty();
@@ -306,6 +422,11 @@ int runDesktopApp(int argc, char** argv, DesktopServices services) {
     QApplication::setApplicationName(QStringLiteral("PowerInfer Desktop"));
     QApplication::setApplicationVersion(QStringLiteral(POWERINFER_VERSION));
     QApplication::setDesktopFileName(QStringLiteral("io.github.powerinfer.Desktop"));
+    if (asksForHelpOrVersion(argc, argv)) {
+        QCoreApplication core(argc, argv);
+        parseOptions(core);  // prints and exits
+        return 0;
+    }
     // Charts in the metrics panel need a QApplication rather than a QGuiApplication.
     QApplication app(argc, argv);
     app.setWindowIcon(QIcon(QStringLiteral(":/icons/powerinfer-desktop.svg")));
@@ -328,6 +449,7 @@ int runDesktopApp(int argc, char** argv, DesktopServices services) {
     AppSettings settings;
     ModelCatalog models(std::move(services.modelInspector));
     ChatController controller(&store, &engine, &models, &settings);
+    controller.setFileChooser(chooseFile);
     QQmlApplicationEngine qml;
     // Static QML modules live in the resources under their URI path.
     qml.addImportPath(QStringLiteral("qrc:/"));

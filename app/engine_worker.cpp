@@ -4,6 +4,7 @@
 
 #include <QElapsedTimer>
 #include <QMetaObject>
+#include <algorithm>
 
 #include "common/thread_priority.h"
 
@@ -22,6 +23,31 @@ int countPromptTokens(const powerinfer::Engine& engine, const powerinfer::Genera
     } catch (const std::exception&) {
         return 0;  // generate() reports the problem itself
     }
+}
+
+// Leaves out the oldest turns (never a leading system prompt, never the last
+// message) until the prompt plus room for a reply fits the context. Returns
+// the messages dropped; promptTokens is updated to the kept prompt's length.
+int fitToContext(const powerinfer::Engine& engine, powerinfer::GenerateRequest& r,
+                 int& promptTokens) {
+    const int nCtx = engine.info().n_ctx;
+    if (r.messages.empty() || nCtx <= 0) return 0;
+    // A reply needs room; a quarter of the context at most, so that long
+    // max_tokens settings do not empty the history.
+    const int reserve = std::clamp(r.max_tokens, 1, std::max(1, nCtx / 4));
+    const size_t first = r.messages.front().role == "system" ? 1 : 0;
+    int dropped = 0;
+    while (promptTokens + reserve > nCtx && r.messages.size() > first + 1) {
+        r.messages.erase(r.messages.begin() + std::ptrdiff_t(first));
+        ++dropped;
+        // A turn starts with the user: drop the assistant's answer with it.
+        while (r.messages.size() > first + 1 && r.messages[first].role != "user") {
+            r.messages.erase(r.messages.begin() + std::ptrdiff_t(first));
+            ++dropped;
+        }
+        promptTokens = countPromptTokens(engine, r);
+    }
+    return dropped;
 }
 
 void registerMetaTypes() {
@@ -49,13 +75,20 @@ EngineWorker::~EngineWorker() = default;
 void EngineWorker::load(quint64 id, powerinfer::LoadOptions options, CancelFlag cancel) {
     LoadOutcome outcome;
     // Free the previous model first: two models at once may not fit in memory.
+    std::optional<powerinfer::LoadOptions> previous;
+    if (engine_) previous.swap(loadedOptions_);
     engine_.reset();
-    if (cancel->load()) {
-        outcome.cancelled = true;
-        outcome.error = tr("Loading was cancelled.");
-        emit loadFinished(id, outcome);
-        return;
-    }
+    loadedOptions_.reset();
+    const auto fill = [&](const powerinfer::LoadOptions& loaded) {
+        outcome.info = engine_->info();
+        outcome.memory = engine_->memory();
+        outcome.deviceName = fromUtf8(outcome.memory.device_name);
+        outcome.tuning = engine_->tuning();
+        outcome.modelPath = QString::fromStdU16String(loaded.model_path.u16string());
+        modelPath_ = loaded.model_path;
+        loadedOptions_ = loaded;
+        loadedOptions_->progress = nullptr;
+    };
     int lastPercent = -1;
     options.progress = [this, id, cancel, &lastPercent](float fraction) {
         const int percent = int(fraction * 100.0f);
@@ -66,22 +99,32 @@ void EngineWorker::load(quint64 id, powerinfer::LoadOptions options, CancelFlag 
         return !cancel->load();
     };
     try {
-        modelPath_ = options.model_path;
+        if (cancel->load()) throw powerinfer::LoadCancelled();
         engine_ = factory_(options);
         if (!engine_) throw powerinfer::EngineError("the engine factory returned no engine");
         outcome.ok = true;
-        outcome.info = engine_->info();
-        outcome.memory = engine_->memory();
-        outcome.deviceName = fromUtf8(outcome.memory.device_name);
-        outcome.tuning = engine_->tuning();
-        outcome.modelPath = QString::fromStdU16String(options.model_path.u16string());
+        fill(options);
     } catch (const powerinfer::LoadCancelled&) {
         outcome.cancelled = true;
         outcome.error = tr("Loading was cancelled.");
     } catch (const std::exception& e) {
         outcome.error = fromUtf8(e.what());
     }
-    if (!outcome.ok) engine_.reset();
+    if (!outcome.ok) {
+        engine_.reset();
+        // A file that fails must not cost the user the model that worked.
+        if (previous) {
+            try {
+                engine_ = factory_(*previous);
+                if (engine_) {
+                    fill(*previous);
+                    outcome.restored = true;
+                }
+            } catch (const std::exception&) {
+                engine_.reset();  // it loaded before; if it no longer does, no model
+            }
+        }
+    }
     emit loadFinished(id, outcome);
 }
 
@@ -126,7 +169,9 @@ void EngineWorker::generate(quint64 id, GenerationJob job, CancelFlag cancel) {
     request.sampling = job.sampling;
     request.stop = std::move(job.stop);
 
-    const int promptTokens = countPromptTokens(*engine_, request);
+    int promptTokens = countPromptTokens(*engine_, request);
+    const int droppedMessages =
+        job.dropOldestToFit ? fitToContext(*engine_, request, promptTokens) : 0;
     // Time-based batching: the thread is busy inside generate(), so no timer
     // can fire here; instead each token checks whether a batch is due.
     using Clock = std::chrono::steady_clock;
@@ -167,8 +212,10 @@ void EngineWorker::generate(quint64 id, GenerationJob job, CancelFlag cancel) {
         // A slow GUI must not make batches grow without bound: keep the latest.
         if (samples.size() >= kMaxSamplesPerChunk) samples.erase(samples.begin());
         samples.push_back(ev.metrics);
-        // The engine applies a tuning before its next token.
+        // The engine applies a tuning before its next token; a placement
+        // preview asked for meanwhile is answered now, not after the reply.
         applyPendingTuning();
+        runPendingPreview();
         if (now - lastEmit >= batchInterval_) flush(now);
     };
     try {
@@ -182,6 +229,7 @@ void EngineWorker::generate(quint64 id, GenerationJob job, CancelFlag cancel) {
         outcome.tokensPerSecond = r.decode_tokens_per_s;
         outcome.promptTokensPerSecond = r.prompt_tokens_per_s;
         outcome.notice = fromUtf8(r.notice);
+        outcome.droppedMessages = droppedMessages;
         if (metricSamples > 0) {
             outcome.sparsity = sparsitySum / metricSamples;
             outcome.hitRate = hitSum / metricSamples;
@@ -191,6 +239,8 @@ void EngineWorker::generate(quint64 id, GenerationJob job, CancelFlag cancel) {
         flush(Clock::now());
         outcome.error = fromUtf8(e.what());
         outcome.invalidRequest = true;
+        outcome.contextExceeded = promptTokens > 0 && promptTokens >= engine_->info().n_ctx;
+        outcome.droppedMessages = droppedMessages;
     } catch (const std::exception& e) {
         flush(Clock::now());
         outcome.error = fromUtf8(e.what());
@@ -218,6 +268,20 @@ void EngineWorker::calibrate(quint64 id, CalibrationRequest request, CancelFlag 
         outcome.error = fromUtf8(e.what());
     }
     emit calibrationFinished(id, outcome);
+}
+
+void EngineWorker::queuePreview(quint64 id, const powerinfer::Tuning& tuning) {
+    std::lock_guard lock(tuningMutex_);
+    pendingPreview_ = std::make_pair(id, tuning);
+}
+
+void EngineWorker::runPendingPreview() {
+    std::optional<std::pair<quint64, powerinfer::Tuning>> p;
+    {
+        std::lock_guard lock(tuningMutex_);
+        p.swap(pendingPreview_);
+    }
+    if (p) preview(p->first, p->second);
 }
 
 void EngineWorker::preview(quint64 id, powerinfer::Tuning tuning) {
@@ -350,7 +414,7 @@ QCoro::Task<LoadOutcome> EngineClient::load(powerinfer::LoadOptions options) {
         const auto [doneId, outcome] = co_await qCoro(this, &EngineClient::loadFinished);
         if (!self) co_return LoadOutcome{};
         if (doneId != id) continue;
-        if (currentLoad_ == id) loaded_ = outcome.ok;
+        if (currentLoad_ == id) loaded_ = outcome.ok || outcome.restored;
         co_return outcome;
     }
 }
@@ -437,9 +501,10 @@ void EngineClient::cancelCalibration() {
 
 quint64 EngineClient::requestPreview(const powerinfer::Tuning& tuning) {
     const quint64 id = ++nextId_;
-    QMetaObject::invokeMethod(
-        worker_, [w = worker_.data(), id, tuning] { w->preview(id, tuning); },
-        Qt::QueuedConnection);
+    // Through the pending slot, not the busy command queue: a streaming
+    // reply answers it at its next token; the posted call, when idle.
+    worker_->queuePreview(id, tuning);
+    QMetaObject::invokeMethod(worker_, &EngineWorker::runPendingPreview, Qt::QueuedConnection);
     return id;
 }
 

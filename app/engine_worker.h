@@ -39,6 +39,10 @@ struct LoadOutcome {
     powerinfer::MemoryReport memory;
     powerinfer::Tuning tuning;  // what the engine runs with
     QString modelPath;          // the file that was loaded
+    // The new file failed (or its load was cancelled) and the model that was
+    // loaded before is loaded again: info, memory, tuning and modelPath
+    // describe that one, error says why the new one did not load.
+    bool restored = false;
 };
 
 // An immutable snapshot of everything one generation needs, taken on the GUI
@@ -49,6 +53,9 @@ struct GenerationJob {
     int maxTokens = 512;
     powerinfer::SamplingParams sampling;
     std::vector<std::string> stop;  // stop strings (the chat has none)
+    // The chat leaves out its oldest turns when the history outgrows the
+    // context; API requests get context_length_exceeded instead.
+    bool dropOldestToFit = false;
 };
 
 // Whether a token went through the sparse path. The dense path reports
@@ -134,7 +141,10 @@ struct GenerationOutcome {
     double sparsity = -1;  // mean over tokens; -1 when the engine reported none
     double hitRate = -1;
     QString notice;
-    bool invalidRequest = false;  // the engine rejected the request (EngineError)
+    bool invalidRequest = false;   // the engine rejected the request (EngineError)
+    bool contextExceeded = false;  // the prompt alone does not fit the context
+    // Chat messages left out (oldest first) so that the rest fits the context.
+    int droppedMessages = 0;
 };
 
 class EngineWorker : public QObject {
@@ -158,6 +168,10 @@ public:
     // Thread-safe: any thread may queue a tuning; the engine thread applies
     // it between tokens of a running generation (or at once when idle).
     void queueTuning(const powerinfer::Tuning& tuning);
+    // Thread-safe, like queueTuning: the latest preview request is answered
+    // between tokens of a running generation (or by the posted preview()).
+    void queuePreview(quint64 id, const powerinfer::Tuning& tuning);
+    void runPendingPreview();
 
 signals:
     void loadProgress(quint64 id, double fraction);
@@ -179,8 +193,12 @@ private:
     Calibrator calibrator_;
     PlacementPreviewer previewer_;
     std::filesystem::path modelPath_;
+    // What the loaded model was loaded with, to bring it back when another
+    // file fails to load.
+    std::optional<powerinfer::LoadOptions> loadedOptions_;
     std::mutex tuningMutex_;
     std::optional<powerinfer::Tuning> pendingTuning_;
+    std::optional<std::pair<quint64, powerinfer::Tuning>> pendingPreview_;
 };
 
 class EngineClient : public QObject {

@@ -45,14 +45,26 @@ powerinfer::GenerateResult FakeEngine::generate(
     generate_nice_ = powerinfer::current_thread_nice();
     lastRequest_ = request;
     powerinfer::GenerateResult r;
+    // Like the runtime: a prompt that does not fit the context is refused
+    // (one fake token per byte of the formatted prompt).
+    const size_t promptLength =
+        request.messages.empty() ? request.prompt.size() : format_chat(request.messages).size();
+    if (info_.n_ctx > 0 && promptLength >= size_t(info_.n_ctx))
+        throw powerinfer::EngineError(
+            "the prompt has " + std::to_string(promptLength) + " tokens but the context holds " +
+            std::to_string(info_.n_ctx) + ": shorten the conversation or raise the context size");
     r.prompt_tokens = int(request.messages.size()) * script_.promptTokensPerMessage;
     r.evaluated_prompt_tokens = r.prompt_tokens;
     const auto start = std::chrono::steady_clock::now();
     const size_t n = script_.tokens.size();
-    const size_t limit =
+    size_t limit =
         script_.endless ? size_t(request.max_tokens) : std::min(n, size_t(request.max_tokens));
     r.finish = script_.endless || n > size_t(request.max_tokens) ? powerinfer::FinishReason::Length
                                                                  : powerinfer::FinishReason::Stop;
+    if (script_.replyTokens > 0) {
+        limit = size_t(script_.replyTokens);
+        r.finish = powerinfer::FinishReason::Stop;
+    }
     for (size_t i = 0; i < limit; ++i) {
         if (cancel && cancel->load()) {
             r.finish = powerinfer::FinishReason::Cancelled;

@@ -19,6 +19,9 @@ struct FakeScript {
     std::chrono::milliseconds tokenDelay{5};
     // Stream tokens (cycling) until max_tokens or cancel, ignoring EOS.
     bool endless = false;
+    // > 0: every reply is exactly this many tokens (cycling, whatever
+    // max_tokens asks), then ends as at an end of turn (the demo's long replies).
+    int replyTokens = 0;
     std::vector<float> loadSteps = {0.0f, 0.25f, 0.5f, 0.75f, 1.0f};
     std::chrono::milliseconds loadStepDelay{5};
     std::string loadError;  // non-empty: load throws EngineError with it

@@ -29,6 +29,7 @@ void LocalApiServer::sync() {
     if (!settings_) return;
     const bool want = settings_->apiServerEnabled();
     const int wantPort = settings_->apiServerPort();
+    const QString wantKey = settings_->apiServerKey();
     if (!want) {
         const bool changed = server_ || !error_.isEmpty();
         stop();
@@ -38,12 +39,15 @@ void LocalApiServer::sync() {
         if (changed) emit stateChanged();
         return;
     }
-    if (attempted_ && attemptedPort_ == wantPort) return;  // already running or failed there
+    // Already running (or failed) with these settings.
+    if (attempted_ && attemptedPort_ == wantPort && attemptedKey_ == wantKey) return;
     stop();
     attempted_ = true;
     attemptedPort_ = wantPort;
-    auto server = std::make_unique<powerinfer::server::ApiServer>(
-        &backend_, powerinfer::server::ServerConfig{});
+    attemptedKey_ = wantKey;
+    powerinfer::server::ServerConfig config;
+    config.apiKey = wantKey;
+    auto server = std::make_unique<powerinfer::server::ApiServer>(&backend_, config);
     QString why;
     const quint16 bound = server->start(QHostAddress::LocalHost, quint16(wantPort), &why);
     if (bound == 0) {

@@ -1,7 +1,8 @@
 // The "Local API server" switch: follows AppSettings (apiServerEnabled,
 // apiServerPort) and runs the OpenAI-compatible ApiServer over the app's
-// engine, bound to 127.0.0.1 only (no API key: nothing off this machine can
-// reach it). GUI thread only.
+// engine, bound to 127.0.0.1 only; with AppSettings::apiServerKey set,
+// clients must send it ("Authorization: Bearer KEY"), so that other local
+// users' programs cannot use the model. GUI thread only.
 #pragma once
 
 #include <qqmlintegration.h>
@@ -55,6 +56,7 @@ private:
     // when the switch or the port changes, not on every settings change.
     bool attempted_ = false;
     int attemptedPort_ = -1;
+    QString attemptedKey_;
     QString error_;
 };
 

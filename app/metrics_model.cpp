@@ -66,6 +66,7 @@ void MetricsModel::recompute() {
     int sparseN = 0, hitN = 0, n = count_;
     double hit = 0, spars = 0, pred = 0, dev = 0, cpu = 0, tok = 0;
     int layers = 0;
+    bool split = false;
     recall_ = -1;
     for (int i = 0; i < n; ++i) {
         const Sample& s = at(i);
@@ -76,6 +77,7 @@ void MetricsModel::recompute() {
         layers = std::max(layers, int(std::max(s.layerHit.size(), s.layerActive.size())));
         if (s.recall >= 0) recall_ = s.recall;  // the latest validation sample
         if (!s.sparse) continue;
+        if (s.hitRate >= 0 && s.hitRate < 1) split = true;
         spars += s.sparsity;
         ++sparseN;
         if (s.hitRate >= 0) {
@@ -83,8 +85,11 @@ void MetricsModel::recompute() {
             ++hitN;
         }
     }
-    sparse_ = n > 0 && at(n - 1).sparse;
+    // Until a token arrives, what the engine said at load (it once read
+    // "Running dense" after every load with a sidecar until the first token).
+    sparse_ = n > 0 ? at(n - 1).sparse : expectedSparse_;
     hitRate_ = hitN ? hit / hitN : 0;
+    hotColdSplit_ = split;
     sparsity_ = sparseN ? spars / sparseN : 0;
     predictorMs_ = n ? pred / n : 0;
     deviceMs_ = n ? dev / n : 0;
@@ -110,6 +115,14 @@ void MetricsModel::setModel(bool hasSidecar, const QString& sparseStatus) {
     hasSidecar_ = hasSidecar;
     sparseStatus_ = sparseStatus;
     emit modelChanged();
+    setExpectedSparse(hasSidecar && sparseStatus.startsWith(QLatin1String("sparse")));
+}
+
+void MetricsModel::setExpectedSparse(bool sparse) {
+    expectedSparse_ = sparse;
+    const bool before = sparse_;
+    recompute();
+    if (sparse_ != before) emit updated();
 }
 
 void MetricsModel::setSpeeds(double decodeTokensPerSecond, double promptTokensPerSecond) {

@@ -8,6 +8,7 @@
 
 #include <QObject>
 #include <QVariantList>
+#include <algorithm>
 #include <vector>
 
 #include "powerinfer/engine.h"
@@ -24,6 +25,12 @@ class MetricsModel : public QObject {
     Q_PROPERTY(qint64 totalTokens READ totalTokens NOTIFY updated)
     Q_PROPERTY(bool sparse READ sparse NOTIFY updated)
     Q_PROPERTY(double hitRate READ hitRate NOTIFY updated)
+    // False while every active neuron was a hit (no GPU: nothing is cold,
+    // so the hit rate reads 100 % at any threshold and says nothing).
+    Q_PROPERTY(bool hotColdSplit READ hotColdSplit NOTIFY updated)
+    // ms per token not in the predictor, device or CPU FFN parts (attention,
+    // norms, the output head, sampling): the parts add up to tokenMs.
+    Q_PROPERTY(double otherMs READ otherMs NOTIFY updated)
     Q_PROPERTY(double recall READ recall NOTIFY updated)
     Q_PROPERTY(double sparsity READ sparsity NOTIFY updated)
     Q_PROPERTY(double predictorMs READ predictorMs NOTIFY updated)
@@ -53,6 +60,8 @@ public:
     int layers() const { return layers_; }
     qint64 totalTokens() const { return total_; }
     bool sparse() const { return sparse_; }
+    bool hotColdSplit() const { return hotColdSplit_; }
+    double otherMs() const { return std::max(0.0, tokenMs_ - predictorMs_ - deviceMs_ - cpuMs_); }
     double hitRate() const { return hitRate_; }
     double recall() const { return recall_; }
     double sparsity() const { return sparsity_; }
@@ -79,6 +88,9 @@ public:
     void addSamples(const std::vector<powerinfer::TokenMetrics>& samples);
     void setMemory(const powerinfer::MemoryReport& memory);
     void setModel(bool hasSidecar, const QString& sparseStatus);
+    // Whether the engine runs sparse before any token says so (after a load
+    // or a switch): the load's sparse_status, then the tuning's switch.
+    void setExpectedSparse(bool sparse);
     void setSpeeds(double decodeTokensPerSecond, double promptTokensPerSecond);
     Q_INVOKABLE void clear();
 
@@ -113,6 +125,8 @@ private:
     qint64 total_ = 0;
     int layers_ = 0;
     bool sparse_ = false;
+    bool expectedSparse_ = false;
+    bool hotColdSplit_ = false;
     double hitRate_ = 0, recall_ = -1, sparsity_ = 0;
     double predictorMs_ = 0, deviceMs_ = 0, cpuMs_ = 0, tokenMs_ = 0;
     double decodeTps_ = 0, promptTps_ = 0;

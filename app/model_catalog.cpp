@@ -121,4 +121,10 @@ void ModelCatalog::refresh() {
     watcher->setFuture(future);
 }
 
+QString ModelCatalog::errorFor(const QString& path) const {
+    for (const ModelFileInfo& m : rows_)
+        if (m.path == path) return m.error;
+    return {};
+}
+
 }  // namespace powerinfer::app

@@ -61,6 +61,9 @@ public:
     Q_INVOKABLE void refresh();
     // Header facts about one file (for a file picked outside the folder).
     ModelFileInfo inspect(const QString& path) const { return inspector_(path); }
+    // Why a listed file cannot be read (shown in red in the picker); empty
+    // for a good file or one not listed.
+    QString errorFor(const QString& path) const;
 
 signals:
     void folderChanged();

@@ -18,7 +18,8 @@ struct ConversationRecord {
 };
 
 // Message states: a row is "partial" while a reply streams (checkpointed),
-// then "complete", "stopped" (user pressed Stop) or "error".
+// then "complete", "stopped" (user pressed Stop) or "error"; a row left
+// "partial" by a crash becomes "interrupted" when the store is next opened.
 struct MessageRecord {
     qint64 id = 0;  // database rowid; 0 until first saved
     QString uid;    // stable identity chosen by the app, used for upserts
@@ -33,6 +34,9 @@ struct MessageRecord {
     double sparsity = -1;  // -1: unknown (dense run or no metrics)
     double hitRate = -1;
     QString state = QStringLiteral("complete");
+    // Shown under the reply: the error of a failed one, or that the oldest
+    // turns were left out to fit the context. Never sent to the model.
+    QString notice;
 };
 
 }  // namespace powerinfer::app

@@ -26,6 +26,10 @@ std::filesystem::path fsPath(const QString& p) { return std::filesystem::path(p.
 
 SparseController::SparseController(EngineClient* engine, ChatStore* store, QObject* parent)
     : QObject(parent), engine_(engine), store_(store) {
+    writer_.setMaxThreadCount(1);
+    saveTimer_.setSingleShot(true);
+    saveTimer_.setInterval(300);
+    connect(&saveTimer_, &QTimer::timeout, this, &SparseController::saveNow);
     connect(engine_, &EngineClient::tuningApplied, this,
             [this](const powerinfer::Tuning&, const powerinfer::MemoryReport& memory) {
                 metrics_.setMemory(memory);
@@ -39,10 +43,46 @@ SparseController::SparseController(EngineClient* engine, ChatStore* store, QObje
     connect(engine_, &EngineClient::calibrationProgress, this,
             [this](double f, double eta, const QString& line) {
                 calibrationProgress_ = f;
-                calibrationEta_ = eta;
+                calibrationEta_ = honestEta(f, calibrationClock_.elapsed() / 1000.0, eta);
                 calibrationLine_ = line;
                 emit calibrationChanged();
             });
+}
+
+double SparseController::honestEta(double fraction, double elapsedSeconds, double engineEta) {
+    if (fraction <= 0.02 || elapsedSeconds <= 0) return engineEta;  // too early to say
+    const double fromClock = elapsedSeconds * (1.0 - fraction) / fraction;
+    return std::max(engineEta, fromClock);
+}
+
+SparseController::~SparseController() { flushConfig(); }
+
+void SparseController::flushConfig() {
+    if (saveTimer_.isActive()) {
+        saveTimer_.stop();
+        saveNow();
+    }
+    writer_.waitForDone();
+}
+
+void SparseController::saveNow() {
+    if (configPath_.isEmpty()) return;
+    const QString path = configPath_;
+    const powerinfer::Tuning tuning = tuning_;
+    QPointer<SparseController> self(this);
+    writer_.start([self, path, tuning] {
+        QString error;
+        writeConfig(path, tuning, &error);
+        // Back on the GUI thread: the panel shows a failed save.
+        QMetaObject::invokeMethod(
+            qApp,
+            [self, error] {
+                if (!self || self->configError_ == error) return;
+                self->configError_ = error;
+                emit self->tuningChanged();
+            },
+            Qt::QueuedConnection);
+    });
 }
 
 QString SparseController::configPathFor(const QString& modelPath) {
@@ -179,6 +219,7 @@ powerinfer::Tuning SparseController::tuningForModel(const QString& modelPath) {
 }
 
 void SparseController::modelLoaded(const QString& modelPath, const LoadOutcome& outcome) {
+    flushConfig();  // a change for the previous model lands in its own file
     modelPath_ = modelPath;
     configPath_ = configPathFor(modelPath);
     tuning_ = outcome.tuning;
@@ -188,6 +229,41 @@ void SparseController::modelLoaded(const QString& modelPath, const LoadOutcome& 
     metrics_.setMemory(outcome.memory);
     metrics_.setSpeeds(0, 0);
     previewTuning(tuning_);
+    if (compareAfterLoad_ && outcome.info.has_sidecar) {
+        compareAfterLoad_ = false;
+        recommendFromCompare();
+    }
+}
+
+QCoro::Task<> SparseController::recommendFromCompare() {
+    QPointer<SparseController> self(this);
+    recommendation_ = tr("Comparing dense and sparse on this machine…");
+    emit recommendationChanged();
+    GenerationJob job;
+    job.messages = {{"user", "Explain in three sentences how a plant makes its food."}};
+    job.maxTokens = 48;
+    const bool ok = co_await runCompare(std::move(job));
+    if (!self) co_return;
+    if (!ok) {
+        recommendation_ = tr("The dense/sparse comparison failed: %1").arg(compare_.error);
+        recommendSparse_ = false;
+    } else {
+        // On: clearly faster (5 %) and close to dense. Otherwise off, saying why.
+        const double dense = compare_.denseTokensPerSecond, sparse = compare_.sparseTokensPerSecond;
+        recommendSparse_ = sparse > dense * 1.05 && compare_.agreement >= 0.9;
+        const QString numbers = tr("sparse %1 tok/s, dense %2 tok/s, %3 % of the tokens the same")
+                                    .arg(sparse, 0, 'f', 1)
+                                    .arg(dense, 0, 'f', 1)
+                                    .arg(compare_.agreement * 100, 0, 'f', 0);
+        recommendation_ = recommendSparse_
+                              ? tr("Sparse recommended and on: %1.").arg(numbers)
+                              : tr("Dense recommended: %1. Sparse was switched off; the tuning "
+                                   "panel switches it back on.")
+                                    .arg(numbers);
+    }
+    // Slower (or failed to compare): it does not stay on by itself.
+    if (!recommendSparse_ && tuning_.sparse) setValue(QStringLiteral("sparse"), false);
+    emit recommendationChanged();
 }
 
 void SparseController::modelUnloaded() {
@@ -208,8 +284,11 @@ void SparseController::replyFinished(const GenerationOutcome& outcome) {
 
 void SparseController::apply() {
     if (engine_) engine_->setTuning(tuning_);
-    configError_.clear();
-    if (!configPath_.isEmpty()) writeConfig(configPath_, tuning_, &configError_);
+    // The headline follows the switch at once; samples confirm it.
+    metrics_.setExpectedSparse(tuning_.sparse && metrics_.hasSidecar());
+    // Saved shortly after, off the GUI thread (a key press no longer waits
+    // for the disk); a burst of changes is one write.
+    saveTimer_.start();
     emit tuningChanged();
     previewTuning(tuning_);
 }
@@ -301,6 +380,7 @@ QCoro::Task<bool> SparseController::runCalibration(QString source, QString file,
         request.targetSparsity = targetSparsity;
         request.tokens = calibrationTokens_;
         request.threads = std::max(1, QThread::idealThreadCount() - 1);
+        calibrationClock_.start();
         out = co_await engine_->calibrate(request);
         if (!self) co_return false;
         if (source != QLatin1String("file")) QFile::remove(corpus);
@@ -309,6 +389,13 @@ QCoro::Task<bool> SparseController::runCalibration(QString source, QString file,
     calibrationError_ = out.ok ? QString() : out.error;
     if (out.ok) calibrationProgress_ = 1;
     emit calibrationChanged();
+    if (out.ok) {
+        // The reload comes back sparse (the engine builds its sparse path only
+        // at load); the comparison then decides whether it stays on.
+        compareAfterLoad_ = true;
+        recommendation_.clear();
+        emit recommendationChanged();
+    }
     // The engine let go of the model to calibrate: load it again, now with its sidecar.
     if (!corpus.isEmpty()) emit reloadRequested(modelPath_);
     co_return out.ok;

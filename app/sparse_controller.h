@@ -7,8 +7,11 @@
 #include <qcoro/qcorotask.h>
 #include <qqmlintegration.h>
 
+#include <QElapsedTimer>
 #include <QObject>
 #include <QPointer>
+#include <QThreadPool>
+#include <QTimer>
 #include <QVariant>
 #include <functional>
 #include <optional>
@@ -56,9 +59,19 @@ class SparseController : public QObject {
     Q_PROPERTY(double calibrationEta READ calibrationEta NOTIFY calibrationChanged)
     Q_PROPERTY(QString calibrationLine READ calibrationLine NOTIFY calibrationChanged)
     Q_PROPERTY(QString calibrationError READ calibrationError NOTIFY calibrationChanged)
+    Q_PROPERTY(int calibrationTokens READ calibrationTokens WRITE setCalibrationTokens NOTIFY
+                   calibrationChanged)
+    // After a calibration: the dense/sparse comparison's verdict, with its
+    // numbers ("" until it ran). The switch stays as it was until the user
+    // follows it.
+    Q_PROPERTY(QString recommendation READ recommendation NOTIFY recommendationChanged)
+    Q_PROPERTY(bool recommendSparse READ recommendSparse NOTIFY recommendationChanged)
 
 public:
     SparseController(EngineClient* engine, ChatStore* store, QObject* parent = nullptr);
+    ~SparseController() override;
+    // Writes a pending config.json change now and waits for it (tests, exit).
+    void flushConfig();
 
     MetricsModel* metrics() { return &metrics_; }
     double hotNeuronThreshold() const { return tuning_.hot_neuron_threshold; }
@@ -93,6 +106,14 @@ public:
     double calibrationEta() const { return calibrationEta_; }
     QString calibrationLine() const { return calibrationLine_; }
     QString calibrationError() const { return calibrationError_; }
+    int calibrationTokens() const { return int(calibrationTokens_); }
+    QString recommendation() const { return recommendation_; }
+    bool recommendSparse() const { return recommendSparse_; }
+    // The corpus a quick calibration reads (the full one reads 20000).
+    static constexpr int kQuickCalibrationTokens = 2000;
+    // ETA from the app's own clock (elapsed * (1 - f) / f), never below the
+    // engine's: the engine's estimate extrapolated its fast first phase.
+    static double honestEta(double fraction, double elapsedSeconds, double engineEta);
 
     // "dir/name.gguf" -> "dir/name.config.json" (beside the sidecar
     // "dir/name.powerinfer.gguf").
@@ -124,7 +145,10 @@ public:
     void previewTuning(const powerinfer::Tuning& tuning);
     QCoro::Task<bool> runCalibration(QString source, QString file, double targetSparsity);
     // Corpus tokens a calibration runs (the engine's default: 20000).
-    void setCalibrationTokens(int64_t tokens) { calibrationTokens_ = tokens; }
+    void setCalibrationTokens(int tokens) {
+        calibrationTokens_ = std::max(128, tokens);
+        emit calibrationChanged();
+    }
     QCoro::Task<bool> runCompare(GenerationJob job);
 
 signals:
@@ -132,6 +156,7 @@ signals:
     void previewChanged();
     void compareChanged();
     void calibrationChanged();
+    void recommendationChanged();
     // Calibration wrote a sidecar: reload the model so that it is used.
     void reloadRequested(const QString& modelPath);
 
@@ -153,6 +178,17 @@ private:
     double calibrationProgress_ = 0, calibrationEta_ = -1;
     QString calibrationLine_, calibrationError_;
     int64_t calibrationTokens_ = 20000;
+    QElapsedTimer calibrationClock_;
+    // config.json writes: coalesced (a slider's key presses make one write)
+    // and done off the GUI thread, one at a time, in order.
+    QTimer saveTimer_;
+    QThreadPool writer_;
+    void saveNow();
+    // Set by a successful calibration: the next load runs the comparison.
+    bool compareAfterLoad_ = false;
+    QString recommendation_;
+    bool recommendSparse_ = false;
+    QCoro::Task<> recommendFromCompare();
 };
 
 }  // namespace powerinfer::app

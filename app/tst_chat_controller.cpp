@@ -1,6 +1,7 @@
 #include <qcoro/qcorotask.h>
 
 #include <QCoreApplication>
+#include <QElapsedTimer>
 #include <QGuiApplication>
 #include <QProcess>
 #include <QSignalSpy>
@@ -24,15 +25,21 @@ T await(QFuture<T> future) {
 
 // Everything a controller needs, on a fake engine; `engine` points at the
 // loaded FakeEngine so tests can see the request it received.
+// `precheck` may throw to make a load fail (e.g. for one file only).
+using LoadPrecheck = std::function<void(const powerinfer::LoadOptions&)>;
+
 struct Harness {
-    explicit Harness(const QString& dir, FakeScript script = {})
+    explicit Harness(const QString& dir, FakeScript script = {}, LoadPrecheck precheck = {},
+                     ModelInspector inspector = nullptr)
         : store(dir + "/conversations.sqlite"),
-          client([this, script](const powerinfer::LoadOptions& o) {
+          client([this, script, precheck](const powerinfer::LoadOptions& o) {
+              if (precheck) precheck(o);
               auto e = FakeEngine::load(o, script);
               engine = e.get();
+              ++loads;
               return e;
           }),
-          models(nullptr),
+          models(std::move(inspector)),
           controller(&store, &client, &models, &settings) {}
 
     bool start(bool load = true) {
@@ -46,7 +53,13 @@ struct Harness {
     ModelCatalog models;
     ChatController controller;
     FakeEngine* engine = nullptr;
+    int loads = 0;
 };
+
+void throwForBrokenFiles(const powerinfer::LoadOptions& o) {
+    if (o.model_path.filename().string().find("broken") != std::string::npos)
+        throw powerinfer::EngineError("broken.gguf: tensor data outside the file at offset 1234");
+}
 
 QString joined(const FakeScript& s) {
     std::string out;
@@ -171,6 +184,7 @@ private slots:
         h.settings.setTemperature(0.2);
         h.settings.setTopK(7);
         h.settings.setMaxTokens(3);
+        h.settings.setRepeatPenalty(1.15);  // issue 17: the GUI had no repeat-penalty control
         QVERIFY(QCoro::waitFor(h.controller.sendMessage("one")));
         QVERIFY(QCoro::waitFor(h.controller.sendMessage("two")));
         const auto& req = h.engine->lastRequest();
@@ -182,6 +196,7 @@ private slots:
         QCOMPARE(req.max_tokens, 3);
         QCOMPARE(req.sampling.top_k, 7);
         QCOMPARE(req.sampling.temperature, 0.2f);
+        QCOMPARE(req.sampling.repeat_penalty, 1.15f);
         // The system prompt is stored with the conversation.
         QCOMPARE(await(h.store.conversations())[0].systemPrompt, QStringLiteral("You are terse."));
         // Settings are persisted.
@@ -251,6 +266,157 @@ private slots:
         QVERIFY(!QCoro::waitFor(h.controller.sendMessage("hello?")));
         QVERIFY(h.controller.notice().contains("Load a model"));
         QCOMPARE(h.controller.messages()->rowCount(), 0);
+    }
+
+    // Issue 17, defect 5: picking a file that fails unloaded the working model.
+    void failedLoadOfAnotherFileKeepsTheWorkingModel() {
+        Harness h(sub_, {}, throwForBrokenFiles);
+        QVERIFY(h.start());
+        QCOMPARE(h.loads, 1);
+        QVERIFY(!QCoro::waitFor(h.controller.loadModelFile("/models/broken.gguf")));
+        QCOMPARE(h.controller.modelState(), ChatController::ModelState::Ready);
+        QCOMPARE(h.controller.modelPath(), QStringLiteral("/models/fake.gguf"));
+        QCOMPARE(h.controller.modelName(), QStringLiteral("fake"));
+        QVERIFY2(h.controller.notice().contains("broken.gguf") &&
+                     h.controller.notice().contains("Still using fake"),
+                 qPrintable(h.controller.notice()));
+        QCOMPARE(h.loads, 2);  // the working model, loaded again
+        QVERIFY(QCoro::waitFor(h.controller.sendMessage("still there?")));
+    }
+
+    // The picker shows unreadable files in red: choosing one must not even
+    // unload the working model.
+    void aFileThePickerMarksBrokenIsNotLoaded() {
+        QDir().mkpath(sub_ + "/models");
+        QFile bad(sub_ + "/models/junk.gguf");
+        QVERIFY(bad.open(QIODevice::WriteOnly));
+        bad.write("not a gguf");
+        bad.close();
+        Harness h(sub_, {}, {}, [](const QString& path) {
+            ModelFileInfo info = basicModelInfo(path);
+            info.error = "not a GGUF file (bad magic)";
+            return info;
+        });
+        QVERIFY(h.start());
+        QSignalSpy scanned(h.controller.models(), &ModelCatalog::scanned);
+        h.settings.setModelsFolder(sub_ + "/models");
+        QVERIFY(scanned.wait(5000));
+        QCOMPARE(h.controller.models()->rowCount(), 1);
+        QVERIFY(!QCoro::waitFor(h.controller.loadModelFile(bad.fileName())));
+        QCOMPARE(h.loads, 1);
+        QCOMPARE(h.controller.modelState(), ChatController::ModelState::Ready);
+        QVERIFY(h.controller.notice().contains("bad magic"));
+    }
+
+    // Issue 17, defect 4: a prompt longer than the context left the message
+    // without a reply or an error; now the error stays in the chat.
+    void aPromptLongerThanTheContextKeepsItsErrorInTheChat() {
+        Harness h(sub_);
+        h.settings.setContextLength(256);
+        QVERIFY(h.start());
+        QCOMPARE(h.controller.contextSize(), 256);
+        QVERIFY(!QCoro::waitFor(h.controller.sendMessage(QString(400, QLatin1Char('x')))));
+        MessageListModel* messages = h.controller.messages();
+        QCOMPARE(messages->rowCount(), 2);
+        QCOMPARE(messages->at(1).state, QStringLiteral("error"));
+        QVERIFY2(messages->at(1).notice.contains("context holds 256") &&
+                     messages->at(1).notice.contains("context length"),
+                 qPrintable(messages->at(1).notice));
+        const auto stored = await(h.store.messages(h.controller.currentConversationId()));
+        QCOMPARE(stored.size(), 2);
+        QCOMPARE(stored[1].notice, messages->at(1).notice);
+        // The failed turn is not sent again: the next message gets a reply.
+        QVERIFY(QCoro::waitFor(h.controller.sendMessage("short")));
+        QCOMPARE(messages->at(3).state, QStringLiteral("complete"));
+    }
+
+    // ... and a conversation that outgrows the context drops its oldest
+    // turns, saying so under the reply.
+    void aLongConversationDropsItsOldestTurnsWithANotice() {
+        Harness h(sub_);
+        h.settings.setContextLength(256);
+        QVERIFY(h.start());
+        const QString chunk(80, QLatin1Char('a'));
+        QVERIFY(QCoro::waitFor(h.controller.sendMessage("first " + chunk)));
+        QVERIFY(h.controller.messages()->at(1).notice.isEmpty());
+        QVERIFY(QCoro::waitFor(h.controller.sendMessage("second " + chunk)));
+        QVERIFY(QCoro::waitFor(h.controller.sendMessage("third " + chunk)));
+        const MessageRecord last = h.controller.messages()->at(5);
+        QCOMPARE(last.state, QStringLiteral("complete"));
+        QVERIFY2(last.notice.contains("oldest"), qPrintable(last.notice));
+        // The request kept the newest turns, the first one left out.
+        const auto& sent = h.engine->lastRequest().messages;
+        QVERIFY(!sent.empty());
+        QCOMPARE(QString::fromStdString(sent.back().content), "third " + chunk);
+        for (const auto& m : sent) QVERIFY(!QString::fromStdString(m.content).startsWith("first"));
+    }
+
+    // Issue 17, defect 2: the export dialog cut a typed full path to its file
+    // name, and its default folder (~/Documents) might not exist.
+    void exportSavesWhereTheUserTypedAndTheDefaultFolderExists() {
+        const QByteArray home = qgetenv("HOME");
+        qputenv("HOME", QFile::encodeName(sub_ + "/home"));
+        QDir().mkpath(sub_ + "/home");
+        Harness h(sub_);
+        QVERIFY(h.start());
+        const QString folder = h.controller.defaultExportFolder();
+        qputenv("HOME", home);
+        QVERIFY2(QFileInfo(folder).isDir(), qPrintable(folder));
+        QVERIFY(folder.startsWith(sub_ + "/home"));
+
+        QVERIFY(QCoro::waitFor(h.controller.sendMessage("Export me")));
+        const QString typed = sub_ + "/not/yet/there/chat.md";
+        QString suggested;
+        h.controller.setFileChooser(
+            [&](FileDialogKind kind, const QString&, const QString& start, const QString&) {
+                suggested = start;
+                return kind == FileDialogKind::Save ? typed : QString();
+            });
+        QSignalSpy done(&h.controller, &ChatController::exportFinished);
+        h.controller.exportInteractive("markdown");
+        QVERIFY(done.wait(5000));
+        QVERIFY2(done.at(0).at(0).toBool(), qPrintable(done.at(0).at(1).toString()));
+        QVERIFY(suggested.endsWith("/Export-me.md"));
+        QFile saved(typed);
+        QVERIFY(saved.open(QIODevice::ReadOnly));
+        QVERIFY(saved.readAll().contains("Export me"));
+    }
+
+    // ... and there was no export of every conversation, nor an import.
+    void exportAllAndImportRoundTrip() {
+        const QString file = sub_ + "/all.json";
+        {
+            Harness h(sub_ + "/a");
+            QVERIFY(h.start());
+            QVERIFY(QCoro::waitFor(h.controller.sendMessage("first chat")));
+            h.controller.newConversation();
+            h.controller.setSystemPrompt("Be brief.");
+            QVERIFY(QCoro::waitFor(h.controller.sendMessage("second chat")));
+            QVERIFY(QCoro::waitFor(h.controller.exportAllTo(file)));
+        }
+        Harness h(sub_ + "/b");
+        QVERIFY(h.start());
+        QCOMPARE(QCoro::waitFor(h.controller.importFrom(file)), 2);
+        QCOMPARE(h.controller.conversations()->rowCount(), 2);
+        const auto list = await(h.store.conversations());
+        QStringList titles;
+        for (const auto& c : list) {
+            titles << c.title;
+            const auto rows = await(h.store.messages(c.id));
+            QCOMPARE(rows.size(), 2);
+            QCOMPARE(rows[1].content, QStringLiteral("Hello! How can I help?"));
+            if (c.title == "second chat") QCOMPARE(c.systemPrompt, QStringLiteral("Be brief."));
+        }
+        titles.sort();
+        QCOMPARE(titles, QStringList({"first chat", "second chat"}));
+        // Not an export: refused with a reason, nothing imported.
+        QFile junk(sub_ + "/junk.json");
+        QVERIFY(junk.open(QIODevice::WriteOnly));
+        junk.write("{\"hello\": 1}");
+        junk.close();
+        QCOMPARE(QCoro::waitFor(h.controller.importFrom(junk.fileName())), 0);
+        QVERIFY2(h.controller.notice().contains("not a PowerInfer conversation export"),
+                 qPrintable(h.controller.notice()));
     }
 
     void cancelledLoadReturnsToNoModel() {
@@ -339,9 +505,48 @@ private slots:
         QCOMPARE(rows.size(), 2);
         QCOMPARE(rows[0].content, QStringLiteral("Tell me everything"));
         QCOMPARE(rows[1].uid, uid);
-        QCOMPARE(rows[1].state, QStringLiteral("partial"));
+        // Reopening the store recovers the cut-off reply as "interrupted".
+        QCOMPARE(rows[1].state, QStringLiteral("interrupted"));
         QVERIFY2(rows[1].content.size() >= length, qPrintable(rows[1].content));
         QVERIFY(rows[1].content.startsWith("lorem ipsum dolor lorem"));
+    }
+
+    // Issue 17, defect 1: after a kill -9 mid-reply the app reopens that
+    // conversation with the cut-off reply whole, and offers Continue and
+    // Regenerate on it.
+    void aRestartReopensTheInterruptedReplyAndCanContinueIt() {
+        {
+            QProcess helper;
+            helper.start(QCoreApplication::applicationFilePath(), {"--crash-helper", sub_});
+            QVERIFY(helper.waitForStarted());
+            QElapsedTimer t;
+            t.start();
+            bool checkpointed = false;
+            while (!checkpointed && t.elapsed() < 20000) {
+                helper.waitForReadyRead(500);
+                checkpointed = helper.readAll().contains("CHECKPOINT");
+            }
+            QVERIFY(checkpointed);
+            helper.kill();
+            QVERIFY(helper.waitForFinished());
+        }
+        Harness h(sub_);
+        QVERIFY(h.start());
+        MessageListModel* messages = h.controller.messages();
+        QTRY_COMPARE(messages->rowCount(), 2);  // the last conversation, reopened
+        const MessageRecord cut = messages->at(1);
+        QCOMPARE(cut.state, QStringLiteral("interrupted"));
+        QVERIFY(cut.content.startsWith("lorem ipsum"));
+        QVERIFY(h.controller.canRegenerate());
+        QVERIFY(h.controller.canContinue());
+        QVERIFY(QCoro::waitFor(h.controller.continueReply()));
+        QCOMPARE(messages->rowCount(), 2);
+        QCOMPARE(messages->at(1).uid, cut.uid);
+        QCOMPARE(messages->at(1).state, QStringLiteral("complete"));
+        QCOMPARE(messages->at(1).content, cut.content + "Hello! How can I help?");
+        const auto stored = await(h.store.messages(h.controller.currentConversationId()));
+        QCOMPARE(stored.size(), 2);
+        QCOMPARE(stored[1].content, messages->at(1).content);
     }
 
 private:

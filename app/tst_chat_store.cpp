@@ -108,6 +108,25 @@ private slots:
         QCOMPARE(rows[0].hitRate, -1.0);
     }
 
+    void aReplyLeftPartialByACrashOpensAsInterrupted() {
+        qint64 conversation = 0;
+        MessageRecord m;
+        {
+            ChatStore store(path_);
+            QCOMPARE(await(store.open()), QString());
+            conversation = await(store.createConversation("c", "")).id;
+            m = message(conversation, "assistant", "First paragraph.\n\nSecond, cut off mid");
+            m.state = "partial";  // the last checkpoint before a kill -9
+            QVERIFY(await(store.saveMessage(m)) > 0);
+        }
+        ChatStore reopened(path_);
+        QCOMPARE(await(reopened.open()), QString());
+        const auto rows = await(reopened.messages(conversation));
+        QCOMPARE(rows.size(), 1);
+        QCOMPARE(rows[0].state, QStringLiteral("interrupted"));
+        QCOMPARE(rows[0].content, m.content);
+    }
+
     void fullTextSearchFindsMessagesAndTitles() {
         ChatStore store(path_);
         QCOMPARE(await(store.open()), QString());

@@ -56,6 +56,26 @@ private slots:
         QVERIFY(QFile::exists(dir.filePath("conversations.sqlite")));
     }
 
+    // Issue 17: a long reply re-split its whole text per batch; at 4,000
+    // tokens a batch cost 10x what it cost at the start and the GUI thread
+    // stalled for 6-10 s. The bounds leave room for a busy machine (on an
+    // idle one: ratio 1.2-1.9, worst stall 14-16 ms).
+    void aLongReplyCostsTheSamePerBatchAtItsEnd() {
+        QTemporaryDir dir;
+        const Run r = run(DESKTOP_DEMO_EXE,
+                          {"--data-dir", dir.path(), "--demo-tokens", "4000", "--demo-rate", "500",
+                           "--prompt", "Explain sparse inference", "--quit-after-reply"},
+                          120000);
+        QVERIFY2(r.exitCode == 0, qPrintable(r.err));
+        const auto ratio = QRegularExpression("batch_cost_ratio: ([0-9.]+)").match(r.out);
+        const auto stall = QRegularExpression("gui_max_stall_ms: (\\d+)").match(r.out);
+        QVERIFY2(ratio.hasMatch() && stall.hasMatch(), qPrintable(r.out));
+        qInfo("4000 tokens at 500/s: batch_cost_ratio %s, gui_max_stall_ms %s",
+              qPrintable(ratio.captured(1)), qPrintable(stall.captured(1)));
+        QVERIFY2(ratio.captured(1).toDouble() < 3.0, qPrintable(r.out));
+        QVERIFY2(stall.captured(1).toInt() < 250, qPrintable(r.out));
+    }
+
     void tunedSmokeWithThePanelsOnTheFakeEngine() {
         QTemporaryDir dir;
         const QString shot = dir.filePath("tuned.png");
@@ -77,6 +97,49 @@ private slots:
         const QByteArray json = config.readAll();
         QVERIFY2(json.contains("\"hot_neuron_threshold\": 0.6"), json.constData());
         QVERIFY2(json.contains("\"cache_window_size\": 4"), json.constData());
+    }
+
+    // Issue 17, defect 9: --help and --version aborted without a display.
+    void helpAndVersionNeedNoDisplay() {
+        for (const char* flag : {"--help", "--version"}) {
+            QProcess p;
+            QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+            env.remove("QT_QPA_PLATFORM");
+            env.remove("DISPLAY");
+            env.remove("WAYLAND_DISPLAY");
+            p.setProcessEnvironment(env);
+            p.start(DESKTOP_DEMO_EXE, {flag});
+            QVERIFY(p.waitForFinished(20000));
+            QCOMPARE(p.exitStatus(), QProcess::NormalExit);
+            QCOMPARE(p.exitCode(), 0);
+            const QString out = QString::fromUtf8(p.readAllStandardOutput());
+            QVERIFY2(out.contains(qstrcmp(flag, "--help") == 0 ? "model.gguf" : "PowerInfer"),
+                     qPrintable(out));
+        }
+    }
+
+    // ... the desktop file's %f (a positional model file) was ignored ...
+    void aPositionalModelFileIsLoaded() {
+        QTemporaryDir dir;
+        const Run r = run(DESKTOP_DEMO_EXE,
+                          {"--data-dir", dir.path(), "--prompt", "hi", "--quit-after-reply",
+                           dir.filePath("positional.gguf")},
+                          60000);
+        QVERIFY2(r.exitCode == 0, qPrintable(r.err));
+        QVERIFY2(r.out.contains("gui_max_stall_ms"), qPrintable(r.out + r.err));
+    }
+
+    // ... and a missing QML module crashed; now the app names the package.
+    void aMissingQmlModuleIsNamed() {
+        QTemporaryDir dir;
+        qputenv("POWERINFER_REQUIRE_QML_MODULE", "Qt.Labs.NotInstalled");
+        const Run r =
+            run(DESKTOP_DEMO_EXE,
+                {"--data-dir", dir.path(), "--prompt", "hi", "--quit-after-reply"}, 30000);
+        qunsetenv("POWERINFER_REQUIRE_QML_MODULE");
+        QCOMPARE(r.exitCode, 4);
+        QVERIFY2(r.err.contains("Qt.Labs.NotInstalled") && r.err.contains("install"),
+                 qPrintable(r.err));
     }
 
     void refusesANewerDatabase() {

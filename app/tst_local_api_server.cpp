@@ -164,6 +164,49 @@ private slots:
                  QStringLiteral("fake"));
     }
 
+    // Issue 17: the server started from the app had no API-key option.
+    void anApiKeyIsRequiredOnceSet() {
+        Fixture f;
+        QVERIFY(f.loaded);
+        f.settings.setApiServerEnabled(true);
+        QVERIFY(f.server.running());
+        f.settings.setApiServerKey(QStringLiteral("s3cret"));
+        QVERIFY2(f.server.running(), qPrintable(f.server.error()));
+        QNetworkAccessManager nam;
+        const QUrl url = f.url(QStringLiteral("/v1/chat/completions"));
+        const Response refused = wait(post(nam, url, chatBody(false)));
+        QCOMPARE(refused.status, 401);
+        QNetworkRequest request(url);
+        request.setHeader(QNetworkRequest::ContentTypeHeader, "application/json");
+        request.setRawHeader("Authorization", "Bearer s3cret");
+        const Response ok =
+            wait(nam.post(request, QJsonDocument(chatBody(false)).toJson(QJsonDocument::Compact)));
+        QCOMPARE(ok.status, 200);
+        // Clearing the key opens it again.
+        f.settings.setApiServerKey(QString());
+        QCOMPARE(
+            wait(post(nam, f.url(QStringLiteral("/v1/chat/completions")), chatBody(false))).status,
+            200);
+    }
+
+    // Issue 17: context overflow answered invalid_request; and the chat's
+    // "drop the oldest turns" must not apply to API requests.
+    void aPromptLongerThanTheContextIsContextLengthExceeded() {
+        Fixture f;
+        QVERIFY(f.loaded);
+        f.settings.setApiServerEnabled(true);
+        QNetworkAccessManager nam;
+        const QJsonObject body{
+            {"messages",
+             QJsonArray{QJsonObject{{"role", "user"}, {"content", QString(1000, QChar('a'))}},
+                        QJsonObject{{"role", "assistant"}, {"content", "ok"}},
+                        QJsonObject{{"role", "user"}, {"content", QString(1500, QChar('b'))}}}}};
+        const Response r = wait(post(nam, f.url(QStringLiteral("/v1/chat/completions")), body));
+        QCOMPARE(r.status, 400);
+        const QJsonObject e = QJsonDocument::fromJson(r.body).object().value("error").toObject();
+        QCOMPARE(e.value("code").toString(), QStringLiteral("context_length_exceeded"));
+    }
+
     void streamedChatEndsWithDone() {
         Fixture f;
         QVERIFY(f.loaded);

@@ -80,6 +80,47 @@ private slots:
         QCOMPARE(segments[1].toMap().value("language").toString(), QStringLiteral("c"));
     }
 
+    // Issue 17: appendToLast re-split the whole reply on every batch
+    // (O(n^2) in its length). The incremental split must equal the full one
+    // wherever a stream is cut, and touch only the tail.
+    void incrementalSegmentsEqualTheFullSplitAtEveryCut() {
+        const QString text = QStringLiteral(
+            "Intro line\nstill intro\n\n  \n- a\n- b\n\n```py\nx = 1\n\ny = 2\n```\nafter "
+            "code\n\n~~~\n```not a close\n~~~\n\nlast ``` words\n\n```md\n```js\n```\nend");
+        for (int step : {1, 2, 3, 5, 7, 11}) {
+            IncrementalSegmenter seg;
+            for (int i = step; i < text.size() + step; i += step) {
+                const QString prefix = text.left(i);
+                seg.update(prefix);
+                QCOMPARE(seg.all(), splitMessageSegments(prefix));
+            }
+        }
+    }
+
+    void aStreamedReplyChangesOnlyItsLastSegments() {
+        MessageListModel model;
+        model.setMessages({msg("a", "user", "hi"), msg("b", "assistant", "")});
+        auto* segments = qobject_cast<SegmentListModel*>(
+            model.index(1).data(MessageListModel::SegmentModelRole).value<QObject*>());
+        QVERIFY(segments);
+        QAbstractItemModelTester tester(segments,
+                                        QAbstractItemModelTester::FailureReportingMode::QtTest);
+        QSignalSpy changed(segments, &QAbstractItemModel::dataChanged);
+        QSignalSpy removed(segments, &QAbstractItemModel::rowsRemoved);
+        QSignalSpy reset(segments, &QAbstractItemModel::modelReset);
+        for (int i = 0; i < 200; ++i)
+            model.appendToLast(QStringLiteral("Paragraph %1.\n\n").arg(i));
+        QCOMPARE(segments->rowCount(), 200);
+        QCOMPARE(removed.count(), 0);
+        QCOMPARE(reset.count(), 0);
+        model.appendToLast("Growing");
+        changed.clear();
+        model.appendToLast(" tail");
+        QCOMPARE(changed.count(), 1);  // the last row only
+        QCOMPARE(changed.at(0).at(0).toModelIndex().row(), 200);
+        QCOMPARE(segments->rows().last().text, QStringLiteral("Growing tail"));
+    }
+
     void appendTruncateUpdate() {
         MessageListModel model;
         QAbstractItemModelTester tester(&model,

@@ -61,6 +61,26 @@ private slots:
         QCOMPARE(updated.count(), 2);
     }
 
+    // Issue 17, defect 7: the time split did not add up to ms/token, and a
+    // hit rate of 100 % at every threshold (no GPU) read as a real figure.
+    void thePartsOfATokenAddUpAndAllHitsIsNoSplit() {
+        MetricsModel model(8);
+        std::vector<powerinfer::TokenMetrics> batch;
+        for (int i = 0; i < 4; ++i) {
+            auto m = sample(i, 20);  // every active neuron a hit
+            m.token_ms = 70;         // attention, head, sampling: not in the FFN parts
+            batch.push_back(m);
+        }
+        model.addSamples(batch);
+        QVERIFY(model.sparse());
+        QVERIFY(!model.hotColdSplit());
+        QCOMPARE(model.otherMs(), 60.0);
+        QCOMPARE(model.predictorMs() + model.deviceMs() + model.cpuMs() + model.otherMs(),
+                 model.tokenMs());
+        model.addSamples({sample(5, 12)});
+        QVERIFY(model.hotColdSplit());
+    }
+
     void denseSamplesAreNotSparse() {
         MetricsModel model(8);
         model.addSamples({sample(0, 20)});

@@ -138,9 +138,28 @@ private slots:
         QVERIFY(m->hitRate() < before);
         QCOMPARE(m->layers(), 30);
         // Saved beside the model.
+        h.sparse->flushConfig();
         QCOMPARE(SparseController::readConfig(SparseController::configPathFor(model))
                      .hot_neuron_threshold,
                  0.5);
+    }
+
+    // Issue 17: every key press on a knob wrote config.json synchronously on
+    // the GUI thread. Now a burst is one write, later, off the GUI thread.
+    void tuningWritesAreCoalescedAndDeferred() {
+        Harness h;
+        QTemporaryDir dir;
+        const QString model = dir.filePath("m.gguf");
+        QVERIFY(h.load(model));
+        const QString config = SparseController::configPathFor(model);
+        QVERIFY(!QFile::exists(config));
+        for (int i = 1; i <= 20; ++i) h.sparse->setValue("hot_neuron_threshold", 0.5 + i * 0.01);
+        QVERIFY2(!QFile::exists(config), "written on the GUI thread, at once");
+        QTRY_VERIFY_WITH_TIMEOUT(QFile::exists(config), 3000);
+        QTRY_COMPARE(SparseController::readConfig(config).hot_neuron_threshold, 0.7);
+        h.sparse->setValue("cache_window_size", 3);
+        h.sparse->flushConfig();
+        QCOMPARE(SparseController::readConfig(config).cache_window_size, 3);
     }
 
     void loadUsesTheSavedConfigAndResetRestoresDefaults() {
@@ -188,6 +207,53 @@ private slots:
         QVERIFY(h.fake.load()->tuningCalls().empty());
     }
 
+    // Issue 17, defect 6: the preview stayed stale while a reply streamed
+    // (its request waited behind the generation in the command queue).
+    void previewFollowsTheSlidersWhileAReplyStreams() {
+        FakeScript script;
+        script.endless = true;
+        script.tokenDelay = 4ms;
+        Harness h(script);
+        h.client->setPreviewer([](const powerinfer::Engine*, const std::filesystem::path&,
+                                  const powerinfer::Tuning& t) {
+            PlacementPreview p;
+            p.available = true;
+            p.totalNeurons = 1000;
+            p.hotNeurons = int64_t(t.hot_neuron_threshold * 1000);
+            return p;
+        });
+        QTemporaryDir dir;
+        QVERIFY(h.load(dir.filePath("m.gguf")));
+        QTRY_COMPARE(h.sparse->previewHotNeurons(), 850);
+        bool finished = false;
+        GenerationOutcome out;
+        auto task = generateInto(h.client.get(), job(2000), &out, &finished);
+        QTRY_VERIFY(h.sparse->metrics()->count() >= 3);
+        h.sparse->previewValue("hot_neuron_threshold", 0.3);
+        QTRY_COMPARE_WITH_TIMEOUT(h.sparse->previewHotNeurons(), 300, 2000);
+        QVERIFY2(!finished, "the preview came only after the reply");
+        h.client->cancelGeneration();
+        QTRY_VERIFY_WITH_TIMEOUT(finished, 5000);
+    }
+
+    // ... and the headline said "Running dense" after a load with a sidecar
+    // until the first token arrived.
+    void aLoadWithASidecarReadsSparseBeforeTheFirstToken() {
+        Harness h;
+        QTemporaryDir dir;
+        QVERIFY(h.load(dir.filePath("m.gguf")));
+        QCOMPARE(h.sparse->metrics()->count(), 0);
+        QVERIFY(h.sparse->metrics()->hasSidecar());
+        QVERIFY(h.sparse->metrics()->sparse());
+        h.sparse->setValue("sparse", false);
+        QVERIFY(!h.sparse->metrics()->sparse());
+        FakeScript dense;
+        dense.sidecar = false;
+        Harness d(dense);
+        QVERIFY(d.load(dir.filePath("n.gguf")));
+        QVERIFY(!d.sparse->metrics()->sparse());
+    }
+
     void compareRunsBothPaths() {
         Harness h;
         QTemporaryDir dir;
@@ -227,6 +293,41 @@ private slots:
         QVERIFY(progress.count() >= 4);
         QCOMPARE(reload.count(), 1);
         QCOMPARE(reload.at(0).at(0).toString(), model);
+    }
+
+    // Issue 17, defect 8: sparse mode switched itself on after calibration
+    // although it was slower; the ETA read 54 s at 33 % of a 323 s run.
+    void afterCalibrationTheMeasuredComparisonDecides() {
+        Harness h;
+        QTemporaryDir dir;
+        const QString model = dir.filePath("m.gguf");
+        h.client->setCalibrator([](const CalibrationRequest& r, const CalibrationProgress& p) {
+            p(1.0, 0, "done");
+            return r.model.parent_path() / "m.powerinfer.gguf";
+        });
+        QVERIFY(h.load(model));
+        QSignalSpy reload(h.sparse.get(), &SparseController::reloadRequested);
+        QSignalSpy recommended(h.sparse.get(), &SparseController::recommendationChanged);
+        h.sparse->setCalibrationTokens(SparseController::kQuickCalibrationTokens);
+        QCOMPARE(h.sparse->calibrationTokens(), 2000);
+        QVERIFY(QCoro::waitFor(h.sparse->runCalibration("bundled", {}, 0.5)));
+        QCOMPARE(reload.count(), 1);
+        QVERIFY(h.load(model));  // what ChatController does on reloadRequested
+        // The fake decodes at the same speed either way: sparse is not faster.
+        QTRY_VERIFY_WITH_TIMEOUT(h.sparse->recommendation().startsWith("Dense recommended"), 5000);
+        QVERIFY2(h.sparse->recommendation().contains("tok/s"),
+                 qPrintable(h.sparse->recommendation()));
+        QVERIFY(!h.sparse->recommendSparse());
+        QVERIFY(!h.sparse->sparseEnabled());
+        QTRY_VERIFY(!h.fake.load()->tuning().sparse);
+        h.sparse->flushConfig();
+        QVERIFY(!SparseController::readConfig(SparseController::configPathFor(model)).sparse);
+        QVERIFY(recommended.count() >= 2);
+
+        // 33 % after 100 s is about 200 s more, whatever the engine guessed.
+        QCOMPARE(SparseController::honestEta(1.0 / 3.0, 100, 54), 200.0);
+        QCOMPARE(SparseController::honestEta(0.5, 10, 30), 30.0);
+        QCOMPARE(SparseController::honestEta(0.01, 1, -1), -1.0);
     }
 
     void calibrationCanBeCancelled() {

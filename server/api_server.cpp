@@ -61,32 +61,6 @@ private:
     std::shared_ptr<int> connections_;
 };
 
-QString methodName(QHttpServerRequest::Method method) {
-    using M = QHttpServerRequest::Method;
-    switch (method) {
-        case M::Get:
-            return QStringLiteral("GET");
-        case M::Put:
-            return QStringLiteral("PUT");
-        case M::Delete:
-            return QStringLiteral("DELETE");
-        case M::Post:
-            return QStringLiteral("POST");
-        case M::Head:
-            return QStringLiteral("HEAD");
-        case M::Options:
-            return QStringLiteral("OPTIONS");
-        case M::Patch:
-            return QStringLiteral("PATCH");
-        case M::Connect:
-            return QStringLiteral("CONNECT");
-        case M::Trace:
-            return QStringLiteral("TRACE");
-        default:
-            return QStringLiteral("this method");
-    }
-}
-
 bool constantTimeEquals(const QByteArray& a, const QByteArray& b) {
     if (a.size() != b.size()) return false;
     unsigned char diff = 0;
@@ -132,7 +106,20 @@ ApiServer::~ApiServer() {
 quint16 ApiServer::start(const QHostAddress& address, quint16 port, QString* error) {
     QPointer<ApiServer> self(this);
     auto handler = [self](HttpConnection* connection, const HttpRequest& request) {
-        if (self) self->dispatch(connection, request);
+        if (!self) return;
+        if (self->config_.requestLog && !connection->property("pi_logged").toBool()) {
+            connection->setProperty("pi_logged", true);
+            connect(connection, &HttpConnection::exchangeFinished, self,
+                    [log = self->config_.requestLog](const QString& method, const QString& path,
+                                                     int status, qint64 ms, const QString& note) {
+                        log(QStringLiteral("%1 %2 %3 %4 ms%5")
+                                .arg(method, path)
+                                .arg(status)
+                                .arg(ms)
+                                .arg(note.isEmpty() ? QString() : QLatin1Char(' ') + note));
+                    });
+        }
+        self->dispatch(connection, request);
     };
     auto* tcp = new GuardedTcpServer(config_.limits, handler, connections_, this);
     if (!tcp->listen(address, port)) {
@@ -385,6 +372,10 @@ QCoro::Task<> ApiServer::runCompletion(QPointer<HttpConnection> connection, Comp
     int status = 200;
     if (terminal.kind == JobEvent::Kind::Finished) {
         metrics_.addTokens(terminal.result.prompt_tokens, terminal.result.generated_tokens);
+        if (connection)
+            connection->setExchangeNote(QStringLiteral("%1+%2 tokens")
+                                            .arg(terminal.result.prompt_tokens)
+                                            .arg(terminal.result.generated_tokens));
         if (clientGone) status = 499;
     } else {
         status = clientGone ? 499 : terminal.httpStatus;
@@ -403,6 +394,7 @@ QCoro::Task<> ApiServer::runCompletion(QPointer<HttpConnection> connection, Comp
         } else {
             e.code = QStringLiteral("invalid_request");
         }
+        if (!terminal.code.isEmpty()) e.code = terminal.code;
         if (!call.stream) co_return sendError(connection, e);
         connection->writeChunk(sseEvent(e.toJson()));
         connection->writeChunk("data: [DONE]\n\n");

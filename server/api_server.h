@@ -11,6 +11,7 @@
 #include <QAbstractHttpServer>
 #include <QHostAddress>
 #include <QPointer>
+#include <functional>
 #include <memory>
 
 #include "completion_backend.h"
@@ -26,6 +27,9 @@ struct ServerConfig {
     ServerLimits limits;
     ParseLimits parse;
     int maxQueuedRequests = 64;  // beyond this, 429
+    // One line per request ("POST /v1/chat/completions 200 812 ms 12+40
+    // tokens"); null: no log.
+    std::function<void(const QString&)> requestLog;
 };
 
 class ApiServer final : public QAbstractHttpServer {

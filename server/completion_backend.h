@@ -29,7 +29,18 @@ struct JobEvent {
     powerinfer::GenerateResult result;  // Finished
     int httpStatus = 500;               // Failed: 400 for a request the engine rejected
     QString error;                      // Failed: message for the client
+    // Failed: OpenAI's error code; empty = "invalid_request" for a 4xx,
+    // "engine_error" for a 5xx. "context_length_exceeded" for a prompt that
+    // does not fit the context.
+    QString code;
 };
+
+// Whether a request the engine refused was refused for its length: its
+// prompt has at least n_ctx tokens. (The facade's EngineError carries no
+// kind, so the backends count the prompt themselves.)
+bool promptExceedsContext(const powerinfer::Engine& engine,
+                          const powerinfer::GenerateRequest& request);
+inline const QString kContextLengthExceeded = QStringLiteral("context_length_exceeded");
 
 class CompletionJob : public QObject {
     Q_OBJECT

@@ -179,6 +179,32 @@ void HttpConnection::resetRequestAccounting() {
     requestLineChecked_ = false;
 }
 
+QString methodName(QHttpServerRequest::Method method) {
+    using M = QHttpServerRequest::Method;
+    switch (method) {
+        case M::Get:
+            return QStringLiteral("GET");
+        case M::Put:
+            return QStringLiteral("PUT");
+        case M::Delete:
+            return QStringLiteral("DELETE");
+        case M::Post:
+            return QStringLiteral("POST");
+        case M::Head:
+            return QStringLiteral("HEAD");
+        case M::Options:
+            return QStringLiteral("OPTIONS");
+        case M::Patch:
+            return QStringLiteral("PATCH");
+        case M::Connect:
+            return QStringLiteral("CONNECT");
+        case M::Trace:
+            return QStringLiteral("TRACE");
+        default:
+            return QStringLiteral("this method");
+    }
+}
+
 void HttpConnection::startNext() {
     if (busy_ || gone_ || rejecting_ || queue_.empty()) return;
     HttpRequest request = std::move(queue_.front());
@@ -187,10 +213,16 @@ void HttpConnection::startNext() {
     streaming_ = false;
     closeAfter_ = request.closeAfter;
     idleTimer_.stop();
+    method_ = methodName(request.method);
+    path_ = request.path;
+    note_.clear();
+    status_ = 0;
+    exchangeClock_.start();
     handler_(this, request);
 }
 
 void HttpConnection::finishExchange() {
+    if (busy_) emit exchangeFinished(method_, path_, status_, exchangeClock_.elapsed(), note_);
     busy_ = false;
     streaming_ = false;
     activeJob_ = nullptr;
@@ -231,6 +263,7 @@ void HttpConnection::endStream() {
 
 void HttpConnection::writeHead(int status, const QByteArray& contentType, qint64 contentLength,
                                const HeaderList& extraHeaders) {
+    status_ = status;
     QByteArray head =
         "HTTP/1.1 " + QByteArray::number(status) + ' ' + reasonPhrase(status) + "\r\n";
     head += "Server: powerinfer-server\r\n";

@@ -46,6 +46,9 @@ struct HttpRequest {
 
 using HeaderList = QList<QPair<QByteArray, QByteArray>>;
 
+// "GET", "POST", ... for messages and the request log.
+QString methodName(QHttpServerRequest::Method method);
+
 class HttpConnection : public QObject {
     Q_OBJECT
 public:
@@ -69,11 +72,17 @@ public:
     void endStream();
 
     bool isGone() const { return gone_; }
+    // Extra words for the exchange's log line (e.g. token counts).
+    void setExchangeNote(const QString& note) { note_ = note; }
     // Cancelled if the client goes away before the exchange ends.
     void setActiveJob(CompletionJob* job);
 
 signals:
     void clientGone();
+    // One exchange ended: what was asked, the status sent (0: none, e.g. the
+    // client left first), how long it took, and the note.
+    void exchangeFinished(const QString& method, const QString& path, int status, qint64 ms,
+                          const QString& note);
 
 private:
     void onReadyRead();
@@ -97,6 +106,9 @@ private:
     QMetaObject::Connection readyReadConnection_;
 
     std::deque<HttpRequest> queue_;
+    QString method_, path_, note_;
+    int status_ = 0;
+    QElapsedTimer exchangeClock_;
     bool busy_ = false;        // an exchange is in progress
     bool closeAfter_ = false;  // current exchange asked for Connection: close
     bool streaming_ = false;

@@ -1,14 +1,35 @@
 // powerinfer-server: serves one local model over an OpenAI-compatible HTTP API
 // (see README.md, "Local API server").
 #include <QCoreApplication>
+#include <QDateTime>
 #include <QFileInfo>
+#include <QTcpServer>
 #include <cstdio>
 
 #include "api_server.h"
 #include "engine_thread_backend.h"
+#include "gguf/gguf.h"
+#include "model/model_config.h"
 #include "server_options.h"
 
 using namespace powerinfer::server;
+
+namespace {
+
+// The model's header and config, as Engine::load reads them first; "" if
+// they are fine. (The facade has no inspect call; this executable links the
+// engine anyway.)
+std::string modelPrecheck(const std::filesystem::path& path) {
+    try {
+        const auto file = powerinfer::gguf::GgufFile::open(path);
+        powerinfer::model::ModelConfig::from_gguf(*file);
+        return {};
+    } catch (const std::exception& e) {
+        return e.what();
+    }
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
     QCoreApplication app(argc, argv);
@@ -28,6 +49,23 @@ int main(int argc, char** argv) {
     if (options.showVersion) {
         std::printf("powerinfer-server %s\n", powerinfer::version_string().c_str());
         return 0;
+    }
+
+    // What can fail before the (long) load fails now: a busy port, a file
+    // the engine cannot run (its header is read, not its weights).
+    {
+        QTcpServer probe;
+        if (!probe.listen(options.address, options.port)) {
+            std::fprintf(stderr, "powerinfer-server: cannot listen on %s:%u: %s\n",
+                         qPrintable(options.address.toString()), unsigned(options.port),
+                         qPrintable(probe.errorString()));
+            return 1;
+        }
+    }
+    if (const std::string why = modelPrecheck(options.load.model_path); !why.empty()) {
+        std::fprintf(stderr, "powerinfer-server: cannot load %s: %s\n",
+                     options.load.model_path.string().c_str(), why.c_str());
+        return 1;
     }
 
     int lastDecile = -1;
@@ -53,6 +91,11 @@ int main(int argc, char** argv) {
         QFileInfo(QString::fromStdString(options.load.model_path.string())).completeBaseName();
     const powerinfer::ModelInfo info = engine->info();
     EngineThreadBackend backend(std::move(engine), modelId);
+    options.server.requestLog = [](const QString& line) {
+        std::fprintf(stderr, "%s %s\n",
+                     qPrintable(QDateTime::currentDateTime().toString(Qt::ISODate)),
+                     qPrintable(line));
+    };
     ApiServer server(&backend, options.server);
     int gpuIndex = cudaDeviceIndex(info.device);
     if (gpuIndex < 0) gpuIndex = cudaDeviceIndex(options.load.device);

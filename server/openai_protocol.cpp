@@ -279,6 +279,26 @@ ParseOutcome parseCompletionRequest(Endpoint endpoint, const QByteArray& body,
             return fail(wrongType(QStringLiteral("model"), QStringLiteral("a string"), m));
         call.model = m.toString();
     }
+    // Not supported yet: refused, never silently ignored (a client relying on
+    // tool calls or JSON mode must not get free text as if they worked).
+    for (const QString& key : {QStringLiteral("tools"), QStringLiteral("functions")}) {
+        const QJsonValue v = o.value(key);
+        if (present(o, key) && !(v.isArray() && v.toArray().isEmpty()))
+            return fail(invalid(QStringLiteral("'%1' (tool and function calling) is not supported "
+                                               "by this server yet; send the request without it.")
+                                    .arg(key),
+                                key, QStringLiteral("unsupported_parameter")));
+    }
+    if (present(o, QStringLiteral("response_format"))) {
+        const QJsonValue f = o.value(QLatin1String("response_format"));
+        const QString type = f.toObject().value(QLatin1String("type")).toString();
+        if (type != QLatin1String("text"))
+            return fail(invalid(QStringLiteral("'response_format' other than {\"type\": \"text\"} "
+                                               "(JSON mode, JSON schema) is not supported by this "
+                                               "server yet; send the request without it."),
+                                QStringLiteral("response_format"),
+                                QStringLiteral("unsupported_parameter")));
+    }
     if (endpoint == Endpoint::ChatCompletions) {
         if (auto e = readMessages(o, limits, &req.messages)) return fail(*e);
     } else {

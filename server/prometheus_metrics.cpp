@@ -106,20 +106,28 @@ QByteArray ServerMetrics::render(const Scrape& scrape) const {
                                                          {"neuron_cache", mem->neuron_cache},
                                                          {"kv_cache", mem->kv_cache},
                                                          {"predictors", mem->predictors}};
-        for (const auto& [kind, bytes] : kinds)
+        for (const auto& [kind, bytes] : kinds) {
+            // Without a GPU the "device" weights are the host's weights: the
+            // same RAM, once, under device="host" (it was counted twice).
+            if (!onGpu && qstrcmp(kind, "dense_weights") == 0) continue;
             w.sample(
                 QStringLiteral("powerinfer_memory_usage_bytes"),
                 label("device", device) + QLatin1Char(',') + label("kind", QLatin1String(kind)),
                 double(bytes));
+        }
         w.sample(QStringLiteral("powerinfer_memory_usage_bytes"),
                  label("device", QStringLiteral("host")) + QLatin1Char(',') +
                      label("kind", QStringLiteral("weights")),
                  double(mem->host_weights));
-        w.header("powerinfer_memory_budget_bytes", "gauge", "Device memory the placement may use.");
-        w.sample(QStringLiteral("powerinfer_memory_budget_bytes"),
-                 label("device", device) + QLatin1Char(',') +
-                     label("name", QString::fromStdString(mem->device_name)),
-                 double(mem->budget_bytes));
+        // A budget only where one applies: dense on the CPU has none (it read 0).
+        if (mem->budget_bytes > 0) {
+            w.header("powerinfer_memory_budget_bytes", "gauge",
+                     "Device memory the placement may use.");
+            w.sample(QStringLiteral("powerinfer_memory_budget_bytes"),
+                     label("device", device) + QLatin1Char(',') +
+                         label("name", QString::fromStdString(mem->device_name)),
+                     double(mem->budget_bytes));
+        }
     }
 
     // Only once a token has been generated with FFN accounting; the hit rate

@@ -223,6 +223,27 @@ private slots:
         QCOMPARE(h.backend->status().queued, 0);
     }
 
+    // Issue 17: no per-request log line.
+    void logsOneLinePerRequest() {
+        ServerConfig config = testConfig();
+        QStringList lines;
+        config.requestLog = [&lines](const QString& line) { lines << line; };
+        Harness h(scripted(), config);
+        QNetworkAccessManager nam;
+        QCOMPARE(
+            call(nam, h.url(QStringLiteral("/v1/chat/completions")), "POST", chatBody(2)).status,
+            200);
+        QCOMPARE(call(nam, h.url(QStringLiteral("/v1/models")), "GET").status, 200);
+        QCOMPARE(call(nam, h.url(QStringLiteral("/nowhere")), "GET").status, 404);
+        QTRY_COMPARE(lines.size(), 3);
+        QVERIFY2(QRegularExpression(R"(^POST /v1/chat/completions 200 \d+ ms \d+\+2 tokens$)")
+                     .match(lines[0])
+                     .hasMatch(),
+                 qPrintable(lines[0]));
+        QVERIFY2(lines[1].startsWith("GET /v1/models 200 "), qPrintable(lines[1]));
+        QVERIFY2(lines[2].startsWith("GET /nowhere 404 "), qPrintable(lines[2]));
+    }
+
     void enforcesTheApiKey() {
         ServerConfig config = testConfig();
         config.apiKey = QStringLiteral("s3cret");
@@ -299,6 +320,16 @@ private slots:
             << QByteArray("POST") << chat
             << QByteArray(R"({"messages":[{"role":"user","content":"<<reject>>"}]})") << 400
             << "invalid_request";
+        // Issue 17: OpenAI's code for a prompt the context cannot hold.
+        QTest::newRow("prompt longer than the context")
+            << QByteArray("POST") << chat
+            << (R"({"messages":[{"role":"user","content":")" + QByteArray("w ").repeated(2100) +
+                R"("}]})")
+            << 400 << "context_length_exceeded";
+        QTest::newRow("tools") << QByteArray("POST") << chat
+                               << QByteArray(R"({"messages":[{"role":"user","content":"x"}],)"
+                                             R"("tools":[{"type":"function"}]})")
+                               << 400 << "unsupported_parameter";
         QTest::newRow("engine fails")
             << QByteArray("POST") << chat
             << QByteArray(R"({"messages":[{"role":"user","content":"<<crash>>"}]})") << 500

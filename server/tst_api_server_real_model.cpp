@@ -1,6 +1,10 @@
 // The HTTP API over the real engine and the default model: a chat turn, the
 // same turn streamed, and a small concurrent load (numbers printed for the
 // record). Skips without POWERINFER_MODEL.
+#include <QProcess>
+#include <QTcpServer>
+#include <QTemporaryDir>
+
 #include "server_test_support.h"
 
 using namespace powerinfer::server;
@@ -9,6 +13,34 @@ using namespace powerinfer::server::testing;
 class TestApiServerRealModel : public QObject {
     Q_OBJECT
 private slots:
+    // Issue 17: a busy port or a file the engine cannot run was reported only
+    // after the model had loaded.
+    void theExecutableChecksThePortAndTheFileBeforeLoading() {
+        const QByteArray modelPath = qgetenv("POWERINFER_MODEL");
+        if (modelPath.isEmpty())
+            QSKIP("POWERINFER_MODEL is not set (scripts/test sets it to the default model)");
+        QTcpServer busy;
+        QVERIFY(busy.listen(QHostAddress::LocalHost, 0));
+        const auto runServer = [](const QStringList& args) {
+            QProcess p;
+            p.start(SERVER_EXE, args);
+            p.waitForFinished(60000);
+            return std::pair{p.exitCode(), QString::fromUtf8(p.readAllStandardError())};
+        };
+        auto [code, err] = runServer({"-m", QString::fromLocal8Bit(modelPath), "--port",
+                                      QString::number(busy.serverPort())});
+        QCOMPARE(code, 1);
+        QVERIFY2(err.contains("cannot listen") && !err.contains("loading model"), qPrintable(err));
+        QTemporaryDir dir;
+        QFile junk(dir.filePath("junk.gguf"));
+        QVERIFY(junk.open(QIODevice::WriteOnly));
+        junk.write(QByteArray(4096, 'x'));
+        junk.close();
+        std::tie(code, err) = runServer({"-m", junk.fileName(), "--port", "0"});
+        QCOMPARE(code, 1);
+        QVERIFY2(err.contains("cannot load") && !err.contains("loading model"), qPrintable(err));
+    }
+
     void servesTheRealModel() {
         const QByteArray modelPath = qgetenv("POWERINFER_MODEL");
         if (modelPath.isEmpty())

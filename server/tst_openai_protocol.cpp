@@ -149,6 +149,31 @@ private slots:
                                        << "invalid_value";
         QTest::newRow("prompt object") << p << QByteArray(R"({"prompt":{}})") << "prompt"
                                        << "invalid_type";
+        // Issue 17: silently ignored before; refused until supported.
+        QTest::newRow("tools") << c
+                               << ("{" + msg +
+                                   R"(,"tools":[{"type":"function","function":{"name":"f"}}]})")
+                               << "tools"
+                               << "unsupported_parameter";
+        QTest::newRow("functions")
+            << c << ("{" + msg + R"(,"functions":[{"name":"f"}]})") << "functions"
+            << "unsupported_parameter";
+        QTest::newRow("json mode")
+            << c << ("{" + msg + R"(,"response_format":{"type":"json_object"}})")
+            << "response_format"
+            << "unsupported_parameter";
+        QTest::newRow("json schema on completions")
+            << p << QByteArray(R"({"prompt":"x","response_format":{"type":"json_schema"}})")
+            << "response_format"
+            << "unsupported_parameter";
+    }
+    void plainTextFormatAndNoToolsAreAccepted() {
+        const QByteArray msg = R"("messages":[{"role":"user","content":"x"}])";
+        QVERIFY(parseCompletionRequest(Endpoint::ChatCompletions,
+                                       "{" + msg + R"(,"response_format":{"type":"text"}})", {})
+                    .call);
+        QVERIFY(parseCompletionRequest(Endpoint::ChatCompletions, "{" + msg + R"(,"tools":[]})", {})
+                    .call);
     }
     void rejectsInvalidRequests() {
         QFETCH(int, endpoint);

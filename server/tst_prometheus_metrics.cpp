@@ -80,9 +80,16 @@ private slots:
         mem.device_name = "GPU \"X\"";
         powerinfer::MemoryReport cpu = mem;
         cpu.device_name = "CPU device";  // dense on the CPU: not simulated, still not a GPU
+        cpu.dense_weights = 456;         // the runtime's dense report: the host weights again
         scrape.backend.memory = cpu;
-        QVERIFY(m.render(scrape).contains(
-            "powerinfer_memory_usage_bytes{device=\"cpu\",kind=\"kv_cache\"} 123\n"));
+        text = m.render(scrape);
+        QVERIFY(
+            text.contains("powerinfer_memory_usage_bytes{device=\"cpu\",kind=\"kv_cache\"} 123\n"));
+        // Issue 17: the weights were counted twice on the CPU, the budget read 0.
+        QVERIFY2(!text.contains("device=\"cpu\",kind=\"dense_weights\""), qPrintable(text));
+        QCOMPARE(sample(text, R"(powerinfer_memory_usage_bytes{device="host",kind="weights"})"),
+                 456.0);
+        QVERIFY2(!text.contains("powerinfer_memory_budget_bytes"), qPrintable(text));
         powerinfer::TokenMetrics dense;
         dense.ffn_neurons_total = 100;
         dense.active = 100;
@@ -90,6 +97,7 @@ private slots:
         text = m.render(scrape);
         QCOMPARE(sample(text, QStringLiteral("powerinfer_ffn_sparsity")), 0.0);
         QVERIFY2(!text.contains("powerinfer_hot_neuron_hit_rate"), "no hit rate for a dense token");
+        mem.budget_bytes = 1 << 30;
         scrape.backend.memory = mem;
         powerinfer::TokenMetrics t;
         t.ffn_neurons_total = 100;

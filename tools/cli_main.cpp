@@ -55,8 +55,10 @@ const char* kUsage =
     "  --seed S               sampling seed (default 0 = random)\n"
     "  --threads T            CPU threads (default: all cores)\n"
     "  --ctx N                context length (default 2048; 512 for --perplexity)\n"
-    "  --chat                 interactive chat with the model's template; /exit quits,\n"
-    "                         Ctrl-C stops a reply, Ctrl-C at the prompt quits\n"
+    "  --chat                 interactive chat with the model's template; replies run to\n"
+    "                         the end of the turn unless -n is given; /help lists the\n"
+    "                         commands (/clear, /reset, /exit), Ctrl-C stops a reply,\n"
+    "                         Ctrl-C at the prompt quits\n"
     "  --system TEXT          system message for --chat\n"
     "  --perplexity FILE      perplexity of a text file\n"
     "  --chunks K             windows to score with --perplexity (default: all)\n"
@@ -88,6 +90,8 @@ const char* kUsage =
     "  --eval-fidelity FILE   prompts (one per line): dense vs sparse agreement over\n"
     "                         -n tokens, JSON line per prompt + summary\n";
 
+constexpr int kMinContext = 16, kMaxContext = 1 << 20;
+
 struct Args {
     std::string model, prompt, system, perplexity_file, info;
     bool chat = false, version = false, help = false;
@@ -96,6 +100,7 @@ struct Args {
     std::string device = "auto";
     Tuning tuning;
     int n_predict = 128, threads = 0, ctx = -1, chunks = 0, gpu_layers = 0;
+    bool n_predict_set = false;  // chat: without -n a reply runs to the end of its turn
     int gpu_attention = -1;
     int64_t skip = 0;
     bool kl = false;
@@ -129,9 +134,10 @@ Args parse_args(int argc, char** argv) {
             a.model = value();
         else if (f == "-p" || f == "--prompt")
             a.prompt = value();
-        else if (f == "-n" || f == "--n-predict")
+        else if (f == "-n" || f == "--n-predict") {
             a.n_predict = parse_number<int>(f, value());
-        else if (f == "--temp")
+            a.n_predict_set = true;
+        } else if (f == "--temp")
             a.sampling.temperature = parse_number<float>(f, value());
         else if (f == "--top-k")
             a.sampling.top_k = parse_number<int>(f, value());
@@ -197,6 +203,11 @@ Args parse_args(int argc, char** argv) {
             throw UsageError("unknown option '" + f + "'");
     }
     if (a.n_predict < 0) throw UsageError("-n must be >= 0");
+    // The model needs room for a prompt and a reply; above 2^20 no model
+    // here was trained (the engine caps --ctx at the model's own length).
+    if (a.ctx != -1 && (a.ctx < kMinContext || a.ctx > kMaxContext))
+        throw UsageError("--ctx must be between " + std::to_string(kMinContext) + " and " +
+                         std::to_string(kMaxContext) + " tokens, got " + std::to_string(a.ctx));
     if (a.tuning.activation_sparsity >= 1.0 || a.tuning.activation_sparsity < -1.0)
         throw UsageError("--activation-sparsity must be in [0, 1) (or -1: the calibrated level)");
     if ((a.skip != 0 || a.kl) && a.perplexity_file.empty())
@@ -246,6 +257,9 @@ std::unique_ptr<Engine> load(const Args& a, int default_ctx) {
     o.gpu_layers = a.gpu_layers;
     o.gpu_attention_layers = a.gpu_attention;
     auto engine = Engine::load(o);
+    if (a.ctx > engine->info().n_ctx)
+        std::fprintf(stderr, "[context: %d tokens, the model's maximum (--ctx asked for %d)]\n",
+                     engine->info().n_ctx, a.ctx);
     if (a.gpu_layers != 0) std::fprintf(stderr, "[%s]\n", engine->info().offload_status.c_str());
     if (a.sparse)
         std::fprintf(stderr, "[%s; device: %s]\n", engine->info().sparse_status.c_str(),
@@ -329,11 +343,40 @@ int run_perplexity(const Args& a) {
     return 0;
 }
 
+constexpr const char* kChatHelp =
+    "commands (not sent to the model):\n"
+    "  /help           this list\n"
+    "  /clear, /reset  forget the conversation (the --system message stays)\n"
+    "  /exit, /quit    leave (also Ctrl-D)\n"
+    "Ctrl-C stops a reply; Ctrl-C at the prompt quits\n";
+
+// Leaves out the oldest turns (never the system message or the newest
+// message) until the prompt plus room for a reply fits the context, as the
+// desktop app does. Returns how many messages were dropped.
+size_t fit_to_context(const Engine& engine, std::vector<ChatMessage>& messages, int reply_room) {
+    const int n_ctx = engine.info().n_ctx;
+    const size_t first = !messages.empty() && messages.front().role == "system" ? 1 : 0;
+    const auto tokens = [&] {
+        return static_cast<int>(engine.tokenize(engine.format_chat(messages), true).size());
+    };
+    size_t dropped = 0;
+    while (messages.size() > first + 1 && tokens() + reply_room > n_ctx) {
+        messages.erase(messages.begin() + static_cast<std::ptrdiff_t>(first));
+        ++dropped;
+        while (messages.size() > first + 1 && messages[first].role != "user") {
+            messages.erase(messages.begin() + static_cast<std::ptrdiff_t>(first));
+            ++dropped;
+        }
+    }
+    return dropped;
+}
+
 int run_chat(const Args& a) {
     auto engine = load(a, 2048);
     std::vector<ChatMessage> messages;
     if (!a.system.empty()) messages.push_back({"system", a.system});
-    std::fprintf(stderr, "chat with %s (%s); /exit or Ctrl-D quits, Ctrl-C stops a reply\n",
+    const int n_ctx = engine->info().n_ctx;
+    std::fprintf(stderr, "chat with %s (%s); /help lists the commands, /exit or Ctrl-D quits\n",
                  engine->info().name.c_str(), engine->info().chat_template_name.c_str());
     std::string first = a.prompt;
     for (;;) {
@@ -349,15 +392,43 @@ int run_chat(const Args& a) {
         }
         if (line == "/exit" || line == "/quit") break;
         if (line.empty()) continue;
+        if (line == "/help") {
+            std::fputs(kChatHelp, stderr);
+            continue;
+        }
+        if (line == "/clear" || line == "/reset") {
+            messages.resize(a.system.empty() ? 0 : 1);
+            engine->reset();
+            std::fprintf(stderr, "[conversation cleared]\n");
+            continue;
+        }
+        // A lone word after a slash is a command, never a message.
+        if (line.size() > 1 && line[0] == '/' && line.find_first_of(" /", 1) == std::string::npos) {
+            std::fprintf(stderr, "unknown command %s; /help lists the commands\n", line.c_str());
+            continue;
+        }
         messages.push_back({"user", line});
-        GenerateRequest req;
-        req.messages = messages;
-        req.max_tokens = a.n_predict;
-        req.sampling = a.sampling;
+        // Without -n a reply runs to its end of turn (bounded by the context).
+        const int max_tokens = a.n_predict_set ? a.n_predict : n_ctx;
         try {
+            if (const size_t dropped =
+                    fit_to_context(*engine, messages, std::min(max_tokens, n_ctx / 4)))
+                std::fprintf(stderr,
+                             "[the conversation outgrew the context (%d tokens): the oldest %zu "
+                             "messages were left out]\n",
+                             n_ctx, dropped);
+            GenerateRequest req;
+            req.messages = messages;
+            req.max_tokens = max_tokens;
+            req.sampling = a.sampling;
             const auto r = stream(*engine, req);
             std::printf("\n");
             if (r.finish == FinishReason::Cancelled) std::fprintf(stderr, "[stopped]\n");
+            if (r.finish == FinishReason::Length)
+                std::fprintf(stderr,
+                             a.n_predict_set ? "[cut at -n %d tokens: pass a larger -n, or none]\n"
+                                             : "[cut at %d tokens: the context is full]\n",
+                             max_tokens);
             print_timings(r);
             messages.push_back({"assistant", r.text});
         } catch (const EngineError& e) {

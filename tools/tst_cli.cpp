@@ -172,6 +172,53 @@ private slots:
         QCOMPARE(r.code, 1);
         QVERIFY2(r.err.contains("tokens but the context holds 64"), qPrintable(r.err));
     }
+
+    // Issue 17: --ctx 0 and --ctx 99999999 were accepted silently.
+    void contextLengthIsChecked() {
+        for (const char* bad : {"0", "8", "99999999"}) {
+            const Run r = run({"-m", "x.gguf", "-p", "hi", "--ctx", bad});
+            QCOMPARE(r.code, 2);
+            QVERIFY2(r.err.contains("--ctx must be between 16 and"), qPrintable(r.err));
+        }
+        if (model_.isEmpty())
+            QSKIP("POWERINFER_MODEL is not set: export it to the default model's path");
+        const Run big = run({"-m", model_, "-p", "Hi", "-n", "1", "--ctx", "100000"});
+        QCOMPARE(big.code, 0);
+        QVERIFY2(big.err.contains("the model's maximum (--ctx asked for 100000)"),
+                 qPrintable(big.err));
+    }
+
+    // ... /help, /clear, /reset were sent to the model; replies stopped at
+    // -n 128 without notice; the chat failed on every turn after overflow.
+    void chatCommandsLimitsAndOverflow() {
+        if (model_.isEmpty())
+            QSKIP("POWERINFER_MODEL is not set: export it to the default model's path");
+        const Run commands = run({"-m", model_, "--chat", "--temp", "0", "-n", "4"},
+                                 "/help\n/clear\n/reset\n/frobnicate\n/exit\n");
+        QCOMPARE(commands.code, 0);
+        QVERIFY2(commands.err.contains("commands (not sent to the model)") &&
+                     commands.err.contains("[conversation cleared]") &&
+                     commands.err.contains("unknown command /frobnicate"),
+                 qPrintable(commands.err));
+        QVERIFY2(!commands.err.contains("[prompt:"), "a command reached the model");
+
+        const Run cut = run({"-m", model_, "--chat", "--temp", "0", "-n", "4"},
+                            "Tell me a long story about a dragon.\n");
+        QCOMPARE(cut.code, 0);
+        QVERIFY2(cut.err.contains("[cut at -n 4 tokens"), qPrintable(cut.err));
+        const Run whole = run({"-m", model_, "--chat", "--temp", "0"}, "Say hi.\n");
+        QCOMPARE(whole.code, 0);
+        QVERIFY2(!whole.err.contains("[cut at"), qPrintable(whole.err));
+
+        const QByteArray turn =
+            QByteArray("Please repeat this sentence back to me exactly. ").repeated(3) + "\n";
+        const Run overflow = run({"-m", model_, "--chat", "--temp", "0", "-n", "8", "--ctx", "160"},
+                                 turn.repeated(4));
+        QCOMPARE(overflow.code, 0);
+        QVERIFY2(!overflow.err.contains("error:"), qPrintable(overflow.err));
+        QVERIFY2(overflow.err.contains("the oldest"), qPrintable(overflow.err));
+        QCOMPARE(overflow.err.count("[prompt:"), 4);  // every turn got a reply
+    }
 };
 
 QTEST_GUILESS_MAIN(TestCli)

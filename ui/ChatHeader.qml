@@ -8,10 +8,11 @@ Rectangle {
     id: root
 
     required property ChatController controller
+    property bool sidebarShown: true
+    signal sidebarToggled
     signal modelPickerRequested
     signal settingsRequested
     signal tuningRequested
-    signal exportRequested(string format)
 
     implicitHeight: 56
     color: Theme.background
@@ -25,9 +26,17 @@ Rectangle {
 
     RowLayout {
         anchors.fill: parent
-        anchors.leftMargin: 20
+        anchors.leftMargin: 8
         anchors.rightMargin: 12
         spacing: 8
+
+        IconButton {
+            objectName: "sidebarToggle"
+            iconName: "sidebar"
+            tip: root.sidebarShown ? qsTr("Hide the conversations") : qsTr("Show the conversations")
+            iconColor: root.sidebarShown ? Theme.accent : Theme.textMuted
+            onClicked: root.sidebarToggled()
+        }
 
         Label {
             text: root.controller.currentTitle !== "" ? root.controller.currentTitle : qsTr("New chat")
@@ -68,7 +77,8 @@ Rectangle {
                     color: Theme.text
                     font.weight: Font.Medium
                     elide: Text.ElideRight
-                    Layout.maximumWidth: 280
+                    // Narrow windows: the chip gives way before the buttons.
+                    Layout.maximumWidth: Math.max(60, Math.min(280, root.width - 420))
                 }
                 Icon {
                     name: "chevron-down"
@@ -123,12 +133,20 @@ Rectangle {
                 MenuItem {
                     text: qsTr("Export as Markdown…")
                     enabled: root.controller.messages.count > 0
-                    onTriggered: root.exportRequested("markdown")
+                    onTriggered: root.controller.exportInteractive("markdown")
                 }
                 MenuItem {
                     text: qsTr("Export as JSON…")
                     enabled: root.controller.messages.count > 0
-                    onTriggered: root.exportRequested("json")
+                    onTriggered: root.controller.exportInteractive("json")
+                }
+                MenuItem {
+                    text: qsTr("Export all conversations…")
+                    onTriggered: root.controller.exportAllInteractive()
+                }
+                MenuItem {
+                    text: qsTr("Import conversations…")
+                    onTriggered: root.controller.importInteractive()
                 }
             }
         }

@@ -10,7 +10,7 @@ Rectangle {
     property string language
     signal copyRequested
 
-    implicitHeight: header.height + body.implicitHeight + 24
+    implicitHeight: header.height + scroller.height + 24
     radius: Theme.radius
     color: Theme.codeBackground
     border.color: Theme.border
@@ -64,23 +64,41 @@ Rectangle {
         }
     }
 
-    TextEdit {
-        id: body
+    // Long lines scroll sideways instead of wrapping back to column 0.
+    Flickable {
+        id: scroller
+        objectName: "codeScroller"
         anchors.top: header.bottom
         anchors.left: parent.left
         anchors.right: parent.right
         anchors.margins: 12
         anchors.leftMargin: 14
-        text: block.code
-        textFormat: TextEdit.PlainText
-        readOnly: true
-        selectByMouse: true
-        wrapMode: TextEdit.WrapAtWordBoundaryOrAnywhere
-        color: Theme.codeText
-        selectionColor: Theme.accent
-        font.family: Theme.monoFamily
-        font.pixelSize: Theme.fontSize - 1
-        Accessible.role: Accessible.StaticText
-        Accessible.name: qsTr("Code: %1").arg(block.code)
+        height: body.implicitHeight + (hbar.visible ? hbar.height + 2 : 0)
+        contentWidth: body.implicitWidth
+        contentHeight: body.implicitHeight
+        flickableDirection: Flickable.HorizontalFlick
+        boundsBehavior: Flickable.StopAtBounds
+        clip: true
+        interactive: contentWidth > width
+        ScrollBar.horizontal: ScrollBar {
+            id: hbar
+            policy: scroller.contentWidth > scroller.width ? ScrollBar.AlwaysOn : ScrollBar.AlwaysOff
+            visible: policy === ScrollBar.AlwaysOn
+        }
+
+        TextEdit {
+            id: body
+            text: block.code
+            textFormat: TextEdit.PlainText
+            readOnly: true
+            selectByMouse: true
+            wrapMode: TextEdit.NoWrap
+            color: Theme.codeText
+            selectionColor: Theme.accent
+            font.family: Theme.monoFamily
+            font.pixelSize: Theme.fontSize - 1
+            Accessible.role: Accessible.StaticText
+            Accessible.name: qsTr("Code: %1").arg(block.code)
+        }
     }
 }

@@ -13,8 +13,16 @@ ApplicationWindow {
 
     width: 1280
     height: 800
-    minimumWidth: 760
-    minimumHeight: 480
+    // The layout is made for 800x600 up to 4K; below that it cannot fit.
+    minimumWidth: 800
+    minimumHeight: 600
+    // The chat column keeps at least this much: the sidebar folds away
+    // first when the metrics panel needs the room.
+    readonly property int minimumChatWidth: 440
+    readonly property bool metricsShown: controller.settings.showMetrics
+    readonly property int metricsWidth: Math.min(360, width - minimumChatWidth)
+    readonly property bool sidebarShown: controller.settings.showSidebar
+        && width - Theme.sidebarWidth - (metricsShown ? metricsWidth : 0) >= minimumChatWidth
     visible: true
     title: controller.currentTitle !== "" ? qsTr("%1 — PowerInfer").arg(controller.currentTitle)
                                           : qsTr("PowerInfer Desktop")
@@ -39,6 +47,12 @@ ApplicationWindow {
     palette.midlight: Theme.border
     palette.toolTipBase: Theme.surfaceRaised
     palette.toolTipText: Theme.text
+    // Disabled controls must look disabled (the accent was kept in both groups).
+    palette.disabled.highlight: Theme.border
+    palette.disabled.text: Theme.textFaint
+    palette.disabled.buttonText: Theme.textFaint
+    palette.disabled.windowText: Theme.textFaint
+    palette.disabled.dark: Theme.border
 
     Binding {
         target: Theme
@@ -62,6 +76,20 @@ ApplicationWindow {
         onActivated: composer.focusInput()
     }
     Shortcut {
+        // Not StandardKey.Quit: it is empty on some desktops.
+        sequence: "Ctrl+Q"
+        context: Qt.ApplicationShortcut
+        onActivated: Qt.quit()
+    }
+    Shortcut {
+        sequence: "Ctrl+,"
+        onActivated: settingsDrawer.open()
+    }
+    Shortcut {
+        sequences: ["F1", "Ctrl+/"]
+        onActivated: shortcutsDialog.open()
+    }
+    Shortcut {
         sequence: "Escape"
         enabled: window.controller.generating
                  || window.controller.modelState === ChatController.Loading
@@ -75,7 +103,9 @@ ApplicationWindow {
 
         Sidebar {
             id: sidebar
+            objectName: "sidebar"
             controller: window.controller
+            visible: window.sidebarShown
             Layout.fillHeight: true
             Layout.preferredWidth: Theme.sidebarWidth
             onConversationChosen: composer.focusInput()
@@ -87,12 +117,21 @@ ApplicationWindow {
             spacing: 0
 
             ChatHeader {
+                objectName: "chatHeader"
                 controller: window.controller
+                sidebarShown: window.sidebarShown
                 Layout.fillWidth: true
+                onSidebarToggled: {
+                    // Asking for the sidebar where it does not fit makes room
+                    // by closing the metrics panel.
+                    const want = !window.sidebarShown
+                    window.controller.settings.showSidebar = want
+                    if (want && !window.sidebarShown)
+                        window.controller.settings.showMetrics = false
+                }
                 onModelPickerRequested: modelPicker.open()
                 onSettingsRequested: settingsDrawer.open()
                 onTuningRequested: tuningPanel.open()
-                onExportRequested: format => exportDialog.ask(format)
             }
 
             ModelBanner {
@@ -103,6 +142,7 @@ ApplicationWindow {
 
             ChatView {
                 id: chatView
+                objectName: "chatView"
                 controller: window.controller
                 Layout.fillWidth: true
                 Layout.fillHeight: true
@@ -126,9 +166,11 @@ ApplicationWindow {
         MetricsPanel {
             objectName: "metricsPanel"
             controller: window.controller
-            visible: window.controller.settings.showMetrics
+            visible: window.metricsShown
             Layout.fillHeight: true
-            Layout.preferredWidth: 360
+            Layout.preferredWidth: window.metricsWidth
+            Layout.maximumWidth: window.metricsWidth
+            onCloseRequested: window.controller.settings.showMetrics = false
             onCalibrateRequested: calibrateDialog.open()
             onTuningRequested: tuningPanel.open()
         }
@@ -153,8 +195,25 @@ ApplicationWindow {
 
     SettingsDrawer {
         id: settingsDrawer
+        objectName: "settingsDrawer"
         controller: window.controller
         height: window.height
+    }
+
+    ShortcutsDialog {
+        id: shortcutsDialog
+        objectName: "shortcutsDialog"
+        shortcuts: [
+            ["Ctrl+N", qsTr("New chat")],
+            ["Ctrl+F", qsTr("Search conversations")],
+            ["Ctrl+L", qsTr("Focus the message box")],
+            ["Enter", qsTr("Send")],
+            ["Shift+Enter", qsTr("New line in the message")],
+            ["Esc", qsTr("Stop the reply, cancel loading, clear the search")],
+            ["Ctrl+,", qsTr("Chat settings")],
+            ["F1, Ctrl+/", qsTr("This list")],
+            ["Ctrl+Q", qsTr("Quit")]
+        ]
     }
 
     EditMessageDialog {
@@ -162,10 +221,6 @@ ApplicationWindow {
         controller: window.controller
     }
 
-    ExportDialog {
-        id: exportDialog
-        controller: window.controller
-    }
 
     Toast {
         controller: window.controller

@@ -13,14 +13,20 @@ Item {
     required property string uid
     required property string role
     required property string content
-    required property var segments
+    // A SegmentListModel: while a reply streams only its last row changes.
+    required property QtObject segmentModel
     required property string state
     required property double tokensPerSecond
     required property int completionTokens
+    required property string notice
     readonly property bool isLast: ListView.view !== null && index === ListView.view.count - 1
 
     readonly property bool isUser: role === "user"
-    readonly property bool streaming: state === "partial"
+    // Only the live reply streams; a row saved "partial" by a crash comes back
+    // "interrupted" (the store's recovery), with Continue and Regenerate.
+    readonly property bool streaming: state === "partial" && controller.generating
+    readonly property bool cutOff: state === "interrupted" || state === "stopped"
+                                   || (state === "partial" && !controller.generating)
 
     signal editRequested(string uid, string text)
 
@@ -101,17 +107,23 @@ Item {
                 Layout.fillWidth: true
                 spacing: 10
 
-                Repeater {
-                    // Counting segments keeps the delegates when only the text
-                    // of the last one grows (the common case while streaming).
-                    model: message.isUser ? 0 : message.segments.length
-                    delegate: MessageSegment {
-                        required property int index
-                        Layout.fillWidth: true
-                        controller: message.controller
-                        kind: message.segments[index] ? message.segments[index].kind : "text"
-                        body: message.segments[index] ? message.segments[index].text : ""
-                        language: message.segments[index] ? message.segments[index].language : ""
+                // A positioner, not the layout, stacks the segments: the
+                // layout gave each Loader an explicit height, which the Loader
+                // forces on its item, so a reply restored whole (after a
+                // restart, with the "Interrupted" label below it) kept stale
+                // heights and its paragraphs sat hidden in gaps.
+                Column {
+                    objectName: "segmentColumn"
+                    Layout.fillWidth: true
+                    spacing: 10
+                    Repeater {
+                        // Rows are added at the end and only the last one's text
+                        // grows: existing delegates stay, nothing is re-read.
+                        model: message.isUser ? null : message.segmentModel
+                        delegate: MessageSegment {
+                            width: parent ? parent.width : 0
+                            controller: message.controller
+                        }
                     }
                 }
 
@@ -120,14 +132,25 @@ Item {
                 }
 
                 Label {
-                    visible: message.state === "stopped" || message.state === "error"
-                             || (message.state === "partial" && !message.controller.generating)
+                    objectName: "replyStateLabel"
+                    visible: message.cutOff || message.state === "error"
                     text: message.state === "stopped" ? qsTr("Stopped")
                           : message.state === "error" ? qsTr("Reply failed")
                           : qsTr("Interrupted")
                     color: message.state === "error" ? Theme.danger : Theme.textFaint
                     font.pixelSize: Theme.fontSizeSmall
                     font.italic: true
+                }
+
+                // Why it failed, or that the oldest turns were left out.
+                Label {
+                    objectName: "replyNotice"
+                    visible: message.notice !== ""
+                    Layout.fillWidth: true
+                    text: message.notice
+                    wrapMode: Text.Wrap
+                    color: message.state === "error" ? Theme.danger : Theme.textMuted
+                    font.pixelSize: Theme.fontSizeSmall
                 }
             }
         }
@@ -163,6 +186,18 @@ Item {
                 onClicked: message.editRequested(message.uid, message.content)
             }
             IconButton {
+                objectName: "continueButton"
+                visible: !message.isUser && message.isLast && message.cutOff
+                iconName: "send"
+                tip: qsTr("Continue this reply")
+                implicitWidth: 28
+                implicitHeight: 28
+                padding: 6
+                enabled: !message.controller.generating
+                onClicked: message.controller.continueLast()
+            }
+            IconButton {
+                objectName: "regenerateButton"
                 visible: !message.isUser && message.isLast
                 iconName: "refresh"
                 tip: qsTr("Regenerate reply")

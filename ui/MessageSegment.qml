@@ -7,11 +7,11 @@ Loader {
     id: segment
 
     required property ChatController controller
-    // Plain string properties: re-assigning an equal value does not re-render,
-    // so while a reply streams only the growing segment is laid out again.
-    property string kind: "text"
-    property string body
-    property string language
+    // The roles of a SegmentListModel row: only a row whose text changed is
+    // laid out again.
+    required property string kind
+    required property string body
+    required property string language
 
     sourceComponent: kind === "code" ? codeComponent : proseComponent
 

@@ -14,12 +14,15 @@ Rectangle {
     readonly property bool ready: controller.modelState === ChatController.Ready
     signal calibrateRequested
     signal tuningRequested
+    signal closeRequested
 
     function mib(bytes) {
         return bytes >= 1024 * 1024 * 1024 ? (bytes / 1073741824).toFixed(2) + " GiB"
                                             : (bytes / 1048576).toFixed(bytes < 10485760 ? 1 : 0) + " MiB"
     }
     function pct(v) { return (v * 100).toFixed(1) + "%" }
+    // Sparse figures need a sparse token first (before it: "–", not 0 %).
+    readonly property bool haveSparse: metrics.sparse && metrics.count > 0
 
     color: Theme.sidebar
     Accessible.role: Accessible.Pane
@@ -40,10 +43,19 @@ Rectangle {
         Layout.topMargin: 8
     }
 
+    // Every figure says what it is and what a good value is (hover).
     component Stat: ColumnLayout {
+        id: stat
         property string label
         property string value
+        property string tip
         spacing: 0
+        ToolTip.visible: statHover.hovered && tip !== ""
+        ToolTip.text: tip
+        ToolTip.delay: 400
+        HoverHandler {
+            id: statHover
+        }
         Layout.fillWidth: true
         Accessible.role: Accessible.StaticText
         Accessible.name: label + ": " + value
@@ -87,6 +99,23 @@ Rectangle {
                     tip: qsTr("Tune the sparse engine")
                     onClicked: root.tuningRequested()
                 }
+                IconButton {
+                    objectName: "closeMetrics"
+                    iconName: "close"
+                    tip: qsTr("Close the metrics panel")
+                    onClicked: root.closeRequested()
+                }
+            }
+
+            // After a calibration: what the dense/sparse comparison measured.
+            Label {
+                objectName: "recommendation"
+                visible: root.sparse.recommendation !== ""
+                text: root.sparse.recommendation
+                color: root.sparse.recommendSparse ? Theme.success : Theme.text
+                wrapMode: Text.Wrap
+                font.pixelSize: Theme.fontSizeSmall
+                Layout.fillWidth: true
             }
 
             // Dense (no sidecar, or switched off): say so, and offer the fix.
@@ -109,7 +138,11 @@ Rectangle {
                         font.weight: Font.DemiBold
                     }
                     Label {
-                        text: root.metrics.sparseStatus
+                        // The engine's reason names the command-line tool;
+                        // here the button beside it does the same.
+                        text: root.metrics.hasSidecar ? root.metrics.sparseStatus
+                              : root.metrics.sparseStatus.replace(/ ?\(run powerinfer-calibrate[^)]*\)/, "")
+                                + qsTr(" — Calibrate… creates one from here.")
                         color: Theme.textMuted
                         wrapMode: Text.Wrap
                         Layout.fillWidth: true
@@ -129,30 +162,41 @@ Rectangle {
                 columns: 3
                 rowSpacing: 8
                 Stat {
+                    objectName: "decodeStat"
                     label: qsTr("decode tok/s")
                     value: root.metrics.decodeTokensPerSecond.toFixed(1)
+                    tip: qsTr("Tokens of the reply generated per second. Reading speed is about 5-10; higher is better.")
                 }
                 Stat {
                     label: qsTr("prompt tok/s")
                     value: root.metrics.promptTokensPerSecond > 0
                            ? root.metrics.promptTokensPerSecond.toFixed(0) : "–"
+                    tip: qsTr("Prompt tokens read per second before the reply starts. Usually several times the decode speed; higher is better.")
                 }
                 Stat {
                     objectName: "hitRateStat"
-                    label: qsTr("hot-neuron hits")
-                    value: root.metrics.sparse ? root.pct(root.metrics.hitRate) : "–"
+                    label: root.haveSparse && !root.metrics.hotColdSplit ? qsTr("hot-neuron hits (no split)")
+                                                                         : qsTr("hot-neuron hits")
+                    value: !root.haveSparse ? "–"
+                           : root.metrics.hotColdSplit ? root.pct(root.metrics.hitRate) : qsTr("n/a")
+                    tip: root.haveSparse && !root.metrics.hotColdSplit
+                         ? qsTr("Every active neuron ran where it is stored: without a GPU nothing is cold, so the hit rate would read 100 % at any threshold and tells nothing.")
+                         : qsTr("Share of the active neurons already on the device (hot or cached). Near 100 % means little waits on the CPU; below 80 % try a higher hot-neuron threshold.")
                 }
                 Stat {
                     label: qsTr("FFN sparsity")
-                    value: root.metrics.sparse ? root.pct(root.metrics.sparsity) : "–"
+                    value: root.haveSparse ? root.pct(root.metrics.sparsity) : "–"
+                    tip: qsTr("Share of the FFN neurons skipped per token. Higher saves more work; the quality stays close to dense up to the calibrated level (about 50 %).")
                 }
                 Stat {
                     label: qsTr("predictor recall")
                     value: root.metrics.recall >= 0 ? root.pct(root.metrics.recall) : "–"
+                    tip: qsTr("Share of the truly active neurons the predictor found (sampled against dense). Above 90 % keeps replies close to dense; – when not sampled.")
                 }
                 Stat {
                     label: qsTr("ms / token")
                     value: root.metrics.tokenMs > 0 ? root.metrics.tokenMs.toFixed(1) : "–"
+                    tip: qsTr("Wall time per generated token, all of it (1000 / decode tok/s). Lower is better; the bar below splits it.")
                 }
             }
 
@@ -239,13 +283,21 @@ Rectangle {
             StackedBar {
                 objectName: "timeSplit"
                 Layout.fillWidth: true
-                title: qsTr("predictor / device / CPU")
+                // The parts add up to the whole token: "other" is attention,
+                // norms, the output head and sampling.
+                title: qsTr("%1 ms per token").arg(root.metrics.tokenMs.toFixed(1))
                 format: v => v.toFixed(2) + " ms"
                 segments: [
                     { label: qsTr("predictor"), value: root.metrics.predictorMs, color: Theme.chart3 },
-                    { label: qsTr("device"), value: root.metrics.deviceMs, color: Theme.chart1 },
-                    { label: qsTr("CPU"), value: root.metrics.cpuMs, color: Theme.chart4 }
+                    { label: qsTr("device FFN"), value: root.metrics.deviceMs, color: Theme.chart1 },
+                    { label: qsTr("CPU FFN"), value: root.metrics.cpuMs, color: Theme.chart4 },
+                    { label: qsTr("other"), value: root.metrics.otherMs, color: Theme.chart6 }
                 ]
+                ToolTip.visible: splitHover.hovered
+                ToolTip.text: qsTr("Where a token's time goes: predictors, the FFN's hot part on the device and its cold part on the CPU, and everything else (attention, norms, output head, sampling).")
+                HoverHandler {
+                    id: splitHover
+                }
             }
 
             SectionTitle {

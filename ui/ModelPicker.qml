@@ -1,6 +1,5 @@
 import QtQuick
 import QtQuick.Controls
-import QtQuick.Dialogs
 import QtQuick.Layouts
 import PowerInfer.App
 
@@ -64,7 +63,7 @@ Dialog {
             IconButton {
                 iconName: "folder"
                 tip: qsTr("Choose the models folder")
-                onClicked: folderDialog.open()
+                onClicked: picker.controller.chooseModelsFolderInteractive()
             }
             IconButton {
                 iconName: "refresh"
@@ -109,7 +108,11 @@ Dialog {
         spacing: 8
         SecondaryButton {
             text: qsTr("Open file…")
-            onClicked: fileDialog.open()
+            objectName: "openModelFile"
+            onClicked: {
+                picker.close()
+                picker.controller.openModelInteractive()
+            }
             Layout.leftMargin: 20
             Layout.bottomMargin: 18
         }
@@ -121,24 +124,6 @@ Dialog {
             onClicked: picker.close()
             Layout.rightMargin: 20
             Layout.bottomMargin: 18
-        }
-    }
-
-    FileDialog {
-        id: fileDialog
-        title: qsTr("Open a GGUF model")
-        nameFilters: [qsTr("GGUF models (*.gguf)"), qsTr("All files (*)")]
-        onAccepted: {
-            picker.controller.loadModel(selectedFile.toString())
-            picker.close()
-        }
-    }
-    FolderDialog {
-        id: folderDialog
-        title: qsTr("Choose the models folder")
-        onAccepted: {
-            const url = selectedFolder.toString()
-            picker.controller.settings.modelsFolder = decodeURIComponent(url.replace(/^file:\/\//, ""))
         }
     }
 }

@@ -165,9 +165,64 @@ Drawer {
                     onValueModified: drawer.settings.maxTokens = value
                 }
             }
+            SliderRow {
+                objectName: "repeatPenaltyRow"
+                label: qsTr("Repeat penalty")
+                from: 1
+                to: 2
+                stepSize: 0.05
+                value: drawer.settings.repeatPenalty
+                onMoved: v => drawer.settings.repeatPenalty = v
+                ToolTip.visible: repeatHover.hovered
+                ToolTip.text: qsTr("Above 1.0 makes recently used tokens less likely (1.1 is a common choice; 1.0 = off).")
+                HoverHandler {
+                    id: repeatHover
+                }
+            }
             SecondaryButton {
                 text: qsTr("Reset to defaults")
                 onClicked: drawer.settings.resetSampling()
+            }
+
+            SectionTitle {
+                text: qsTr("Context")
+            }
+            RowLayout {
+                Layout.fillWidth: true
+                Label {
+                    text: qsTr("Context length (tokens)")
+                    color: Theme.text
+                    Layout.fillWidth: true
+                }
+                SpinBox {
+                    id: contextBox
+                    objectName: "contextLengthBox"
+                    from: 256
+                    to: 131072
+                    stepSize: 256
+                    editable: true
+                    value: drawer.settings.contextLength
+                    textFromValue: v => String(v)
+                    valueFromText: t => parseInt(t)
+                    Accessible.name: qsTr("Context length")
+                    onValueModified: drawer.settings.contextLength = value
+                }
+            }
+            Label {
+                objectName: "contextMemory"
+                Layout.fillWidth: true
+                text: drawer.controller.contextMemoryText(drawer.settings.contextLength)
+                      + "\n" + qsTr("Longer conversations keep their newest turns; the chat says when older ones were left out.")
+                color: Theme.textMuted
+                font.pixelSize: Theme.fontSizeSmall
+                wrapMode: Text.Wrap
+            }
+            SecondaryButton {
+                objectName: "applyContextButton"
+                visible: drawer.controller.modelState === ChatController.Ready
+                         && drawer.settings.contextLength !== drawer.controller.requestedContextLength
+                text: qsTr("Reload the model with this context")
+                onClicked: drawer.controller.loadModel(drawer.controller.modelPath)
             }
 
             SectionTitle {
@@ -222,6 +277,23 @@ Drawer {
                     valueFromText: t => parseInt(t)
                     Accessible.name: qsTr("API server port")
                     onValueModified: drawer.settings.apiServerPort = value
+                }
+            }
+            RowLayout {
+                Layout.fillWidth: true
+                Label {
+                    text: qsTr("API key")
+                    color: Theme.text
+                }
+                TextField {
+                    objectName: "apiServerKey"
+                    Layout.fillWidth: true
+                    text: drawer.settings.apiServerKey
+                    placeholderText: qsTr("none: any program on this computer may call it")
+                    echoMode: TextInput.PasswordEchoOnEdit
+                    color: Theme.text
+                    Accessible.name: qsTr("API key")
+                    onEditingFinished: drawer.settings.apiServerKey = text
                 }
             }
             RowLayout {

@@ -69,6 +69,9 @@ Drawer {
             value: knob.value
             // Without a sidecar the knobs have nothing to act on.
             enabled: drawer.ready && drawer.sparse.metrics.hasSidecar
+            // Dimmed when it has nothing to act on (the Basic style's disabled
+            // colours alone were close to the enabled ones in the light theme).
+            opacity: enabled ? 1 : 0.4
             Accessible.name: knob.label
             Accessible.description: knob.help
             // Preview while dragging, apply on release (or a key press).

@@ -81,6 +81,11 @@ TestCase {
         tryCompare(list, "count", 2)
         let copy = null
         tryVerify(() => (copy = findChild(list, "copyCodeButton")) !== null, 3000)
+        // Clicked once the view has settled at the end (it scrolls there
+        // after the last batch).
+        tryVerify(() => !list.moving && copy.visible, 3000)
+        wait(100)
+        copy = findChild(list, "copyCodeButton")
         mouseClick(copy)
         tryCompare(testController, "notice", "Copied to the clipboard")
         compare(copy.text, "Copied")
@@ -100,6 +105,71 @@ TestCase {
         tryVerify(() => list.count >= 1)
     }
 
+    // Issue 17, defect 1: a reply cut off by kill -9 came back after a
+    // restart with only its last paragraph visible (its segments kept stale
+    // heights, gaps hid the rest) and without Copy/Regenerate.
+    function test_anInterruptedReplyRendersWholeWithContinueAndRegenerate() {
+        const reply = "First paragraph of the reply.\n\n1. one\n2. two\n\nA toy version:\n\n"
+                      + "```python\ndef f(x):\n    return"
+        const id = testStore.seedReply("Explain it", reply, "interrupted")
+        const view = createTemporaryObject(chatViewComponent, testCase, { y: 100 })
+        testController.openConversation(id)
+        tryCompare(testController.messages, "count", 2, 3000)
+        const list = findChild(view, "messageList")
+        tryVerify(() => list.itemAtIndex(1) !== null, 3000)
+        const delegate = list.itemAtIndex(1)
+        // Every segment (found by its properties, whatever holds them) as
+        // tall as its content, one below the other.
+        const segments = []
+        const collect = item => {
+            for (let i = 0; i < item.children.length; ++i) {
+                const c = item.children[i]
+                if (c.body !== undefined && c.kind !== undefined && c.item !== undefined)
+                    segments.push(c)
+                else
+                    collect(c)
+            }
+        }
+        tryVerify(() => { segments.length = 0; collect(delegate); return segments.length === 4 }, 3000)
+        wait(50)
+        let bottom = -1
+        for (let i = 0; i < segments.length; ++i) {
+            const seg = segments[i]
+            const top = seg.mapToItem(delegate, 0, 0).y
+            compare(seg.height, seg.item.implicitHeight, "segment " + i + " height")
+            verify(top >= bottom, "segment " + i + " overlaps the one above")
+            bottom = top + seg.height
+        }
+        verify(delegate.height < 400, "delegate " + delegate.height + " px for a short reply")
+        compare(findChild(delegate, "replyStateLabel").text, "Interrupted")
+        verify(findChild(delegate, "continueButton").visible)
+        verify(findChild(delegate, "regenerateButton").visible)
+        verify(findChild(delegate, "continueButton").enabled)
+    }
+
+    // Issue 17, item 10: long code lines wrapped back to column 0.
+    function test_longCodeLinesScrollSideways() {
+        const line = "x = [" + "1234567890, ".repeat(30) + "]"
+        const id = testStore.seedReply("Code please", "```python\n" + line + "\n```", "complete")
+        const view = createTemporaryObject(chatViewComponent, testCase, { y: 100 })
+        testController.openConversation(id)
+        tryCompare(testController.messages, "count", 2, 3000)
+        const list = findChild(view, "messageList")
+        let scroller = null
+        tryVerify(() => (scroller = findChild(list, "codeScroller")) !== null, 3000)
+        tryVerify(() => scroller.contentWidth > scroller.width, 2000)
+        verify(scroller.interactive)
+        // One line high: not wrapped.
+        verify(scroller.contentHeight < 40, "code wrapped: " + scroller.contentHeight + " px")
+    }
+
+    // Issue 17, item 10: emoji showed as boxes (no colour emoji font; the
+    // .deb and scripts/deps now bring fonts-noto-color-emoji).
+    function test_aColourEmojiFontIsThere() {
+        verify(Qt.fontFamilies().indexOf("Noto Color Emoji") >= 0,
+               "install fonts-noto-color-emoji (scripts/deps)")
+    }
+
     function test_mainWindowLoadsWithTheController() {
         const component = Qt.createComponent("qrc:/PowerInfer/Ui/Main.qml")
         compare(component.status, Component.Ready, component.errorString())
@@ -114,6 +184,77 @@ TestCase {
         window.destroy()
     }
 
+    // Issue 17, defect 3: at 800x600 with the metrics panel open the chat
+    // column shrank to ~160 px, the header buttons slid under the panel, the
+    // panel had no close button and the sidebar never collapsed.
+    function test_at800x600TheChatKeepsItsRoomAndThePanelsFold() {
+        const settings = testController.settings
+        settings.showMetrics = true
+        settings.showSidebar = true
+        const component = Qt.createComponent("qrc:/PowerInfer/Ui/Main.qml")
+        const window = component.createObject(null, { controller: testController })
+        verify(window)
+        compare(window.minimumWidth, 800)
+        compare(window.minimumHeight, 600)
+        window.width = 800
+        window.height = 600
+        tryVerify(() => window.contentItem.width === 800 && window.contentItem.height === 600, 2000)
+        const chat = findChild(window.contentItem, "chatView")
+        const header = findChild(window.contentItem, "chatHeader")
+        const panel = findChild(window.contentItem, "metricsPanel")
+        const sidebar = findChild(window.contentItem, "sidebar")
+        tryVerify(() => chat.width >= 440, 2000, "chat column " + chat.width + " px")
+        verify(panel.visible)
+        verify(!sidebar.visible, "the sidebar folds away for the metrics panel")
+        // Every header button lies inside the header, left of the panel.
+        const more = findChild(header, "metricsToggle")
+        const right = more.mapToItem(window.contentItem, more.width, 0).x
+        verify(right <= panel.mapToItem(window.contentItem, 0, 0).x, "header button under the panel")
+        // The panel closes from its own button; the sidebar comes back.
+        mouseClick(findChild(panel, "closeMetrics"))
+        verify(!settings.showMetrics)
+        tryVerify(() => sidebar.visible)
+        // The sidebar collapses and returns from the header.
+        mouseClick(findChild(header, "sidebarToggle"))
+        verify(!settings.showSidebar)
+        tryVerify(() => !sidebar.visible)
+        mouseClick(findChild(header, "sidebarToggle"))
+        tryVerify(() => sidebar.visible)
+        // Large windows keep both panels.
+        settings.showMetrics = true
+        window.width = 1920
+        window.height = 1080
+        tryVerify(() => sidebar.visible && panel.visible)
+        settings.showMetrics = false
+        window.destroy()
+        // Give the keyboard back to the test window.
+        testCase.Window.window.requestActivate()
+        tryVerify(() => testCase.Window.window.active, 2000)
+    }
+
+    // Issue 17, defect 9: no Ctrl+, for the settings, no shortcut list.
+    function test_shortcutsOpenTheSettingsAndTheirList() {
+        const component = Qt.createComponent("qrc:/PowerInfer/Ui/Main.qml")
+        const window = component.createObject(null, { controller: testController })
+        window.requestActivate()
+        tryVerify(() => window.active, 2000)
+        const list = findChild(window, "shortcutsDialog")
+        verify(list)
+        keyClick(Qt.Key_F1)
+        tryVerify(() => list.opened, 2000)
+        const grid = list.contentItem
+        verify(grid.children.length >= 18)
+        list.close()
+        tryVerify(() => !list.opened, 2000)
+        keyClick(Qt.Key_Comma, Qt.ControlModifier)
+        const drawer = findChild(window, "settingsDrawer")
+        verify(drawer)
+        tryVerify(() => drawer.opened, 2000)
+        window.destroy()
+        testCase.Window.window.requestActivate()
+        tryVerify(() => testCase.Window.window.active, 2000)
+    }
+
     function test_apiServerSwitchShowsTheAddress() {
         const settings = testController.settings
         settings.apiServerPort = 0  // any free port
@@ -123,13 +264,15 @@ TestCase {
         const toggle = findChild(drawer.contentItem, "apiServerSwitch")
         verify(toggle)
         compare(toggle.Accessible.name, "Local API server")
-        mouseClick(toggle)
+        // By keyboard: the switch may sit below the drawer's visible part.
+        toggle.forceActiveFocus()
+        keyClick(Qt.Key_Space)
         verify(settings.apiServerEnabled)
         tryCompare(testController.apiServer, "running", true)
         const status = findChild(drawer.contentItem, "apiServerStatus")
         verify(status.visible)
         compare(status.text, "http://127.0.0.1:" + testController.apiServer.port + "/v1")
-        mouseClick(toggle)
+        keyClick(Qt.Key_Space)
         verify(!settings.apiServerEnabled)
         verify(!testController.apiServer.running)
         verify(!status.visible)

@@ -42,6 +42,18 @@ TestCase {
         tryCompare(testController.sparse, "hotNeuronThreshold", 0.85)
     }
 
+    // Issue 17, defect 6: "Running dense" after every load with a sidecar,
+    // until the first token.
+    function test_aFreshLoadWithASidecarIsNotCalledDense() {
+        const panel = createTemporaryObject(panelComponent, testCase)
+        const path = testController.modelPath
+        testController.loadModel(path)
+        tryCompare(testController, "modelState", ChatController.Loading, 3000)
+        tryCompare(testController, "modelState", ChatController.Ready, 5000)
+        compare(testController.sparse.metrics.count, 0)
+        verify(!findChild(panel, "denseNotice").visible)
+    }
+
     function test_panelShowsTheStream() {
         const panel = createTemporaryObject(panelComponent, testCase)
         const metrics = testController.sparse.metrics
@@ -57,6 +69,12 @@ TestCase {
         const dense = findChild(panel, "denseNotice")
         verify(!dense.visible)
         compare(findChild(panel, "hitRateStat").value, "90.0%")
+        verify(findChild(panel, "hitRateStat").tip.indexOf("80 %") >= 0)
+        verify(findChild(panel, "decodeStat").tip !== "")
+        // The time split's parts add up to ms/token (issue 17, defect 7).
+        const split = findChild(panel, "timeSplit")
+        compare(split.segments.length, 4)
+        fuzzyCompare(split.used, metrics.tokenMs, 1e-6)
         const heatmap = findChild(panel, "layerHeatmap")
         verify(heatmap.high >= heatmap.low)
         compare(findChild(panel, "deviceMemory").title, "CPU device — simulated budget")

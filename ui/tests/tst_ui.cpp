@@ -8,6 +8,7 @@
 #include <QQmlEngine>
 #include <QQuickStyle>
 #include <QTemporaryDir>
+#include <QUuid>
 #include <QtPlugin>
 #include <QtQuickTest>
 
@@ -34,6 +35,33 @@ public:
     }
 };
 
+// Writes conversations straight into the store, as an earlier run left them.
+class StoreSeeder : public QObject {
+    Q_OBJECT
+public:
+    ChatStore* store = nullptr;
+    ChatController* controller = nullptr;
+    // A conversation whose reply was cut off by a crash; returns its id.
+    Q_INVOKABLE qint64 seedReply(const QString& question, const QString& reply,
+                                 const QString& state) {
+        QFuture<ConversationRecord> created = store->createConversation(question, {});
+        created.waitForFinished();  // result() alone does not wait for a queued start
+        const ConversationRecord c = created.result();
+        for (const auto& [role, text] : {std::pair{QStringLiteral("user"), question},
+                                         std::pair{QStringLiteral("assistant"), reply}}) {
+            MessageRecord m;
+            m.uid = QUuid::createUuid().toString(QUuid::WithoutBraces);
+            m.conversationId = c.id;
+            m.role = role;
+            m.content = text;
+            m.state = role == QLatin1String("user") ? QStringLiteral("complete") : state;
+            store->saveMessage(m).waitForFinished();
+        }
+        QCoro::waitFor(controller->refreshConversations());
+        return c.id;
+    }
+};
+
 class Setup : public QObject {
     Q_OBJECT
 public:
@@ -51,6 +79,8 @@ public:
         models_ = std::make_unique<ModelCatalog>(nullptr);
         controller_ = std::make_unique<ChatController>(store_.get(), client_.get(), models_.get(),
                                                        &settings_);
+        seeder_.store = store_.get();
+        seeder_.controller = controller_.get();
     }
 
 public slots:
@@ -69,12 +99,14 @@ public slots:
         // Test-only: the views under test get the controller as a context property.
         engine->rootContext()->setContextProperty("testController", controller_.get());
         engine->rootContext()->setContextProperty("testEngine", &probe_);
+        engine->rootContext()->setContextProperty("testStore", &seeder_);
     }
 
 private:
     QTemporaryDir dir_;
     bool initialized_ = false;
     EngineProbe probe_;
+    StoreSeeder seeder_;
     AppSettings settings_;
     std::unique_ptr<ChatStore> store_;
     std::unique_ptr<EngineClient> client_;
