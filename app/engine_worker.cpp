@@ -6,7 +6,7 @@
 #include <QMetaObject>
 #include <algorithm>
 
-#include "common/thread_priority.h"
+#include "powerinfer/threads.h"
 
 namespace powerinfer::app {
 

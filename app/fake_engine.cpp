@@ -5,7 +5,7 @@
 #include <cmath>
 #include <thread>
 
-#include "common/thread_priority.h"
+#include "powerinfer/threads.h"
 
 namespace powerinfer::app {
 

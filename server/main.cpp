@@ -8,8 +8,7 @@
 
 #include "api_server.h"
 #include "engine_thread_backend.h"
-#include "gguf/gguf.h"
-#include "model/model_config.h"
+#include "powerinfer/model_file.h"
 #include "server_options.h"
 
 using namespace powerinfer::server;
@@ -17,16 +16,9 @@ using namespace powerinfer::server;
 namespace {
 
 // The model's header and config, as Engine::load reads them first; "" if
-// they are fine. (The facade has no inspect call; this executable links the
-// engine anyway.)
+// they are fine.
 std::string modelPrecheck(const std::filesystem::path& path) {
-    try {
-        const auto file = powerinfer::gguf::GgufFile::open(path);
-        powerinfer::model::ModelConfig::from_gguf(*file);
-        return {};
-    } catch (const std::exception& e) {
-        return e.what();
-    }
+    return powerinfer::model_file_problem(path);
 }
 
 }  // namespace

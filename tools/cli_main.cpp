@@ -455,6 +455,8 @@ int run(int argc, char** argv) {
     }
     if (!a.info.empty()) {
         std::fputs(describe_model_file(a.info).c_str(), stdout);
+        const std::string problem = model_file_problem(a.info);
+        std::printf("supported: %s\n", problem.empty() ? "yes" : ("no (" + problem + ")").c_str());
         return 0;
     }
     std::signal(SIGINT, on_sigint);

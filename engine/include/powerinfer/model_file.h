@@ -41,6 +41,11 @@ struct ModelFileInfo {
 
 ModelFileInfo inspect_model_file(const std::filesystem::path& path);
 
+// Whether the engine runs this file: "" when its architecture and
+// configuration are supported, else the message Engine::load would give
+// ("unsupported architecture 'gpt2': ..."). Reads the header only.
+std::string model_file_problem(const std::filesystem::path& path);
+
 // `powerinfer-cli --info`: the metadata and the tensor table as text.
 std::string describe_model_file(const std::filesystem::path& path);
 
