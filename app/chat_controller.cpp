@@ -14,6 +14,7 @@
 #include <QThread>
 #include <QUuid>
 #include <QtConcurrent/QtConcurrentRun>
+#include <algorithm>
 #include <filesystem>
 
 #include "conversation_export.h"
@@ -140,6 +141,19 @@ QCoro::Task<> ChatController::openConversationAsync(qint64 id) {
     const QList<MessageRecord> list = co_await store_->messages(id);
     if (!self || current_.id != id) co_return;
     messages_.setMessages(list);
+    if (!searchText_.trimmed().isEmpty()) {
+        // Opened from a search hit: show the first message with a searched word.
+        const QStringList words = searchText_.simplified().split(QLatin1Char(' '));
+        for (int i = 0; i < list.size(); ++i) {
+            const bool hit = std::any_of(words.begin(), words.end(), [&](const QString& w) {
+                return list[i].content.contains(w, Qt::CaseInsensitive);
+            });
+            if (hit) {
+                emit revealMessage(i);
+                break;
+            }
+        }
+    }
     if (generating_ && streaming_.conversationId == id) {
         // Back to a conversation whose reply is still streaming: show the live row.
         const int live = messages_.indexOfUid(streaming_.uid);

@@ -172,6 +172,9 @@ signals:
     // views): its GUI-thread cost, for the demo's batch_cost_ratio.
     void streamBatchApplied(int totalTokens, qint64 costNs);
     void exportFinished(bool ok, const QString& message);
+    // A conversation opened from a search: the view shows this row (the
+    // first message matching the search) instead of the end.
+    void revealMessage(int row);
 
 private:
     // A new reply, or (continued set) more text for that last reply.

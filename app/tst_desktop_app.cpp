@@ -58,8 +58,8 @@ private slots:
 
     // Issue 17: a long reply re-split its whole text per batch; at 4,000
     // tokens a batch cost 10x what it cost at the start and the GUI thread
-    // stalled for 6-10 s. The bounds leave room for a busy machine (on an
-    // idle one: ratio 1.2-1.9, worst stall 14-16 ms).
+    // stalled for 6-10 s. The bounds leave room for a busy machine (with
+    // other builds running: ratio 0.9-2.1, worst stall 14-34 ms).
     void aLongReplyCostsTheSamePerBatchAtItsEnd() {
         QTemporaryDir dir;
         const Run r = run(DESKTOP_DEMO_EXE,

@@ -57,10 +57,24 @@ Item {
         onMovementEnded: following = nearEnd()
         onContentHeightChanged: if (following) Qt.callLater(toEnd)
         onCountChanged: if (following) Qt.callLater(toEnd)
-        // A newly opened conversation starts at its end.
+        // A newly opened conversation starts at its end; one opened from a
+        // search hit at the first matching message.
         Connections {
             target: root.controller
             function onConversationChanged() { root.followTail() }
+            function onRevealMessage(row) {
+                list.following = false
+                list.revealRow = row
+                Qt.callLater(list.reveal)
+            }
+        }
+        property int revealRow: -1
+        function reveal() {
+            if (revealRow < 0)
+                return
+            autoScrolling = true
+            positionViewAtIndex(revealRow, ListView.Beginning)
+            autoScrolling = false
         }
     }
 

@@ -104,6 +104,7 @@ Item {
             }
 
             ColumnLayout {
+                id: replyColumn
                 Layout.fillWidth: true
                 spacing: 10
 
@@ -114,6 +115,9 @@ Item {
                 // heights and its paragraphs sat hidden in gaps.
                 Column {
                     objectName: "segmentColumn"
+                    // Sized by its segments, which take the reply column's
+                    // width (not the Column's own: a positioner skips
+                    // zero-width children, and that loop never resolved).
                     Layout.fillWidth: true
                     spacing: 10
                     Repeater {
@@ -121,7 +125,7 @@ Item {
                         // grows: existing delegates stay, nothing is re-read.
                         model: message.isUser ? null : message.segmentModel
                         delegate: MessageSegment {
-                            width: parent ? parent.width : 0
+                            width: replyColumn.width
                             controller: message.controller
                         }
                     }

@@ -137,6 +137,7 @@ TestCase {
             const seg = segments[i]
             const top = seg.mapToItem(delegate, 0, 0).y
             compare(seg.height, seg.item.implicitHeight, "segment " + i + " height")
+            verify(seg.width > 300, "segment " + i + " is " + seg.width + " px wide")
             verify(top >= bottom, "segment " + i + " overlaps the one above")
             bottom = top + seg.height
         }
@@ -168,6 +169,26 @@ TestCase {
     function test_aColourEmojiFontIsThere() {
         verify(Qt.fontFamilies().indexOf("Noto Color Emoji") >= 0,
                "install fonts-noto-color-emoji (scripts/deps)")
+    }
+
+    // Issue 17, item 10: a search hit opened the conversation at its end.
+    function test_aSearchHitOpensAtTheMatch() {
+        let reply = ""
+        for (let i = 0; i < 60; ++i)
+            reply += "Paragraph " + i + " of a long answer.\n\n"
+        const id = testStore.seedReply("Tell me about the zebra", reply, "complete")
+        const view = createTemporaryObject(chatViewComponent, testCase, { y: 100 })
+        testController.searchText = "zebra"
+        tryVerify(() => testController.conversations.count >= 1, 3000)
+        testController.openConversation(id)
+        tryCompare(testController.messages, "count", 2, 3000)
+        const list = findChild(view, "messageList")
+        // Laid out: the long reply is taller than the view.
+        tryVerify(() => list.itemAtIndex(1) && list.itemAtIndex(1).height > 1000, 3000)
+        wait(100)
+        tryVerify(() => list.indexAt(10, list.contentY + 30) === 0, 3000,
+                  "the view is not at the matching message")
+        testController.searchText = ""
     }
 
     function test_mainWindowLoadsWithTheController() {
