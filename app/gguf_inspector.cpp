@@ -17,6 +17,11 @@ ModelFileInfo ggufModelInfo(const QString& path) {
         // The matrix type holding most bytes names the quantization (as a
         // loaded model's ModelInfo::quant).
         m.quant = QString::fromStdString(f.quant);
+        // An architecture the engine does not run shows as broken, with why.
+        if (const std::string why = powerinfer::model_file_problem(
+                std::filesystem::path(path.toStdU16String()));
+            !why.empty())
+            m.error = QString::fromUtf8(why.c_str());
     } catch (const std::exception& e) {
         m.error = QString::fromUtf8(e.what());
     }
