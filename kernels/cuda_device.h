@@ -6,17 +6,12 @@
 #include <vector>
 
 #include "backend/device.h"
+#include "backend/gpu_backend.h"
 
 namespace powerinfer::cuda {
 
-struct CudaDeviceOptions {
-    int ordinal = 0;
-    // Everything the device allocates counts against the budget, its own
-    // staging included. -1: free memory reported by cudaMemGetInfo minus
-    // safety_margin_bytes; a set budget is capped at what is free.
-    int64_t budget_bytes = -1;
-    int64_t safety_margin_bytes = int64_t{512} << 20;
-};
+// The engine's GPU device options (ordinal, budget, safety margin).
+using CudaDeviceOptions = backend::GpuDeviceOptions;
 
 // Throws EngineError("no CUDA device: running on CPU" and why) when there is
 // no usable GPU; callers then fall back to the CPU device.

@@ -11,11 +11,7 @@ public:
     std::string name() const override { return "CUDA"; }
     std::unique_ptr<backend::Device> make_device(
         const backend::GpuDeviceOptions& options) const override {
-        CudaDeviceOptions o;
-        o.ordinal = options.ordinal;
-        o.budget_bytes = options.budget_bytes;
-        o.safety_margin_bytes = options.safety_margin_bytes;
-        return make_cuda_device(o);
+        return make_cuda_device(options);
     }
     int64_t staging_bytes(const std::vector<backend::NeuronFormat>& formats,
                           int64_t predictor_floats) const override {
