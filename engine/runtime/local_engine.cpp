@@ -59,9 +59,10 @@ model::SparseOffloadPlan plan_sparse_attention(const model::Model& model,
                                                int64_t device_held_bytes) {
     const int64_t budget = model::offload_budget_bytes(
         device_free_bytes, options.tuning.vram_budget_mb, kVramSafetyMargin, device_held_bytes);
-    return model::plan_sparse_offload(
-        model::layer_offload_costs(model, 128, model::OffloadParts::Attention),
-        std::max<int64_t>(0, predictor_bytes), options.gpu_attention_layers, budget);
+    return model::plan_sparse_offload(model::layer_offload_costs(model, model::Model::kDeviceTokenBatch,
+                                                                 model::OffloadParts::Attention),
+                                      std::max<int64_t>(0, predictor_bytes),
+                                      options.gpu_attention_layers, budget);
 }
 
 std::unique_ptr<LocalEngine> LocalEngine::load(const LoadOptions& options) {
