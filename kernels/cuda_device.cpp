@@ -205,7 +205,10 @@ public:
     void* buffer_address(BufferHandle handle) override { return pointer(handle); }
 
     backend::Compute* compute() override {
-        if (!compute_) compute_ = make_cuda_compute(*this, stream_);
+        if (!compute_) {
+            note_external_work();  // the graph's ops run on this stream too
+            compute_ = make_cuda_compute(*this, stream_);
+        }
         return compute_.get();
     }
 
@@ -813,18 +816,6 @@ int64_t staging_bytes(const std::vector<backend::NeuronFormat>& formats, int64_t
 
 std::unique_ptr<backend::Device> make_cuda_device(const CudaDeviceOptions& options) {
     return std::make_unique<CudaDevice>(options);
-}
-
-void* buffer_pointer(backend::Device& device, backend::BufferHandle buffer) {
-    auto* cuda = dynamic_cast<CudaDevice*>(&device);
-    return cuda ? cuda->pointer(buffer) : nullptr;
-}
-
-void* device_stream(backend::Device& device) {
-    auto* cuda = dynamic_cast<CudaDevice*>(&device);
-    if (!cuda) return nullptr;
-    cuda->note_external_work();
-    return cuda->stream();
 }
 
 }  // namespace powerinfer::cuda

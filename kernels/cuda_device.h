@@ -24,11 +24,4 @@ std::unique_ptr<backend::Device> make_cuda_device(const CudaDeviceOptions& optio
 // layer offload and the CUDA context are the driver's (the safety margin).
 int64_t staging_bytes(const std::vector<backend::NeuronFormat>& formats, int64_t predictor_floats);
 
-// The device address of a buffer from allocate() on a CUDA device (for
-// kernels that run whole layers on the GPU); null for another device.
-void* buffer_pointer(backend::Device& device, backend::BufferHandle buffer);
-// The CUDA stream a CUDA device enqueues on (as void* to keep this header
-// free of CUDA types); null for another device.
-void* device_stream(backend::Device& device);
-
 }  // namespace powerinfer::cuda
