@@ -86,6 +86,9 @@ powerinfer::GenerateResult FakeEngine::generate(
     const double seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     r.decode_tokens_per_s = seconds > 0 ? r.generated_tokens / seconds : 0;
+    const double scripted = tuning().sparse && info_.has_sidecar ? script_.sparseTokensPerSecond
+                                                                 : script_.denseTokensPerSecond;
+    if (scripted > 0) r.decode_tokens_per_s = scripted;
     return r;
 }
 

@@ -31,6 +31,10 @@ struct FakeScript {
     // shaped by the tuning) while tuning.sparse is on; without one it is dense.
     bool sidecar = true;
     int layers = 30;
+    // > 0: the decode speed reported with tuning.sparse off / on instead of the
+    // measured one, so a decision on speed does not hang on the machine's load.
+    double denseTokensPerSecond = 0;
+    double sparseTokensPerSecond = 0;
 };
 
 class FakeEngine : public powerinfer::Engine {
