@@ -71,9 +71,8 @@ private:
     };
     // A fixed slice of a layer's neurons and its scratch (grown once).
     struct Block {
-        std::vector<float> g, u, h, ones, y;
+        std::vector<float> g, u, h, ones;
         std::vector<int32_t> cand, ids;
-        tensor::SparseDownInput in;
         int64_t up_rows = 0, active = 0;
     };
     static constexpr int64_t kBlocks = 8;
@@ -89,6 +88,9 @@ private:
     backend::FfnActivation act_;
     tensor::QuantizedVector xq_, xq_up_;
     std::vector<float> masked_;
+    std::vector<int32_t> active_ids_;  // the layer's active set (all blocks)
+    std::vector<float> active_h_;
+    tensor::SparseDownInput down_in_;
 };
 
 }  // namespace powerinfer::sparse

@@ -1,0 +1,163 @@
+// The FFN alone, dense against the exact sparse executor, on the inputs a
+// real text gives: a teacher-forced pass over held-out text (one token at a
+// time, as decoding) records every layer's normalised FFN input; then each
+// executor runs over all of them, alternating run by run, median of --runs.
+// This isolates the part of a token that sparse mode changes (bench_decode
+// measures the whole token).
+//
+//   bench_sparse_ffn MODEL SIDECAR [--text tests/data/frankenstein.txt]
+//                    [--skip 100000] [--tokens 64] [--threads 1] [--runs 7]
+//                    [--sparsity S]
+//
+// Prints the CPU, a table (microseconds per token for all layers' FFNs,
+// the ratio, delivered sparsity and the fraction of up rows computed) and a
+// final JSON line.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "gguf/gguf.h"
+#include "model/model.h"
+#include "sparse/exact_ffn.h"
+#include "sparse/sidecar.h"
+#include "tensor/quant.h"
+#include "tokenizer/tokenizer.h"
+
+using namespace powerinfer;
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double median(std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    return v[v.size() / 2];
+}
+
+// Runs the dense FFN and keeps a copy of every single-token input.
+class Recorder final : public model::FfnExecutor {
+public:
+    Recorder(model::FfnExecutor& dense, int64_t n_embd) : dense_(dense), n_embd_(n_embd) {}
+    void run(int layer, const float* x, int64_t n_tokens, float* out) override {
+        if (n_tokens == 1) inputs.push_back({layer, std::vector<float>(x, x + n_embd_)});
+        dense_.run(layer, x, n_tokens, out);
+    }
+    std::vector<std::pair<int, std::vector<float>>> inputs;
+
+private:
+    model::FfnExecutor& dense_;
+    int64_t n_embd_;
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    if (argc < 3) {
+        std::fprintf(stderr,
+                     "usage: bench_sparse_ffn MODEL SIDECAR [--text F] [--skip CHARS] "
+                     "[--tokens N] [--threads T] [--runs R] [--sparsity S]\n");
+        return 2;
+    }
+    const std::string model_path = argv[1], sidecar_path = argv[2];
+    std::string text_path = "tests/data/frankenstein.txt";
+    size_t skip = 100000;
+    int n_tokens = 64, threads = 1, runs = 7;
+    double sparsity = -1;
+    for (int i = 3; i < argc; ++i) {
+        const std::string a = argv[i];
+        const std::string v = i + 1 < argc ? argv[i + 1] : "";
+        ++i;
+        if (a == "--text")
+            text_path = v;
+        else if (a == "--skip")
+            skip = std::stoul(v);
+        else if (a == "--tokens")
+            n_tokens = std::stoi(v);
+        else if (a == "--threads")
+            threads = std::stoi(v);
+        else if (a == "--runs")
+            runs = std::stoi(v);
+        else if (a == "--sparsity")
+            sparsity = std::stod(v);
+        else {
+            std::fprintf(stderr, "error: unknown option %s\n", a.c_str());
+            return 2;
+        }
+    }
+    try {
+        std::ifstream in(text_path);
+        if (!in) throw std::runtime_error("cannot read " + text_path);
+        std::stringstream ss;
+        ss << in.rdbuf();
+        const std::string text = ss.str().substr(std::min(skip, ss.str().size()));
+        std::shared_ptr<const gguf::GgufFile> file = gguf::GgufFile::open(model_path);
+        const auto tok = Tokenizer::from_gguf(*file);
+        auto ids = tok->encode(text.substr(0, 20000), false, false);
+        if (ids.size() < size_t(n_tokens)) throw std::runtime_error("text too short");
+        ids.resize(size_t(n_tokens));
+
+        tensor::ThreadPool pool(threads);
+        model::Model m(file, pool, 1024, 256);
+        const int64_t n_embd = m.config().n_embd, n_layer = m.config().n_layer;
+        Recorder rec(m.dense_ffn(), n_embd);
+        m.set_ffn_executor(&rec);
+        std::vector<float> logits(size_t(m.config().n_vocab));
+        for (int i = 0; i < n_tokens; ++i) m.forward(&ids[size_t(i)], 1, i, 1, logits.data());
+        m.set_ffn_executor(nullptr);
+
+        std::vector<model::FfnWeights> ffn;
+        for (int64_t l = 0; l < n_layer; ++l) ffn.push_back(m.ffn_weights(int(l)));
+        const sparse::Sidecar sc = sparse::read_sidecar(sidecar_path, sparse::model_hash(*file));
+        sparse::ExactSparseFfn exact(pool, ffn, sc);
+        exact.set_level(sparsity);
+
+        std::vector<float> out(static_cast<size_t>(n_embd));
+        std::vector<double> dense_us, sparse_us;
+        int64_t active = 0, up_rows = 0, total = 0;
+        for (int r = 0; r < runs + 1; ++r) {  // the first pair warms caches
+            auto t0 = Clock::now();
+            for (const auto& [layer, x] : rec.inputs) m.dense_ffn().run(layer, x.data(), 1, out.data());
+            const double d = std::chrono::duration<double, std::micro>(Clock::now() - t0).count();
+            t0 = Clock::now();
+            int64_t a = 0, u = 0;
+            for (const auto& [layer, x] : rec.inputs) {
+                const auto c = exact.run(layer, x.data(), out.data());
+                a += c.active;
+                u += c.up_rows;
+            }
+            const double s = std::chrono::duration<double, std::micro>(Clock::now() - t0).count();
+            if (r == 0) continue;
+            dense_us.push_back(d / n_tokens);
+            sparse_us.push_back(s / n_tokens);
+            active += a;
+            up_rows += u;
+            total += int64_t(rec.inputs.size()) * ffn[0].gate.rows;
+        }
+        const double md = median(dense_us), ms = median(sparse_us);
+        const double delivered = 1.0 - double(active) / double(total);
+        const double up_frac = double(up_rows) / double(total);
+        std::printf("CPU: %s\nmodel: %s, SIMD: %s, %d threads, %d tokens of %s, median of %d\n\n",
+                    tensor::cpu_model().c_str(),
+                    std::filesystem::path(model_path).filename().string().c_str(),
+                    tensor::simd_level().c_str(), threads, n_tokens,
+                    std::filesystem::path(text_path).filename().string().c_str(), runs);
+        std::printf(
+            "| threads | dense FFN us/token | sparse FFN us/token | ratio | delivered sparsity | "
+            "up rows computed |\n|---|---|---|---|---|---|\n| %d | %.0f | %.0f | %.3fx | %.3f | "
+            "%.3f |\n",
+            threads, md, ms, md / ms, delivered, up_frac);
+        std::printf(
+            "{\"dense_us\": %.1f, \"sparse_us\": %.1f, \"speedup\": %.4f, \"sparsity\": %.4f, "
+            "\"up_fraction\": %.4f, \"threads\": %d}\n",
+            md, ms, md / ms, delivered, up_frac, threads);
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "error: %s\n", e.what());
+        return 1;
+    }
+    return 0;
+}
