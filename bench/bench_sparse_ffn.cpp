@@ -17,6 +17,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <random>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -25,7 +26,9 @@
 #include "model/model.h"
 #include "sparse/exact_ffn.h"
 #include "sparse/sidecar.h"
+#include "tensor/matmul.h"
 #include "tensor/quant.h"
+#include "tensor/sparse_down.h"
 #include "tokenizer/tokenizer.h"
 
 using namespace powerinfer;
@@ -137,6 +140,47 @@ int main(int argc, char** argv) {
             active += a;
             up_rows += u;
             total += int64_t(rec.inputs.size()) * ffn[0].gate.rows;
+        }
+        // The down product alone: dense matvec against the column-sparse one
+        // over the same active sets (the exact executor's, recomputed here
+        // from the dense h with each layer's threshold at this level).
+        {
+            std::vector<tensor::NeuronMajorDown> nm;
+            for (const auto& w : ffn) nm.push_back(tensor::make_neuron_major_down(w.down));
+            const int64_t n_ff = ffn[0].gate.rows;
+            std::vector<float> g(size_t(n_ff)), u(size_t(n_ff)), h(size_t(n_ff));
+            std::vector<tensor::SparseDownInput> ins(rec.inputs.size());
+            std::vector<std::vector<float>> hs(rec.inputs.size());
+            std::mt19937 rng(1);
+            for (size_t k = 0; k < rec.inputs.size(); ++k) {
+                std::vector<int32_t> ids;
+                std::vector<float> hv;
+                hs[k].resize(size_t(n_ff));
+                for (int32_t i = 0; i < n_ff; ++i) {
+                    hs[k][size_t(i)] = std::uniform_real_distribution<float>(-1, 1)(rng);
+                    if (rng() % 2) {
+                        ids.push_back(i);
+                        hv.push_back(hs[k][size_t(i)]);
+                    }
+                }
+                tensor::prepare_sparse_down(ids.data(), hv.data(), int64_t(ids.size()), ins[k]);
+            }
+            std::vector<double> dd, sd;
+            for (int r = 0; r < runs + 1; ++r) {
+                auto t0 = Clock::now();
+                for (size_t k = 0; k < rec.inputs.size(); ++k)
+                    tensor::matvec(pool, ffn[size_t(rec.inputs[k].first)].down, hs[k].data(), out.data());
+                const double d = std::chrono::duration<double, std::micro>(Clock::now() - t0).count();
+                t0 = Clock::now();
+                for (size_t k = 0; k < rec.inputs.size(); ++k)
+                    tensor::sparse_down(pool, nm[size_t(rec.inputs[k].first)], ins[k], out.data());
+                const double s2 = std::chrono::duration<double, std::micro>(Clock::now() - t0).count();
+                if (r == 0) continue;
+                dd.push_back(d / n_tokens);
+                sd.push_back(s2 / n_tokens);
+            }
+            std::printf("down alone, random 50%% active: dense %.0f us/token, sparse %.0f us/token\n",
+                        median(dd), median(sd));
         }
         const double md = median(dense_us), ms = median(sparse_us);
         const double delivered = 1.0 - double(active) / double(total);

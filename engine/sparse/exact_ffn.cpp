@@ -156,6 +156,7 @@ void ExactSparseFfn::run_block(Layer& L, Block& B, int64_t n0, int64_t n1, float
     }
     B.up_rows = nc;
     B.active = na;
+    if (!L.down.empty()) tensor::prepare_sparse_down(B.ids.data(), B.h.data(), na, B.in);
 }
 
 ExactCounts ExactSparseFfn::run(int layer, const float* x, float* out) {
@@ -185,23 +186,22 @@ ExactCounts ExactSparseFfn::run(int layer, const float* x, float* out) {
     // product over all of them (parallel over outputs; each output sums the
     // groups in order, so the result does not depend on the thread count).
     ExactCounts c;
-    active_ids_.clear();
-    active_h_.clear();
     for (const Block& B : blocks_) {
         c.up_rows += B.up_rows;
         c.active += B.active;
-        active_ids_.insert(active_ids_.end(), B.ids.begin(), B.ids.begin() + B.active);
-        active_h_.insert(active_h_.end(), B.h.begin(), B.h.begin() + B.active);
     }
     if (!L.down.empty()) {
-        tensor::prepare_sparse_down(active_ids_.data(), active_h_.data(), c.active, down_in_);
+        // Blocks end on group boundaries: their prepared inputs concatenate.
+        tensor::clear_sparse_down(down_in_);
+        for (const Block& B : blocks_) tensor::append_sparse_down(B.in, down_in_);
         tensor::sparse_down(pool_, L.down, down_in_, out);
     } else {
         // No neuron-major copy for this type: dense down over the masked h.
         masked_.assign(static_cast<size_t>(n_ff), 0.0f);
-        for (int64_t k = 0; k < c.active; ++k)
-            masked_[static_cast<size_t>(active_ids_[static_cast<size_t>(k)])] =
-                active_h_[static_cast<size_t>(k)];
+        for (const Block& B : blocks_)
+            for (int64_t k = 0; k < B.active; ++k)
+                masked_[static_cast<size_t>(B.ids[static_cast<size_t>(k)])] =
+                    B.h[static_cast<size_t>(k)];
         tensor::matvec(pool_, L.w.down, masked_.data(), out);
     }
     return c;

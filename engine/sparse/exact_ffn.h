@@ -73,6 +73,7 @@ private:
     struct Block {
         std::vector<float> g, u, h, ones;
         std::vector<int32_t> cand, ids;
+        tensor::SparseDownInput in;  // the block's active set, prepared
         int64_t up_rows = 0, active = 0;
     };
     static constexpr int64_t kBlocks = 8;
@@ -88,9 +89,7 @@ private:
     backend::FfnActivation act_;
     tensor::QuantizedVector xq_, xq_up_;
     std::vector<float> masked_;
-    std::vector<int32_t> active_ids_;  // the layer's active set (all blocks)
-    std::vector<float> active_h_;
-    tensor::SparseDownInput down_in_;
+    tensor::SparseDownInput down_in_;  // the layer's active set (all blocks)
 };
 
 }  // namespace powerinfer::sparse

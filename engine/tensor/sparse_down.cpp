@@ -175,6 +175,32 @@ void prepare_sparse_down(const int32_t* ids, const float* h, int64_t count, Spar
     in.quad_begin.push_back(static_cast<int32_t>(in.quad_qh.size()));
 }
 
+void clear_sparse_down(SparseDownInput& in) {
+    in.quad_ids.clear();
+    in.quad_qh.clear();
+    in.group.clear();
+    in.quad_begin.assign(1, 0);
+    in.dh.clear();
+    in.hsum.clear();
+    in.active = 0;
+}
+
+void append_sparse_down(const SparseDownInput& part, SparseDownInput& into) {
+    if (into.quad_begin.empty()) clear_sparse_down(into);
+    if (part.quad_begin.empty()) return;  // never prepared: nothing in it
+    if (!into.group.empty() && !part.group.empty() && part.group.front() <= into.group.back())
+        throw EngineError("sparse_down: appended groups must follow the ones already there");
+    const auto offset = static_cast<int32_t>(into.quad_qh.size());
+    into.quad_ids.insert(into.quad_ids.end(), part.quad_ids.begin(), part.quad_ids.end());
+    into.quad_qh.insert(into.quad_qh.end(), part.quad_qh.begin(), part.quad_qh.end());
+    into.group.insert(into.group.end(), part.group.begin(), part.group.end());
+    into.dh.insert(into.dh.end(), part.dh.begin(), part.dh.end());
+    into.hsum.insert(into.hsum.end(), part.hsum.begin(), part.hsum.end());
+    into.quad_begin.pop_back();  // == offset
+    for (int32_t b : part.quad_begin) into.quad_begin.push_back(offset + b);
+    into.active += part.active;
+}
+
 namespace {
 
 kernels::SparseDownArgs args_for(const NeuronMajorDown& w, const SparseDownInput& in) {

@@ -68,6 +68,12 @@ struct SparseDownInput {
 // ids ascending (each < n_ff), h[k] the activation of ids[k].
 void prepare_sparse_down(const int32_t* ids, const float* h, int64_t count, SparseDownInput& in);
 
+// Empties `in` (keeping its capacity) to start a concatenation.
+void clear_sparse_down(SparseDownInput& in);
+// Appends `part` to `into`: both prepared, part's groups all after into's
+// (e.g. slices of a layer ending on 32-neuron group boundaries, in order).
+void append_sparse_down(const SparseDownInput& part, SparseDownInput& into);
+
 // y[n_out] = W_down h over the prepared active set (y overwritten).
 void sparse_down(ThreadPool& pool, const NeuronMajorDown& w, const SparseDownInput& in, float* y);
 // The scalar reference (same integer sums and float order).
