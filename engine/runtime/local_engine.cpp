@@ -160,9 +160,6 @@ std::unique_ptr<LocalEngine> LocalEngine::load(const LoadOptions& options) {
     std::unique_ptr<model::SparseOffloadPlan> attention_plan;
     if (!options.tuning.sparse) {
         info.sparse_status = "dense: sparse inference is off in the settings";
-    } else if (c.gelu_ffn) {
-        info.sparse_status = "dense: sparse inference supports SwiGLU models (llama, mistral, "
-                             "qwen2, qwen3) so far; " + c.arch + "'s GeGLU FFN runs dense";
     } else if (!info.has_sidecar) {
         info.sparse_status = "dense: no sidecar " + sidecar.filename().string() +
                              " (run powerinfer-calibrate to create one)";

@@ -113,13 +113,9 @@ void ExactSparseFfn::run_block(Layer& L, Block& B, int64_t n0, int64_t n1, float
     gate.data = gate.row(n0);
     gate.rows = n;
     tensor::matvec_q(pool_, gate, xq_, B.g.data());  // nested in the region: runs here
-    if (act_ == backend::FfnActivation::SiLU) {
-        // silu(g) = swiglu(g, 1), with the vectorised exp.
-        B.ones.resize(static_cast<size_t>(n), 1.0f);
-        tensor::swiglu(B.g.data(), B.ones.data(), B.g.data(), n);
-    } else {
-        for (float& g : B.g) g = std::max(0.0f, g);
-    }
+    // a = act(g) (act(g) * 1, exactly), with the dense path's rounding.
+    B.ones.resize(static_cast<size_t>(n), 1.0f);
+    backend::gate_activation(act_, B.g.data(), B.ones.data(), B.g.data(), n);
     // Candidates for up: every neuron whose h can still pass the threshold.
     int64_t nc = 0;
     if (L.up_factor.empty()) {

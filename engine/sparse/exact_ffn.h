@@ -86,7 +86,7 @@ private:
     std::vector<float> levels_;
     double level_ = -1;
     std::string note_;
-    backend::FfnActivation act_;
+    backend::GateActivation act_;
     tensor::QuantizedVector xq_, xq_up_;
     std::vector<float> masked_;
     tensor::SparseDownInput down_in_;  // the layer's active set (all blocks)
