@@ -1,5 +1,7 @@
 // powerinfer-cli end to end: info, bad files, completion, bad flags.
 #include <QFile>
+#include <QJsonDocument>
+#include <QJsonObject>
 #include <QProcess>
 #include <QTemporaryDir>
 #include <QtTest>
@@ -157,6 +159,26 @@ private slots:
         QVERIFY2(sparse <= dense * 1.02, qPrintable(r.out));
         QVERIFY2(kl > 0 && kl < 0.1, qPrintable(r.out));
         QVERIFY2(top1 >= 0.85 && top1 < 1.0, qPrintable(r.out));
+
+        // --eval-fidelity: teacher-forced agreement and the mean KL from dense.
+        const QString prompts = dir.filePath("prompts.txt");
+        {
+            QFile f(prompts);
+            QVERIFY(f.open(QIODevice::WriteOnly));
+            f.write("The capital of France is\nOnce upon a time, in a small village,\n");
+        }
+        const Run fid = run({"-m", model_, "--sparse", "--sidecar", sidecar, "--eval-fidelity",
+                             prompts, "-n", "16", "-t", "2"});
+        QVERIFY2(fid.code == 0, qPrintable(fid.err));
+        const QList<QByteArray> lines = fid.out.trimmed().toUtf8().split('\n');
+        QCOMPARE(lines.size(), 3);  // a line per prompt, then the summary
+        const QJsonObject summary = QJsonDocument::fromJson(lines.last()).object();
+        QVERIFY2(summary["summary"].toBool(), lines.last().constData());
+        QCOMPARE(summary["steps"].toInt(), 30);
+        QVERIFY2(summary["mean_kl"].toDouble() > 0 && summary["mean_kl"].toDouble() < 0.1,
+                 lines.last().constData());
+        QVERIFY2(summary["agreement"].toDouble() >= 0.8, lines.last().constData());
+        QVERIFY2(std::fabs(summary["sparsity"].toDouble() - 0.4) <= 0.05, lines.last().constData());
 
         const Run refused = run({"-m", model_, "--sparse", "--sidecar", dir.filePath("none.gguf"),
                                  "--perplexity", corpus, "--chunks", "1"});

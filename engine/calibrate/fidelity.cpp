@@ -6,6 +6,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "common/distribution.h"
 #include "gguf/gguf.h"
 #include "model/model.h"
 #include "sparse/hybrid_ffn.h"
@@ -18,9 +19,10 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-int32_t argmax(const std::vector<float>& v) {
-    return static_cast<int32_t>(std::max_element(v.begin(), v.end()) - v.begin());
+int32_t argmax(const float* v, int64_t n) {
+    return static_cast<int32_t>(std::max_element(v, v + n) - v);
 }
+int32_t argmax(const std::vector<float>& v) { return argmax(v.data(), int64_t(v.size())); }
 
 std::string num(double x) {
     char buf[64];
@@ -62,7 +64,7 @@ namespace powerinfer {
 using namespace calibrate;
 
 std::string FidelityResult::summary_json() const {
-    return "{\"summary\":true,\"agreement\":" + num(agreement) +
+    return "{\"summary\":true,\"agreement\":" + num(agreement) + ",\"mean_kl\":" + num(mean_kl) +
            ",\"steps\":" + std::to_string(steps) + ",\"sparsity\":" + num(sparsity) +
            ",\"hit_rate\":" + num(hit_rate) + ",\"recall\":" + num(recall) +
            ",\"ffn_rel_err\":" + num(rel_err) + ",\"dense_tok_s\":" + num(dense_tok_s) +
@@ -104,7 +106,9 @@ FidelityResult evaluate_fidelity(const FidelityOptions& opt) {
 
     const int64_t n_vocab = m.config().n_vocab;
     std::vector<float> logits(static_cast<size_t>(n_vocab));
+    std::vector<float> dense_logits;  // the dense steps of one prompt
     int64_t agree_total = 0, steps_total = 0, active = 0, hits = 0, neurons = 0;
+    double kl_total = 0;
     double dense_s = 0, sparse_s = 0;
     for (size_t p = 0; p < opt.prompts.size(); ++p) {
         const auto prompt = tok->encode(opt.prompts[p], true, false);
@@ -114,10 +118,12 @@ FidelityResult evaluate_fidelity(const FidelityOptions& opt) {
         m.set_ffn_executor(nullptr);
         m.forward(prompt.data(), np, 0, 1, logits.data());
         std::vector<int32_t> ref = {argmax(logits)};
+        dense_logits.resize(static_cast<size_t>(opt.n_predict * n_vocab));
         auto t0 = Clock::now();
         for (int i = 1; i < opt.n_predict; ++i) {
-            m.forward(&ref.back(), 1, np + i - 1, 1, logits.data());
-            ref.push_back(argmax(logits));
+            float* dl = dense_logits.data() + static_cast<size_t>(i * n_vocab);
+            m.forward(&ref.back(), 1, np + i - 1, 1, dl);
+            ref.push_back(argmax(dl, n_vocab));
         }
         dense_s += std::chrono::duration<double>(Clock::now() - t0).count();
         // Sparse, teacher-forced on the dense tokens (prefill runs dense).
@@ -128,6 +134,9 @@ FidelityResult evaluate_fidelity(const FidelityOptions& opt) {
         for (int i = 1; i < opt.n_predict; ++i) {
             m.forward(&ref[static_cast<size_t>(i - 1)], 1, np + i - 1, 1, logits.data());
             agree += argmax(logits) == ref[static_cast<size_t>(i)];
+            const float* dl = dense_logits.data() + static_cast<size_t>(i * n_vocab);
+            kl_total += kl_divergence(dl, log_sum_exp(dl, n_vocab), logits.data(),
+                                      log_sum_exp(logits.data(), n_vocab), n_vocab);
             ++steps;
             const TokenMetrics tm = hybrid->last_metrics();
             p_active += tm.active;
@@ -160,6 +169,7 @@ FidelityResult evaluate_fidelity(const FidelityOptions& opt) {
         res.cpu_ms /= double(steps_total);
     }
     res.agreement = steps_total ? double(agree_total) / double(steps_total) : 0.0;
+    res.mean_kl = steps_total ? kl_total / double(steps_total) : 0.0;
     res.sparsity = neurons ? 1.0 - double(active) / double(neurons) : 0.0;
     res.hit_rate = active ? double(hits) / double(active) : 0.0;
     res.dense_tok_s = dense_s > 0 ? double(steps_total) / dense_s : 0.0;

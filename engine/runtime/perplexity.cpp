@@ -4,6 +4,7 @@
 #include <cmath>
 #include <string>
 
+#include "common/distribution.h"
 #include "common/error.h"
 #include "model/model.h"
 
@@ -35,11 +36,7 @@ PerplexityResult perplexity(model::Model& model, const std::vector<int32_t>& tok
         // Row j holds the logits at position first + j, predicting the next token.
         for (int64_t pos = first; pos < n_ctx - 1; ++pos) {
             const float* l = logits.data() + (pos - first) * n_vocab;
-            double mx = l[0];
-            for (int64_t i = 1; i < n_vocab; ++i) mx = std::max(mx, double(l[i]));
-            double sum = 0;
-            for (int64_t i = 0; i < n_vocab; ++i) sum += std::exp(double(l[i]) - mx);
-            nll_sum += std::log(sum) + mx - double(l[window[static_cast<size_t>(pos + 1)]]);
+            nll_sum += log_sum_exp(l, n_vocab) - double(l[window[static_cast<size_t>(pos + 1)]]);
             ++r.tokens_scored;
         }
         r.windows = w + 1;
@@ -49,19 +46,6 @@ PerplexityResult perplexity(model::Model& model, const std::vector<int32_t>& tok
     }
     return r;
 }
-
-namespace {
-
-// log-softmax normaliser of one logits row, in double.
-double log_norm(const float* l, int64_t n, double& mx) {
-    mx = l[0];
-    for (int64_t i = 1; i < n; ++i) mx = std::max(mx, double(l[i]));
-    double sum = 0;
-    for (int64_t i = 0; i < n; ++i) sum += std::exp(double(l[i]) - mx);
-    return std::log(sum) + mx;
-}
-
-}  // namespace
 
 DecodedPerplexity perplexity_decoded(
     model::Model& model, const std::vector<int32_t>& all_tokens, int64_t n_ctx, int64_t max_windows,
@@ -103,20 +87,13 @@ DecodedPerplexity perplexity_decoded(
             if (pos > first)
                 model.forward(&window[static_cast<size_t>(pos)], 1, pos, 1, logits.data());
             const int32_t next = window[static_cast<size_t>(pos + 1)];
-            double mx = 0;
-            const double ln = log_norm(logits.data(), n_vocab, mx);
+            const double ln = log_sum_exp(logits.data(), n_vocab);
             nll += ln - double(logits[static_cast<size_t>(next)]);
             if (set_sparse) {
                 const float* d = dense_logits.data() + (pos - first) * n_vocab;
-                double dmx = 0;
-                const double dln = log_norm(d, n_vocab, dmx);
+                const double dln = log_sum_exp(d, n_vocab);
                 nll_dense += dln - double(d[next]);
-                double k = 0;
-                for (int64_t i = 0; i < n_vocab; ++i) {
-                    const double lp = double(d[i]) - dln;
-                    k += std::exp(lp) * (lp - (double(logits[static_cast<size_t>(i)]) - ln));
-                }
-                kl += k;
+                kl += kl_divergence(d, dln, logits.data(), ln, n_vocab);
                 agree += std::max_element(d, d + n_vocab) - d ==
                          std::max_element(logits.begin(), logits.end()) - logits.begin();
             }

@@ -99,6 +99,7 @@ struct FidelityOptions {
 
 struct FidelityResult {
     double agreement = 0;  // fraction of teacher-forced steps where sparse argmax == dense token
+    double mean_kl = 0;    // mean KL(dense || sparse) of the next-token distributions per step
     double sparsity = 0;   // 1 - active / total over sparse decode steps
     double hit_rate = 0;   // (hot + cache hits) / active
     double recall = -1;    // sampled against dense activity (-1: no samples)
