@@ -107,7 +107,9 @@ JobEvent EngineThreadBackend::serve(Pending& pending) {
         terminal.kind = JobEvent::Kind::Failed;
         terminal.httpStatus = 400;
         terminal.error = QString::fromStdString(e.what());
-        if (promptExceedsContext(*engine_, pending.request)) terminal.code = kContextLengthExceeded;
+        if (dynamic_cast<const powerinfer::ContextLengthExceeded*>(&e) ||
+            promptExceedsContext(*engine_, pending.request))
+            terminal.code = kContextLengthExceeded;
     } catch (const std::exception& e) {
         terminal = {};
         terminal.kind = JobEvent::Kind::Failed;

@@ -26,6 +26,9 @@ public:
     QString modelId() const override { return modelId_; }
     QStringList modelAliases() const override;
     powerinfer::ModelInfo modelInfo() const override { return info_; }
+    QString requestProblem(const powerinfer::GenerateRequest& request) const override {
+        return QString::fromStdString(engine_->request_problem(request));
+    }
     CompletionJob* submit(const powerinfer::GenerateRequest& request) override;
     BackendStatus status() const override;
 

@@ -10,7 +10,9 @@
 #include "model/layer_plan.h"
 #include "model/model.h"
 #include "runtime/device_select.h"
+#include "runtime/json_grammar.h"
 #include "runtime/stop_strings.h"
+#include "runtime/tool_prompt.h"
 #include "sparse/hybrid_ffn.h"
 #include "sparse/sidecar.h"
 #include "tensor/quant.h"
@@ -128,6 +130,7 @@ std::unique_ptr<LocalEngine> LocalEngine::load(const LoadOptions& options) {
                 "settings.";
         }
     }
+    e->tool_native_ = template_writes_tool_calls(source) && e->template_->jinja.has_value();
     e->logits_.resize(static_cast<size_t>(e->model_->config().n_vocab));
     report(0.95f);
 
@@ -148,6 +151,7 @@ std::unique_ptr<LocalEngine> LocalEngine::load(const LoadOptions& options) {
     info.n_ctx = static_cast<int>(e->model_->n_ctx());
     info.chat_template_name = e->template_->name;
     info.template_warning = e->template_->warning;
+    info.tool_call_format = e->tool_native_ ? "native" : "prompted";
     auto sidecar = options.sidecar_path;
     if (sidecar.empty()) {
         sidecar = path;
@@ -327,6 +331,17 @@ void LocalEngine::setup_layer_offload(const LoadOptions& options) {
     if (!note.empty()) info_.offload_status += " (" + note + ")";
 }
 
+std::string LocalEngine::request_problem(const GenerateRequest& request) const {
+    if (!request.constraint) return {};
+    try {
+        compile_json_schema_text(request.constraint->json_schema, request.constraint->prefix,
+                                 request.constraint->suffix);
+    } catch (const EngineError& e) {
+        return e.what();
+    }
+    return {};
+}
+
 std::string LocalEngine::format_chat(const std::vector<ChatMessage>& messages) const {
     return template_->format(messages, true);
 }
@@ -394,8 +409,11 @@ void LocalEngine::apply_pending_tuning() {
 }
 
 std::vector<int32_t> LocalEngine::prompt_tokens(const GenerateRequest& request) const {
-    if (!request.messages.empty()) {
-        const std::string text = format_chat(request.messages);
+    if (!request.messages.empty() || !request.chat_json.empty()) {
+        const std::string text =
+            request.chat_json.empty()
+                ? format_chat(request.messages)
+                : render_tool_conversation(*template_, tool_native_, request.chat_json);
         // Templates that write the BOS text themselves must not get a second one.
         const bool has_bos =
             tokenizer_->bos() >= 0 && text.rfind(tokenizer_->token_text(tokenizer_->bos()), 0) == 0;
@@ -460,10 +478,23 @@ GenerateResult LocalEngine::generate(const GenerateRequest& request,
     const int64_t n_ctx = model_->n_ctx();
     if (prompt.empty()) throw EngineError("the prompt is empty: type something to continue");
     if (static_cast<int64_t>(prompt.size()) >= n_ctx)
-        throw EngineError("prompt is " + std::to_string(prompt.size()) +
+        throw ContextLengthExceeded("prompt is " + std::to_string(prompt.size()) +
                           " tokens but the context holds " + std::to_string(n_ctx) +
                           ": shorten the conversation or raise the context size");
     result.prompt_tokens = static_cast<int>(prompt.size());
+    // Structured output: the schema is compiled before any work (an
+    // unsupported feature is the request's error).
+    std::optional<GrammarMatcher> matcher;
+    if (request.constraint) {
+        matcher.emplace(compile_json_schema_text(request.constraint->json_schema,
+                                                 request.constraint->prefix,
+                                                 request.constraint->suffix));
+        if (pieces_.empty()) {
+            pieces_.resize(static_cast<size_t>(tokenizer_->n_vocab()));
+            for (int32_t t = 0; t < tokenizer_->n_vocab(); ++t)
+                pieces_[static_cast<size_t>(t)] = tokenizer_->token_to_piece(t);
+        }
+    }
 
     // Reuse the cached prefix; the last prompt token is always evaluated so
     // that its logits are fresh.
@@ -484,9 +515,11 @@ GenerateResult LocalEngine::generate(const GenerateRequest& request,
     sampler_.reset(request.sampling);
     StreamingDetokenizer detok(*tokenizer_);
     // A chat turn also ends at the template's end-of-turn text, in case the
-    // model writes it out instead of emitting the control token.
+    // model writes it out instead of emitting the control token (not for
+    // constrained output: its grammar says where it ends, and the text could
+    // occur inside a JSON string).
     std::vector<std::string> stop_strings = request.stop;
-    if (!request.messages.empty())
+    if ((!request.messages.empty() || !request.chat_json.empty()) && !matcher)
         stop_strings.insert(stop_strings.end(), template_->stop_strings.begin(),
                             template_->stop_strings.end());
     StopStringMatcher stops(std::move(stop_strings));
@@ -534,13 +567,30 @@ GenerateResult LocalEngine::generate(const GenerateRequest& request,
         }
         const size_t hist = std::min(
             cached_.size(), static_cast<size_t>(std::max(0, request.sampling.repeat_last_n)));
-        const int32_t token =
-            sampler_.sample(logits_.data(), n_vocab,
-                            std::span<const int32_t>(cached_.data() + cached_.size() - hist, hist));
+        const std::span<const int32_t> recent(cached_.data() + cached_.size() - hist, hist);
+        int32_t token = -1;
+        if (matcher) {
+            // Only tokens that continue a valid document; end-of-generation
+            // only where the document may end.
+            auto allowed = [&](int32_t t) {
+                if (tokenizer_->is_eog(t)) return matcher->accepting();
+                const std::string& piece = pieces_[static_cast<size_t>(t)];
+                return !piece.empty() && matcher->can_accept(piece);
+            };
+            token = sampler_.sample(logits_.data(), n_vocab, recent, allowed);
+            if (token < 0) {
+                result.finish = FinishReason::Error;
+                result.notice = "no token of the vocabulary can continue the structured output";
+                break;
+            }
+        } else {
+            token = sampler_.sample(logits_.data(), n_vocab, recent);
+        }
         if (tokenizer_->is_eog(token)) {
             result.finish = FinishReason::Stop;
             break;
         }
+        if (matcher) matcher->accept(pieces_[static_cast<size_t>(token)]);
         ++result.generated_tokens;
         const double token_ms = ms_since(t_token);
         if (result.generated_tokens == 1) {
@@ -549,7 +599,7 @@ GenerateResult LocalEngine::generate(const GenerateRequest& request,
         }
         emit(stops.feed(detok.feed(token)), token, token_ms);
         t_token = Clock::now();
-        if (stops.stopped()) {
+        if (stops.stopped() || (matcher && matcher->finished())) {
             result.finish = FinishReason::Stop;
             break;
         }

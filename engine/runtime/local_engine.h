@@ -56,6 +56,7 @@ public:
     GenerateResult generate(const GenerateRequest& request,
                             const std::function<void(const TokenEvent&)>& on_token,
                             const std::atomic<bool>* cancel = nullptr) override;
+    std::string request_problem(const GenerateRequest& request) const override;
     std::string format_chat(const std::vector<ChatMessage>& messages) const override;
     std::vector<int32_t> tokenize(const std::string& text, bool add_special) const override;
     std::string detokenize(const std::vector<int32_t>& tokens) const override;
@@ -109,6 +110,10 @@ private:
     std::unique_ptr<Tokenizer> tokenizer_;
     std::unique_ptr<ChatTemplate> template_;
     Sampler sampler_;
+    bool tool_native_ = false;  // the template writes <tool_call> itself
+    // Each token's bytes (control tokens: ""), for constrained sampling;
+    // filled on the first constrained request.
+    std::vector<std::string> pieces_;
 
     std::vector<int32_t> cached_;
     std::vector<float> logits_;
