@@ -529,9 +529,17 @@ ParseOutcome parseCompletionRequest(Endpoint endpoint, const QByteArray& body,
     }
     const bool offerTools = choice != QLatin1String("none") && !tools.isEmpty();
     if (offerTools || toolTurns) {
-        QJsonObject chat{{QLatin1String("messages"), normalized}};
-        if (offerTools) chat.insert(QLatin1String("tools"), tools);
-        req.chat_json = QJsonDocument(chat).toJson(QJsonDocument::Compact).toStdString();
+        // The tools verbatim: templates print them with tojson, in the
+        // client's key order (QJsonObject would sort the keys).
+        req.chat_json = "{\"messages\":" +
+                        QJsonDocument(normalized).toJson(QJsonDocument::Compact).toStdString();
+        if (offerTools) {
+            const auto raw = RawJson(body).member({QStringLiteral("tools")});
+            req.chat_json += ",\"tools\":" +
+                             (raw ? raw->toStdString()
+                                  : QJsonDocument(tools).toJson(QJsonDocument::Compact).toStdString());
+        }
+        req.chat_json += "}";
     }
     call.parseToolCalls = offerTools;
     if (!offerTools) call.toolNames.clear();

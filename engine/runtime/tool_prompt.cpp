@@ -65,6 +65,9 @@ std::string render_tool_conversation(const ChatTemplate& tmpl, bool native,
         for (const Json& m : *messages->as_array()) {
             Json::Object o = m.as_object() ? *m.as_object() : Json::Object{};
             for (auto& [k, v] : o) {
+                // A turn that only calls tools has null content (the
+                // client's shape); templates such as Qwen3's split it.
+                if (k == "content" && v.is_null()) v = Json(std::string());
                 if (k != "tool_calls" || !v.as_array()) continue;
                 Json::Array calls = *v.as_array();
                 for (Json& call : calls) {
