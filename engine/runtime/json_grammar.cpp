@@ -117,6 +117,38 @@ const std::set<std::string, std::less<>>& supported() {
     return s;
 }
 
+// Grammar::finish_bytes: each rule's shortest expansion (a fixpoint; every
+// rule the compiler builds has a finite one), then per symbol the rest of
+// its alternative.
+void finish_costs(Grammar& g) {
+    constexpr uint32_t kInf = 1u << 30;
+    std::vector<uint32_t> rule_min(g.rules.size(), kInf);
+    auto seq_cost = [&](uint32_t at) {
+        uint64_t sum = 0;
+        for (; g.symbols[at].kind != GrammarSymbol::Kind::End; ++at)
+            sum += g.symbols[at].kind == GrammarSymbol::Kind::Bytes ? 1 : rule_min[g.symbols[at].rule];
+        return uint32_t(std::min<uint64_t>(sum, kInf));
+    };
+    for (bool changed = true; changed;) {
+        changed = false;
+        for (size_t r = 0; r < g.rules.size(); ++r)
+            for (const uint32_t a : g.rules[r]) {
+                const uint32_t c = seq_cost(a);
+                if (c < rule_min[r]) {
+                    rule_min[r] = c;
+                    changed = true;
+                }
+            }
+    }
+    g.finish_bytes.assign(g.symbols.size(), 0);
+    for (size_t i = g.symbols.size(); i-- > 0;) {
+        const GrammarSymbol& s = g.symbols[i];
+        if (s.kind == GrammarSymbol::Kind::End) continue;
+        const uint64_t self = s.kind == GrammarSymbol::Kind::Bytes ? 1 : rule_min[s.rule];
+        g.finish_bytes[i] = uint32_t(std::min<uint64_t>(self + g.finish_bytes[i + 1], kInf));
+    }
+}
+
 class SchemaCompiler {
 public:
     explicit SchemaCompiler(const Json& root) : root_(root) {}
@@ -128,6 +160,7 @@ public:
         seq.push_back(ref(value));
         append_literal(seq, suffix);
         b_.g.root = b_.rule({seq});
+        finish_costs(b_.g);
         return std::make_shared<const Grammar>(std::move(b_.g));
     }
 
@@ -549,6 +582,31 @@ bool GrammarMatcher::accept(std::string_view bytes) {
     stacks_ = std::move(cur);
     refresh_next();
     return true;
+}
+
+int64_t GrammarMatcher::finish_bytes(const Stacks& stacks) const {
+    int64_t best = -1;
+    for (const Stack& s : stacks) {
+        int64_t sum = 0;
+        for (const uint32_t at : s) sum += g_->finish_bytes[at];
+        if (best < 0 || sum < best) best = sum;
+    }
+    return best;
+}
+
+int64_t GrammarMatcher::finish_bytes() const { return finish_bytes(stacks_); }
+
+int64_t GrammarMatcher::finish_bytes_after(std::string_view bytes) const {
+    if (bytes.empty()) return finish_bytes();
+    const auto first = uint8_t(bytes[0]);
+    if (!((next_[first >> 6] >> (first & 63)) & 1u)) return -1;
+    Stacks cur, next;
+    if (!advance(stacks_, first, cur)) return -1;
+    for (size_t i = 1; i < bytes.size(); ++i) {
+        if (!advance(cur, uint8_t(bytes[i]), next)) return -1;
+        cur.swap(next);
+    }
+    return finish_bytes(cur);
 }
 
 bool GrammarMatcher::accepting() const {

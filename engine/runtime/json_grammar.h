@@ -53,6 +53,8 @@ struct Grammar {
     std::vector<std::vector<uint32_t>> rules;  // rule -> alternatives' first symbol
     std::vector<GrammarSymbol> symbols;
     uint32_t root = 0;
+    // Per symbol: the fewest bytes that finish its alternative from there.
+    std::vector<uint32_t> finish_bytes;
 };
 
 // What constrained output must look like: `prefix`, then one JSON document
@@ -78,6 +80,12 @@ public:
     bool accepting() const;
     // The document is complete and nothing may follow.
     bool finished() const;
+    // The fewest bytes that complete the document from here (0 when it may
+    // end), and the same after `bytes` (-1 if they cannot continue): a reply
+    // held to a token budget closes its document in time when every token
+    // leaves at most as many bytes to write as tokens remain.
+    int64_t finish_bytes() const;
+    int64_t finish_bytes_after(std::string_view bytes) const;
     // Bytes that can come next (a fast first test for tokens).
     const ByteSet& next_bytes() const { return next_; }
 
@@ -87,6 +95,7 @@ private:
     void expand(Stack stack, Stacks& out) const;
     bool advance(const Stacks& in, uint8_t byte, Stacks& out) const;
     void refresh_next();
+    int64_t finish_bytes(const Stacks& stacks) const;
 
     std::shared_ptr<const Grammar> g_;
     Stacks stacks_;

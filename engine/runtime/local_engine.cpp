@@ -572,12 +572,26 @@ GenerateResult LocalEngine::generate(const GenerateRequest& request,
         if (matcher) {
             // Only tokens that continue a valid document; end-of-generation
             // only where the document may end.
+            // A token must also leave the document closable in the tokens
+            // that remain (max_tokens), so that a reply always parses.
+            const int64_t left = int64_t{request.max_tokens} - result.generated_tokens - 1;
             auto allowed = [&](int32_t t) {
                 if (tokenizer_->is_eog(t)) return matcher->accepting();
                 const std::string& piece = pieces_[static_cast<size_t>(t)];
-                return !piece.empty() && matcher->can_accept(piece);
+                if (piece.empty()) return false;
+                const int64_t rest = matcher->finish_bytes_after(piece);
+                return rest >= 0 && rest <= left;
             };
             token = sampler_.sample(logits_.data(), n_vocab, recent, allowed);
+            if (token < 0) {
+                // max_tokens is too small for any complete document: the
+                // reply runs to its length (finish "length").
+                token = sampler_.sample(logits_.data(), n_vocab, recent, [&](int32_t t) {
+                    if (tokenizer_->is_eog(t)) return matcher->accepting();
+                    const std::string& piece = pieces_[static_cast<size_t>(t)];
+                    return !piece.empty() && matcher->can_accept(piece);
+                });
+            }
             if (token < 0) {
                 result.finish = FinishReason::Error;
                 result.notice = "no token of the vocabulary can continue the structured output";

@@ -98,6 +98,36 @@ private slots:
         QVERIFY(!o.can_accept(" "));
     }
 
+    void countsTheBytesLeftToFinish() {
+        GrammarMatcher m(compile_json_schema_text(kPerson));
+        QCOMPARE(m.finish_bytes(), int64_t(19));  // {"name":"","age":0}
+        QCOMPARE(m.finish_bytes_after("{\"name\":\"Ann"), int64_t(10));  // ","age":0}
+        QCOMPARE(m.finish_bytes_after("["), int64_t(-1));
+        // A walk that always keeps the document closable within its budget
+        // ends inside it, however long the strings could have been.
+        GrammarMatcher w(compile_json_schema_text(R"({"type":"object","properties":{"a":{"type":"array","items":{"type":"string"}}},"required":["a"]})"));
+        int64_t budget = 40;
+        std::string doc;
+        const std::string prefer = "{\"a\":[\"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx";
+        for (size_t i = 0; !w.finished() && budget > 0; ++i) {
+            --budget;
+            std::string pick;
+            for (const std::string c : {std::string(1, i < prefer.size() ? prefer[i] : 'x'),
+                                        std::string("\""), std::string("]"), std::string("}")}) {
+                const int64_t rest = w.finish_bytes_after(c);
+                if (rest >= 0 && rest <= budget) {
+                    pick = c;
+                    break;
+                }
+            }
+            QVERIFY(!pick.empty());
+            QVERIFY(w.accept(pick));
+            doc += pick;
+        }
+        QVERIFY2(w.finished(), doc.c_str());
+        QCOMPARE(int64_t(doc.size()), int64_t(40));
+    }
+
     void refusesUnsupportedKeywordsByName() {
         const auto cases = unsupported_cases();
         for (const auto& c : cases) {

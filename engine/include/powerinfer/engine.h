@@ -100,7 +100,9 @@ struct ChatMessage {
 // Structured output: the reply is `prefix`, one JSON document valid under
 // `json_schema`, then `suffix`, enforced while sampling (tokens that cannot
 // continue such a text are never drawn; the reply ends when the document
-// does). A schema feature the sampler cannot enforce makes generate() throw
+// does). Near max_tokens only tokens that leave the document closable in the
+// tokens left are drawn, so a reply always parses when max_tokens allows the
+// shortest valid document. A schema feature the sampler cannot enforce makes generate() throw
 // EngineError naming it (powerinfer/structured_output.h checks up front).
 struct OutputConstraint {
     std::string json_schema = "{}";  // "{}": any JSON value; {"type":"object"}: JSON mode
