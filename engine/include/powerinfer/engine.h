@@ -212,6 +212,14 @@ struct ModelInfo {
     std::string offload_status;
 };
 
+// What one sequence of a batched step produced (Engine::step).
+struct SequenceUpdate {
+    int sequence = -1;
+    std::vector<TokenEvent> events;  // pieces, in order (the last may carry no token)
+    bool finished = false;
+    GenerateResult result;  // when finished
+};
+
 class Engine {
 public:
     // Throws EngineError (missing file, not a GGUF, unsupported architecture,
@@ -235,6 +243,35 @@ public:
         (void)request;
         return {};
     }
+
+    // Continuous batching: up to max_sequences() generations advance
+    // together, one forward pass per step() over all of them (each with its
+    // own KV cache and sampler); new ones join between steps, and a prompt
+    // is evaluated one chunk per step, so it does not stall the others.
+    // Greedy replies are the ones generate() gives. Same thread as
+    // generate(), which it must not overlap.
+    // Sets the number of sequences (allocates their KV caches; 1 = none
+    // besides generate()'s). Throws EngineError when the engine cannot run
+    // several (a model on the GPU, an architecture without it).
+    virtual void set_max_sequences(int n) {
+        if (n != 1) throw EngineError("this engine runs one sequence at a time");
+    }
+    virtual int max_sequences() const { return 1; }
+    // Starts a generation in a free sequence and returns its id; throws
+    // EngineError for a request generate() would refuse, or when none is free.
+    virtual int start_sequence(const GenerateRequest& request) {
+        (void)request;
+        throw EngineError("this engine runs one sequence at a time");
+    }
+    // The sequence finishes (Cancelled) at the next step and frees its slot.
+    virtual void cancel_sequence(int sequence) { (void)sequence; }
+    // One step; returns what each sequence produced (finished ones are
+    // reported once, then forgotten).
+    virtual std::vector<SequenceUpdate> step() { return {}; }
+    virtual int active_sequences() const { return 0; }
+    // A note on how batched steps run ("" if nothing to say): e.g. that a
+    // sparse model computes the FFN of steps with several sequences dense.
+    virtual std::string batching_note() const { return {}; }
 
     // Formats messages with the model's chat template (with generation prompt).
     virtual std::string format_chat(const std::vector<ChatMessage>& messages) const = 0;
