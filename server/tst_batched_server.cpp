@@ -90,7 +90,7 @@ private slots:
                 const bool disconnect = (c * perClient + i) % 5 == 0;
                 QNetworkReply* reply = send(
                     *nam, h_->url(QStringLiteral("/v1/chat/completions")), "POST",
-                    body(QStringLiteral("Tell me about number %1.").arg(i), disconnect ? 64 : 6,
+                    body(QStringLiteral("Tell me about number %1.").arg(i), disconnect ? 64 : 4,
                          stream));
                 if (disconnect)  // the client goes away mid-request
                     QTimer::singleShot(40 + 10 * (i % 4), reply, [reply] { reply->abort(); });

@@ -537,13 +537,23 @@ int32_t LocalEngine::sample_token(Sampler& sampler, const float* logits,
         return rest >= 0 && rest <= left;
     });
     if (token < 0) {
-        // max_tokens is too small for any complete document: the reply runs
-        // to its length (finish "length").
-        token = sampler.sample(logits, n_vocab, recent, [&](int32_t t) {
-            if (tokenizer_->is_eog(t)) return matcher->accepting();
-            const std::string& piece = pieces_[static_cast<size_t>(t)];
-            return !piece.empty() && matcher->can_accept(piece);
-        });
+        // The bound counts bytes and tokens may hold several: when it cannot
+        // be kept, the reply takes the shortest way to the end (every byte
+        // of the token one the document still needs; tokens of several such
+        // bytes get there in time); then any way closer; a budget too small
+        // even for that ends with finish "length".
+        const int64_t now = matcher->finish_bytes();
+        for (const bool shortest : {true, false}) {
+            token = sampler.sample(logits, n_vocab, recent, [&](int32_t t) {
+                if (tokenizer_->is_eog(t)) return matcher->accepting();
+                const std::string& piece = pieces_[static_cast<size_t>(t)];
+                if (piece.empty()) return false;
+                const int64_t rest = matcher->finish_bytes_after(piece);
+                if (rest < 0) return false;
+                return shortest ? rest == now - static_cast<int64_t>(piece.size()) : rest < now;
+            });
+            if (token >= 0) break;
+        }
     }
     return token;
 }
