@@ -46,10 +46,14 @@ double percentile(std::vector<double> v, double p) {
 }
 
 const char* kPrompts[] = {
-    "Tell me about the history of Paris.", "Write a short poem about the sea.",
-    "Explain how a bicycle works.",       "What do cats like to eat?",
-    "Describe a sunny day in the park.",  "List some uses of a paperclip.",
-    "Why is the sky blue?",               "Give me a recipe for pancakes.",
+    "Tell me about the history of Paris.",
+    "Write a short poem about the sea.",
+    "Explain how a bicycle works.",
+    "What do cats like to eat?",
+    "Describe a sunny day in the park.",
+    "List some uses of a paperclip.",
+    "Why is the sky blue?",
+    "Give me a recipe for pancakes.",
 };
 
 }  // namespace
@@ -60,11 +64,16 @@ int main(int argc, char** argv) {
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
         auto next = [&] { return i + 1 < argc ? std::atoi(argv[++i]) : 0; };
-        if (a == "--threads") threads = next();
-        else if (a == "--runs") runs = std::max(1, next());
-        else if (a == "--tokens") tokens = std::max(2, next());
-        else if (a == "--requests") requests = std::max(1, next());
-        else if (a[0] != '-') model = a;
+        if (a == "--threads")
+            threads = next();
+        else if (a == "--runs")
+            runs = std::max(1, next());
+        else if (a == "--tokens")
+            tokens = std::max(2, next());
+        else if (a == "--requests")
+            requests = std::max(1, next());
+        else if (a[0] != '-')
+            model = a;
         else {
             std::fprintf(stderr, "unknown option %s\n", a.c_str());
             return 2;
@@ -120,14 +129,15 @@ int main(int argc, char** argv) {
         }
         const double step = median(ms);
         if (b == 1) one = step;
-        std::printf("| %d | %.2f | %.1f | %.2fx | %.2f |\n", b, step, b * 1000.0 / step,
-                    step / one, step / (b * one));
+        std::printf("| %d | %.2f | %.1f | %.2fx | %.2f |\n", b, step, b * 1000.0 / step, step / one,
+                    step / (b * one));
     }
 
     // 2. Batched generation through the facade.
     std::printf("\n%d requests per slot, %d tokens each (greedy chat):\n\n", requests, tokens);
-    std::printf("| concurrency | aggregate decode tok/s | vs concurrency 1 | TTFT p50 ms | TTFT p95 ms "
-                "| per-request tok/s |\n");
+    std::printf(
+        "| concurrency | aggregate decode tok/s | vs concurrency 1 | TTFT p50 ms | TTFT p95 ms "
+        "| per-request tok/s |\n");
     std::printf("| ---: | ---: | ---: | ---: | ---: | ---: |\n");
     double base = 0;
     for (const int c : {1, 2, 4, 8}) {
@@ -178,8 +188,9 @@ int main(int argc, char** argv) {
         std::printf("| %d | %.1f | %.2fx | %.0f | %.0f | %.1f |\n", c, agg, agg / base,
                     percentile(ttft, 0.5), percentile(ttft, 0.95), median(per_request));
     }
-    std::printf("\nTTFT counts from the moment all requests are queued (as a load of N x %d "
-                "requests sees it).\n",
-                requests);
+    std::printf(
+        "\nTTFT counts from the moment all requests are queued (as a load of N x %d "
+        "requests sees it).\n",
+        requests);
     return 0;
 }

@@ -44,9 +44,12 @@ private slots:
     }
 
     void concurrentStreamsGetTheirSoloReplies() {
-        const QStringList prompts = {"What is the capital of France?", "Name three fruits.",
-                                     "Write one sentence about the sea.", "Count to five.",
-                                     "Who wrote Hamlet?", "Say hello in Spanish."};
+        const QStringList prompts = {"What is the capital of France?",
+                                     "Name three fruits.",
+                                     "Write one sentence about the sea.",
+                                     "Count to five.",
+                                     "Who wrote Hamlet?",
+                                     "Say hello in Spanish."};
         QNetworkAccessManager nam;
         QStringList solo;
         for (const QString& p : prompts) {
@@ -62,8 +65,9 @@ private slots:
         QEventLoop loop;
         for (int i = 0; i < prompts.size(); ++i) {
             nams.push_back(std::make_unique<QNetworkAccessManager>());
-            QNetworkReply* reply = send(*nams.back(), h_->url(QStringLiteral("/v1/chat/completions")),
-                                        "POST", body(prompts[i], 20, i % 2 == 1));
+            QNetworkReply* reply =
+                send(*nams.back(), h_->url(QStringLiteral("/v1/chat/completions")), "POST",
+                     body(prompts[i], 20, i % 2 == 1));
             QObject::connect(reply, &QNetworkReply::finished, [&, i, reply] {
                 replies[size_t(i)] = collect(reply);
                 if (--outstanding == 0) loop.quit();
@@ -84,34 +88,34 @@ private slots:
         std::vector<std::unique_ptr<QNetworkAccessManager>> nams;
         int outstanding = clients * perClient, ok = 0, aborted = 0, bad = 0;
         QEventLoop loop;
-        std::function<void(QNetworkAccessManager*, int, int)> next =
-            [&](QNetworkAccessManager* nam, int c, int i) {
-                const bool stream = (c + i) % 2 == 0;
-                const bool disconnect = (c * perClient + i) % 5 == 0;
-                QNetworkReply* reply = send(
-                    *nam, h_->url(QStringLiteral("/v1/chat/completions")), "POST",
-                    body(QStringLiteral("Tell me about number %1.").arg(i), disconnect ? 64 : 4,
-                         stream));
-                if (disconnect)  // the client goes away mid-request
-                    QTimer::singleShot(40 + 10 * (i % 4), reply, [reply] { reply->abort(); });
-                QObject::connect(reply, &QNetworkReply::finished, [&, nam, c, i, reply, stream] {
-                    if (reply->error() == QNetworkReply::OperationCanceledError) {
-                        reply->deleteLater();
-                        ++aborted;
-                        if (--outstanding == 0) loop.quit();
-                        if (i + 1 < perClient) next(nam, c, i + 1);
-                        return;
-                    }
-                    const Response r = collect(reply);
-                    if (r.status == 200 && (!stream || parseSse(r.body).done)) {
-                        ++ok;
-                    } else {
-                        ++bad;
-                    }
+        std::function<void(QNetworkAccessManager*, int, int)> next = [&](QNetworkAccessManager* nam,
+                                                                         int c, int i) {
+            const bool stream = (c + i) % 2 == 0;
+            const bool disconnect = (c * perClient + i) % 5 == 0;
+            QNetworkReply* reply =
+                send(*nam, h_->url(QStringLiteral("/v1/chat/completions")), "POST",
+                     body(QStringLiteral("Tell me about number %1.").arg(i), disconnect ? 64 : 4,
+                          stream));
+            if (disconnect)  // the client goes away mid-request
+                QTimer::singleShot(40 + 10 * (i % 4), reply, [reply] { reply->abort(); });
+            QObject::connect(reply, &QNetworkReply::finished, [&, nam, c, i, reply, stream] {
+                if (reply->error() == QNetworkReply::OperationCanceledError) {
+                    reply->deleteLater();
+                    ++aborted;
                     if (--outstanding == 0) loop.quit();
                     if (i + 1 < perClient) next(nam, c, i + 1);
-                });
-            };
+                    return;
+                }
+                const Response r = collect(reply);
+                if (r.status == 200 && (!stream || parseSse(r.body).done)) {
+                    ++ok;
+                } else {
+                    ++bad;
+                }
+                if (--outstanding == 0) loop.quit();
+                if (i + 1 < perClient) next(nam, c, i + 1);
+            });
+        };
         for (int c = 0; c < clients; ++c) {
             nams.push_back(std::make_unique<QNetworkAccessManager>());
             next(nams.back().get(), c, 0);

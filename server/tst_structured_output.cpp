@@ -105,7 +105,8 @@ private slots:
                 const QByteArray body =
                     QStringLiteral(
                         R"({"model":"m","messages":[{"role":"user","content":"%1"}],"max_tokens":%6,"temperature":%2,"seed":%3,"stream":%4,"response_format":{"type":"json_schema","json_schema":{"name":"s","schema":%5}}})")
-                        .arg(QString::fromUtf8(c.prompt), greedy ? QStringLiteral("0") : QStringLiteral("1"))
+                        .arg(QString::fromUtf8(c.prompt),
+                             greedy ? QStringLiteral("0") : QStringLiteral("1"))
                         .arg(1000 + k)
                         .arg(k == 1 ? QStringLiteral("true") : QStringLiteral("false"),
                              QString::fromUtf8(c.schema))
@@ -209,8 +210,10 @@ private slots:
         const QJsonObject call = calls.at(0).toObject();
         QVERIFY(call.value(QLatin1String("id")).toString().startsWith("call_"));
         QCOMPARE(call.value(QLatin1String("type")).toString(), QStringLiteral("function"));
-        const QString name =
-            call.value(QLatin1String("function")).toObject().value(QLatin1String("name")).toString();
+        const QString name = call.value(QLatin1String("function"))
+                                 .toObject()
+                                 .value(QLatin1String("name"))
+                                 .toString();
         const QString args = call.value(QLatin1String("function"))
                                  .toObject()
                                  .value(QLatin1String("arguments"))
@@ -250,15 +253,14 @@ private slots:
         QVERIFY(s.text().isEmpty());  // the call's text is not streamed as content
         QCOMPARE(finish, QStringLiteral("tool_calls"));
         QCOMPARE(name, QStringLiteral("get_weather"));
-        const std::string why = violation(
-            args, compact(req.value(QLatin1String("tools"))
-                              .toArray()
-                              .at(0)
-                              .toObject()
-                              .value(QLatin1String("function"))
-                              .toObject()
-                              .value(QLatin1String("parameters"))
-                              .toObject()));
+        const std::string why = violation(args, compact(req.value(QLatin1String("tools"))
+                                                            .toArray()
+                                                            .at(0)
+                                                            .toObject()
+                                                            .value(QLatin1String("function"))
+                                                            .toObject()
+                                                            .value(QLatin1String("parameters"))
+                                                            .toObject()));
         QVERIFY2(why.empty(), qPrintable(args));
     }
 
@@ -274,7 +276,8 @@ private slots:
             } else {
                 QVERIFY2(!message.value(QLatin1String("content")).toString().trimmed().isEmpty(),
                          qPrintable(r.body));
-                QVERIFY(!message.value(QLatin1String("content")).toString().contains("<tool_call>"));
+                QVERIFY(
+                    !message.value(QLatin1String("content")).toString().contains("<tool_call>"));
             }
         }
     }
@@ -282,8 +285,9 @@ private slots:
     void promptsBeyondTheContextGetContextLengthExceeded() {
         QJsonObject req = fixtures_.value(QLatin1String("tool_result")).toObject();
         QJsonArray messages = req.value(QLatin1String("messages")).toArray();
-        messages.append(QJsonObject{{QLatin1String("role"), QStringLiteral("user")},
-                                    {QLatin1String("content"), QString(QStringLiteral("word ")).repeated(1500)}});
+        messages.append(QJsonObject{
+            {QLatin1String("role"), QStringLiteral("user")},
+            {QLatin1String("content"), QString(QStringLiteral("word ")).repeated(1500)}});
         req.insert(QLatin1String("messages"), messages);
         const Response r = post(compact(req));
         QCOMPARE(r.status, 400);

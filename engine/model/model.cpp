@@ -474,7 +474,7 @@ void Model::forward_sequences(const int32_t* tokens, const int* seq_slots, const
     if (n <= 0) return;
     if (n > chunk_size_ || n > sequence_slots())
         throw EngineError("a step of " + std::to_string(n) + " sequences exceeds the " +
-                          std::to_string(sequence_slots()) + " seq_slots or the chunk size");
+                          std::to_string(sequence_slots()) + " slots or the chunk size");
     for (int64_t i = 0; i < n; ++i) {
         if (seq_slots[i] < 0 || seq_slots[i] >= sequence_slots())
             throw EngineError("sequence slot " + std::to_string(seq_slots[i]) + " does not exist");

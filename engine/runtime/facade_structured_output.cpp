@@ -1,6 +1,5 @@
 // powerinfer/structured_output.h over the schema compiler.
 #include "powerinfer/structured_output.h"
-
 #include "runtime/json_grammar.h"
 
 namespace powerinfer {

@@ -104,16 +104,17 @@ public:
 
 const std::set<std::string, std::less<>>& annotations() {
     static const std::set<std::string, std::less<>> s = {
-        "title",    "description", "default",  "examples", "$schema",    "$id",
-        "$comment", "deprecated",  "readOnly", "writeOnly", "$defs",     "definitions",
-        "strict",   "name"};
+        "title",      "description", "default",   "examples", "$schema",     "$id",    "$comment",
+        "deprecated", "readOnly",    "writeOnly", "$defs",    "definitions", "strict", "name"};
     return s;
 }
 
 const std::set<std::string, std::less<>>& supported() {
     static const std::set<std::string, std::less<>> s = {
-        "type",  "properties", "required", "additionalProperties", "items", "minItems",
-        "maxItems", "minLength", "maxLength", "enum", "const", "anyOf", "oneOf", "allOf", "$ref"};
+        "type",      "properties", "required", "additionalProperties",
+        "items",     "minItems",   "maxItems", "minLength",
+        "maxLength", "enum",       "const",    "anyOf",
+        "oneOf",     "allOf",      "$ref"};
     return s;
 }
 
@@ -126,7 +127,8 @@ void finish_costs(Grammar& g) {
     auto seq_cost = [&](uint32_t at) {
         uint64_t sum = 0;
         for (; g.symbols[at].kind != GrammarSymbol::Kind::End; ++at)
-            sum += g.symbols[at].kind == GrammarSymbol::Kind::Bytes ? 1 : rule_min[g.symbols[at].rule];
+            sum +=
+                g.symbols[at].kind == GrammarSymbol::Kind::Bytes ? 1 : rule_min[g.symbols[at].rule];
         return uint32_t(std::min<uint64_t>(sum, kInf));
     };
     for (bool changed = true; changed;) {
@@ -237,22 +239,24 @@ private:
     }
 
     uint32_t integer_part() {
-        if (!int_) int_ = b_.rule({{byte_of('0')}, {byte_range('1', '9'), ref(digits(kMaxDigits - 1))}});
+        if (!int_)
+            int_ = b_.rule({{byte_of('0')}, {byte_range('1', '9'), ref(digits(kMaxDigits - 1))}});
         return *int_;
     }
     uint32_t integer_type() {
-        if (!integer_) integer_ = b_.rule({{ref(integer_part())}, {byte_of('-'), ref(integer_part())}});
+        if (!integer_)
+            integer_ = b_.rule({{ref(integer_part())}, {byte_of('-'), ref(integer_part())}});
         return *integer_;
     }
     uint32_t number_type() {
         if (number_) return *number_;
         const uint32_t frac =
             b_.rule({{}, {byte_of('.'), byte_range('0', '9'), ref(digits(kMaxDigits - 1))}});
-        const uint32_t exp = b_.rule(
-            {{},
-             {bytes_of("eE"), byte_range('0', '9'), ref(digits(kMaxExponentDigits - 1))},
-             {bytes_of("eE"), bytes_of("+-"), byte_range('0', '9'),
-              ref(digits(kMaxExponentDigits - 1))}});
+        const uint32_t exp =
+            b_.rule({{},
+                     {bytes_of("eE"), byte_range('0', '9'), ref(digits(kMaxExponentDigits - 1))},
+                     {bytes_of("eE"), bytes_of("+-"), byte_range('0', '9'),
+                      ref(digits(kMaxExponentDigits - 1))}});
         number_ = b_.rule({{ref(integer_type()), ref(frac), ref(exp)}});
         return *number_;
     }
@@ -265,8 +269,7 @@ private:
     // A JSON array whose items follow `item`.
     uint32_t array_of(uint32_t item, int64_t min_items, int64_t max_items,
                       const std::string& where) {
-        if (max_items >= 0 && max_items < min_items)
-            fail(where, "'maxItems' is below 'minItems'");
+        if (max_items >= 0 && max_items < min_items) fail(where, "'maxItems' is below 'minItems'");
         const uint32_t w = ws();
         std::vector<Seq> alts;
         if (min_items == 0) alts.push_back({byte_of('['), ref(w), byte_of(']')});
@@ -289,7 +292,8 @@ private:
         const uint32_t w = ws();
         const uint32_t member =
             b_.rule({{ref(string_type(0, -1)), ref(w), byte_of(':'), ref(w), ref(value)}});
-        const uint32_t more = b_.up_to(ref(b_.rule({{ref(w), byte_of(','), ref(w), ref(member)}})), -1);
+        const uint32_t more =
+            b_.up_to(ref(b_.rule({{ref(w), byte_of(','), ref(w), ref(member)}})), -1);
         return b_.rule({{byte_of('{'), ref(w), byte_of('}')},
                         {byte_of('{'), ref(w), ref(member), ref(more), ref(w), byte_of('}')}});
     }
@@ -359,7 +363,8 @@ private:
                 const auto* list = req->as_array();
                 if (!list) fail(where, "'required' must be an array of property names");
                 for (const Json& r : *list) {
-                    if (!r.as_string()) fail(where, "'required' must be an array of property names");
+                    if (!r.as_string())
+                        fail(where, "'required' must be an array of property names");
                     required.insert(*r.as_string());
                 }
             }
@@ -367,8 +372,8 @@ private:
                 const auto* obj = props->as_object();
                 if (!obj) fail(where, "'properties' must be an object");
                 for (const auto& name : required) {
-                    const bool declared = std::any_of(obj->begin(), obj->end(),
-                                                      [&](const auto& p) { return p.first == name; });
+                    const bool declared = std::any_of(
+                        obj->begin(), obj->end(), [&](const auto& p) { return p.first == name; });
                     if (!declared)
                         fail(where, "required property '" + name +
                                         "' is not declared in 'properties' (declare its schema)");
@@ -376,8 +381,9 @@ private:
                 return object_with(*obj, required, where);
             }
             if (!required.empty())
-                fail(where, "'required' without 'properties' is not supported: declare the "
-                            "required properties' schemas");
+                fail(where,
+                     "'required' without 'properties' is not supported: declare the "
+                     "required properties' schemas");
             if (extra && extra->as_bool() && !*extra->as_bool()) return literal("{}");
             if (extra && extra->as_object())
                 return map_of(schema(*extra, where + "/additionalProperties"));

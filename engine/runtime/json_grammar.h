@@ -61,8 +61,7 @@ struct Grammar {
 // valid under `schema`, then `suffix` (literal texts; a tool call's tags).
 // Throws UnsupportedSchema (with the keyword and its JSON pointer) or
 // EngineError (the schema is not JSON).
-std::shared_ptr<const Grammar> compile_json_schema(const Json& schema,
-                                                   std::string_view prefix = {},
+std::shared_ptr<const Grammar> compile_json_schema(const Json& schema, std::string_view prefix = {},
                                                    std::string_view suffix = {});
 std::shared_ptr<const Grammar> compile_json_schema_text(std::string_view schema_json,
                                                         std::string_view prefix = {},

@@ -48,8 +48,7 @@ public:
             const Json* alts = schema.find(key);
             if (!alts) continue;
             int matches = 0;
-            for (const Json& s : *alts->as_array())
-                matches += check(doc, s, at, depth + 1).empty();
+            for (const Json& s : *alts->as_array()) matches += check(doc, s, at, depth + 1).empty();
             if (matches == 0) return at + ": matches no " + key + " branch";
             if (std::string(key) == "oneOf" && matches > 1)
                 return at + ": matches several oneOf branches";

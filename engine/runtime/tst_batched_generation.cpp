@@ -79,7 +79,8 @@ private slots:
         }
         QCOMPARE(widest, 4);
         for (size_t i = 0; i < requests.size(); ++i) {
-            QCOMPARE(QString::fromStdString(batched[i].text), QString::fromStdString(alone[i].text));
+            QCOMPARE(QString::fromStdString(batched[i].text),
+                     QString::fromStdString(alone[i].text));
             QCOMPARE(streamed[i], batched[i].text);
             QCOMPARE(batched[i].generated_tokens, alone[i].generated_tokens);
             QCOMPARE(int(batched[i].finish), int(alone[i].finish));
@@ -108,7 +109,8 @@ private slots:
         m.forward_sequences(tokens, seq_slots, positions, 2, batch.data());
         QVERIFY(std::memcmp(alone.data(), batch.data() + V, size_t(V) * sizeof(float)) == 0);
         const int twice[2] = {1, 1};
-        QVERIFY_THROWS_EXCEPTION(EngineError, m.forward_sequences(tokens, twice, positions, 2, batch.data()));
+        QVERIFY_THROWS_EXCEPTION(EngineError,
+                                 m.forward_sequences(tokens, twice, positions, 2, batch.data()));
         engine_->set_max_sequences(4);
     }
 
@@ -123,7 +125,8 @@ private slots:
         engine_->cancel_sequence(a);
         bool cancelled = false;
         for (const SequenceUpdate& u : engine_->step())
-            if (u.sequence == a && u.finished) cancelled = u.result.finish == FinishReason::Cancelled;
+            if (u.sequence == a && u.finished)
+                cancelled = u.result.finish == FinishReason::Cancelled;
         QVERIFY(cancelled);
         QCOMPARE(engine_->active_sequences(), 1);
         const int c = engine_->start_sequence(chat("Hi", 3));  // the freed slot

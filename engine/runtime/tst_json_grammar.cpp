@@ -21,8 +21,6 @@ bool accepts_all(const std::string& schema, const std::string& doc) {
     return m.accept(doc) && m.accepting();
 }
 
-
-
 // Walks the grammar byte by byte at random (closing bytes favoured so that
 // documents end), returning the text once the matcher is finished, or
 // accepting and a coin says stop; "" if it ran out of steps.
@@ -39,7 +37,8 @@ std::string random_document(const std::shared_ptr<const Grammar>& g, std::mt1993
             const std::string one(1, char(byte));
             if (!m.can_accept(one)) continue;
             options.push_back(byte);
-            if (one == "\"" || one == "}" || one == "]" || one == "," || one == "e") closing.push_back(byte);
+            if (one == "\"" || one == "}" || one == "]" || one == "," || one == "e")
+                closing.push_back(byte);
         }
         if (options.empty()) return m.accepting() ? out : std::string();
         const auto& pool = !closing.empty() && rng() % 2 ? closing : options;
@@ -58,25 +57,31 @@ class TestJsonGrammar : public QObject {
 private slots:
     void acceptsValidDocuments() {
         QVERIFY(accepts_all(kPerson, R"({"name":"Ann","age":31})"));
-        QVERIFY(accepts_all(kPerson, "{\n  \"name\": \"B\\u00e9\\n\",\n  \"age\": -4,\n  \"tags\": [\"a\", 3, null]\n}"));
-        QVERIFY(accepts_all(kPerson,
-                            R"({"name":"","age":0,"address":{"city":"Köln","zip":null},"score":1.5e-3,"ok":false})"));
+        QVERIFY(accepts_all(
+            kPerson,
+            "{\n  \"name\": \"B\\u00e9\\n\",\n  \"age\": -4,\n  \"tags\": [\"a\", 3, null]\n}"));
+        QVERIFY(accepts_all(
+            kPerson,
+            R"({"name":"","age":0,"address":{"city":"Köln","zip":null},"score":1.5e-3,"ok":false})"));
         QVERIFY(accepts_all(R"({"type":"object"})", R"({"x":[1,{"y":"z"}],"w":true})"));
         QVERIFY(accepts_all("{}", "[1, 2.5, \"s\", null]"));
-        QVERIFY(accepts_all(R"({"$defs":{"n":{"type":"object","properties":{"next":{"anyOf":[{"$ref":"#/$defs/n"},{"type":"null"}]}},"required":["next"]}},"$ref":"#/$defs/n"})",
-                            R"({"next":{"next":{"next":null}}})"));
-        QVERIFY(accepts_all(R"({"type":"string","minLength":2,"maxLength":3})", "\"\xe2\x82\xac" "ab\""));
+        QVERIFY(accepts_all(
+            R"({"$defs":{"n":{"type":"object","properties":{"next":{"anyOf":[{"$ref":"#/$defs/n"},{"type":"null"}]}},"required":["next"]}},"$ref":"#/$defs/n"})",
+            R"({"next":{"next":{"next":null}}})"));
+        QVERIFY(accepts_all(R"({"type":"string","minLength":2,"maxLength":3})",
+                            "\"\xe2\x82\xac"
+                            "ab\""));
     }
 
     void refusesInvalidDocuments() {
-        QVERIFY(!accepts_all(kPerson, R"({"age":31})"));                 // required name missing
-        QVERIFY(!accepts_all(kPerson, R"({"age":31,"name":"Ann"})"));    // declared order
-        QVERIFY(!accepts_all(kPerson, R"({"name":"Ann","age":3.5})"));   // not an integer
-        QVERIFY(!accepts_all(kPerson, R"({"name":"0123456789abc","age":1})"));  // maxLength 12
+        QVERIFY(!accepts_all(kPerson, R"({"age":31})"));                // required name missing
+        QVERIFY(!accepts_all(kPerson, R"({"age":31,"name":"Ann"})"));   // declared order
+        QVERIFY(!accepts_all(kPerson, R"({"name":"Ann","age":3.5})"));  // not an integer
+        QVERIFY(!accepts_all(kPerson, R"({"name":"0123456789abc","age":1})"));   // maxLength 12
         QVERIFY(!accepts_all(kPerson, R"({"name":"A","age":1,"tags":["c"]})"));  // enum
         QVERIFY(!accepts_all(kPerson, R"({"name":"A","age":1,"tags":["a","a","a","a"]})"));
         QVERIFY(!accepts_all(kPerson, R"({"name":"A","age":1,"extra":1})"));
-        QVERIFY(!accepts_all(kPerson, R"({"name":"A","age":01})"));      // leading zero
+        QVERIFY(!accepts_all(kPerson, R"({"name":"A","age":01})"));        // leading zero
         QVERIFY(!accepts_all(kPerson, "{\"name\":\"a\xff\",\"age\":1}"));  // invalid UTF-8
         QVERIFY(!accepts_all(kPerson, "{\"name\":\"a\nb\",\"age\":1}"));   // raw control char
         QVERIFY(!accepts_all(R"({"type":"object"})", "[1]"));
@@ -89,7 +94,8 @@ private slots:
         QVERIFY(m.accept("12"));
         QVERIFY(m.accepting());
         QVERIFY(!m.finished());  // more digits may follow
-        GrammarMatcher o(compile_json_schema_text(R"({"type":"object"})", "<tool_call>\n", "\n</tool_call>"));
+        GrammarMatcher o(
+            compile_json_schema_text(R"({"type":"object"})", "<tool_call>\n", "\n</tool_call>"));
         QVERIFY(!o.can_accept("{"));
         QVERIFY(o.accept("<tool_call>\n{}"));
         QVERIFY(!o.accepting());
@@ -100,15 +106,17 @@ private slots:
 
     void countsTheBytesLeftToFinish() {
         GrammarMatcher m(compile_json_schema_text(kPerson));
-        QCOMPARE(m.finish_bytes(), int64_t(19));  // {"name":"","age":0}
+        QCOMPARE(m.finish_bytes(), int64_t(19));                         // {"name":"","age":0}
         QCOMPARE(m.finish_bytes_after("{\"name\":\"Ann"), int64_t(10));  // ","age":0}
         QCOMPARE(m.finish_bytes_after("["), int64_t(-1));
         // A walk that always keeps the document closable within its budget
         // ends inside it, however long the strings could have been.
-        GrammarMatcher w(compile_json_schema_text(R"({"type":"object","properties":{"a":{"type":"array","items":{"type":"string"}}},"required":["a"]})"));
+        GrammarMatcher w(compile_json_schema_text(
+            R"({"type":"object","properties":{"a":{"type":"array","items":{"type":"string"}}},"required":["a"]})"));
         int64_t budget = 40;
         std::string doc;
-        const std::string prefer = "{\"a\":[\"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx";
+        const std::string prefer =
+            "{\"a\":[\"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx";
         for (size_t i = 0; !w.finished() && budget > 0; ++i) {
             --budget;
             std::string pick;
@@ -170,7 +178,8 @@ private slots:
         QVERIFY(json_schema_violation(Json::parse(R"({"name":"a","age":1})"), schema).empty());
         QVERIFY(!json_schema_violation(Json::parse(R"({"name":"a"})"), schema).empty());
         QVERIFY(!json_schema_violation(Json::parse(R"({"name":"a","age":"1"})"), schema).empty());
-        QVERIFY(!json_schema_violation(Json::parse(R"({"name":"a","age":1,"tags":["z"]})"), schema).empty());
+        QVERIFY(!json_schema_violation(Json::parse(R"({"name":"a","age":1,"tags":["z"]})"), schema)
+                     .empty());
     }
 
     void samplerDrawsOnlyAllowedTokens() {

@@ -18,23 +18,23 @@ const char* const kPerson = R"({
 
 std::vector<UnsupportedCase> unsupported_cases() {
     return {
-            {R"({"type":"string","pattern":"^a+$"})", "'pattern'"},
-            {R"({"type":"object","properties":{"d":{"type":"string","format":"date-time"}}})",
-             "#/properties/d: the keyword 'format'"},
-            {R"({"type":"integer","minimum":0})", "'minimum'"},
-            {R"({"type":"object","required":["x"],"properties":{"y":{}}})", "'x' is not declared"},
-            {R"({"$ref":"other.json#/x"})", "'$ref'"},
-            {R"({"type":"strange"})", "unknown type 'strange'"},
-            {R"({"allOf":[{},{}]})", "'allOf'"},
+        {R"({"type":"string","pattern":"^a+$"})", "'pattern'"},
+        {R"({"type":"object","properties":{"d":{"type":"string","format":"date-time"}}})",
+         "#/properties/d: the keyword 'format'"},
+        {R"({"type":"integer","minimum":0})", "'minimum'"},
+        {R"({"type":"object","required":["x"],"properties":{"y":{}}})", "'x' is not declared"},
+        {R"({"$ref":"other.json#/x"})", "'$ref'"},
+        {R"({"type":"strange"})", "unknown type 'strange'"},
+        {R"({"allOf":[{},{}]})", "'allOf'"},
     };
 }
 
 std::vector<const char*> walk_schemas() {
     return {
-            kPerson,
-            R"({"type":"object"})",
-            R"({"type":"array","items":{"type":"number"},"minItems":2,"maxItems":4})",
-            R"({"anyOf":[{"type":"object","properties":{"k":{"const":"v"},"n":{"type":"integer"}},"required":["k","n"]},{"type":"boolean"}]})",
-            R"({"type":"object","properties":{"items":{"type":"array","items":{"type":"object","properties":{"id":{"type":"integer"},"label":{"type":"string","maxLength":5}},"required":["id","label"]}}},"required":["items"]})",
+        kPerson,
+        R"({"type":"object"})",
+        R"({"type":"array","items":{"type":"number"},"minItems":2,"maxItems":4})",
+        R"({"anyOf":[{"type":"object","properties":{"k":{"const":"v"},"n":{"type":"integer"}},"required":["k","n"]},{"type":"boolean"}]})",
+        R"({"type":"object","properties":{"items":{"type":"array","items":{"type":"object","properties":{"id":{"type":"integer"},"label":{"type":"string","maxLength":5}},"required":["id","label"]}}},"required":["items"]})",
     };
 }

@@ -114,13 +114,14 @@ private slots:
             templateSource(QStringLiteral("Qwen-Qwen3-0.6B")), ChatTokens{"", "<|im_end|>", false});
         const std::string got = render_tool_conversation(
             qwen3, true, openaiShape(*conversations.find("tool_call_string_args")));
-        QVERIFY2(got.find("<tool_call>\n{\"name\": \"add\", \"arguments\": {\"a\": 2, \"b\": 3}}\n</tool_call>") !=
-                     std::string::npos,
+        QVERIFY2(got.find("<tool_call>\n{\"name\": \"add\", \"arguments\": {\"a\": 2, \"b\": "
+                          "3}}\n</tool_call>") != std::string::npos,
                  got.c_str());
     }
 
     void templatesWithoutToolsGetInstructions() {
-        const std::string source = templateSource(QStringLiteral("HuggingFaceTB-SmolLM2-135M-Instruct"));
+        const std::string source =
+            templateSource(QStringLiteral("HuggingFaceTB-SmolLM2-135M-Instruct"));
         QVERIFY(!template_writes_tool_calls(source));
         ChatTokens tokens{"<|im_start|>", "<|im_end|>", false};
         const ChatTemplate tmpl = ChatTemplate::detect(source, tokens);
@@ -150,7 +151,8 @@ private slots:
             "<|im_start|>user\n<tool_response>\n22 C\n</tool_response>\n<tool_response>\nsunny\n"
             "</tool_response><|im_end|>\n<|im_start|>assistant\n";
         QCOMPARE(QString::fromStdString(got), QString::fromStdString(expected));
-        QVERIFY_THROWS_EXCEPTION(EngineError, render_tool_conversation(tmpl, false, R"({"messages":[]})"));
+        QVERIFY_THROWS_EXCEPTION(EngineError,
+                                 render_tool_conversation(tmpl, false, R"({"messages":[]})"));
         QVERIFY_THROWS_EXCEPTION(EngineError, render_tool_conversation(tmpl, false, "not json"));
     }
 };
