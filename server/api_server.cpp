@@ -419,8 +419,9 @@ QCoro::Task<> ApiServer::runCompletion(QPointer<HttpConnection> connection, Comp
     const auto& result = terminal.result;
     ToolCallReply tools;
     if (call.parseToolCalls)
-        tools = parseToolCalls(result.text, call.toolNames,
-                               QStringLiteral("call_%1_").arg(who.id.mid(int(qstrlen("chatcmpl-")))));
+        tools =
+            parseToolCalls(result.text, call.toolNames,
+                           QStringLiteral("call_%1_").arg(who.id.mid(int(qstrlen("chatcmpl-")))));
     if (!call.stream)
         co_return sendJson(connection, completionResponse(call.endpoint, who, result, &tools));
 
@@ -428,7 +429,8 @@ QCoro::Task<> ApiServer::runCompletion(QPointer<HttpConnection> connection, Comp
         // The text before the calls, then each call in one delta (id, name
         // and the whole arguments: clients concatenate argument pieces).
         const QString sent = QString::fromStdString(holdback.released());
-        if (tools.content.size() > sent.trimmed().size() && tools.content.startsWith(sent.trimmed())) {
+        if (tools.content.size() > sent.trimmed().size() &&
+            tools.content.startsWith(sent.trimmed())) {
             const QJsonObject delta{
                 {QLatin1String("content"), tools.content.mid(sent.trimmed().size())}};
             connection->writeChunk(sseEvent(streamChunk(call.endpoint, who, delta, {})));

@@ -18,8 +18,9 @@ EngineThreadBackend::EngineThreadBackend(std::unique_ptr<powerinfer::Engine> eng
             concurrency_ = concurrency;
             batchingNote_ = QString::fromStdString(engine_->batching_note());
         } catch (const std::exception& e) {
-            batchingNote_ = QStringLiteral("--concurrency %1 is not available, requests run one at "
-                                           "a time: %2")
+            batchingNote_ = QStringLiteral(
+                                "--concurrency %1 is not available, requests run one at "
+                                "a time: %2")
                                 .arg(concurrency)
                                 .arg(QString::fromUtf8(e.what()));
         }

@@ -165,8 +165,8 @@ std::optional<ApiError> readMessages(const QJsonObject& body, const ParseLimits&
         powerinfer::ChatMessage message;
         message.role = role.toStdString();
         const QJsonValue calls = m.value(QLatin1String("tool_calls"));
-        const bool hasCalls = role == QLatin1String("assistant") && calls.isArray() &&
-                              !calls.toArray().isEmpty();
+        const bool hasCalls =
+            role == QLatin1String("assistant") && calls.isArray() && !calls.toArray().isEmpty();
         const QJsonValue content = m.value(QLatin1String("content"));
         // An assistant turn that only calls tools has no content.
         if (!(hasCalls && (content.isNull() || content.isUndefined())))
@@ -175,9 +175,10 @@ std::optional<ApiError> readMessages(const QJsonObject& body, const ParseLimits&
                 return e;
         QJsonObject n;
         n.insert(QLatin1String("role"), role);
-        n.insert(QLatin1String("content"), hasCalls && message.content.empty()
-                                               ? QJsonValue()
-                                               : QJsonValue(QString::fromStdString(message.content)));
+        n.insert(QLatin1String("content"),
+                 hasCalls && message.content.empty()
+                     ? QJsonValue()
+                     : QJsonValue(QString::fromStdString(message.content)));
         if (hasCalls) {
             QJsonArray normalizedCalls;
             const QJsonArray list = calls.toArray();
@@ -269,7 +270,8 @@ public:
                 bool match = byIndex && index == step.toInt();
                 if (!byIndex) {
                     const qsizetype keyEnd = skipValue(at);
-                    const QJsonDocument key = QJsonDocument::fromJson("[" + t_.mid(at, keyEnd - at) + "]");
+                    const QJsonDocument key =
+                        QJsonDocument::fromJson("[" + t_.mid(at, keyEnd - at) + "]");
                     match = key.array().at(0).toString() == step.toString();
                     at = skipSpace(skipSpace(keyEnd) + 1);  // past ':'
                 }
@@ -287,7 +289,8 @@ public:
 
 private:
     qsizetype skipSpace(qsizetype i) const {
-        while (i < t_.size() && (t_[i] == ' ' || t_[i] == '\n' || t_[i] == '\r' || t_[i] == '\t')) ++i;
+        while (i < t_.size() && (t_[i] == ' ' || t_[i] == '\n' || t_[i] == '\r' || t_[i] == '\t'))
+            ++i;
         return i;
     }
     // The end of the value starting at i.
@@ -297,15 +300,18 @@ private:
         for (; i < t_.size(); ++i) {
             const char c = t_[i];
             if (inString) {
-                if (c == '\\') ++i;
+                if (c == '\\')
+                    ++i;
                 else if (c == '"') {
                     inString = false;
                     if (depth == 0) return i + 1;
                 }
                 continue;
             }
-            if (c == '"') inString = true;
-            else if (c == '{' || c == '[') ++depth;
+            if (c == '"')
+                inString = true;
+            else if (c == '{' || c == '[')
+                ++depth;
             else if (c == '}' || c == ']') {
                 if (depth == 0) return i;
                 if (--depth == 0) return i + 1;
@@ -504,7 +510,8 @@ ParseOutcome parseCompletionRequest(Endpoint endpoint, const QByteArray& body,
                 return fail(invalid(QStringLiteral("'tool_choice' must be \"none\", \"auto\", "
                                                    "\"required\" or {\"type\": \"function\", "
                                                    "\"function\": {\"name\": ...}}."),
-                                    QStringLiteral("tool_choice"), QStringLiteral("invalid_value")));
+                                    QStringLiteral("tool_choice"),
+                                    QStringLiteral("invalid_value")));
         } else if (tc.isObject()) {
             const QString name = tc.toObject()
                                      .value(QLatin1String("function"))
@@ -516,7 +523,8 @@ ParseOutcome parseCompletionRequest(Endpoint endpoint, const QByteArray& body,
                 return fail(invalid(QStringLiteral("'tool_choice' names the function \"%1\", "
                                                    "which is not among 'tools'.")
                                         .arg(name),
-                                    QStringLiteral("tool_choice"), QStringLiteral("invalid_value")));
+                                    QStringLiteral("tool_choice"),
+                                    QStringLiteral("invalid_value")));
             choice = QStringLiteral("required");
             chosen = {index};
         } else {
@@ -535,9 +543,10 @@ ParseOutcome parseCompletionRequest(Endpoint endpoint, const QByteArray& body,
                         QJsonDocument(normalized).toJson(QJsonDocument::Compact).toStdString();
         if (offerTools) {
             const auto raw = RawJson(body).member({QStringLiteral("tools")});
-            req.chat_json += ",\"tools\":" +
-                             (raw ? raw->toStdString()
-                                  : QJsonDocument(tools).toJson(QJsonDocument::Compact).toStdString());
+            req.chat_json +=
+                ",\"tools\":" +
+                (raw ? raw->toStdString()
+                     : QJsonDocument(tools).toJson(QJsonDocument::Compact).toStdString());
         }
         req.chat_json += "}";
     }
@@ -552,7 +561,8 @@ ParseOutcome parseCompletionRequest(Endpoint endpoint, const QByteArray& body,
     if (present(o, QStringLiteral("response_format"))) {
         const QJsonValue f = o.value(QLatin1String("response_format"));
         if (!f.isObject())
-            return fail(wrongType(QStringLiteral("response_format"), QStringLiteral("an object"), f));
+            return fail(
+                wrongType(QStringLiteral("response_format"), QStringLiteral("an object"), f));
         const QString type = f.toObject().value(QLatin1String("type")).toString();
         if (type == QLatin1String("json_object") || type == QLatin1String("json_schema")) {
             if (req.constraint)
@@ -568,20 +578,22 @@ ParseOutcome parseCompletionRequest(Endpoint endpoint, const QByteArray& body,
                                               .toObject()
                                               .value(QLatin1String("schema"));
                 if (!schema.isObject())
-                    return fail(invalid(QStringLiteral("'response_format.json_schema.schema' must be "
-                                                       "a JSON schema object."),
-                                        QStringLiteral("response_format.json_schema.schema"),
-                                        QStringLiteral("invalid_value")));
-                const auto raw = RawJson(body).member({QStringLiteral("response_format"),
-                                                       QStringLiteral("json_schema"),
-                                                       QStringLiteral("schema")});
+                    return fail(
+                        invalid(QStringLiteral("'response_format.json_schema.schema' must be "
+                                               "a JSON schema object."),
+                                QStringLiteral("response_format.json_schema.schema"),
+                                QStringLiteral("invalid_value")));
+                const auto raw =
+                    RawJson(body).member({QStringLiteral("response_format"),
+                                          QStringLiteral("json_schema"), QStringLiteral("schema")});
                 c.json_schema = raw ? raw->toStdString() : compactJson(schema).toStdString();
             }
             req.constraint = c;
         } else if (type != QLatin1String("text")) {
             return fail(invalid(QStringLiteral("'response_format.type' must be \"text\", "
                                                "\"json_object\" or \"json_schema\"."),
-                                QStringLiteral("response_format"), QStringLiteral("invalid_value")));
+                                QStringLiteral("response_format"),
+                                QStringLiteral("invalid_value")));
         }
     }
 
@@ -688,8 +700,8 @@ ToolCallReply parseToolCalls(const std::string& text, const QStringList& toolNam
         const size_t from = at + open.size();
         size_t end = text.find(close, from);
         // A reply cut by max_tokens may lack the closing tag.
-        const std::string inner = text.substr(from, end == std::string::npos ? std::string::npos
-                                                                              : end - from);
+        const std::string inner =
+            text.substr(from, end == std::string::npos ? std::string::npos : end - from);
         QJsonParseError error;
         const QJsonDocument doc = QJsonDocument::fromJson(QByteArray::fromStdString(inner), &error);
         if (error.error != QJsonParseError::NoError || !doc.isObject()) return reply;
@@ -702,10 +714,10 @@ ToolCallReply parseToolCalls(const std::string& text, const QStringList& toolNam
             if (a.isObject()) args = a.object();
         }
         if (!toolNames.contains(name) || !args.isObject()) return reply;
-        const QJsonObject fn{{QLatin1String("name"), name},
-                             {QLatin1String("arguments"),
-                              QString::fromUtf8(QJsonDocument(args.toObject()).toJson(
-                                  QJsonDocument::Compact))}};
+        const QJsonObject fn{
+            {QLatin1String("name"), name},
+            {QLatin1String("arguments"),
+             QString::fromUtf8(QJsonDocument(args.toObject()).toJson(QJsonDocument::Compact))}};
         calls.append(QJsonObject{{QLatin1String("id"), idPrefix + QString::number(calls.size())},
                                  {QLatin1String("type"), QStringLiteral("function")},
                                  {QLatin1String("function"), fn}});
@@ -728,9 +740,8 @@ QJsonObject completionResponse(Endpoint endpoint, const ResponseIdentity& who,
         QJsonObject message;
         message.insert(QLatin1String("role"), QStringLiteral("assistant"));
         if (tools && !tools->calls.isEmpty()) {
-            message.insert(QLatin1String("content"), tools->content.isEmpty()
-                                                         ? QJsonValue()
-                                                         : QJsonValue(tools->content));
+            message.insert(QLatin1String("content"),
+                           tools->content.isEmpty() ? QJsonValue() : QJsonValue(tools->content));
             message.insert(QLatin1String("tool_calls"), tools->calls);
         } else {
             message.insert(QLatin1String("content"), text);

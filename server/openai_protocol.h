@@ -4,8 +4,8 @@
 #pragma once
 
 #include <QByteArray>
-#include <QJsonObject>
 #include <QJsonArray>
+#include <QJsonObject>
 #include <QString>
 #include <QStringList>
 #include <optional>

@@ -80,10 +80,10 @@ struct Flags {
                             QStringLiteral("Show this help and exit.")};
 
     void addTo(QCommandLineParser& p) const {
-        p.addOptions({model,   host,       port,     apiKey,  insecure,       sparse,   dense,
-                      threads, ctx,        gpu,      hot,     predictor,      prefetch, cache,
-                      vram,    activation, maxQueue, maxBody, requestTimeout, version,  help,
-                      concurrency});
+        p.addOptions({model,          host,    port, apiKey,     insecure, sparse,
+                      dense,          threads, ctx,  gpu,        hot,      predictor,
+                      prefetch,       cache,   vram, activation, maxQueue, maxBody,
+                      requestTimeout, version, help, concurrency});
     }
 };
 

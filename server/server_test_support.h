@@ -52,8 +52,8 @@ struct Harness {
 
     Harness(std::unique_ptr<powerinfer::Engine> engine, ServerConfig config,
             QString modelId = QStringLiteral("scripted-model"), int concurrency = 1) {
-        backend = std::make_unique<EngineThreadBackend>(std::move(engine), modelId, nullptr,
-                                                        concurrency);
+        backend =
+            std::make_unique<EngineThreadBackend>(std::move(engine), modelId, nullptr, concurrency);
         server = std::make_unique<ApiServer>(backend.get(), std::move(config));
         QString error;
         port = server->start(QHostAddress(QHostAddress::LocalHost), 0, &error);

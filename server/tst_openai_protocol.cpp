@@ -179,7 +179,8 @@ private slots:
             << c << ("{" + msg + R"(,"tool_choice":"required"})") << "tool_choice"
             << "invalid_value";
         QTest::newRow("tools on completions")
-            << p << QByteArray(R"({"prompt":"x","tools":[{"type":"function","function":{"name":"f"}}]})")
+            << p
+            << QByteArray(R"({"prompt":"x","tools":[{"type":"function","function":{"name":"f"}}]})")
             << "tools"
             << "unsupported_parameter";
         QTest::newRow("functions")
@@ -224,9 +225,11 @@ private slots:
         QCOMPARE(c.suffix, std::string("\n</tool_call>"));
         // Both tools, their parameter schemas verbatim (declared order).
         const QString schema = QString::fromStdString(c.json_schema);
-        QVERIFY2(schema.startsWith(R"({"anyOf":[{"type":"object","properties":{"name":{"const":"get_weather"},"arguments":{)") &&
-                     schema.contains(R"("city":{"description":"The city, e.g. Paris","type":"string"})"),
-                 qPrintable(schema));
+        QVERIFY2(
+            schema.startsWith(
+                R"({"anyOf":[{"type":"object","properties":{"name":{"const":"get_weather"},"arguments":{)") &&
+                schema.contains(R"("city":{"description":"The city, e.g. Paris","type":"string"})"),
+            qPrintable(schema));
         QVERIFY(schema.contains(R"({"const":"add"})"));
         QVERIFY(o.call->request.chat_json.find("\"tools\"") != std::string::npos);
 
@@ -241,9 +244,8 @@ private slots:
         o = chat(clientRequest("tool_result"));
         QVERIFY2(o.call, qPrintable(o.error.message));
         QVERIFY(!o.call->request.constraint);  // tool_choice auto
-        const QJsonObject conv = QJsonDocument::fromJson(
-                                     QByteArray::fromStdString(o.call->request.chat_json))
-                                     .object();
+        const QJsonObject conv =
+            QJsonDocument::fromJson(QByteArray::fromStdString(o.call->request.chat_json)).object();
         const QJsonArray messages = conv.value(QLatin1String("messages")).toArray();
         QCOMPARE(messages.size(), 3);
         const QJsonObject assistant = messages.at(1).toObject();
@@ -254,13 +256,15 @@ private slots:
                                    .toObject()
                                    .value(QLatin1String("function"))
                                    .toObject();
-        QCOMPARE(fn.value(QLatin1String("arguments")).toString(), QStringLiteral(R"({"city": "Paris"})"));
+        QCOMPARE(fn.value(QLatin1String("arguments")).toString(),
+                 QStringLiteral(R"({"city": "Paris"})"));
         QCOMPARE(messages.at(2).toObject().value(QLatin1String("tool_call_id")).toString(),
                  QStringLiteral("call_0"));
         QCOMPARE(conv.value(QLatin1String("tools")).toArray().size(), 2);
 
         // tool_choice "none": no tools for the model, nothing parsed.
-        o = chat(R"({"messages":[{"role":"user","content":"x"}],"tools":[{"type":"function","function":{"name":"f"}}],"tool_choice":"none"})");
+        o = chat(
+            R"({"messages":[{"role":"user","content":"x"}],"tools":[{"type":"function","function":{"name":"f"}}],"tool_choice":"none"})");
         QVERIFY(o.call && !o.call->parseToolCalls && o.call->request.chat_json.empty());
     }
 
@@ -271,52 +275,73 @@ private slots:
         QVERIFY(o.call->request.constraint->prefix.empty());
         // The schema is passed on as written: its property order is what
         // the sampler writes.
-        o = chat(R"({"messages":[{"role":"user","content":"x"}],"response_format":{"type":"json_schema","json_schema":{"name":"n","schema":{"type":"object","properties":{"zeta":{"type":"string"},"alpha":{"type":"integer"}},"required":["zeta"]},"strict":true}}})");
+        o = chat(
+            R"({"messages":[{"role":"user","content":"x"}],"response_format":{"type":"json_schema","json_schema":{"name":"n","schema":{"type":"object","properties":{"zeta":{"type":"string"},"alpha":{"type":"integer"}},"required":["zeta"]},"strict":true}}})");
         QVERIFY(o.call);
-        QCOMPARE(o.call->request.constraint->json_schema,
-                 std::string(R"({"type":"object","properties":{"zeta":{"type":"string"},"alpha":{"type":"integer"}},"required":["zeta"]})"));
+        QCOMPARE(
+            o.call->request.constraint->json_schema,
+            std::string(
+                R"({"type":"object","properties":{"zeta":{"type":"string"},"alpha":{"type":"integer"}},"required":["zeta"]})"));
         o = chat(clientRequest("json_schema_parse"));
         QVERIFY(o.call);
-        QVERIFY(QString::fromStdString(o.call->request.constraint->json_schema).startsWith(R"({"$defs")"));
+        QVERIFY(QString::fromStdString(o.call->request.constraint->json_schema)
+                    .startsWith(R"({"$defs")"));
     }
 
     void toolCallsAreParsedFromTheReply() {
         const QStringList tools{"get_weather", "add"};
         ToolCallReply r = parseToolCalls(
-            "<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}\n</tool_call>",
+            "<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": "
+            "\"Paris\"}}\n</tool_call>",
             tools, "call_x_");
         QCOMPARE(r.calls.size(), 1);
         QVERIFY(r.content.isEmpty());
         QJsonObject call = r.calls.at(0).toObject();
         QCOMPARE(call.value(QLatin1String("id")).toString(), QStringLiteral("call_x_0"));
         QCOMPARE(call.value(QLatin1String("type")).toString(), QStringLiteral("function"));
-        QCOMPARE(call.value(QLatin1String("function")).toObject().value(QLatin1String("arguments")).toString(),
+        QCOMPARE(call.value(QLatin1String("function"))
+                     .toObject()
+                     .value(QLatin1String("arguments"))
+                     .toString(),
                  QStringLiteral(R"({"city":"Paris"})"));
         // Text first, two calls (Qwen2.5 writes them one after another), the
         // last one cut off before its closing tag.
         r = parseToolCalls(
-            "Let me check.\n<tool_call>\n{\"name\": \"add\", \"arguments\": {\"a\": 1, \"b\": 2}}\n</tool_call>\n"
+            "Let me check.\n<tool_call>\n{\"name\": \"add\", \"arguments\": {\"a\": 1, \"b\": "
+            "2}}\n</tool_call>\n"
             "<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Oslo\"}}",
             tools, "c");
         QCOMPARE(r.calls.size(), 2);
         QCOMPARE(r.content, QStringLiteral("Let me check."));
-        QCOMPARE(r.calls.at(1).toObject().value(QLatin1String("function")).toObject().value(QLatin1String("name")).toString(),
+        QCOMPARE(r.calls.at(1)
+                     .toObject()
+                     .value(QLatin1String("function"))
+                     .toObject()
+                     .value(QLatin1String("name"))
+                     .toString(),
                  QStringLiteral("get_weather"));
         // Not a call: malformed JSON, or a function nobody offered.
-        for (const char* text : {"<tool_call>\n{\"name\": \"add\", \"arguments\": {\n</tool_call>",
-                                 "<tool_call>{\"name\": \"rm_rf\", \"arguments\": {}}</tool_call>"}) {
+        for (const char* text :
+             {"<tool_call>\n{\"name\": \"add\", \"arguments\": {\n</tool_call>",
+              "<tool_call>{\"name\": \"rm_rf\", \"arguments\": {}}</tool_call>"}) {
             r = parseToolCalls(text, tools, "c");
             QVERIFY(r.calls.isEmpty());
             QCOMPARE(r.content, QString::fromUtf8(text));
         }
         // The reply object: content null, finish_reason tool_calls.
-        r = parseToolCalls("<tool_call>{\"name\": \"add\", \"arguments\": {}}</tool_call>", tools, "c");
+        r = parseToolCalls("<tool_call>{\"name\": \"add\", \"arguments\": {}}</tool_call>", tools,
+                           "c");
         powerinfer::GenerateResult result;
         result.finish = powerinfer::FinishReason::Stop;
-        const QJsonObject o = completionResponse(Endpoint::ChatCompletions, {"id", 1, "m"}, result, &r);
+        const QJsonObject o =
+            completionResponse(Endpoint::ChatCompletions, {"id", 1, "m"}, result, &r);
         const QJsonObject choice = o.value(QLatin1String("choices")).toArray().at(0).toObject();
-        QCOMPARE(choice.value(QLatin1String("finish_reason")).toString(), QStringLiteral("tool_calls"));
-        QVERIFY(choice.value(QLatin1String("message")).toObject().value(QLatin1String("content")).isNull());
+        QCOMPARE(choice.value(QLatin1String("finish_reason")).toString(),
+                 QStringLiteral("tool_calls"));
+        QVERIFY(choice.value(QLatin1String("message"))
+                    .toObject()
+                    .value(QLatin1String("content"))
+                    .isNull());
     }
 
     void errorObjectHasTheOpenAiShape() {

@@ -443,8 +443,9 @@ void Model::set_sequence_slots(int n_slots) {
     if (n_slots > 1 && cfg_.family != Family::Llama)
         throw EngineError(cfg_.arch + " models run one sequence at a time in this version");
     if (n_slots > 1 && device_)
-        throw EngineError("several sequences run on the CPU only: layers on the GPU keep one "
-                          "KV cache (use --gpu-layers 0 or one request at a time)");
+        throw EngineError(
+            "several sequences run on the CPU only: layers on the GPU keep one "
+            "KV cache (use --gpu-layers 0 or one request at a time)");
     release_sequence_slots(static_cast<size_t>(n_slots - 1));
     while (sequence_slots() < n_slots) {
         std::vector<void*> layers;

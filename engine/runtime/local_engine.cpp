@@ -738,16 +738,17 @@ int LocalEngine::start_sequence(const GenerateRequest& request) {
         }
     }
     if (slot < 0)
-        throw EngineError(seqs_.empty() ? "batched generation is off (set_max_sequences)"
-                                        : "all " + std::to_string(seqs_.size()) +
-                                              " sequences are busy");
+        throw EngineError(seqs_.empty()
+                              ? "batched generation is off (set_max_sequences)"
+                              : "all " + std::to_string(seqs_.size()) + " sequences are busy");
     seq->n_keep = request.reuse_cache ? std::min(best, seq->prompt.size() - 1) : 0;
     seq->evaluated = seq->n_keep;
     slot_tokens(slot).resize(seq->n_keep);
     seq->request = request;
     seq->sampler.reset(request.sampling);
     seq->detok = std::make_unique<StreamingDetokenizer>(*tokenizer_);
-    seq->stops = std::make_unique<StopStringMatcher>(stop_strings(request, seq->matcher != nullptr));
+    seq->stops =
+        std::make_unique<StopStringMatcher>(stop_strings(request, seq->matcher != nullptr));
     seq->logits.resize(static_cast<size_t>(model_->config().n_vocab));
     seq->result.prompt_tokens = static_cast<int>(seq->prompt.size());
     seq->t_prompt = seq->t_start;
@@ -775,10 +776,13 @@ std::vector<SequenceUpdate> LocalEngine::step() {
             up.events.push_back(std::move(ev));
         }
         if (q.result.generated_tokens > 1) {
-            const double ms = std::chrono::duration<double, std::milli>(q.t_token - q.t_first).count();
-            if (ms > 0) q.result.decode_tokens_per_s = (q.result.generated_tokens - 1) * 1000.0 / ms;
+            const double ms =
+                std::chrono::duration<double, std::milli>(q.t_token - q.t_first).count();
+            if (ms > 0)
+                q.result.decode_tokens_per_s = (q.result.generated_tokens - 1) * 1000.0 / ms;
         }
-        if (!q.decoding) q.result.evaluated_prompt_tokens = static_cast<int>(q.evaluated - q.n_keep);
+        if (!q.decoding)
+            q.result.evaluated_prompt_tokens = static_cast<int>(q.evaluated - q.n_keep);
         q.result.finish = reason;
         up.finished = true;
         up.result = std::move(q.result);
@@ -797,7 +801,8 @@ std::vector<SequenceUpdate> LocalEngine::step() {
         if (!seqs_[i] || seqs_[i]->decoding) continue;
         Sequence& q = *seqs_[i];
         const int slot = static_cast<int>(i);
-        const size_t n = std::min(static_cast<size_t>(model_->chunk_size()), q.prompt.size() - q.evaluated);
+        const size_t n =
+            std::min(static_cast<size_t>(model_->chunk_size()), q.prompt.size() - q.evaluated);
         const bool last = q.evaluated + n == q.prompt.size();
         model_->forward(q.prompt.data() + q.evaluated, static_cast<int64_t>(n),
                         static_cast<int64_t>(q.evaluated), last ? 1 : 0,
@@ -810,7 +815,8 @@ std::vector<SequenceUpdate> LocalEngine::step() {
             q.decoding = true;
             q.result.evaluated_prompt_tokens = static_cast<int>(q.prompt.size() - q.n_keep);
             const double ms = ms_since(q.t_prompt);
-            q.result.prompt_tokens_per_s = ms > 0 ? q.result.evaluated_prompt_tokens * 1000.0 / ms : 0.0;
+            q.result.prompt_tokens_per_s =
+                ms > 0 ? q.result.evaluated_prompt_tokens * 1000.0 / ms : 0.0;
             q.t_token = q.t_start;  // the first token's time includes the prompt
         }
         next_prefill_ = i + 1;
@@ -834,11 +840,12 @@ std::vector<SequenceUpdate> LocalEngine::step() {
             out.push_back(std::move(up));
             continue;
         }
-        const size_t hist =
-            std::min(cache.size(), static_cast<size_t>(std::max(0, q.request.sampling.repeat_last_n)));
+        const size_t hist = std::min(
+            cache.size(), static_cast<size_t>(std::max(0, q.request.sampling.repeat_last_n)));
         const int32_t token = sample_token(
-            q.sampler, q.logits.data(), std::span<const int32_t>(cache.data() + cache.size() - hist, hist),
-            q.matcher.get(), int64_t{q.request.max_tokens} - q.result.generated_tokens - 1);
+            q.sampler, q.logits.data(),
+            std::span<const int32_t>(cache.data() + cache.size() - hist, hist), q.matcher.get(),
+            int64_t{q.request.max_tokens} - q.result.generated_tokens - 1);
         FinishReason reason = FinishReason::Length;
         bool done = false;
         if (token < 0) {

@@ -116,7 +116,9 @@ private:
     int32_t sample_token(Sampler& sampler, const float* logits, std::span<const int32_t> recent,
                          GrammarMatcher* matcher, int64_t left);
     TokenMetrics token_metrics(int64_t index, double token_ms);
-    std::vector<int32_t>& slot_tokens(int slot) { return slot == 0 ? cached_ : slot_cached_[static_cast<size_t>(slot)]; }
+    std::vector<int32_t>& slot_tokens(int slot) {
+        return slot == 0 ? cached_ : slot_cached_[static_cast<size_t>(slot)];
+    }
 
     ModelInfo info_;
     std::shared_ptr<const gguf::GgufFile> file_;

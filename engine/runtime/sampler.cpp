@@ -94,7 +94,7 @@ void Sampler::min_p(std::vector<Candidate>& c, float p) {
 }
 
 const float* Sampler::penalized(const float* logits, int64_t n_vocab,
-                               std::span<const int32_t> history) {
+                                std::span<const int32_t> history) {
     if (params_.repeat_penalty == 1.0f || history.empty()) return logits;
     work_.assign(logits, logits + n_vocab);
     const size_t last =
@@ -140,7 +140,7 @@ int32_t Sampler::sample(const float* logits, int64_t n_vocab, std::span<const in
     for (int64_t i = 0; i < n_vocab; ++i)
         all[static_cast<size_t>(i)] = {static_cast<int32_t>(i), l[i], 0.0f};
     const bool greedy = params_.temperature <= 0.0f;
-    const size_t want = greedy ? 1
+    const size_t want = greedy              ? 1
                         : params_.top_k > 0 ? static_cast<size_t>(params_.top_k)
                                             : all.size();
     // The allowed tokens are usually among the first few hundred by logit:
