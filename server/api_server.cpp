@@ -309,6 +309,15 @@ void ApiServer::handleCompletion(HttpConnection* connection, const HttpRequest& 
         e.code = QStringLiteral("model_not_found");
         return fail(e);
     }
+    if (const QString why = backend_->requestProblem(parsed.call->request); !why.isEmpty()) {
+        ApiError e;
+        e.message = why;
+        e.param = parsed.call->request.constraint && parsed.call->parseToolCalls
+                      ? QStringLiteral("tools")
+                      : QStringLiteral("response_format");
+        e.code = QStringLiteral("unsupported_schema");
+        return fail(e);
+    }
     if (backend_->status().queued >= config_.maxQueuedRequests) {
         ApiError e;
         e.status = 429;
@@ -336,7 +345,12 @@ QCoro::Task<> ApiServer::runCompletion(QPointer<HttpConnection> connection, Comp
     // Listen before anything can be delivered (events are queued to this thread).
     auto events = qCoroSignalListener(job, &CompletionJob::event);
 
-    StopStringHoldback holdback(call.request.stop);
+    // With tools offered, a tool call's text is never streamed as content:
+    // its tag holds the stream like a stop string, and the calls go out as
+    // tool_calls deltas at the end.
+    std::vector<std::string> holdAt = call.request.stop;
+    if (call.parseToolCalls) holdAt.push_back(kToolCallOpen);
+    StopStringHoldback holdback(holdAt);
     if (call.stream) {
         connection->beginStream("text/event-stream");
         if (chat) {
@@ -403,9 +417,38 @@ QCoro::Task<> ApiServer::runCompletion(QPointer<HttpConnection> connection, Comp
     }
 
     const auto& result = terminal.result;
+    ToolCallReply tools;
+    if (call.parseToolCalls)
+        tools =
+            parseToolCalls(result.text, call.toolNames,
+                           QStringLiteral("call_%1_").arg(who.id.mid(int(qstrlen("chatcmpl-")))));
     if (!call.stream)
-        co_return sendJson(connection, completionResponse(call.endpoint, who, result));
+        co_return sendJson(connection, completionResponse(call.endpoint, who, result, &tools));
 
+    if (!tools.calls.isEmpty()) {
+        // The text before the calls, then each call in one delta (id, name
+        // and the whole arguments: clients concatenate argument pieces).
+        const QString sent = QString::fromStdString(holdback.released());
+        if (tools.content.size() > sent.trimmed().size() &&
+            tools.content.startsWith(sent.trimmed())) {
+            const QJsonObject delta{
+                {QLatin1String("content"), tools.content.mid(sent.trimmed().size())}};
+            connection->writeChunk(sseEvent(streamChunk(call.endpoint, who, delta, {})));
+        }
+        for (qsizetype i = 0; i < tools.calls.size(); ++i) {
+            QJsonObject c = tools.calls[i].toObject();
+            c.insert(QLatin1String("index"), int(i));
+            const QJsonObject delta{{QLatin1String("tool_calls"), QJsonArray{c}}};
+            connection->writeChunk(sseEvent(streamChunk(call.endpoint, who, delta, {})));
+        }
+        connection->writeChunk(
+            sseEvent(streamChunk(call.endpoint, who, QJsonObject(), QStringLiteral("tool_calls"))));
+        if (call.includeUsage)
+            connection->writeChunk(sseEvent(usageChunk(call.endpoint, who, result)));
+        connection->writeChunk("data: [DONE]\n\n");
+        connection->endStream();
+        co_return;
+    }
     const std::string rest = holdback.finish(result.text);
     if (!rest.empty()) {
         const QJsonObject delta{{QLatin1String("content"), QString::fromStdString(rest)}};

@@ -82,6 +82,14 @@ public:
     virtual QStringList modelAliases() const { return {}; }
     virtual powerinfer::ModelInfo modelInfo() const = 0;
 
+    // Why the engine would refuse this request before generating (an
+    // unsupported JSON schema, say); empty if it would not. Called on the
+    // HTTP thread before anything is sent, so the client gets a plain 400.
+    virtual QString requestProblem(const powerinfer::GenerateRequest& request) const {
+        Q_UNUSED(request);
+        return {};
+    }
+
     // Queues a generation. Never returns null.
     virtual CompletionJob* submit(const powerinfer::GenerateRequest& request) = 0;
     virtual BackendStatus status() const = 0;

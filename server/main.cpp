@@ -82,7 +82,9 @@ int main(int argc, char** argv) {
     const QString modelId =
         QFileInfo(QString::fromStdString(options.load.model_path.string())).completeBaseName();
     const powerinfer::ModelInfo info = engine->info();
-    EngineThreadBackend backend(std::move(engine), modelId);
+    EngineThreadBackend backend(std::move(engine), modelId, nullptr, options.concurrency);
+    if (!backend.batchingNote().isEmpty())
+        std::fprintf(stderr, "powerinfer-server: %s\n", qPrintable(backend.batchingNote()));
     options.server.requestLog = [](const QString& line) {
         std::fprintf(stderr, "%s %s\n",
                      qPrintable(QDateTime::currentDateTime().toString(Qt::ISODate)),
@@ -100,8 +102,11 @@ int main(int argc, char** argv) {
         return 1;
     }
     const bool v6 = options.address.protocol() == QAbstractSocket::IPv6Protocol;
-    std::fprintf(stderr, "powerinfer-server: serving %s (%s, %s) on http://%s%s%s:%u/v1%s\n",
-                 qPrintable(modelId), info.architecture.c_str(), info.device.c_str(), v6 ? "[" : "",
+    std::fprintf(stderr,
+                 "powerinfer-server: serving %s (%s, %s; %d request%s at a time) on "
+                 "http://%s%s%s:%u/v1%s\n",
+                 qPrintable(modelId), info.architecture.c_str(), info.device.c_str(),
+                 backend.concurrency(), backend.concurrency() == 1 ? "" : "s", v6 ? "[" : "",
                  qPrintable(options.address.toString()), v6 ? "]" : "", port,
                  options.server.apiKey.isEmpty() ? "" : " (API key required)");
     return app.exec();

@@ -4,6 +4,7 @@
 #include <QJsonDocument>
 #include <QJsonParseError>
 #include <QJsonValue>
+#include <QVariant>
 #include <cmath>
 
 namespace powerinfer::server {
@@ -122,8 +123,11 @@ std::optional<ApiError> readContent(const QJsonValue& v, const QString& param, c
     return std::nullopt;
 }
 
+// Messages, also as normalized JSON for GenerateRequest::chat_json (content
+// as text or null, tool_calls with JSON-text arguments, tool_call_id).
 std::optional<ApiError> readMessages(const QJsonObject& body, const ParseLimits& limits,
-                                     std::vector<powerinfer::ChatMessage>* out) {
+                                     std::vector<powerinfer::ChatMessage>* out,
+                                     QJsonArray* normalized, bool* toolTurns) {
     const QString key = QStringLiteral("messages");
     if (!present(body, key))
         return invalid(
@@ -152,20 +156,212 @@ std::optional<ApiError> readMessages(const QJsonObject& body, const ParseLimits&
         QString role = roleValue.toString();
         if (role == QLatin1String("developer")) role = QStringLiteral("system");  // newer alias
         if (role != QLatin1String("system") && role != QLatin1String("user") &&
-            role != QLatin1String("assistant"))
+            role != QLatin1String("assistant") && role != QLatin1String("tool"))
             return invalid(
-                QStringLiteral("'%1.role' must be \"system\", \"user\" or \"assistant\", "
-                               "got \"%2\".")
+                QStringLiteral("'%1.role' must be \"system\", \"user\", \"assistant\" or "
+                               "\"tool\", got \"%2\".")
                     .arg(param, roleValue.toString()),
                 param + QStringLiteral(".role"), QStringLiteral("invalid_value"));
         powerinfer::ChatMessage message;
         message.role = role.toStdString();
-        if (auto e = readContent(m.value(QLatin1String("content")),
-                                 param + QStringLiteral(".content"), role, &message.content))
-            return e;
+        const QJsonValue calls = m.value(QLatin1String("tool_calls"));
+        const bool hasCalls =
+            role == QLatin1String("assistant") && calls.isArray() && !calls.toArray().isEmpty();
+        const QJsonValue content = m.value(QLatin1String("content"));
+        // An assistant turn that only calls tools has no content.
+        if (!(hasCalls && (content.isNull() || content.isUndefined())))
+            if (auto e = readContent(content, param + QStringLiteral(".content"), role,
+                                     &message.content))
+                return e;
+        QJsonObject n;
+        n.insert(QLatin1String("role"), role);
+        n.insert(QLatin1String("content"),
+                 hasCalls && message.content.empty()
+                     ? QJsonValue()
+                     : QJsonValue(QString::fromStdString(message.content)));
+        if (hasCalls) {
+            QJsonArray normalizedCalls;
+            const QJsonArray list = calls.toArray();
+            for (qsizetype c = 0; c < list.size(); ++c) {
+                const QString cp = QStringLiteral("%1.tool_calls[%2]").arg(param).arg(c);
+                const QJsonObject call = list[c].toObject();
+                const QJsonObject fn = call.value(QLatin1String("function")).toObject();
+                const QJsonValue name = fn.value(QLatin1String("name"));
+                if (!name.isString())
+                    return wrongType(cp + QStringLiteral(".function.name"),
+                                     QStringLiteral("a string"), name);
+                QJsonValue args = fn.value(QLatin1String("arguments"));
+                if (args.isObject())
+                    args = QString::fromUtf8(
+                        QJsonDocument(args.toObject()).toJson(QJsonDocument::Compact));
+                if (!args.isString())
+                    return wrongType(cp + QStringLiteral(".function.arguments"),
+                                     QStringLiteral("a string of JSON"), args);
+                QJsonObject f{{QLatin1String("name"), name}, {QLatin1String("arguments"), args}};
+                QJsonObject nc{{QLatin1String("type"), QStringLiteral("function")},
+                               {QLatin1String("function"), f}};
+                if (call.value(QLatin1String("id")).isString())
+                    nc.insert(QLatin1String("id"), call.value(QLatin1String("id")));
+                normalizedCalls.append(nc);
+            }
+            n.insert(QLatin1String("tool_calls"), normalizedCalls);
+            *toolTurns = true;
+        }
+        if (role == QLatin1String("tool")) {
+            *toolTurns = true;
+            for (const char* k : {"tool_call_id", "name"})
+                if (m.value(QLatin1String(k)).isString())
+                    n.insert(QLatin1String(k), m.value(QLatin1String(k)));
+        }
+        normalized->append(n);
         out->push_back(std::move(message));
     }
     return std::nullopt;
+}
+
+// tools: [{"type": "function", "function": {"name", "description"?,
+// "parameters"?}}]; fills the names.
+std::optional<ApiError> readTools(const QJsonObject& body, QJsonArray* tools, QStringList* names) {
+    const QString key = QStringLiteral("tools");
+    if (!present(body, key)) return std::nullopt;
+    const QJsonValue v = body.value(key);
+    if (!v.isArray()) return wrongType(key, QStringLiteral("an array"), v);
+    const QJsonArray list = v.toArray();
+    for (qsizetype i = 0; i < list.size(); ++i) {
+        const QString param = QStringLiteral("tools[%1]").arg(i);
+        if (!list[i].isObject()) return wrongType(param, QStringLiteral("an object"), list[i]);
+        const QJsonObject t = list[i].toObject();
+        if (t.value(QLatin1String("type")).toString() != QLatin1String("function"))
+            return invalid(QStringLiteral("'%1.type' must be \"function\".").arg(param),
+                           param + QStringLiteral(".type"), QStringLiteral("invalid_value"));
+        const QJsonValue fn = t.value(QLatin1String("function"));
+        if (!fn.isObject())
+            return wrongType(param + QStringLiteral(".function"), QStringLiteral("an object"), fn);
+        const QJsonValue name = fn.toObject().value(QLatin1String("name"));
+        if (!name.isString() || name.toString().isEmpty())
+            return wrongType(param + QStringLiteral(".function.name"),
+                             QStringLiteral("a non-empty string"), name);
+        const QJsonValue params = fn.toObject().value(QLatin1String("parameters"));
+        if (!params.isUndefined() && !params.isNull() && !params.isObject())
+            return wrongType(param + QStringLiteral(".function.parameters"),
+                             QStringLiteral("an object (a JSON schema)"), params);
+        names->append(name.toString());
+        tools->append(t);
+    }
+    return std::nullopt;
+}
+
+// The text of a member of a (valid) JSON document, by keys and array
+// indexes: QJsonObject sorts keys, but a schema's property order is what the
+// constrained sampler writes, so schemas are taken from the body verbatim.
+class RawJson {
+public:
+    explicit RawJson(const QByteArray& text) : t_(text) {}
+
+    std::optional<QByteArray> member(const QList<QVariant>& path) const {
+        qsizetype at = skipSpace(0);
+        for (const QVariant& step : path) {
+            if (at >= t_.size()) return std::nullopt;
+            const bool byIndex = step.typeId() == QMetaType::Int;
+            if ((byIndex && t_[at] != '[') || (!byIndex && t_[at] != '{')) return std::nullopt;
+            at = skipSpace(at + 1);
+            bool found = false;
+            for (int index = 0; at < t_.size() && t_[at] != ']' && t_[at] != '}'; ++index) {
+                bool match = byIndex && index == step.toInt();
+                if (!byIndex) {
+                    const qsizetype keyEnd = skipValue(at);
+                    const QJsonDocument key =
+                        QJsonDocument::fromJson("[" + t_.mid(at, keyEnd - at) + "]");
+                    match = key.array().at(0).toString() == step.toString();
+                    at = skipSpace(skipSpace(keyEnd) + 1);  // past ':'
+                }
+                if (match) {
+                    found = true;
+                    break;
+                }
+                at = skipSpace(skipValue(at));
+                if (at < t_.size() && t_[at] == ',') at = skipSpace(at + 1);
+            }
+            if (!found) return std::nullopt;
+        }
+        return t_.mid(at, skipValue(at) - at);
+    }
+
+private:
+    qsizetype skipSpace(qsizetype i) const {
+        while (i < t_.size() && (t_[i] == ' ' || t_[i] == '\n' || t_[i] == '\r' || t_[i] == '\t'))
+            ++i;
+        return i;
+    }
+    // The end of the value starting at i.
+    qsizetype skipValue(qsizetype i) const {
+        int depth = 0;
+        bool inString = false;
+        for (; i < t_.size(); ++i) {
+            const char c = t_[i];
+            if (inString) {
+                if (c == '\\')
+                    ++i;
+                else if (c == '"') {
+                    inString = false;
+                    if (depth == 0) return i + 1;
+                }
+                continue;
+            }
+            if (c == '"')
+                inString = true;
+            else if (c == '{' || c == '[')
+                ++depth;
+            else if (c == '}' || c == ']') {
+                if (depth == 0) return i;
+                if (--depth == 0) return i + 1;
+            } else if (depth == 0 && (c == ',' || c == ' ' || c == '\n' || c == '\r' || c == '\t'))
+                return i;
+        }
+        return i;
+    }
+    const QByteArray& t_;
+};
+
+QString compactJson(const QJsonValue& v) {
+    if (v.isObject())
+        return QString::fromUtf8(QJsonDocument(v.toObject()).toJson(QJsonDocument::Compact));
+    return QStringLiteral("{}");
+}
+
+std::string jsonString(const QString& s) {
+    const QByteArray a = QJsonDocument(QJsonArray{s}).toJson(QJsonDocument::Compact);
+    return a.mid(1, a.size() - 2).toStdString();
+}
+
+// The constraint that makes the reply one call of the chosen tools:
+// <tool_call>\n{"name": N, "arguments": {...}}\n</tool_call>.
+powerinfer::OutputConstraint toolCallConstraint(const QByteArray& body, const QJsonArray& tools,
+                                                const QList<int>& chosen) {
+    const RawJson raw(body);
+    std::vector<std::string> branches;
+    for (const int i : chosen) {
+        const QJsonObject fn = tools.at(i).toObject().value(QLatin1String("function")).toObject();
+        std::string params = R"({"type":"object"})";
+        if (fn.value(QLatin1String("parameters")).isObject())
+            if (auto p = raw.member({QStringLiteral("tools"), i, QStringLiteral("function"),
+                                     QStringLiteral("parameters")}))
+                params = p->toStdString();
+        branches.push_back(R"({"type":"object","properties":{"name":{"const":)" +
+                           jsonString(fn.value(QLatin1String("name")).toString()) +
+                           R"(},"arguments":)" + params + R"(},"required":["name","arguments"]})");
+    }
+    powerinfer::OutputConstraint c;
+    if (branches.size() == 1) {
+        c.json_schema = branches[0];
+    } else {
+        c.json_schema = R"({"anyOf":[)";
+        for (size_t i = 0; i < branches.size(); ++i) c.json_schema += (i ? "," : "") + branches[i];
+        c.json_schema += "]}";
+    }
+    c.prefix = std::string(kToolCallOpen) + "\n";
+    c.suffix = "\n</tool_call>";
+    return c;
 }
 
 std::optional<ApiError> readPrompt(const QJsonObject& body, std::string* out) {
@@ -279,30 +475,126 @@ ParseOutcome parseCompletionRequest(Endpoint endpoint, const QByteArray& body,
             return fail(wrongType(QStringLiteral("model"), QStringLiteral("a string"), m));
         call.model = m.toString();
     }
-    // Not supported yet: refused, never silently ignored (a client relying on
-    // tool calls or JSON mode must not get free text as if they worked).
-    for (const QString& key : {QStringLiteral("tools"), QStringLiteral("functions")}) {
-        const QJsonValue v = o.value(key);
-        if (present(o, key) && !(v.isArray() && v.toArray().isEmpty()))
-            return fail(invalid(QStringLiteral("'%1' (tool and function calling) is not supported "
-                                               "by this server yet; send the request without it.")
+    // Legacy function calling: refused, never silently ignored.
+    for (const QString& key : {QStringLiteral("functions"), QStringLiteral("function_call")}) {
+        if (present(o, key))
+            return fail(invalid(QStringLiteral("'%1' (legacy function calling) is not supported; "
+                                               "send 'tools' and 'tool_choice' instead.")
                                     .arg(key),
                                 key, QStringLiteral("unsupported_parameter")));
     }
-    if (present(o, QStringLiteral("response_format"))) {
-        const QJsonValue f = o.value(QLatin1String("response_format"));
-        const QString type = f.toObject().value(QLatin1String("type")).toString();
-        if (type != QLatin1String("text"))
-            return fail(invalid(QStringLiteral("'response_format' other than {\"type\": \"text\"} "
-                                               "(JSON mode, JSON schema) is not supported by this "
-                                               "server yet; send the request without it."),
-                                QStringLiteral("response_format"),
-                                QStringLiteral("unsupported_parameter")));
-    }
+    QJsonArray normalized;
+    bool toolTurns = false;
     if (endpoint == Endpoint::ChatCompletions) {
-        if (auto e = readMessages(o, limits, &req.messages)) return fail(*e);
+        if (auto e = readMessages(o, limits, &req.messages, &normalized, &toolTurns))
+            return fail(*e);
     } else {
         if (auto e = readPrompt(o, &req.prompt)) return fail(*e);
+    }
+
+    QJsonArray tools;
+    if (auto e = readTools(o, &tools, &call.toolNames)) return fail(*e);
+    if (!tools.isEmpty() && endpoint != Endpoint::ChatCompletions)
+        return fail(invalid(QStringLiteral("'tools' is supported on /v1/chat/completions only."),
+                            QStringLiteral("tools"), QStringLiteral("unsupported_parameter")));
+    // tool_choice: "none", "auto" (the default with tools), "required", or
+    // {"type": "function", "function": {"name": ...}}.
+    QString choice = tools.isEmpty() ? QStringLiteral("none") : QStringLiteral("auto");
+    QList<int> chosen;
+    if (present(o, QStringLiteral("tool_choice"))) {
+        const QJsonValue tc = o.value(QLatin1String("tool_choice"));
+        if (tc.isString()) {
+            choice = tc.toString();
+            if (choice != QLatin1String("none") && choice != QLatin1String("auto") &&
+                choice != QLatin1String("required"))
+                return fail(invalid(QStringLiteral("'tool_choice' must be \"none\", \"auto\", "
+                                                   "\"required\" or {\"type\": \"function\", "
+                                                   "\"function\": {\"name\": ...}}."),
+                                    QStringLiteral("tool_choice"),
+                                    QStringLiteral("invalid_value")));
+        } else if (tc.isObject()) {
+            const QString name = tc.toObject()
+                                     .value(QLatin1String("function"))
+                                     .toObject()
+                                     .value(QLatin1String("name"))
+                                     .toString();
+            const int index = int(call.toolNames.indexOf(name));
+            if (index < 0)
+                return fail(invalid(QStringLiteral("'tool_choice' names the function \"%1\", "
+                                                   "which is not among 'tools'.")
+                                        .arg(name),
+                                    QStringLiteral("tool_choice"),
+                                    QStringLiteral("invalid_value")));
+            choice = QStringLiteral("required");
+            chosen = {index};
+        } else {
+            return fail(wrongType(QStringLiteral("tool_choice"),
+                                  QStringLiteral("a string or an object"), tc));
+        }
+        if (choice != QLatin1String("none") && tools.isEmpty())
+            return fail(invalid(QStringLiteral("'tool_choice' needs 'tools'."),
+                                QStringLiteral("tool_choice"), QStringLiteral("invalid_value")));
+    }
+    const bool offerTools = choice != QLatin1String("none") && !tools.isEmpty();
+    if (offerTools || toolTurns) {
+        // The tools verbatim: templates print them with tojson, in the
+        // client's key order (QJsonObject would sort the keys).
+        req.chat_json = "{\"messages\":" +
+                        QJsonDocument(normalized).toJson(QJsonDocument::Compact).toStdString();
+        if (offerTools) {
+            const auto raw = RawJson(body).member({QStringLiteral("tools")});
+            req.chat_json +=
+                ",\"tools\":" +
+                (raw ? raw->toStdString()
+                     : QJsonDocument(tools).toJson(QJsonDocument::Compact).toStdString());
+        }
+        req.chat_json += "}";
+    }
+    call.parseToolCalls = offerTools;
+    if (!offerTools) call.toolNames.clear();
+    if (choice == QLatin1String("required")) {
+        if (chosen.isEmpty())
+            for (int i = 0; i < tools.size(); ++i) chosen.append(i);
+        req.constraint = toolCallConstraint(body, tools, chosen);
+    }
+
+    if (present(o, QStringLiteral("response_format"))) {
+        const QJsonValue f = o.value(QLatin1String("response_format"));
+        if (!f.isObject())
+            return fail(
+                wrongType(QStringLiteral("response_format"), QStringLiteral("an object"), f));
+        const QString type = f.toObject().value(QLatin1String("type")).toString();
+        if (type == QLatin1String("json_object") || type == QLatin1String("json_schema")) {
+            if (req.constraint)
+                return fail(invalid(QStringLiteral("'response_format' cannot be combined with a "
+                                                   "required tool call ('tool_choice')."),
+                                    QStringLiteral("response_format"),
+                                    QStringLiteral("invalid_value")));
+            powerinfer::OutputConstraint c;
+            c.json_schema = R"({"type":"object"})";
+            if (type == QLatin1String("json_schema")) {
+                const QJsonValue schema = f.toObject()
+                                              .value(QLatin1String("json_schema"))
+                                              .toObject()
+                                              .value(QLatin1String("schema"));
+                if (!schema.isObject())
+                    return fail(
+                        invalid(QStringLiteral("'response_format.json_schema.schema' must be "
+                                               "a JSON schema object."),
+                                QStringLiteral("response_format.json_schema.schema"),
+                                QStringLiteral("invalid_value")));
+                const auto raw =
+                    RawJson(body).member({QStringLiteral("response_format"),
+                                          QStringLiteral("json_schema"), QStringLiteral("schema")});
+                c.json_schema = raw ? raw->toStdString() : compactJson(schema).toStdString();
+            }
+            req.constraint = c;
+        } else if (type != QLatin1String("text")) {
+            return fail(invalid(QStringLiteral("'response_format.type' must be \"text\", "
+                                               "\"json_object\" or \"json_schema\"."),
+                                QStringLiteral("response_format"),
+                                QStringLiteral("invalid_value")));
+        }
     }
 
     req.max_tokens = limits.defaultMaxTokens;
@@ -395,8 +687,51 @@ QJsonObject usageJson(const powerinfer::GenerateResult& result) {
     return u;
 }
 
+ToolCallReply parseToolCalls(const std::string& text, const QStringList& toolNames,
+                             const QString& idPrefix) {
+    ToolCallReply reply;
+    reply.content = QString::fromStdString(text);
+    const std::string open = kToolCallOpen, close = "</tool_call>";
+    size_t at = text.find(open);
+    if (at == std::string::npos) return reply;
+    const QString before = QString::fromStdString(text.substr(0, at)).trimmed();
+    QJsonArray calls;
+    while (at != std::string::npos) {
+        const size_t from = at + open.size();
+        size_t end = text.find(close, from);
+        // A reply cut by max_tokens may lack the closing tag.
+        const std::string inner =
+            text.substr(from, end == std::string::npos ? std::string::npos : end - from);
+        QJsonParseError error;
+        const QJsonDocument doc = QJsonDocument::fromJson(QByteArray::fromStdString(inner), &error);
+        if (error.error != QJsonParseError::NoError || !doc.isObject()) return reply;
+        const QJsonObject o = doc.object();
+        const QString name = o.value(QLatin1String("name")).toString();
+        QJsonValue args = o.value(QLatin1String("arguments"));
+        if (args.isUndefined()) args = o.value(QLatin1String("parameters"));
+        if (args.isString()) {  // some models write the arguments as JSON text
+            const QJsonDocument a = QJsonDocument::fromJson(args.toString().toUtf8());
+            if (a.isObject()) args = a.object();
+        }
+        if (!toolNames.contains(name) || !args.isObject()) return reply;
+        const QJsonObject fn{
+            {QLatin1String("name"), name},
+            {QLatin1String("arguments"),
+             QString::fromUtf8(QJsonDocument(args.toObject()).toJson(QJsonDocument::Compact))}};
+        calls.append(QJsonObject{{QLatin1String("id"), idPrefix + QString::number(calls.size())},
+                                 {QLatin1String("type"), QStringLiteral("function")},
+                                 {QLatin1String("function"), fn}});
+        if (end == std::string::npos) break;
+        at = text.find(open, end + close.size());
+    }
+    reply.content = before;
+    reply.calls = calls;
+    return reply;
+}
+
 QJsonObject completionResponse(Endpoint endpoint, const ResponseIdentity& who,
-                               const powerinfer::GenerateResult& result) {
+                               const powerinfer::GenerateResult& result,
+                               const ToolCallReply* tools) {
     QJsonObject o = envelope(endpoint, who, false);
     QJsonObject choice;
     choice.insert(QLatin1String("index"), 0);
@@ -404,13 +739,21 @@ QJsonObject completionResponse(Endpoint endpoint, const ResponseIdentity& who,
     if (endpoint == Endpoint::ChatCompletions) {
         QJsonObject message;
         message.insert(QLatin1String("role"), QStringLiteral("assistant"));
-        message.insert(QLatin1String("content"), text);
+        if (tools && !tools->calls.isEmpty()) {
+            message.insert(QLatin1String("content"),
+                           tools->content.isEmpty() ? QJsonValue() : QJsonValue(tools->content));
+            message.insert(QLatin1String("tool_calls"), tools->calls);
+        } else {
+            message.insert(QLatin1String("content"), text);
+        }
         choice.insert(QLatin1String("message"), message);
     } else {
         choice.insert(QLatin1String("text"), text);
         choice.insert(QLatin1String("logprobs"), QJsonValue());
     }
-    choice.insert(QLatin1String("finish_reason"), finishReasonName(result.finish));
+    choice.insert(QLatin1String("finish_reason"), tools && !tools->calls.isEmpty()
+                                                      ? QStringLiteral("tool_calls")
+                                                      : finishReasonName(result.finish));
     o.insert(QLatin1String("choices"), QJsonArray{choice});
     o.insert(QLatin1String("usage"), usageJson(result));
     return o;

@@ -4,8 +4,10 @@
 #pragma once
 
 #include <QByteArray>
+#include <QJsonArray>
 #include <QJsonObject>
 #include <QString>
+#include <QStringList>
 #include <optional>
 #include <string>
 #include <vector>
@@ -33,6 +35,10 @@ struct CompletionCall {
     powerinfer::GenerateRequest request;
     bool stream = false;
     bool includeUsage = false;  // stream_options.include_usage
+    // Tools were offered (tool_choice not "none"): the reply's <tool_call>
+    // blocks become tool_calls. The names are those of the tools offered.
+    bool parseToolCalls = false;
+    QStringList toolNames;
 };
 
 struct ParseLimits {
@@ -52,6 +58,22 @@ ParseOutcome parseCompletionRequest(Endpoint endpoint, const QByteArray& body,
 
 QString finishReasonName(powerinfer::FinishReason reason);
 
+// The tag a tool call starts with in the model's reply (both tool formats,
+// powerinfer::ModelInfo::tool_call_format, ask the model for it).
+inline constexpr const char* kToolCallOpen = "<tool_call>";
+
+// A reply split into its text and its tool calls: each
+// <tool_call>{"name": ..., "arguments": {...}}</tool_call> block naming one of
+// `toolNames` becomes {"id", "type": "function", "function": {"name",
+// "arguments": JSON text}}; ids are idPrefix + index. A block that is not
+// such JSON leaves the whole reply as text (no calls).
+struct ToolCallReply {
+    QString content;  // the text before the first call (trimmed), or the whole reply
+    QJsonArray calls;
+};
+ToolCallReply parseToolCalls(const std::string& text, const QStringList& toolNames,
+                             const QString& idPrefix);
+
 struct ResponseIdentity {
     QString id;  // "chatcmpl-..." or "cmpl-..."
     qint64 created = 0;
@@ -59,8 +81,11 @@ struct ResponseIdentity {
 };
 
 QJsonObject usageJson(const powerinfer::GenerateResult& result);
+// With `tools` holding calls, the message carries tool_calls (content null
+// when there is no text) and finish_reason is "tool_calls".
 QJsonObject completionResponse(Endpoint endpoint, const ResponseIdentity& who,
-                               const powerinfer::GenerateResult& result);
+                               const powerinfer::GenerateResult& result,
+                               const ToolCallReply* tools = nullptr);
 // One streamed chunk. For chat, `delta` is the delta object; for completions
 // its "content" becomes "text". finishReason empty: null.
 QJsonObject streamChunk(Endpoint endpoint, const ResponseIdentity& who, const QJsonObject& delta,

@@ -59,6 +59,10 @@ struct Flags {
     QCommandLineOption vram{QStringLiteral("vram-budget-mb"),
                             QStringLiteral("Device memory the placement may use (-1 = automatic)."),
                             QStringLiteral("mb")};
+    QCommandLineOption concurrency{
+        QStringLiteral("concurrency"),
+        QStringLiteral("Requests decoded together, one forward pass per step (default 1)."),
+        QStringLiteral("n"), QStringLiteral("1")};
     QCommandLineOption maxQueue{
         QStringLiteral("max-queue"),
         QStringLiteral("Requests that may wait for the model (default 64); more get 429."),
@@ -76,9 +80,10 @@ struct Flags {
                             QStringLiteral("Show this help and exit.")};
 
     void addTo(QCommandLineParser& p) const {
-        p.addOptions({model,   host,       port,     apiKey,  insecure,       sparse,   dense,
-                      threads, ctx,        gpu,      hot,     predictor,      prefetch, cache,
-                      vram,    activation, maxQueue, maxBody, requestTimeout, version,  help});
+        p.addOptions({model,          host,    port, apiKey,     insecure, sparse,
+                      dense,          threads, ctx,  gpu,        hot,      predictor,
+                      prefetch,       cache,   vram, activation, maxQueue, maxBody,
+                      requestTimeout, version, help, concurrency});
     }
 };
 
@@ -177,6 +182,7 @@ OptionsOutcome parseServerOptions(const QStringList& args, const QProcessEnviron
     if (p.isSet(f.sparse)) t.sparse = true;
     if (p.isSet(f.dense)) t.sparse = false;
     check(readNumber(p, f.threads, 0, 1024, &load.n_threads));
+    check(readNumber(p, f.concurrency, 1, 64, &o.concurrency));
     check(readNumber(p, f.ctx, 16, 1 << 20, &load.n_ctx));
     int gpu = -2;
     check(readNumber(p, f.gpu, -1, 64, &gpu));

@@ -19,6 +19,8 @@ struct ServerOptions {
     QHostAddress address = QHostAddress(QHostAddress::LocalHost);
     quint16 port = 8080;
     bool insecure = false;
+    // Requests decoded together (continuous batching); 1 = one at a time.
+    int concurrency = 1;
     ServerConfig server;  // API key, limits
     bool showVersion = false;
     bool showHelp = false;

@@ -51,8 +51,9 @@ struct Harness {
     quint16 port = 0;
 
     Harness(std::unique_ptr<powerinfer::Engine> engine, ServerConfig config,
-            QString modelId = QStringLiteral("scripted-model")) {
-        backend = std::make_unique<EngineThreadBackend>(std::move(engine), modelId);
+            QString modelId = QStringLiteral("scripted-model"), int concurrency = 1) {
+        backend =
+            std::make_unique<EngineThreadBackend>(std::move(engine), modelId, nullptr, concurrency);
         server = std::make_unique<ApiServer>(backend.get(), std::move(config));
         QString error;
         port = server->start(QHostAddress(QHostAddress::LocalHost), 0, &error);

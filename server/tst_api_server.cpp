@@ -329,7 +329,7 @@ private slots:
         QTest::newRow("tools") << QByteArray("POST") << chat
                                << QByteArray(R"({"messages":[{"role":"user","content":"x"}],)"
                                              R"("tools":[{"type":"function"}]})")
-                               << 400 << "unsupported_parameter";
+                               << 400 << "invalid_type";
         QTest::newRow("engine fails")
             << QByteArray("POST") << chat
             << QByteArray(R"({"messages":[{"role":"user","content":"<<crash>>"}]})") << 500

@@ -60,6 +60,20 @@ private slots:
         delete job;
     }
 
+    // --concurrency on an engine that cannot batch: said, and served one at
+    // a time (never silently).
+    void concurrencyFallsBackWithAReason() {
+        EngineThreadBackend backend(scriptedEngine(std::chrono::milliseconds(0)), "m", nullptr, 4);
+        QCOMPARE(backend.concurrency(), 1);
+        QVERIFY2(backend.batchingNote().contains("one at a time"),
+                 qPrintable(backend.batchingNote()));
+        CompletionJob* job = backend.submit(prompt(2));
+        const auto terminal = waitForTerminal(job);
+        QVERIFY(terminal);
+        QCOMPARE(terminal->result.generated_tokens, 2);
+        delete job;
+    }
+
     // The HTTP layer may delete a job as soon as its terminal event arrives,
     // and then destroy the backend: the engine thread must not reach the job
     // after posting that event (it once cancelled a freed job in the

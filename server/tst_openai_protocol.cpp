@@ -1,3 +1,4 @@
+#include <QFile>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QTest>
@@ -10,6 +11,20 @@ namespace {
 
 ParseOutcome chat(const QByteArray& body, ParseLimits limits = {}) {
     return parseCompletionRequest(Endpoint::ChatCompletions, body, limits);
+}
+
+// A request body the openai Python client sent (tests/fixtures/
+// openai_requests.json, tests/reference/make_openai_fixtures.py).
+QByteArray clientRequest(const char* name) {
+    QFile f(QStringLiteral(POWERINFER_SOURCE_DIR "/tests/fixtures/openai_requests.json"));
+    if (!f.open(QIODevice::ReadOnly)) return {};
+    const QJsonObject body = QJsonDocument::fromJson(f.readAll())
+                                 .object()
+                                 .value(QLatin1String("requests"))
+                                 .toObject()
+                                 .value(QLatin1String(name))
+                                 .toObject();
+    return QJsonDocument(body).toJson(QJsonDocument::Compact);
 }
 
 }  // namespace
@@ -149,23 +164,35 @@ private slots:
                                        << "invalid_value";
         QTest::newRow("prompt object") << p << QByteArray(R"({"prompt":{}})") << "prompt"
                                        << "invalid_type";
-        // Issue 17: silently ignored before; refused until supported.
-        QTest::newRow("tools") << c
-                               << ("{" + msg +
-                                   R"(,"tools":[{"type":"function","function":{"name":"f"}}]})")
-                               << "tools"
-                               << "unsupported_parameter";
+        // Issue 17 refused tools and response_format; issue 18 serves them
+        // and refuses what it cannot serve.
+        QTest::newRow("tool without function")
+            << c << ("{" + msg + R"(,"tools":[{"type":"function"}]})") << "tools[0].function"
+            << "invalid_type";
+        QTest::newRow("tool_choice names no tool")
+            << c
+            << ("{" + msg +
+                R"(,"tools":[{"type":"function","function":{"name":"f"}}],"tool_choice":{"type":"function","function":{"name":"g"}}})")
+            << "tool_choice"
+            << "invalid_value";
+        QTest::newRow("tool_choice without tools")
+            << c << ("{" + msg + R"(,"tool_choice":"required"})") << "tool_choice"
+            << "invalid_value";
+        QTest::newRow("tools on completions")
+            << p
+            << QByteArray(R"({"prompt":"x","tools":[{"type":"function","function":{"name":"f"}}]})")
+            << "tools"
+            << "unsupported_parameter";
         QTest::newRow("functions")
             << c << ("{" + msg + R"(,"functions":[{"name":"f"}]})") << "functions"
             << "unsupported_parameter";
-        QTest::newRow("json mode")
-            << c << ("{" + msg + R"(,"response_format":{"type":"json_object"}})")
-            << "response_format"
-            << "unsupported_parameter";
-        QTest::newRow("json schema on completions")
+        QTest::newRow("unknown response_format")
+            << c << ("{" + msg + R"(,"response_format":{"type":"xml"}})") << "response_format"
+            << "invalid_value";
+        QTest::newRow("json schema without a schema")
             << p << QByteArray(R"({"prompt":"x","response_format":{"type":"json_schema"}})")
-            << "response_format"
-            << "unsupported_parameter";
+            << "response_format.json_schema.schema"
+            << "invalid_value";
     }
     void plainTextFormatAndNoToolsAreAccepted() {
         const QByteArray msg = R"("messages":[{"role":"user","content":"x"}])";
@@ -186,6 +213,135 @@ private slots:
         QCOMPARE(out.error.param, param);
         QCOMPARE(out.error.code, code);
         QVERIFY(!out.error.message.isEmpty());
+    }
+
+    void toolRequestsBecomeAConversationAndAConstraint() {
+        ParseOutcome o = chat(clientRequest("tool_required"));
+        QVERIFY2(o.call, qPrintable(o.error.message));
+        QVERIFY(o.call->parseToolCalls);
+        QCOMPARE(o.call->toolNames, (QStringList{"get_weather", "add"}));
+        const auto& c = *o.call->request.constraint;
+        QCOMPARE(c.prefix, std::string("<tool_call>\n"));
+        QCOMPARE(c.suffix, std::string("\n</tool_call>"));
+        // Both tools, their parameter schemas verbatim (declared order).
+        const QString schema = QString::fromStdString(c.json_schema);
+        QVERIFY2(
+            schema.startsWith(
+                R"({"anyOf":[{"type":"object","properties":{"name":{"const":"get_weather"},"arguments":{)") &&
+                schema.contains(R"("city":{"description":"The city, e.g. Paris","type":"string"})"),
+            qPrintable(schema));
+        QVERIFY(schema.contains(R"({"const":"add"})"));
+        QVERIFY(o.call->request.chat_json.find("\"tools\"") != std::string::npos);
+
+        o = chat(clientRequest("tool_named_stream"));
+        QVERIFY(o.call && o.call->stream);
+        QVERIFY(!QString::fromStdString(o.call->request.constraint->json_schema).contains("anyOf"));
+        QVERIFY(QString::fromStdString(o.call->request.constraint->json_schema)
+                    .contains(R"({"const":"get_weather"})"));
+
+        // The agent's second turn: the client's assistant message (content
+        // null, tool_calls) and the tool's result.
+        o = chat(clientRequest("tool_result"));
+        QVERIFY2(o.call, qPrintable(o.error.message));
+        QVERIFY(!o.call->request.constraint);  // tool_choice auto
+        const QJsonObject conv =
+            QJsonDocument::fromJson(QByteArray::fromStdString(o.call->request.chat_json)).object();
+        const QJsonArray messages = conv.value(QLatin1String("messages")).toArray();
+        QCOMPARE(messages.size(), 3);
+        const QJsonObject assistant = messages.at(1).toObject();
+        QVERIFY(assistant.value(QLatin1String("content")).isNull());
+        const QJsonObject fn = assistant.value(QLatin1String("tool_calls"))
+                                   .toArray()
+                                   .at(0)
+                                   .toObject()
+                                   .value(QLatin1String("function"))
+                                   .toObject();
+        QCOMPARE(fn.value(QLatin1String("arguments")).toString(),
+                 QStringLiteral(R"({"city": "Paris"})"));
+        QCOMPARE(messages.at(2).toObject().value(QLatin1String("tool_call_id")).toString(),
+                 QStringLiteral("call_0"));
+        QCOMPARE(conv.value(QLatin1String("tools")).toArray().size(), 2);
+
+        // tool_choice "none": no tools for the model, nothing parsed.
+        o = chat(
+            R"({"messages":[{"role":"user","content":"x"}],"tools":[{"type":"function","function":{"name":"f"}}],"tool_choice":"none"})");
+        QVERIFY(o.call && !o.call->parseToolCalls && o.call->request.chat_json.empty());
+    }
+
+    void responseFormatsBecomeConstraints() {
+        ParseOutcome o = chat(clientRequest("json_object"));
+        QVERIFY(o.call);
+        QCOMPARE(o.call->request.constraint->json_schema, std::string(R"({"type":"object"})"));
+        QVERIFY(o.call->request.constraint->prefix.empty());
+        // The schema is passed on as written: its property order is what
+        // the sampler writes.
+        o = chat(
+            R"({"messages":[{"role":"user","content":"x"}],"response_format":{"type":"json_schema","json_schema":{"name":"n","schema":{"type":"object","properties":{"zeta":{"type":"string"},"alpha":{"type":"integer"}},"required":["zeta"]},"strict":true}}})");
+        QVERIFY(o.call);
+        QCOMPARE(
+            o.call->request.constraint->json_schema,
+            std::string(
+                R"({"type":"object","properties":{"zeta":{"type":"string"},"alpha":{"type":"integer"}},"required":["zeta"]})"));
+        o = chat(clientRequest("json_schema_parse"));
+        QVERIFY(o.call);
+        QVERIFY(QString::fromStdString(o.call->request.constraint->json_schema)
+                    .startsWith(R"({"$defs")"));
+    }
+
+    void toolCallsAreParsedFromTheReply() {
+        const QStringList tools{"get_weather", "add"};
+        ToolCallReply r = parseToolCalls(
+            "<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": "
+            "\"Paris\"}}\n</tool_call>",
+            tools, "call_x_");
+        QCOMPARE(r.calls.size(), 1);
+        QVERIFY(r.content.isEmpty());
+        QJsonObject call = r.calls.at(0).toObject();
+        QCOMPARE(call.value(QLatin1String("id")).toString(), QStringLiteral("call_x_0"));
+        QCOMPARE(call.value(QLatin1String("type")).toString(), QStringLiteral("function"));
+        QCOMPARE(call.value(QLatin1String("function"))
+                     .toObject()
+                     .value(QLatin1String("arguments"))
+                     .toString(),
+                 QStringLiteral(R"({"city":"Paris"})"));
+        // Text first, two calls (Qwen2.5 writes them one after another), the
+        // last one cut off before its closing tag.
+        r = parseToolCalls(
+            "Let me check.\n<tool_call>\n{\"name\": \"add\", \"arguments\": {\"a\": 1, \"b\": "
+            "2}}\n</tool_call>\n"
+            "<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Oslo\"}}",
+            tools, "c");
+        QCOMPARE(r.calls.size(), 2);
+        QCOMPARE(r.content, QStringLiteral("Let me check."));
+        QCOMPARE(r.calls.at(1)
+                     .toObject()
+                     .value(QLatin1String("function"))
+                     .toObject()
+                     .value(QLatin1String("name"))
+                     .toString(),
+                 QStringLiteral("get_weather"));
+        // Not a call: malformed JSON, or a function nobody offered.
+        for (const char* text :
+             {"<tool_call>\n{\"name\": \"add\", \"arguments\": {\n</tool_call>",
+              "<tool_call>{\"name\": \"rm_rf\", \"arguments\": {}}</tool_call>"}) {
+            r = parseToolCalls(text, tools, "c");
+            QVERIFY(r.calls.isEmpty());
+            QCOMPARE(r.content, QString::fromUtf8(text));
+        }
+        // The reply object: content null, finish_reason tool_calls.
+        r = parseToolCalls("<tool_call>{\"name\": \"add\", \"arguments\": {}}</tool_call>", tools,
+                           "c");
+        powerinfer::GenerateResult result;
+        result.finish = powerinfer::FinishReason::Stop;
+        const QJsonObject o =
+            completionResponse(Endpoint::ChatCompletions, {"id", 1, "m"}, result, &r);
+        const QJsonObject choice = o.value(QLatin1String("choices")).toArray().at(0).toObject();
+        QCOMPARE(choice.value(QLatin1String("finish_reason")).toString(),
+                 QStringLiteral("tool_calls"));
+        QVERIFY(choice.value(QLatin1String("message"))
+                    .toObject()
+                    .value(QLatin1String("content"))
+                    .isNull());
     }
 
     void errorObjectHasTheOpenAiShape() {

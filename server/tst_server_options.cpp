@@ -24,6 +24,7 @@ private slots:
         QVERIFY(out.options->server.apiKey.isEmpty());
         QCOMPARE(out.options->load.model_path.string(), std::string("m.gguf"));
         QCOMPARE(out.options->load.device, std::string("auto"));
+        QCOMPARE(out.options->concurrency, 1);  // one request at a time unless asked
     }
 
     void refusesToExposeTheModelWithoutAKey() {
@@ -66,7 +67,8 @@ private slots:
                    QStringLiteral("2048"),      QStringLiteral("--predictor-threshold"),
                    QStringLiteral("0.4"),       QStringLiteral("--port"),
                    QStringLiteral("0"),         QStringLiteral("--max-body-kb"),
-                   QStringLiteral("64")});
+                   QStringLiteral("64"),        QStringLiteral("--concurrency"),
+                   QStringLiteral("4")});
         QVERIFY2(out.options, qPrintable(out.error));
         const auto& l = out.options->load;
         QCOMPARE(l.n_threads, 3);
@@ -80,6 +82,7 @@ private slots:
         QCOMPARE(l.tuning.predictor_threshold, 0.4);
         QCOMPARE(out.options->port, quint16(0));
         QCOMPARE(out.options->server.limits.maxBodyBytes, qint64(64 * 1024));
+        QCOMPARE(out.options->concurrency, 4);
         QCOMPARE(parse({QStringLiteral("-m"), QStringLiteral("m"), QStringLiteral("--gpu"),
                         QStringLiteral("-1")})
                      .options->load.device,
@@ -94,6 +97,8 @@ private slots:
         QTest::newRow("threshold range")
             << QStringList{"-m", "m", "--hot-neuron-threshold", "2"} << "--hot-neuron-threshold";
         QTest::newRow("threads text") << QStringList{"-m", "m", "--threads", "many"} << "--threads";
+        QTest::newRow("concurrency 0")
+            << QStringList{"-m", "m", "--concurrency", "0"} << "--concurrency";
         QTest::newRow("fractional ctx") << QStringList{"-m", "m", "--ctx", "100.5"} << "--ctx";
         QTest::newRow("bad host") << QStringList{"-m", "m", "--host", "example"} << "--host";
         QTest::newRow("sparse and dense")

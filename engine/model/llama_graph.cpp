@@ -33,9 +33,27 @@ void Model::attention_block(int il, backend::Compute& be, Scratch& s, int64_t n,
     if (L.v_bias) be.add_bias(s.v, L.v_bias, n, c.v_dim());
     if (L.q_norm) be.rms_norm(s.q, L.q_norm, s.q, n * c.n_head, hd, c.rms_eps);
     if (L.k_norm) be.rms_norm(s.k, L.k_norm, s.k, n * c.n_head_kv, hd, c.rms_eps);
-    be.rope(s.q, n, c.n_head, hd, s.rope, n_past);
-    be.rope(s.k, n, c.n_head_kv, hd, s.rope, n_past);
-    cached_attention(il, be, s, n, n_past, 1.0f / std::sqrt(static_cast<float>(hd)), 0);
+    const float scale = 1.0f / std::sqrt(static_cast<float>(hd));
+    if (rows_) {
+        // Several sequences: each row at its own position, in its own cache.
+        for (int64_t i = 0; i < n; ++i) {
+            Scratch row = s;
+            row.q += i * c.q_dim();
+            row.k += i * c.kv_dim();
+            row.v += i * c.v_dim();
+            row.attn += i * c.n_head * c.head_dim_v;
+            const int64_t pos = rows_->positions[i];
+            be.rope(row.q, 1, c.n_head, hd, s.rope, pos);
+            be.rope(row.k, 1, c.n_head_kv, hd, s.rope, pos);
+            slot_ = rows_->seq_slots[i];
+            cached_attention(il, be, row, 1, pos, scale, 0);
+        }
+        slot_ = 0;
+    } else {
+        be.rope(s.q, n, c.n_head, hd, s.rope, n_past);
+        be.rope(s.k, n, c.n_head_kv, hd, s.rope, n_past);
+        cached_attention(il, be, s, n, n_past, scale, 0);
+    }
     be.matmul(L.o, s.attn, n, s.tmp);
     be.add(s.x, s.tmp, n * E);
 }
@@ -46,8 +64,9 @@ void Model::cached_attention(int il, backend::Compute& be, Scratch& s, int64_t n
                              float scale, int64_t window) {
     const Resident& r = resident_[static_cast<size_t>(il)];
     const ModelConfig& c = cfg_;
-    void* values = static_cast<uint8_t*>(r.kv) + r.kv_values;
-    be.store_kv(s.k, r.kv, n, c.n_head_kv, n_ctx_, c.head_dim, n_past);
+    void* keys = kv_of(il);
+    void* values = static_cast<uint8_t*>(keys) + r.kv_values;
+    be.store_kv(s.k, keys, n, c.n_head_kv, n_ctx_, c.head_dim, n_past);
     be.store_kv(s.v, values, n, c.n_head_kv, n_ctx_, c.head_dim_v, n_past);
     backend::AttentionShape shape;
     shape.n_head = c.n_head;
@@ -57,7 +76,7 @@ void Model::cached_attention(int il, backend::Compute& be, Scratch& s, int64_t n
     shape.n_ctx = n_ctx_;
     shape.scale = scale;
     shape.window = window;
-    be.attention(shape, s.q, r.kv, values, n, n_past, s.attn);
+    be.attention(shape, s.q, keys, values, n, n_past, s.attn);
 }
 
 void Model::ffn_block(int il, backend::Compute& be, Scratch& s, int64_t n) {

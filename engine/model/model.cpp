@@ -77,6 +77,7 @@ Model::Model(std::shared_ptr<const gguf::GgufFile> file, tensor::ThreadPool& poo
 }
 
 Model::~Model() {
+    release_sequence_slots(0);
     release_device();
     for (auto& r : resident_)
         if (r.kv) host_->release(r.kv);
@@ -262,6 +263,7 @@ std::string Model::unsupported_on(const backend::Compute& device, OffloadParts p
 std::string Model::set_plan(const GraphPlan& want, backend::Compute* device) {
     release_device();
     if (!device || !want.any_device()) return {};
+    release_sequence_slots(0);  // one KV cache per layer on a device
     using backend::MemCategory;
     bool any_ffn = false;
     for (int il = 0; il < static_cast<int>(cfg_.n_layer); ++il)
@@ -423,6 +425,83 @@ int64_t Model::kv_cache_bytes() const {
 }
 
 const float* Model::last_hidden() const { return host_s_.x; }
+
+void* Model::kv_of(int il) const {
+    if (slot_ == 0) return resident_[static_cast<size_t>(il)].kv;
+    return extra_kv_[static_cast<size_t>(slot_ - 1)][static_cast<size_t>(il)];
+}
+
+void Model::release_sequence_slots(size_t keep) {
+    while (extra_kv_.size() > keep) {
+        for (void* kv : extra_kv_.back()) host_->release(kv);
+        extra_kv_.pop_back();
+    }
+}
+
+void Model::set_sequence_slots(int n_slots) {
+    n_slots = std::max(1, n_slots);
+    if (n_slots > 1 && cfg_.family != Family::Llama)
+        throw EngineError(cfg_.arch + " models run one sequence at a time in this version");
+    if (n_slots > 1 && device_)
+        throw EngineError(
+            "several sequences run on the CPU only: layers on the GPU keep one "
+            "KV cache (use --gpu-layers 0 or one request at a time)");
+    release_sequence_slots(static_cast<size_t>(n_slots - 1));
+    while (sequence_slots() < n_slots) {
+        std::vector<void*> layers;
+        for (const Resident& r : resident_) {
+            const int64_t bytes =
+                r.kv_values + n_ctx_ * cfg_.v_dim() * static_cast<int64_t>(sizeof(uint16_t));
+            layers.push_back(host_->allocate(backend::MemCategory::KvCache, bytes));
+        }
+        extra_kv_.push_back(std::move(layers));
+    }
+}
+
+void Model::forward(const int32_t* tokens, int64_t n, int64_t n_past, int64_t n_logits,
+                    float* logits, int slot) {
+    if (slot < 0 || slot >= sequence_slots())
+        throw EngineError("sequence slot " + std::to_string(slot) + " does not exist");
+    struct Restore {
+        int& s;
+        ~Restore() { s = 0; }
+    } restore{slot_};
+    slot_ = slot;
+    forward(tokens, n, n_past, n_logits, logits);
+}
+
+void Model::forward_sequences(const int32_t* tokens, const int* seq_slots, const int64_t* positions,
+                              int64_t n, float* logits) {
+    if (n <= 0) return;
+    if (n > chunk_size_ || n > sequence_slots())
+        throw EngineError("a step of " + std::to_string(n) + " sequences exceeds the " +
+                          std::to_string(sequence_slots()) + " slots or the chunk size");
+    for (int64_t i = 0; i < n; ++i) {
+        if (seq_slots[i] < 0 || seq_slots[i] >= sequence_slots())
+            throw EngineError("sequence slot " + std::to_string(seq_slots[i]) + " does not exist");
+        for (int64_t j = 0; j < i; ++j)
+            if (seq_slots[j] == seq_slots[i])
+                throw EngineError("a step holds sequence slot " + std::to_string(seq_slots[i]) +
+                                  " twice");
+        if (positions[i] < 0 || positions[i] >= n_ctx_)
+            throw EngineError("position " + std::to_string(positions[i]) +
+                              " exceeds the context of " + std::to_string(n_ctx_) + " tokens");
+        if (tokens[i] < 0 || tokens[i] >= cfg_.n_vocab)
+            throw EngineError("token id " + std::to_string(tokens[i]) +
+                              " is outside the vocabulary of " + std::to_string(cfg_.n_vocab));
+    }
+    const SequenceRows rows{seq_slots, positions};
+    struct Restore {
+        const SequenceRows*& r;
+        int& s;
+        ~Restore() {
+            r = nullptr;
+            s = 0;
+        }
+    } restore{rows_, slot_};
+    rows_ = &rows;
+    forward_chunk(tokens, n, 0, 0, logits);
+}
 
 void Model::forward(const int32_t* tokens, int64_t n, int64_t n_past, int64_t n_logits,
                     float* logits) {

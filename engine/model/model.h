@@ -115,6 +115,24 @@ public:
     // or positions beyond n_ctx.
     void forward(const int32_t* tokens, int64_t n, int64_t n_past, int64_t n_logits, float* logits);
 
+    // Several sequences at once (continuous batching). Slot 0 is the cache
+    // forward() has always used; slots 1..n_slots-1 get KV caches of their
+    // own (n_ctx positions each, host memory). Host plans of the llama
+    // family only: throws EngineError naming why otherwise. Shrinking frees
+    // the dropped slots' caches.
+    void set_sequence_slots(int n_slots);
+    int sequence_slots() const { return 1 + static_cast<int>(extra_kv_.size()); }
+    // forward() over slot `slot`'s cache.
+    void forward(const int32_t* tokens, int64_t n, int64_t n_past, int64_t n_logits, float* logits,
+                 int slot);
+    // One decode step of n sequences: row i is tokens[i] at position
+    // positions[i] of slot seq_slots[i] (distinct slots, n <= chunk_size());
+    // logits[n][n_vocab]. Every matrix is read once for all rows, and each
+    // row's numbers are the bits forward() gives it alone (matmul keeps the
+    // matvec's accumulation order; attention runs per row on its own cache).
+    void forward_sequences(const int32_t* tokens, const int* seq_slots, const int64_t* positions,
+                           int64_t n, float* logits);
+
     // The residual stream after the last forward() for its final token
     // ([n_embd], before the output norm); used by calibration.
     const float* last_hidden() const;
@@ -180,6 +198,18 @@ private:
     GraphPlan plan_;
     backend::Compute* device_ = nullptr;
     std::vector<Resident> resident_;  // per layer
+    // Sequence slots 1.. ([slot - 1][layer]: keys, then values at the
+    // layer's kv_values), the slot forward() runs on, and the per-row slots
+    // and positions of a forward_sequences() step (null otherwise).
+    struct SequenceRows {
+        const int* seq_slots;
+        const int64_t* positions;
+    };
+    std::vector<std::vector<void*>> extra_kv_;
+    int slot_ = 0;
+    const SequenceRows* rows_ = nullptr;
+    void* kv_of(int il) const;
+    void release_sequence_slots(size_t keep);
     Scratch host_s_, device_s_;
     void* device_out_ = nullptr;       // output norm, head and one logits row on the device
     tensor::WeightView device_head_;

@@ -10,7 +10,9 @@
 #include "model/layer_plan.h"
 #include "model/model.h"
 #include "runtime/device_select.h"
+#include "runtime/json_grammar.h"
 #include "runtime/stop_strings.h"
+#include "runtime/tool_prompt.h"
 #include "sparse/hybrid_ffn.h"
 #include "sparse/sidecar.h"
 #include "tensor/quant.h"
@@ -128,6 +130,7 @@ std::unique_ptr<LocalEngine> LocalEngine::load(const LoadOptions& options) {
                 "settings.";
         }
     }
+    e->tool_native_ = template_writes_tool_calls(source) && e->template_->jinja.has_value();
     e->logits_.resize(static_cast<size_t>(e->model_->config().n_vocab));
     report(0.95f);
 
@@ -148,6 +151,7 @@ std::unique_ptr<LocalEngine> LocalEngine::load(const LoadOptions& options) {
     info.n_ctx = static_cast<int>(e->model_->n_ctx());
     info.chat_template_name = e->template_->name;
     info.template_warning = e->template_->warning;
+    info.tool_call_format = e->tool_native_ ? "native" : "prompted";
     auto sidecar = options.sidecar_path;
     if (sidecar.empty()) {
         sidecar = path;
@@ -221,6 +225,23 @@ std::unique_ptr<LocalEngine> LocalEngine::load(const LoadOptions& options) {
     report(1.0f);
     return e;
 }
+
+// One generation of a batched run (start_sequence .. step).
+struct LocalEngine::Sequence {
+    GenerateRequest request;
+    std::vector<int32_t> prompt;
+    size_t n_keep = 0;     // prompt tokens found in the slot's cache
+    size_t evaluated = 0;  // prompt tokens in the slot's cache so far
+    bool decoding = false;
+    bool cancelled = false;
+    Sampler sampler;
+    std::unique_ptr<StreamingDetokenizer> detok;
+    std::unique_ptr<StopStringMatcher> stops;
+    std::unique_ptr<GrammarMatcher> matcher;
+    std::vector<float> logits;
+    GenerateResult result;
+    Clock::time_point t_start, t_prompt, t_token, t_first;
+};
 
 LocalEngine::~LocalEngine() {
     if (model_) model_->set_plan({}, nullptr);  // before the devices its buffers are on
@@ -324,6 +345,17 @@ void LocalEngine::setup_layer_offload(const LoadOptions& options) {
     if (!note.empty()) info_.offload_status += " (" + note + ")";
 }
 
+std::string LocalEngine::request_problem(const GenerateRequest& request) const {
+    if (!request.constraint) return {};
+    try {
+        compile_json_schema_text(request.constraint->json_schema, request.constraint->prefix,
+                                 request.constraint->suffix);
+    } catch (const EngineError& e) {
+        return e.what();
+    }
+    return {};
+}
+
 std::string LocalEngine::format_chat(const std::vector<ChatMessage>& messages) const {
     return template_->format(messages, true);
 }
@@ -391,8 +423,11 @@ void LocalEngine::apply_pending_tuning() {
 }
 
 std::vector<int32_t> LocalEngine::prompt_tokens(const GenerateRequest& request) const {
-    if (!request.messages.empty()) {
-        const std::string text = format_chat(request.messages);
+    if (!request.messages.empty() || !request.chat_json.empty()) {
+        const std::string text =
+            request.chat_json.empty()
+                ? format_chat(request.messages)
+                : render_tool_conversation(*template_, tool_native_, request.chat_json);
         // Templates that write the BOS text themselves must not get a second one.
         const bool has_bos =
             tokenizer_->bos() >= 0 && text.rfind(tokenizer_->token_text(tokenizer_->bos()), 0) == 0;
@@ -447,20 +482,110 @@ int LocalEngine::shift_context(int n_keep) {
     return n_discard;
 }
 
+std::vector<int32_t> LocalEngine::checked_prompt(const GenerateRequest& request) const {
+    std::vector<int32_t> prompt = prompt_tokens(request);
+    const int64_t n_ctx = model_->n_ctx();
+    if (prompt.empty()) throw EngineError("the prompt is empty: type something to continue");
+    if (static_cast<int64_t>(prompt.size()) >= n_ctx)
+        throw ContextLengthExceeded("prompt is " + std::to_string(prompt.size()) +
+                                    " tokens but the context holds " + std::to_string(n_ctx) +
+                                    ": shorten the conversation or raise the context size");
+    return prompt;
+}
+
+std::unique_ptr<GrammarMatcher> LocalEngine::constraint_matcher(const GenerateRequest& request) {
+    if (!request.constraint) return nullptr;
+    // Compiled before any work: an unsupported feature is the request's error.
+    auto m = std::make_unique<GrammarMatcher>(compile_json_schema_text(
+        request.constraint->json_schema, request.constraint->prefix, request.constraint->suffix));
+    if (pieces_.empty()) {
+        pieces_.resize(static_cast<size_t>(tokenizer_->n_vocab()));
+        for (int32_t t = 0; t < tokenizer_->n_vocab(); ++t)
+            pieces_[static_cast<size_t>(t)] = tokenizer_->token_to_piece(t);
+    }
+    return m;
+}
+
+std::vector<std::string> LocalEngine::stop_strings(const GenerateRequest& request,
+                                                   bool constrained) const {
+    // A chat turn also ends at the template's end-of-turn text, in case the
+    // model writes it out instead of emitting the control token (not for
+    // constrained output: its grammar says where it ends, and the text could
+    // occur inside a JSON string).
+    std::vector<std::string> out = request.stop;
+    if ((!request.messages.empty() || !request.chat_json.empty()) && !constrained)
+        out.insert(out.end(), template_->stop_strings.begin(), template_->stop_strings.end());
+    return out;
+}
+
+int32_t LocalEngine::sample_token(Sampler& sampler, const float* logits,
+                                  std::span<const int32_t> recent, GrammarMatcher* matcher,
+                                  int64_t left) {
+    const int64_t n_vocab = model_->config().n_vocab;
+    if (!matcher) return sampler.sample(logits, n_vocab, recent);
+    // Only tokens that continue a valid document; end-of-generation only
+    // where the document may end; and each must leave the document closable
+    // in the tokens that remain, so that a reply always parses.
+    int32_t token = sampler.sample(logits, n_vocab, recent, [&](int32_t t) {
+        if (tokenizer_->is_eog(t)) return matcher->accepting();
+        const std::string& piece = pieces_[static_cast<size_t>(t)];
+        if (piece.empty()) return false;
+        const int64_t rest = matcher->finish_bytes_after(piece);
+        return rest >= 0 && rest <= left;
+    });
+    if (token < 0) {
+        // The bound counts bytes and tokens may hold several: when it cannot
+        // be kept, the reply takes the shortest way to the end (every byte
+        // of the token one the document still needs; tokens of several such
+        // bytes get there in time); then any way closer; a budget too small
+        // even for that ends with finish "length".
+        const int64_t now = matcher->finish_bytes();
+        for (const bool shortest : {true, false}) {
+            token = sampler.sample(logits, n_vocab, recent, [&](int32_t t) {
+                if (tokenizer_->is_eog(t)) return matcher->accepting();
+                const std::string& piece = pieces_[static_cast<size_t>(t)];
+                if (piece.empty()) return false;
+                const int64_t rest = matcher->finish_bytes_after(piece);
+                if (rest < 0) return false;
+                return shortest ? rest == now - static_cast<int64_t>(piece.size()) : rest < now;
+            });
+            if (token >= 0) break;
+        }
+    }
+    return token;
+}
+
+TokenMetrics LocalEngine::token_metrics(int64_t index, double token_ms) {
+    TokenMetrics m;
+    m.token_index = index;
+    m.token_ms = token_ms;
+    m.cpu_ms = token_ms;
+    // Dense: every FFN neuron of every layer is computed.
+    m.ffn_neurons_total = model_->config().n_layer * model_->config().n_ff;
+    m.active = m.ffn_neurons_total;
+    if (sparse_) {
+        TokenMetrics sm = sparse_->last_metrics();
+        if (sm.ffn_neurons_total > 0) {
+            sm.token_index = index;
+            sm.token_ms = token_ms;
+            m = std::move(sm);
+        }
+    }
+    std::lock_guard lock(mutex_);
+    last_metrics_ = m;
+    return m;
+}
+
 GenerateResult LocalEngine::generate(const GenerateRequest& request,
                                      const std::function<void(const TokenEvent&)>& on_token,
                                      const std::atomic<bool>* cancel) {
     const auto t_start = Clock::now();
     apply_pending_tuning();
     GenerateResult result;
-    const std::vector<int32_t> prompt = prompt_tokens(request);
+    const std::vector<int32_t> prompt = checked_prompt(request);
     const int64_t n_ctx = model_->n_ctx();
-    if (prompt.empty()) throw EngineError("the prompt is empty: type something to continue");
-    if (static_cast<int64_t>(prompt.size()) >= n_ctx)
-        throw EngineError("prompt is " + std::to_string(prompt.size()) +
-                          " tokens but the context holds " + std::to_string(n_ctx) +
-                          ": shorten the conversation or raise the context size");
     result.prompt_tokens = static_cast<int>(prompt.size());
+    const std::unique_ptr<GrammarMatcher> matcher = constraint_matcher(request);
 
     // Reuse the cached prefix; the last prompt token is always evaluated so
     // that its logits are fresh.
@@ -480,16 +605,8 @@ GenerateResult LocalEngine::generate(const GenerateRequest& request,
 
     sampler_.reset(request.sampling);
     StreamingDetokenizer detok(*tokenizer_);
-    // A chat turn also ends at the template's end-of-turn text, in case the
-    // model writes it out instead of emitting the control token.
-    std::vector<std::string> stop_strings = request.stop;
-    if (!request.messages.empty())
-        stop_strings.insert(stop_strings.end(), template_->stop_strings.begin(),
-                            template_->stop_strings.end());
-    StopStringMatcher stops(std::move(stop_strings));
+    StopStringMatcher stops(stop_strings(request, matcher != nullptr));
     const int shift_keep = keep_on_shift(request, prompt);
-    const int64_t n_layer = model_->config().n_layer, n_ff = model_->config().n_ff;
-    const int64_t n_vocab = model_->config().n_vocab;
     auto t_token = t_start;  // the first token's time includes the prompt
     Clock::time_point t_first;
     int dropped = 0;
@@ -499,24 +616,7 @@ GenerateResult LocalEngine::generate(const GenerateRequest& request,
         TokenEvent ev;
         ev.piece = std::move(piece);
         ev.token = token;
-        ev.metrics.token_index = result.generated_tokens - 1;
-        ev.metrics.token_ms = token_ms;
-        ev.metrics.cpu_ms = token_ms;
-        // Dense: every FFN neuron of every layer is computed.
-        ev.metrics.ffn_neurons_total = n_layer * n_ff;
-        ev.metrics.active = n_layer * n_ff;
-        if (sparse_) {
-            TokenMetrics sm = sparse_->last_metrics();
-            if (sm.ffn_neurons_total > 0) {
-                sm.token_index = ev.metrics.token_index;
-                sm.token_ms = token_ms;
-                ev.metrics = std::move(sm);
-            }
-        }
-        {
-            std::lock_guard lock(mutex_);
-            last_metrics_ = ev.metrics;
-        }
+        ev.metrics = token_metrics(result.generated_tokens - 1, token_ms);
         if (on_token) on_token(ev);
     };
 
@@ -531,13 +631,20 @@ GenerateResult LocalEngine::generate(const GenerateRequest& request,
         }
         const size_t hist = std::min(
             cached_.size(), static_cast<size_t>(std::max(0, request.sampling.repeat_last_n)));
+        const std::span<const int32_t> recent(cached_.data() + cached_.size() - hist, hist);
         const int32_t token =
-            sampler_.sample(logits_.data(), n_vocab,
-                            std::span<const int32_t>(cached_.data() + cached_.size() - hist, hist));
+            sample_token(sampler_, logits_.data(), recent, matcher.get(),
+                         int64_t{request.max_tokens} - result.generated_tokens - 1);
+        if (token < 0) {
+            result.finish = FinishReason::Error;
+            result.notice = "no token of the vocabulary can continue the structured output";
+            break;
+        }
         if (tokenizer_->is_eog(token)) {
             result.finish = FinishReason::Stop;
             break;
         }
+        if (matcher) matcher->accept(pieces_[static_cast<size_t>(token)]);
         ++result.generated_tokens;
         const double token_ms = ms_since(t_token);
         if (result.generated_tokens == 1) {
@@ -546,7 +653,7 @@ GenerateResult LocalEngine::generate(const GenerateRequest& request,
         }
         emit(stops.feed(detok.feed(token)), token, token_ms);
         t_token = Clock::now();
-        if (stops.stopped()) {
+        if (stops.stopped() || (matcher && matcher->finished())) {
             result.finish = FinishReason::Stop;
             break;
         }
@@ -583,6 +690,216 @@ GenerateResult LocalEngine::generate(const GenerateRequest& request,
         result.notice = "context full: the oldest " + std::to_string(dropped) +
                         " tokens were dropped to continue";
     return result;
+}
+
+void LocalEngine::set_max_sequences(int n) {
+    if (n < 1 || n > 64) throw EngineError("the number of sequences must be between 1 and 64");
+    if (active_sequences() > 0)
+        throw EngineError("sequences are running: finish or cancel them first");
+    if (n > model_->chunk_size())
+        throw EngineError(std::to_string(n) + " sequences need a chunk_size of at least " +
+                          std::to_string(n));
+    model_->set_sequence_slots(n);
+    seqs_.clear();
+    seqs_.resize(static_cast<size_t>(n));
+    slot_cached_.assign(static_cast<size_t>(n), {});
+}
+
+int LocalEngine::active_sequences() const {
+    int n = 0;
+    for (const auto& s : seqs_) n += s != nullptr;
+    return n;
+}
+
+std::string LocalEngine::batching_note() const {
+    if (!sparse_) return {};
+    return "sparse model: steps with several sequences compute the FFN dense (the sparse FFN "
+           "runs one token at a time); a lone sequence stays sparse";
+}
+
+int LocalEngine::start_sequence(const GenerateRequest& request) {
+    auto seq = std::make_unique<Sequence>();
+    seq->t_start = Clock::now();
+    apply_pending_tuning();
+    seq->prompt = checked_prompt(request);
+    seq->matcher = constraint_matcher(request);
+    // The free slot whose cache shares the longest prefix with the prompt.
+    int slot = -1;
+    size_t best = 0;
+    for (size_t i = 0; i < seqs_.size(); ++i) {
+        if (seqs_[i]) continue;
+        const size_t common = common_prefix(slot_tokens(static_cast<int>(i)), seq->prompt);
+        if (slot < 0 || common > best) {
+            slot = static_cast<int>(i);
+            best = common;
+        }
+    }
+    if (slot < 0)
+        throw EngineError(seqs_.empty()
+                              ? "batched generation is off (set_max_sequences)"
+                              : "all " + std::to_string(seqs_.size()) + " sequences are busy");
+    seq->n_keep = request.reuse_cache ? std::min(best, seq->prompt.size() - 1) : 0;
+    seq->evaluated = seq->n_keep;
+    slot_tokens(slot).resize(seq->n_keep);
+    seq->request = request;
+    seq->sampler.reset(request.sampling);
+    seq->detok = std::make_unique<StreamingDetokenizer>(*tokenizer_);
+    seq->stops =
+        std::make_unique<StopStringMatcher>(stop_strings(request, seq->matcher != nullptr));
+    seq->logits.resize(static_cast<size_t>(model_->config().n_vocab));
+    seq->result.prompt_tokens = static_cast<int>(seq->prompt.size());
+    seq->t_prompt = seq->t_start;
+    seqs_[static_cast<size_t>(slot)] = std::move(seq);
+    return slot;
+}
+
+void LocalEngine::cancel_sequence(int sequence) {
+    if (sequence >= 0 && static_cast<size_t>(sequence) < seqs_.size() &&
+        seqs_[static_cast<size_t>(sequence)])
+        seqs_[static_cast<size_t>(sequence)]->cancelled = true;
+}
+
+std::vector<SequenceUpdate> LocalEngine::step() {
+    std::vector<SequenceUpdate> out;
+    apply_pending_tuning();
+    auto finish = [&](int slot, FinishReason reason, SequenceUpdate& up) {
+        Sequence& q = *seqs_[static_cast<size_t>(slot)];
+        std::string tail = q.detok->flush();
+        tail = q.stops->stopped() ? std::string() : q.stops->feed(tail) + q.stops->flush();
+        if (!tail.empty()) {
+            q.result.text += tail;
+            TokenEvent ev;
+            ev.piece = std::move(tail);
+            up.events.push_back(std::move(ev));
+        }
+        if (q.result.generated_tokens > 1) {
+            const double ms =
+                std::chrono::duration<double, std::milli>(q.t_token - q.t_first).count();
+            if (ms > 0)
+                q.result.decode_tokens_per_s = (q.result.generated_tokens - 1) * 1000.0 / ms;
+        }
+        if (!q.decoding)
+            q.result.evaluated_prompt_tokens = static_cast<int>(q.evaluated - q.n_keep);
+        q.result.finish = reason;
+        up.finished = true;
+        up.result = std::move(q.result);
+        seqs_[static_cast<size_t>(slot)].reset();  // the slot is free (its cache stays reusable)
+    };
+    for (size_t i = 0; i < seqs_.size(); ++i) {
+        if (!seqs_[i] || !seqs_[i]->cancelled) continue;
+        SequenceUpdate up;
+        up.sequence = static_cast<int>(i);
+        finish(static_cast<int>(i), FinishReason::Cancelled, up);
+        out.push_back(std::move(up));
+    }
+    // One prompt chunk, of the sequences still in their prompt in turn.
+    for (size_t k = 0; k < seqs_.size(); ++k) {
+        const size_t i = (next_prefill_ + k) % seqs_.size();
+        if (!seqs_[i] || seqs_[i]->decoding) continue;
+        Sequence& q = *seqs_[i];
+        const int slot = static_cast<int>(i);
+        const size_t n =
+            std::min(static_cast<size_t>(model_->chunk_size()), q.prompt.size() - q.evaluated);
+        const bool last = q.evaluated + n == q.prompt.size();
+        model_->forward(q.prompt.data() + q.evaluated, static_cast<int64_t>(n),
+                        static_cast<int64_t>(q.evaluated), last ? 1 : 0,
+                        last ? q.logits.data() : nullptr, slot);
+        auto& cache = slot_tokens(slot);
+        cache.insert(cache.end(), q.prompt.begin() + static_cast<std::ptrdiff_t>(q.evaluated),
+                     q.prompt.begin() + static_cast<std::ptrdiff_t>(q.evaluated + n));
+        q.evaluated += n;
+        if (last) {
+            q.decoding = true;
+            q.result.evaluated_prompt_tokens = static_cast<int>(q.prompt.size() - q.n_keep);
+            const double ms = ms_since(q.t_prompt);
+            q.result.prompt_tokens_per_s =
+                ms > 0 ? q.result.evaluated_prompt_tokens * 1000.0 / ms : 0.0;
+            q.t_token = q.t_start;  // the first token's time includes the prompt
+        }
+        next_prefill_ = i + 1;
+        break;
+    }
+    // One token for every sequence past its prompt, then one forward pass
+    // over all of them.
+    std::vector<int32_t> tokens;
+    std::vector<int> slots;
+    std::vector<int64_t> positions;
+    const int64_t n_ctx = model_->n_ctx();
+    for (size_t i = 0; i < seqs_.size(); ++i) {
+        if (!seqs_[i] || !seqs_[i]->decoding) continue;
+        Sequence& q = *seqs_[i];
+        const int slot = static_cast<int>(i);
+        SequenceUpdate up;
+        up.sequence = slot;
+        auto& cache = slot_tokens(slot);
+        if (q.result.generated_tokens >= q.request.max_tokens) {
+            finish(slot, FinishReason::Length, up);
+            out.push_back(std::move(up));
+            continue;
+        }
+        const size_t hist = std::min(
+            cache.size(), static_cast<size_t>(std::max(0, q.request.sampling.repeat_last_n)));
+        const int32_t token = sample_token(
+            q.sampler, q.logits.data(),
+            std::span<const int32_t>(cache.data() + cache.size() - hist, hist), q.matcher.get(),
+            int64_t{q.request.max_tokens} - q.result.generated_tokens - 1);
+        FinishReason reason = FinishReason::Length;
+        bool done = false;
+        if (token < 0) {
+            q.result.notice = "no token of the vocabulary can continue the structured output";
+            reason = FinishReason::Error;
+            done = true;
+        } else if (tokenizer_->is_eog(token)) {
+            reason = FinishReason::Stop;
+            done = true;
+        } else {
+            if (q.matcher) q.matcher->accept(pieces_[static_cast<size_t>(token)]);
+            ++q.result.generated_tokens;
+            const double token_ms = ms_since(q.t_token);
+            if (q.result.generated_tokens == 1) {
+                q.t_first = Clock::now();
+                q.result.time_to_first_token_ms = ms_since(q.t_start);
+            }
+            TokenEvent ev;
+            ev.piece = q.stops->feed(q.detok->feed(token));
+            ev.token = token;
+            ev.metrics = token_metrics(q.result.generated_tokens - 1, token_ms);
+            q.result.text += ev.piece;
+            up.events.push_back(std::move(ev));
+            q.t_token = Clock::now();
+            if (q.stops->stopped() || (q.matcher && q.matcher->finished())) {
+                reason = FinishReason::Stop;
+                done = true;
+            } else if (q.result.generated_tokens >= q.request.max_tokens) {
+                reason = FinishReason::Length;
+                done = true;
+            } else if (static_cast<int64_t>(cache.size()) >= n_ctx) {
+                // No context shift for batched sequences: the reply ends.
+                reason = FinishReason::ContextFull;
+                done = true;
+            }
+        }
+        if (done) {
+            finish(slot, reason, up);
+        } else {
+            cache.push_back(token);
+            tokens.push_back(token);
+            slots.push_back(slot);
+            positions.push_back(static_cast<int64_t>(cache.size() - 1));
+        }
+        if (up.finished || !up.events.empty()) out.push_back(std::move(up));
+    }
+    if (!tokens.empty()) {
+        const auto n_vocab = static_cast<size_t>(model_->config().n_vocab);
+        std::vector<float> logits(tokens.size() * n_vocab);
+        model_->forward_sequences(tokens.data(), slots.data(), positions.data(),
+                                  static_cast<int64_t>(tokens.size()), logits.data());
+        for (size_t r = 0; r < slots.size(); ++r)
+            std::copy(logits.begin() + static_cast<std::ptrdiff_t>(r * n_vocab),
+                      logits.begin() + static_cast<std::ptrdiff_t>((r + 1) * n_vocab),
+                      seqs_[static_cast<size_t>(slots[r])]->logits.begin());
+    }
+    return out;
 }
 
 }  // namespace powerinfer::runtime

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "powerinfer/engine.h"
+#include "runtime/json_grammar.h"
 #include "runtime/sampler.h"
 
 namespace powerinfer {
@@ -56,6 +57,14 @@ public:
     GenerateResult generate(const GenerateRequest& request,
                             const std::function<void(const TokenEvent&)>& on_token,
                             const std::atomic<bool>* cancel = nullptr) override;
+    std::string request_problem(const GenerateRequest& request) const override;
+    void set_max_sequences(int n) override;
+    int max_sequences() const override { return static_cast<int>(seqs_.size()); }
+    int start_sequence(const GenerateRequest& request) override;
+    void cancel_sequence(int sequence) override;
+    std::vector<SequenceUpdate> step() override;
+    int active_sequences() const override;
+    std::string batching_note() const override;
     std::string format_chat(const std::vector<ChatMessage>& messages) const override;
     std::vector<int32_t> tokenize(const std::string& text, bool add_special) const override;
     std::string detokenize(const std::vector<int32_t>& tokens) const override;
@@ -94,6 +103,22 @@ private:
     // Frees room when the context is full; returns the number of dropped tokens.
     int shift_context(int n_keep);
     int keep_on_shift(const GenerateRequest& request, const std::vector<int32_t>& prompt) const;
+    // The prompt's tokens checked as generate() checks them (throws).
+    std::vector<int32_t> checked_prompt(const GenerateRequest& request) const;
+    // The request's grammar, with the vocabulary's pieces ready (null:
+    // unconstrained).
+    std::unique_ptr<GrammarMatcher> constraint_matcher(const GenerateRequest& request);
+    // The stop strings of a request (a chat turn's end text unless constrained).
+    std::vector<std::string> stop_strings(const GenerateRequest& request, bool constrained) const;
+    // The next token (-1: none can continue the structured output): with a
+    // matcher only tokens that continue the document and leave it closable
+    // in `left` more tokens.
+    int32_t sample_token(Sampler& sampler, const float* logits, std::span<const int32_t> recent,
+                         GrammarMatcher* matcher, int64_t left);
+    TokenMetrics token_metrics(int64_t index, double token_ms);
+    std::vector<int32_t>& slot_tokens(int slot) {
+        return slot == 0 ? cached_ : slot_cached_[static_cast<size_t>(slot)];
+    }
 
     ModelInfo info_;
     std::shared_ptr<const gguf::GgufFile> file_;
@@ -109,6 +134,17 @@ private:
     std::unique_ptr<Tokenizer> tokenizer_;
     std::unique_ptr<ChatTemplate> template_;
     Sampler sampler_;
+    bool tool_native_ = false;  // the template writes <tool_call> itself
+    // Each token's bytes (control tokens: ""), for constrained sampling;
+    // filled on the first constrained request.
+    std::vector<std::string> pieces_;
+    // Continuous batching: one entry per sequence slot (null: free); slot
+    // 0's cache is generate()'s (cached_), the others' tokens are in
+    // slot_cached_.
+    struct Sequence;
+    std::vector<std::unique_ptr<Sequence>> seqs_;
+    std::vector<std::vector<int32_t>> slot_cached_;
+    size_t next_prefill_ = 0;  // round-robin over sequences still in their prompt
 
     std::vector<int32_t> cached_;
     std::vector<float> logits_;

@@ -93,26 +93,18 @@ void Sampler::min_p(std::vector<Candidate>& c, float p) {
     softmax(c);
 }
 
-int32_t Sampler::sample(const float* logits, int64_t n_vocab, std::span<const int32_t> history) {
-    const float* l = logits;
-    if (params_.repeat_penalty != 1.0f && !history.empty()) {
-        work_.assign(logits, logits + n_vocab);
-        const size_t last =
-            std::min(history.size(), static_cast<size_t>(std::max(0, params_.repeat_last_n)));
-        apply_repeat_penalty(work_.data(), n_vocab, history.subspan(history.size() - last),
-                             params_.repeat_penalty);
-        l = work_.data();
-    }
-    if (params_.temperature <= 0.0f) {
-        int64_t best = 0;
-        for (int64_t i = 1; i < n_vocab; ++i)
-            if (l[i] > l[best]) best = i;
-        return static_cast<int32_t>(best);
-    }
-    cand_.resize(static_cast<size_t>(n_vocab));
-    for (int64_t i = 0; i < n_vocab; ++i)
-        cand_[static_cast<size_t>(i)] = {static_cast<int32_t>(i), l[i], 0.0f};
-    top_k(cand_, params_.top_k);
+const float* Sampler::penalized(const float* logits, int64_t n_vocab,
+                                std::span<const int32_t> history) {
+    if (params_.repeat_penalty == 1.0f || history.empty()) return logits;
+    work_.assign(logits, logits + n_vocab);
+    const size_t last =
+        std::min(history.size(), static_cast<size_t>(std::max(0, params_.repeat_last_n)));
+    apply_repeat_penalty(work_.data(), n_vocab, history.subspan(history.size() - last),
+                         params_.repeat_penalty);
+    return work_.data();
+}
+
+int32_t Sampler::draw() {
     top_p(cand_, params_.top_p);
     min_p(cand_, params_.min_p);
     for (auto& c : cand_) c.logit /= params_.temperature;
@@ -124,6 +116,56 @@ int32_t Sampler::sample(const float* logits, int64_t n_vocab, std::span<const in
         if (r < cum) return c.id;
     }
     return cand_.back().id;
+}
+
+int32_t Sampler::sample(const float* logits, int64_t n_vocab, std::span<const int32_t> history) {
+    const float* l = penalized(logits, n_vocab, history);
+    if (params_.temperature <= 0.0f) {
+        int64_t best = 0;
+        for (int64_t i = 1; i < n_vocab; ++i)
+            if (l[i] > l[best]) best = i;
+        return static_cast<int32_t>(best);
+    }
+    cand_.resize(static_cast<size_t>(n_vocab));
+    for (int64_t i = 0; i < n_vocab; ++i)
+        cand_[static_cast<size_t>(i)] = {static_cast<int32_t>(i), l[i], 0.0f};
+    top_k(cand_, params_.top_k);
+    return draw();
+}
+
+int32_t Sampler::sample(const float* logits, int64_t n_vocab, std::span<const int32_t> history,
+                        const std::function<bool(int32_t)>& allowed) {
+    const float* l = penalized(logits, n_vocab, history);
+    std::vector<Candidate> all(static_cast<size_t>(n_vocab));
+    for (int64_t i = 0; i < n_vocab; ++i)
+        all[static_cast<size_t>(i)] = {static_cast<int32_t>(i), l[i], 0.0f};
+    const bool greedy = params_.temperature <= 0.0f;
+    const size_t want = greedy              ? 1
+                        : params_.top_k > 0 ? static_cast<size_t>(params_.top_k)
+                                            : all.size();
+    // The allowed tokens are usually among the first few hundred by logit:
+    // those are sorted and tried first; if too few of them are allowed (a
+    // digit or a quote must come next), the rest is filtered in one pass
+    // and only the survivors are sorted.
+    cand_.clear();
+    const size_t head = std::min<size_t>(256, all.size());
+    std::partial_sort(all.begin(), all.begin() + static_cast<std::ptrdiff_t>(head), all.end(),
+                      by_logit);
+    for (size_t i = 0; i < head && cand_.size() < want; ++i)
+        if (allowed(all[i].id)) cand_.push_back(all[i]);
+    if (cand_.size() < want) {
+        std::vector<Candidate> rest;
+        for (size_t i = head; i < all.size(); ++i)
+            if (allowed(all[i].id)) rest.push_back(all[i]);
+        const size_t take = std::min(rest.size(), want - cand_.size());
+        std::partial_sort(rest.begin(), rest.begin() + static_cast<std::ptrdiff_t>(take),
+                          rest.end(), by_logit);
+        cand_.insert(cand_.end(), rest.begin(), rest.begin() + static_cast<std::ptrdiff_t>(take));
+    }
+    if (cand_.empty()) return -1;
+    if (greedy) return cand_.front().id;
+    softmax(cand_);
+    return draw();
 }
 
 }  // namespace powerinfer::runtime

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <random>
 #include <span>
 #include <vector>
@@ -28,6 +29,12 @@ public:
     // Picks the next token from logits[n_vocab]; `history` are the recent
     // tokens the repetition penalty looks at (the last repeat_last_n count).
     int32_t sample(const float* logits, int64_t n_vocab, std::span<const int32_t> history);
+    // The same chain over the tokens `allowed` accepts (constrained output):
+    // as if every other token had logit -inf. Tokens are tried in
+    // descending logit order, only as many as the chain can keep (one when
+    // greedy, top_k otherwise). Returns -1 when no token is allowed.
+    int32_t sample(const float* logits, int64_t n_vocab, std::span<const int32_t> history,
+                   const std::function<bool(int32_t)>& allowed);
 
     // The steps, exposed for tests. Each keeps at least one candidate, sets
     // p to the softmax over what remains, and sorts by descending logit when
@@ -42,6 +49,9 @@ public:
     double uniform();  // [0, 1)
 
 private:
+    const float* penalized(const float* logits, int64_t n_vocab, std::span<const int32_t> history);
+    // top-p, min-p, temperature and the draw over cand_ (top-k applied).
+    int32_t draw();
     SamplingParams params_;
     std::mt19937_64 rng_;
     std::vector<float> work_;

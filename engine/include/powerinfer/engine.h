@@ -75,6 +75,13 @@ protected:
     explicit LoadCancelled(const std::string& what) : EngineError(what) {}
 };
 
+// generate() refused a prompt that does not fit the context (OpenAI's
+// context_length_exceeded).
+class ContextLengthExceeded : public EngineError {
+public:
+    using EngineError::EngineError;
+};
+
 struct SamplingParams {
     float temperature = 0.7f;  // 0 = greedy
     int top_k = 40;            // 0 = off
@@ -90,6 +97,18 @@ struct ChatMessage {
     std::string content;
 };
 
+// Structured output: the reply is `prefix`, one JSON document valid under
+// `json_schema`, then `suffix`, enforced while sampling (tokens that cannot
+// continue such a text are never drawn; the reply ends when the document
+// does). Near max_tokens only tokens that leave the document closable in the
+// tokens left are drawn, so a reply always parses when max_tokens allows the
+// shortest valid document. A schema feature the sampler cannot enforce makes generate() throw
+// EngineError naming it (powerinfer/structured_output.h checks up front).
+struct OutputConstraint {
+    std::string json_schema = "{}";  // "{}": any JSON value; {"type":"object"}: JSON mode
+    std::string prefix, suffix;      // literal text around the document (a tool call's tags)
+};
+
 struct GenerateRequest {
     // Either a chat (formatted with the model's template and a generation
     // prompt) or a raw prompt (used as is; BOS added per the model).
@@ -101,6 +120,13 @@ struct GenerateRequest {
     // Reuse the KV cache for a shared token prefix with the previous request
     // (multi-turn chat only evaluates new tokens).
     bool reuse_cache = true;
+    // An OpenAI-style conversation as JSON, {"messages": [...], "tools":
+    // [...]}, whose messages may carry "tool_calls" (arguments as JSON text)
+    // and role "tool": rendered through the model's template with the tools
+    // (ModelInfo::tool_call_format says how). When set, `messages` and
+    // `prompt` are not used.
+    std::string chat_json;
+    std::optional<OutputConstraint> constraint;
 };
 
 // Per-token metrics sample (cheap; collected always).
@@ -172,6 +198,10 @@ struct ModelInfo {
     int n_ctx_train = 0, n_ctx = 0;
     std::string chat_template_name;  // recognised template ("chatml", ...)
     std::string template_warning;    // why the model's own template is not used as is ("" if it is)
+    // How tools reach the model: "native" (its template renders them and
+    // writes <tool_call> JSON) or "prompted" (instructions to answer with
+    // <tool_call> JSON go into the system message).
+    std::string tool_call_format;
     bool has_sidecar = false;
     std::string sparse_status;     // "sparse: ..." or why it runs dense
     std::string device;            // where it runs
@@ -180,6 +210,14 @@ struct ModelInfo {
     // Layer offload, or in sparse mode where attention runs: what runs
     // where, or why not ("no CUDA device: running on CPU (...)").
     std::string offload_status;
+};
+
+// What one sequence of a batched step produced (Engine::step).
+struct SequenceUpdate {
+    int sequence = -1;
+    std::vector<TokenEvent> events;  // pieces, in order (the last may carry no token)
+    bool finished = false;
+    GenerateResult result;  // when finished
 };
 
 class Engine {
@@ -197,6 +235,43 @@ public:
     virtual GenerateResult generate(const GenerateRequest& request,
                                     const std::function<void(const TokenEvent&)>& on_token,
                                     const std::atomic<bool>* cancel = nullptr) = 0;
+
+    // Why generate() would refuse this request before generating ("" if it
+    // would not): an unsupported structured-output schema, for one. Cheap
+    // and safe to call from any thread while another generates.
+    virtual std::string request_problem(const GenerateRequest& request) const {
+        (void)request;
+        return {};
+    }
+
+    // Continuous batching: up to max_sequences() generations advance
+    // together, one forward pass per step() over all of them (each with its
+    // own KV cache and sampler); new ones join between steps, and a prompt
+    // is evaluated one chunk per step, so it does not stall the others.
+    // Greedy replies are the ones generate() gives. Same thread as
+    // generate(), which it must not overlap.
+    // Sets the number of sequences (allocates their KV caches; 1 = none
+    // besides generate()'s). Throws EngineError when the engine cannot run
+    // several (a model on the GPU, an architecture without it).
+    virtual void set_max_sequences(int n) {
+        if (n != 1) throw EngineError("this engine runs one sequence at a time");
+    }
+    virtual int max_sequences() const { return 1; }
+    // Starts a generation in a free sequence and returns its id; throws
+    // EngineError for a request generate() would refuse, or when none is free.
+    virtual int start_sequence(const GenerateRequest& request) {
+        (void)request;
+        throw EngineError("this engine runs one sequence at a time");
+    }
+    // The sequence finishes (Cancelled) at the next step and frees its slot.
+    virtual void cancel_sequence(int sequence) { (void)sequence; }
+    // One step; returns what each sequence produced (finished ones are
+    // reported once, then forgotten).
+    virtual std::vector<SequenceUpdate> step() { return {}; }
+    virtual int active_sequences() const { return 0; }
+    // A note on how batched steps run ("" if nothing to say): e.g. that a
+    // sparse model computes the FFN of steps with several sequences dense.
+    virtual std::string batching_note() const { return {}; }
 
     // Formats messages with the model's chat template (with generation prompt).
     virtual std::string format_chat(const std::vector<ChatMessage>& messages) const = 0;
