@@ -18,10 +18,14 @@
 #include <numeric>
 
 #include "backend/compute.h"
+#include "calibrate/calibrate.h"
 #include "calibrate/synth_model.h"
 #include "gguf/gguf.h"
+#include "model/expert_placement.h"
 #include "model/layer_plan.h"
 #include "model/model.h"
+#include "powerinfer/placement.h"
+#include "sparse/sidecar.h"
 #include "tensor/quant.h"
 
 using namespace powerinfer;
@@ -211,6 +215,75 @@ private slots:
                         0);
             m.set_plan({}, nullptr);
         }
+    }
+
+    // Calibration records each layer's routing counts in the sidecar; the
+    // expert plan fills a budget with the most routed experts, counting
+    // their bytes exactly (the experts' slices of the stacked tensors, as
+    // the file lays them out); the preview counts every expert's bytes.
+    void routingSidecarAndExpertPlan() {
+        const auto path = write("tiny-qwen3moe");
+        const auto sidecar = std::filesystem::path(dir_.path().toStdString()) / "tq.powerinfer.gguf";
+        CalibrationOptions opt;
+        opt.model_path = path;
+        opt.corpus_path = POWERINFER_SOURCE_DIR "/tests/data/frankenstein.txt";
+        opt.output_path = sidecar;
+        opt.tokens = 600;
+        opt.window = 128;
+        opt.n_threads = 2;
+        const CalibrationReport r = calibrate_model(opt);
+        QCOMPARE(r.tokens, int64_t(600));
+        auto file = std::shared_ptr<const gguf::GgufFile>(gguf::GgufFile::open(path));
+        QVERIFY_THROWS_EXCEPTION(EngineError, model::read_expert_sidecar(sidecar, "0000000000000000"));
+        const model::ExpertRoutingStats st =
+            model::read_expert_sidecar(sidecar, sparse::model_hash(*file));
+        QCOMPARE(st.n_layer, int64_t(4));
+        QCOMPARE(st.n_expert, int64_t(8));
+        QCOMPARE(st.calib_tokens, uint64_t(600));
+        for (const auto& layer : st.counts)
+            QCOMPARE(std::accumulate(layer.begin(), layer.end(), int64_t{0}), int64_t(1200));
+
+        model::Model m(file, *pool_, 128, 4);
+        // One expert's bytes from the file's own tensor sizes.
+        int64_t all = 0;
+        for (const char* t : {"ffn_gate_exps", "ffn_up_exps", "ffn_down_exps"})
+            for (int l = 0; l < 4; ++l)
+                all += static_cast<int64_t>(
+                    file->tensor("blk." + std::to_string(l) + "." + t + ".weight")->n_bytes);
+        const int64_t one = all / (4 * 8);
+        QCOMPARE(m.layer(0).moe.expert_bytes(), one);
+        const auto none = model::plan_expert_placement(m, st, one - 1);
+        QCOMPARE(none.placed_experts, int64_t(0));
+        QCOMPARE(none.routed_share, 0.0);
+        const auto three = model::plan_expert_placement(m, st, 3 * one + one / 2);
+        QCOMPARE(three.placed_experts, int64_t(3));
+        QCOMPARE(three.placed_bytes, 3 * one);
+        QCOMPARE(three.expert_bytes, all);
+        // The three are the most routed of all layers.
+        std::vector<int64_t> counts;
+        for (const auto& layer : st.counts) counts.insert(counts.end(), layer.begin(), layer.end());
+        std::sort(counts.begin(), counts.end(), std::greater<>());
+        int64_t top = 0;
+        for (size_t l = 0; l < three.on_device.size(); ++l)
+            for (int32_t e : three.on_device[l]) top += st.counts[l][static_cast<size_t>(e)];
+        QCOMPARE(top, counts[0] + counts[1] + counts[2]);
+        QCOMPARE(three.routed_share, double(top) / double(4 * 1200));
+        double last = 0;
+        for (int k = 0; k <= 32; k += 4) {
+            const auto p = model::plan_expert_placement(m, st, k * one);
+            QCOMPARE(p.placed_experts, int64_t(k));
+            QVERIFY(p.routed_share >= last);
+            last = p.routed_share;
+        }
+        QCOMPARE(last, 1.0);
+
+        LoadOptions lo;
+        lo.model_path = path;
+        lo.n_ctx = 128;
+        const PlacementPreview pv = preview_placement(lo);
+        QCOMPARE(pv.n_experts, int64_t(8));
+        QCOMPARE(pv.expert_bytes, all);
+        QVERIFY(pv.status.find("mixture of experts") != std::string::npos);
     }
 };
 
