@@ -118,6 +118,9 @@ MoeFfn::MoeFfn(tensor::ThreadPool& pool, const ModelConfig& cfg, std::vector<Moe
     down_.resize(K * static_cast<size_t>(cfg_.n_embd));
     act_q_.resize(K);
     slots_.resize(static_cast<size_t>(cfg_.n_expert));
+    for (int i = 0; i < pool_.size(); ++i) solo_.push_back(std::make_unique<tensor::ThreadPool>(1));
+    rows_.resize(static_cast<size_t>(pool_.size()));
+    worker_experts_.resize(static_cast<size_t>(pool_.size()));
 }
 
 void MoeFfn::reset_counts() {
@@ -194,35 +197,51 @@ void MoeFfn::decode(const MoeWeights& w, const float* x, float* out) {
 
 // 2+ tokens: each routed expert once over the tokens routed to it (their
 // rows gathered), its outputs scattered back per (token, slot), then the
-// weighted sum per token in slot order.
+// weighted sum per token in slot order. Experts with a large share of the
+// batch use the whole pool one after the other; the others run side by
+// side, one worker each, balanced by their token counts (a product of a
+// few rows is too small to split).
 void MoeFfn::prefill(const MoeWeights& w, const float* x, int64_t n, float* out) {
-    const int64_t K = cfg_.n_expert_used, F = cfg_.n_ff_exp, E = cfg_.n_embd;
+    const int64_t K = cfg_.n_expert_used, E = cfg_.n_embd;
     for (auto& s : slots_) s.clear();
     for (int64_t t = 0; t < n; ++t)
         for (int64_t j = 0; j < K; ++j)
             slots_[static_cast<size_t>(routing_.experts[static_cast<size_t>(t * K + j)])].push_back(
                 static_cast<int32_t>(t * K + j));
     slot_out_.resize(static_cast<size_t>(n * K * E));
+    const int workers = pool_.size();
+    std::vector<int32_t> small;
     for (int64_t e = 0; e < cfg_.n_expert; ++e) {
-        const std::vector<int32_t>& s = slots_[static_cast<size_t>(e)];
-        const int64_t m = static_cast<int64_t>(s.size());
+        const int64_t m = static_cast<int64_t>(slots_[static_cast<size_t>(e)].size());
         if (m == 0) continue;
-        // rows_: [m][E] inputs, then [m][F] gate, [m][F] up, [m][E] down outputs.
-        rows_.resize(static_cast<size_t>(m * (2 * E + 2 * F)));
-        float* X = rows_.data();
-        float* G = X + m * E;
-        float* U = G + m * F;
-        float* Y = U + m * F;
-        for (int64_t i = 0; i < m; ++i)
-            std::memcpy(X + i * E, x + (s[static_cast<size_t>(i)] / K) * E,
-                        static_cast<size_t>(E) * sizeof(float));
-        tensor::matmul(pool_, w.gate.expert(e), X, m, G);
-        tensor::matmul(pool_, w.up.expert(e), X, m, U);
-        for (int64_t i = 0; i < m; ++i) tensor::swiglu(G + i * F, U + i * F, G + i * F, F);
-        tensor::matmul(pool_, w.down.expert(e), G, m, Y);
-        for (int64_t i = 0; i < m; ++i)
-            std::memcpy(slot_out_.data() + static_cast<size_t>(s[static_cast<size_t>(i)]) * E,
-                        Y + i * E, static_cast<size_t>(E) * sizeof(float));
+        if (workers == 1 || m * workers > n * K) {
+            run_expert(pool_, w, e, x, rows_[0]);
+        } else {
+            small.push_back(static_cast<int32_t>(e));
+        }
+    }
+    if (!small.empty()) {
+        // Longest first onto the least loaded worker.
+        std::stable_sort(small.begin(), small.end(), [&](int32_t a, int32_t b) {
+            return slots_[static_cast<size_t>(a)].size() > slots_[static_cast<size_t>(b)].size();
+        });
+        std::vector<int64_t> load(static_cast<size_t>(workers), 0);
+        for (auto& l : worker_experts_) l.clear();
+        for (int32_t e : small) {
+            const size_t i = static_cast<size_t>(std::min_element(load.begin(), load.end()) -
+                                                 load.begin());
+            worker_experts_[i].push_back(e);
+            load[i] += static_cast<int64_t>(slots_[static_cast<size_t>(e)].size());
+        }
+        pool_.parallel_for(
+            workers,
+            [&](int64_t begin, int64_t end, int) {
+                for (int64_t i = begin; i < end; ++i)
+                    for (int32_t e : worker_experts_[static_cast<size_t>(i)])
+                        run_expert(*solo_[static_cast<size_t>(i)], w, e, x,
+                                   rows_[static_cast<size_t>(i)]);
+            },
+            1);
     }
     for (int64_t t = 0; t < n; ++t) {
         const float* wt = routing_.weights.data() + t * K;
@@ -237,6 +256,29 @@ void MoeFfn::prefill(const MoeWeights& w, const float* x, int64_t n, float* out)
             o[r] = acc;
         }
     }
+}
+
+void MoeFfn::run_expert(tensor::ThreadPool& pool, const MoeWeights& w, int64_t e, const float* x,
+                        std::vector<float>& rows) {
+    const int64_t K = cfg_.n_expert_used, F = cfg_.n_ff_exp, E = cfg_.n_embd;
+    const std::vector<int32_t>& s = slots_[static_cast<size_t>(e)];
+    const int64_t m = static_cast<int64_t>(s.size());
+    // [m][E] inputs, then [m][F] gate, [m][F] up, [m][E] down outputs.
+    rows.resize(static_cast<size_t>(m * (2 * E + 2 * F)));
+    float* X = rows.data();
+    float* G = X + m * E;
+    float* U = G + m * F;
+    float* Y = U + m * F;
+    for (int64_t i = 0; i < m; ++i)
+        std::memcpy(X + i * E, x + (s[static_cast<size_t>(i)] / K) * E,
+                    static_cast<size_t>(E) * sizeof(float));
+    tensor::matmul(pool, w.gate.expert(e), X, m, G);
+    tensor::matmul(pool, w.up.expert(e), X, m, U);
+    for (int64_t i = 0; i < m; ++i) tensor::swiglu(G + i * F, U + i * F, G + i * F, F);
+    tensor::matmul(pool, w.down.expert(e), G, m, Y);
+    for (int64_t i = 0; i < m; ++i)
+        std::memcpy(slot_out_.data() + static_cast<size_t>(s[static_cast<size_t>(i)]) * E,
+                    Y + i * E, static_cast<size_t>(E) * sizeof(float));
 }
 
 }  // namespace powerinfer::model

@@ -16,6 +16,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "model/ffn_executor.h"
@@ -75,6 +76,9 @@ public:
 private:
     void decode(const MoeWeights& w, const float* x, float* out);
     void prefill(const MoeWeights& w, const float* x, int64_t n, float* out);
+    // Expert e over its slots' tokens on `pool`, outputs into slot_out_.
+    void run_expert(tensor::ThreadPool& pool, const MoeWeights& w, int64_t e, const float* x,
+                    std::vector<float>& rows);
 
     tensor::ThreadPool& pool_;
     ModelConfig cfg_;
@@ -88,7 +92,12 @@ private:
     tensor::QuantizedVector xq_;
     // Prefill: tokens per expert, gathered rows and the per-slot outputs.
     std::vector<std::vector<int32_t>> slots_;  // per expert: token * k + slot
-    std::vector<float> rows_, slot_out_;
+    std::vector<float> slot_out_;
+    // Per worker: a one-thread pool (experts run side by side, each on one
+    // worker) and its gathered rows.
+    std::vector<std::unique_ptr<tensor::ThreadPool>> solo_;
+    std::vector<std::vector<float>> rows_;
+    std::vector<std::vector<int32_t>> worker_experts_;
 };
 
 }  // namespace powerinfer::model
