@@ -36,7 +36,7 @@ inline std::vector<int32_t> prompt_ids(int n, int64_t n_vocab) {
 }
 
 inline Speeds run_ours(std::shared_ptr<const gguf::GgufFile> file, int threads,
-                const std::vector<int32_t>& prompt, int n_decode, int runs) {
+                       const std::vector<int32_t>& prompt, int n_decode, int runs) {
     tensor::ThreadPool pool(threads);
     model::Model m(file, pool, 1024, 256);
     const int64_t V = m.config().n_vocab;
@@ -86,7 +86,7 @@ print(statistics.median(pp), statistics.median(tg))
 )PY";
 
 inline bool run_llama_cpp(const std::string& python, const std::string& model, int threads,
-                   const std::vector<int32_t>& prompt, int n_decode, int runs, Speeds& out) {
+                          const std::vector<int32_t>& prompt, int n_decode, int runs, Speeds& out) {
     const auto dir = std::filesystem::temp_directory_path();
     const auto script = dir / "powerinfer_bench_llama_cpp.py";
     const auto result = dir / "powerinfer_bench_llama_cpp.out";

@@ -400,8 +400,8 @@ CalibrationReport calibrate_expert_routing(const CalibrationOptions& opt,
     report.targets.push_back(tr);
     if (opt.log)
         opt.log("calibrate: mixture of experts (" + std::to_string(cfg.n_expert) + " experts, " +
-                std::to_string(cfg.n_expert_used) +
-                " per token): routing counts written to " + tr.sidecar_path.string());
+                std::to_string(cfg.n_expert_used) + " per token): routing counts written to " +
+                tr.sidecar_path.string());
     progress.emit(progress.at(CalibrationPhase::Done, 1, 1));
     return report;
 }

@@ -337,13 +337,13 @@ void write_synthetic_moe_model(const std::filesystem::path& path, const SynthMoe
         throw EngineError(
             "invalid synthetic MoE shape (positive sizes, even head_dim, head_count a multiple of "
             "head_count_kv, 1 <= expert_used_count <= expert_count, vocab >= 259)");
-    for (GgmlType t : {spec.attn_type, spec.expert_type, spec.down_type, spec.embd_type,
-                       spec.output_type}) {
+    for (GgmlType t :
+         {spec.attn_type, spec.expert_type, spec.down_type, spec.embd_type, spec.output_type}) {
         const auto tr = ggml_traits(t);
         if (!tr.supported || E % tr.block_elems || F % tr.block_elems || qd % tr.block_elems)
-            throw EngineError("n_embd, the expert width and n_head * head_dim must be multiples of " +
-                              std::to_string(tr.block_elems) + " for type " +
-                              std::string(tr.name));
+            throw EngineError(
+                "n_embd, the expert width and n_head * head_dim must be multiples of " +
+                std::to_string(tr.block_elems) + " for type " + std::string(tr.name));
     }
     gguf::GgufWriter w;
     const std::string a = spec.arch + ".";

@@ -41,8 +41,8 @@ void read_experts(const gguf::GgufFile& f, ModelConfig& c) {
                           "qwen3moe and Mixtral-style llama experts");
     // llama.cpp's LLAMA_MAX_EXPERTS.
     c.n_expert = positive(f, p + "expert_count", n_expert, 512);
-    c.n_expert_used = positive(f, p + "expert_used_count", required_int(f, p + "expert_used_count"),
-                               c.n_expert);
+    c.n_expert_used =
+        positive(f, p + "expert_used_count", required_int(f, p + "expert_used_count"), c.n_expert);
     // qwen3moe's experts have their own width (else n_ff / n_expert_used, as
     // llama.cpp assumes); Mixtral's are feed_forward_length wide.
     const int64_t exp_ff = f.get_int(p + "expert_feed_forward_length").value_or(0);
@@ -52,7 +52,8 @@ void read_experts(const gguf::GgufFile& f, ModelConfig& c) {
                      : c.n_ff;
     if (f.get_int(p + "expert_shared_count").value_or(0) > 0 ||
         f.get_int(p + "expert_shared_feed_forward_length").value_or(0) > 0)
-        throw EngineError("shared experts are not supported: use a qwen3moe or Mixtral-style model");
+        throw EngineError(
+            "shared experts are not supported: use a qwen3moe or Mixtral-style model");
     c.expert_weights_scale =
         static_cast<float>(f.get_float(p + "expert_weights_scale").value_or(0.0));
     if (!(c.expert_weights_scale >= 0.0f))

@@ -228,8 +228,8 @@ void MoeFfn::prefill(const MoeWeights& w, const float* x, int64_t n, float* out)
         std::vector<int64_t> load(static_cast<size_t>(workers), 0);
         for (auto& l : worker_experts_) l.clear();
         for (int32_t e : small) {
-            const size_t i = static_cast<size_t>(std::min_element(load.begin(), load.end()) -
-                                                 load.begin());
+            const size_t i =
+                static_cast<size_t>(std::min_element(load.begin(), load.end()) - load.begin());
             worker_experts_[i].push_back(e);
             load[i] += static_cast<int64_t>(slots_[static_cast<size_t>(e)].size());
         }

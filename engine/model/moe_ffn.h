@@ -41,7 +41,7 @@ struct ExpertStack {
 };
 
 struct MoeWeights {
-    tensor::WeightView router;  // ffn_gate_inp: n_expert rows of n_embd
+    tensor::WeightView router;   // ffn_gate_inp: n_expert rows of n_embd
     ExpertStack gate, up, down;  // n_ff_exp x n_embd, n_ff_exp x n_embd, n_embd x n_ff_exp
     // Bytes of one expert (gate + up + down), what placement moves.
     int64_t expert_bytes() const {

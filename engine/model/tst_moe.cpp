@@ -100,9 +100,46 @@ private slots:
         QCOMPARE(c.n_expert_used, int64_t(2));
         QCOMPARE(c.n_ff_exp, int64_t(256));
         QVERIFY(c.qk_norm && c.rope_style == model::RopeStyle::Neox);
-        const auto mix = model::ModelConfig::from_gguf(*gguf::GgufFile::open(write("tiny-mixtral")));
+        const auto mix =
+            model::ModelConfig::from_gguf(*gguf::GgufFile::open(write("tiny-mixtral")));
         QCOMPARE(mix.n_ff_exp, mix.n_ff);
         QVERIFY(mix.moe() && mix.rope_style == model::RopeStyle::Normal);
+    }
+
+    // Bad expert metadata is refused with a message naming the key.
+    void badExpertMetadata() {
+        auto config_error = [&](const std::string& arch, int64_t n_expert, int64_t n_used,
+                                bool shared) -> std::string {
+            gguf::GgufWriter w;
+            const std::string a = arch + ".";
+            w.set("general.architecture", gguf::Value::str(arch));
+            for (const char* k : {"context_length", "embedding_length", "feed_forward_length"})
+                w.set(a + k, gguf::Value::u32(256));
+            w.set(a + "block_count", gguf::Value::u32(1));
+            w.set(a + "attention.head_count", gguf::Value::u32(4));
+            if (n_expert >= 0) w.set(a + "expert_count", gguf::Value::u32(uint32_t(n_expert)));
+            if (n_used >= 0) w.set(a + "expert_used_count", gguf::Value::u32(uint32_t(n_used)));
+            if (shared) w.set(a + "expert_shared_count", gguf::Value::u32(1));
+            std::vector<gguf::Value> toks{gguf::Value::str("a"), gguf::Value::str("b")};
+            w.set("tokenizer.ggml.tokens", gguf::Value::array(gguf::ValueType::STRING, toks));
+            const auto path = std::filesystem::path(dir_.path().toStdString()) / "bad.gguf";
+            w.write(path);
+            try {
+                model::ModelConfig::from_gguf(*gguf::GgufFile::open(path));
+            } catch (const EngineError& e) {
+                return e.what();
+            }
+            return {};
+        };
+        QVERIFY(config_error("qwen3moe", 8, 9, false).find("expert_used_count") !=
+                std::string::npos);
+        QVERIFY(config_error("qwen3moe", 8, -1, false).find("expert_used_count") !=
+                std::string::npos);
+        QVERIFY(config_error("qwen3moe", -1, -1, false).find("expert_count") != std::string::npos);
+        QVERIFY(config_error("llama", 8, 2, true).find("shared experts") != std::string::npos);
+        QVERIFY(config_error("qwen2", 8, 2, false).find("not supported") != std::string::npos);
+        QVERIFY(config_error("llama", 8, 2, false).empty());
+        QVERIFY(config_error("llama", 0, 0, false).empty());  // dense
     }
 
     void greedyMatchesLlamaCpp_data() {
@@ -157,8 +194,8 @@ private slots:
                     m.forward(&want, 1, pos++, 1, logits.data());  // teacher-forced
                 }
             }
-            qInfo("%s (%s): %d/%d greedy steps, %d/%d top-5 logits bit-identical",
-                  preset.c_str(), level.toUtf8().constData(), agree, steps, bit_equal, compared);
+            qInfo("%s (%s): %d/%d greedy steps, %d/%d top-5 logits bit-identical", preset.c_str(),
+                  level.toUtf8().constData(), agree, steps, bit_equal, compared);
             QCOMPARE(bit_equal, compared);
             QCOMPARE(agree, steps);
         }
@@ -168,7 +205,8 @@ private slots:
     // One decoded token routes each layer to exactly k experts (the counts
     // are what ran); a prompt of n tokens counts n * k per layer.
     void decodeRunsOnlyRoutedExperts() {
-        auto file = std::shared_ptr<const gguf::GgufFile>(gguf::GgufFile::open(write("tiny-qwen3moe")));
+        auto file =
+            std::shared_ptr<const gguf::GgufFile>(gguf::GgufFile::open(write("tiny-qwen3moe")));
         model::Model m(file, *pool_, 256, 4);
         const auto& c = m.config();
         std::vector<float> logits(static_cast<size_t>(c.n_vocab));
@@ -193,7 +231,8 @@ private slots:
     // same logits as the CPU plan, bit for bit; whole layers asked for keep
     // their experts on the host too (llama.cpp's --cpu-moe).
     void hybridPlanEqualsCpuPlan() {
-        auto file = std::shared_ptr<const gguf::GgufFile>(gguf::GgufFile::open(write("tiny-mixtral")));
+        auto file =
+            std::shared_ptr<const gguf::GgufFile>(gguf::GgufFile::open(write("tiny-mixtral")));
         model::Model m(file, *pool_, 128, 4);
         const std::vector<int32_t> prompt{1, 5, 9, 300, 77, 12, 401};
         const auto want = greedy(m, prompt, 6);
@@ -223,7 +262,8 @@ private slots:
     // the file lays them out); the preview counts every expert's bytes.
     void routingSidecarAndExpertPlan() {
         const auto path = write("tiny-qwen3moe");
-        const auto sidecar = std::filesystem::path(dir_.path().toStdString()) / "tq.powerinfer.gguf";
+        const auto sidecar =
+            std::filesystem::path(dir_.path().toStdString()) / "tq.powerinfer.gguf";
         CalibrationOptions opt;
         opt.model_path = path;
         opt.corpus_path = POWERINFER_SOURCE_DIR "/tests/data/frankenstein.txt";
@@ -234,7 +274,8 @@ private slots:
         const CalibrationReport r = calibrate_model(opt);
         QCOMPARE(r.tokens, int64_t(600));
         auto file = std::shared_ptr<const gguf::GgufFile>(gguf::GgufFile::open(path));
-        QVERIFY_THROWS_EXCEPTION(EngineError, model::read_expert_sidecar(sidecar, "0000000000000000"));
+        QVERIFY_THROWS_EXCEPTION(EngineError,
+                                 model::read_expert_sidecar(sidecar, "0000000000000000"));
         const model::ExpertRoutingStats st =
             model::read_expert_sidecar(sidecar, sparse::model_hash(*file));
         QCOMPARE(st.n_layer, int64_t(4));
