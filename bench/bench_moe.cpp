@@ -7,7 +7,7 @@
 //
 //   bench_moe [MODEL.gguf] [--prompt 128] [--decode 32] [--runs 3] [--threads 1,2]
 //             [--python /root/.cache/powerinfer/ref-venv/bin/python]
-//   bench_moe --write PRESET OUT.gguf    # tiny-qwen3moe, tiny-mixtral, qwen3-30b-a3b
+//   bench_moe --write PRESET OUT.gguf    # tiny-qwen3moe, tiny-mixtral, qwen3-30b-a3b[-q4k]
 //
 // Before the table: the routing skew our runtime measured on the prompt and
 // the decoded tokens (share of the selections that went to each layer's 8

@@ -304,7 +304,7 @@ SynthMoeSpec synth_moe_preset(const std::string& name) {
         s.embd_type = GgmlType::Q6_K;
         s.output_type = GgmlType::Q4_K;
         s.seed = 20;
-    } else if (name == "qwen3-30b-a3b") {
+    } else if (name == "qwen3-30b-a3b" || name == "qwen3-30b-a3b-q4k") {
         s.n_layer = 4;
         s.n_embd = 2048;
         s.n_head = 32;
@@ -319,9 +319,10 @@ SynthMoeSpec synth_moe_preset(const std::string& name) {
         s.random_norms = false;
         s.zipf_s = 1.0;
         s.seed = 30;
+        if (name == "qwen3-30b-a3b-q4k") s.down_type = GgmlType::Q4_K;
     } else {
         throw EngineError("unknown MoE preset '" + name +
-                          "': use tiny-qwen3moe, tiny-mixtral or qwen3-30b-a3b");
+                          "': use tiny-qwen3moe, tiny-mixtral, qwen3-30b-a3b or qwen3-30b-a3b-q4k");
     }
     return s;
 }

@@ -89,7 +89,8 @@ struct SynthMoeSpec {
 // the test fixtures), "qwen3-30b-a3b" (Qwen3-30B-A3B's layer shapes: n_embd
 // 2048, 32/4 heads of 128, 128 experts of 768, top-8; 4 layers and a 32k
 // vocabulary so that it fits a small machine; Q4_K with Q6_K down experts,
-// zipf_s 1). Throws EngineError if unknown.
+// zipf_s 1; "qwen3-30b-a3b-q4k": the same with Q4_K down experts). Throws
+// EngineError if unknown.
 SynthMoeSpec synth_moe_preset(const std::string& name);
 void write_synthetic_moe_model(const std::filesystem::path& path, const SynthMoeSpec& spec);
 

@@ -168,13 +168,14 @@ void MoeFfn::decode(const MoeWeights& w, const float* x, float* out) {
     }
     const float* wt = routing_.weights.data();
     const int32_t* sel = routing_.experts.data();
-    const GgmlType dt = w.down.first.type;
-    auto rows = [&](int64_t begin, int64_t end, int) {
+    auto rows = [&](int64_t begin, int64_t end, int worker) {
+        // Each expert's rows [begin, end) as one matrix, on this worker alone.
         for (int64_t j = 0; j < K; ++j) {
-            const tensor::WeightView d = w.down.expert(sel[j]);
-            const tensor::QuantizedVector& a = act_q_[static_cast<size_t>(j)];
-            float* y = down_.data() + j * E;
-            for (int64_t r = begin; r < end; ++r) y[r] = tensor::vec_dot(dt, F, d.row(r), a);
+            tensor::WeightView d = w.down.expert(sel[j]);
+            d.data = d.row(begin);
+            d.rows = end - begin;
+            tensor::matvec_q(*solo_[static_cast<size_t>(worker)], d,
+                             act_q_[static_cast<size_t>(j)], down_.data() + j * E + begin);
         }
         // Weighted (each product rounded), then summed in slot order, as
         // ggml's mul and chain of adds.
