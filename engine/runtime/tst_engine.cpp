@@ -107,7 +107,7 @@ private slots:
         w.write(gpt2);
         o.model_path = gpt2;
         QCOMPARE(load_error(o), QString("unsupported architecture 'gpt2': PowerInfer Desktop runs "
-                                        "llama, mistral, qwen2, qwen3 and gemma3 models"));
+                                        "llama, mistral, qwen2, qwen3, qwen3moe and gemma3 models"));
     }
 
     void loadCancelled() {
