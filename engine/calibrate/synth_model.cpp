@@ -292,6 +292,10 @@ SynthMoeSpec synth_moe_preset(const std::string& name) {
     SynthMoeSpec s;
     if (name == "tiny-qwen3moe") {
         s.seed = 19;
+    } else if (name == "tiny-qwen2moe") {
+        s.arch = "qwen2moe";
+        s.n_ff_shexp = 512;
+        s.seed = 21;
     } else if (name == "tiny-mixtral") {
         s.arch = "llama";
         s.n_head = 8;
@@ -322,7 +326,8 @@ SynthMoeSpec synth_moe_preset(const std::string& name) {
         if (name == "qwen3-30b-a3b-q4k") s.down_type = GgmlType::Q4_K;
     } else {
         throw EngineError("unknown MoE preset '" + name +
-                          "': use tiny-qwen3moe, tiny-mixtral, qwen3-30b-a3b or qwen3-30b-a3b-q4k");
+                          "': use tiny-qwen3moe, tiny-qwen2moe, tiny-mixtral, qwen3-30b-a3b or "
+                          "qwen3-30b-a3b-q4k");
     }
     return s;
 }
@@ -330,8 +335,13 @@ SynthMoeSpec synth_moe_preset(const std::string& name) {
 void write_synthetic_moe_model(const std::filesystem::path& path, const SynthMoeSpec& spec) {
     const int64_t E = spec.n_embd, F = spec.expert_width(), NE = spec.n_expert;
     const int64_t hd = spec.head_dim, qd = spec.n_head * hd, kd = spec.n_head_kv * hd;
-    if (spec.arch != "qwen3moe" && spec.arch != "llama")
-        throw EngineError("synthetic MoE models are qwen3moe or llama, not '" + spec.arch + "'");
+    const bool qwen2 = spec.arch == "qwen2moe";
+    if (spec.arch != "qwen3moe" && spec.arch != "llama" && !qwen2)
+        throw EngineError("synthetic MoE models are qwen3moe, qwen2moe or llama, not '" +
+                          spec.arch + "'");
+    if (qwen2 && (spec.n_ff_shexp <= 0 || qd != E))
+        throw EngineError(
+            "a synthetic qwen2moe needs a shared expert and n_head * head_dim = n_embd");
     if (spec.n_layer <= 0 || E <= 0 || F <= 0 || hd <= 0 || hd % 2 || spec.n_head <= 0 ||
         spec.n_head_kv <= 0 || spec.n_head % spec.n_head_kv || NE <= 0 || spec.n_expert_used <= 0 ||
         spec.n_expert_used > NE || spec.n_vocab < 259)
@@ -365,7 +375,8 @@ void write_synthetic_moe_model(const std::filesystem::path& path, const SynthMoe
     w.set(a + "rope.freq_base", Value::f32(1000000.0f));
     w.set(a + "expert_count", u32(NE));
     w.set(a + "expert_used_count", u32(spec.n_expert_used));
-    if (spec.arch == "qwen3moe") w.set(a + "expert_feed_forward_length", u32(F));
+    if (spec.arch != "llama") w.set(a + "expert_feed_forward_length", u32(F));
+    if (qwen2) w.set(a + "expert_shared_feed_forward_length", u32(spec.n_ff_shexp));
     add_vocab(w, spec.n_vocab);
 
     XorShift rng{spec.seed * 0x9E3779B97F4A7C15ull + 1};
@@ -421,6 +432,13 @@ void write_synthetic_moe_model(const std::filesystem::path& path, const SynthMoe
         matrix(b + "attn_q.weight", spec.attn_type, E, qd);
         matrix(b + "attn_k.weight", spec.attn_type, E, kd);
         matrix(b + "attn_v.weight", spec.attn_type, E, kd);
+        if (qwen2) {
+            for (const auto& [bias, n] : {std::pair<const char*, int64_t>{"attn_q.bias", qd},
+                                          {"attn_k.bias", kd},
+                                          {"attn_v.bias", kd}})
+                w.add_tensor(b + bias, GgmlType::F32, {static_cast<uint64_t>(n)},
+                             float_bytes(floats(n, 0.0f, 0.1f)));
+        }
         if (spec.arch == "qwen3moe") {
             vec(b + "attn_q_norm.weight", hd);
             vec(b + "attn_k_norm.weight", hd);
@@ -445,6 +463,14 @@ void write_synthetic_moe_model(const std::filesystem::path& path, const SynthMoe
         matrix(b + "ffn_gate_exps.weight", spec.expert_type, E, F, NE);
         matrix(b + "ffn_up_exps.weight", spec.expert_type, E, F, NE);
         matrix(b + "ffn_down_exps.weight", spec.down_type, F, E, NE);
+        if (qwen2) {
+            const int64_t FS = spec.n_ff_shexp;
+            w.add_tensor(b + "ffn_gate_inp_shexp.weight", GgmlType::F32, {static_cast<uint64_t>(E)},
+                         float_bytes(floats(E, 0.0f, 1.0f / std::sqrt(static_cast<float>(E)))));
+            matrix(b + "ffn_gate_shexp.weight", spec.expert_type, E, FS);
+            matrix(b + "ffn_up_shexp.weight", spec.expert_type, E, FS);
+            matrix(b + "ffn_down_shexp.weight", spec.down_type, FS, E);
+        }
     }
     vec("output_norm.weight", E);
     matrix("output.weight", spec.output_type, E, spec.n_vocab);

@@ -62,14 +62,16 @@ void write_synthetic_model(const std::filesystem::path& path, const SynthSpec& s
 // (ranks in a random order), so expert of rank r is chosen about
 // (r + 1)^-zipf_s as often as the first, give or take the random part.
 struct SynthMoeSpec {
-    std::string arch = "qwen3moe";  // or "llama" (Mixtral-style)
+    // "qwen3moe", "qwen2moe" (shared expert, Q/K/V biases) or "llama" (Mixtral-style).
+    std::string arch = "qwen3moe";
     int64_t n_layer = 4;
     int64_t n_embd = 256;
     int64_t n_head = 4;
     int64_t n_head_kv = 2;
     int64_t head_dim = 64;
     int64_t n_ff = 512;      // feed_forward_length (llama: the experts' width)
-    int64_t n_ff_exp = 256;  // qwen3moe: expert_feed_forward_length
+    int64_t n_ff_exp = 256;  // qwen3moe, qwen2moe: expert_feed_forward_length
+    int64_t n_ff_shexp = 0;  // qwen2moe: its shared expert's width
     int64_t n_expert = 8;
     int64_t n_expert_used = 2;
     int64_t n_vocab = 512;
@@ -82,15 +84,16 @@ struct SynthMoeSpec {
     bool random_norms = true;
     double zipf_s = 0.0;
     uint64_t seed = 1;
-    int64_t expert_width() const { return arch == "qwen3moe" ? n_ff_exp : n_ff; }
+    int64_t expert_width() const { return arch == "llama" ? n_ff : n_ff_exp; }
 };
 
-// "tiny-qwen3moe", "tiny-mixtral" (4 layers, 8 experts, top-2, n_embd 256:
-// the test fixtures), "qwen3-30b-a3b" (Qwen3-30B-A3B's layer shapes: n_embd
-// 2048, 32/4 heads of 128, 128 experts of 768, top-8; 4 layers and a 32k
-// vocabulary so that it fits a small machine; Q4_K with Q6_K down experts,
-// zipf_s 1; "qwen3-30b-a3b-q4k": the same with Q4_K down experts). Throws
-// EngineError if unknown.
+// "tiny-qwen3moe", "tiny-qwen2moe" (with a shared expert of 512),
+// "tiny-mixtral" (4 layers, 8 experts, top-2, n_embd 256: the test
+// fixtures), "qwen3-30b-a3b" (Qwen3-30B-A3B's layer shapes: n_embd 2048, 32/4
+// heads of 128, 128 experts of 768, top-8; 4 layers and a 32k vocabulary so
+// that it fits a small machine; Q4_K with Q6_K down experts, zipf_s 1;
+// "qwen3-30b-a3b-q4k": the same with Q4_K down experts). Throws EngineError if
+// unknown.
 SynthMoeSpec synth_moe_preset(const std::string& name);
 void write_synthetic_moe_model(const std::filesystem::path& path, const SynthMoeSpec& spec);
 

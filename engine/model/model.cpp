@@ -191,6 +191,13 @@ void Model::bind_weights() {
             L.moe.gate = stack("ffn_gate_exps.weight", E, F);
             L.moe.up = stack("ffn_up_exps.weight", E, F);
             L.moe.down = stack("ffn_down_exps.weight", F, E);
+            if (cfg_.n_ff_shexp > 0) {
+                const int64_t FS = cfg_.n_ff_shexp;
+                L.moe.shared_gate_inp = matrix(b + "ffn_gate_inp_shexp.weight", E, 1);
+                L.moe.shared_gate = matrix(b + "ffn_gate_shexp.weight", E, FS);
+                L.moe.shared_up = matrix(b + "ffn_up_shexp.weight", E, FS);
+                L.moe.shared_down = matrix(b + "ffn_down_shexp.weight", FS, E);
+            }
             continue;
         }
         L.ffn.gate = matrix(b + "ffn_gate.weight", E, cfg_.n_ff);

@@ -30,30 +30,39 @@ void read_experts(const gguf::GgufFile& f, ModelConfig& c) {
     const std::string p = c.arch + ".";
     const int64_t n_expert = f.get_int(p + "expert_count").value_or(0);
     if (n_expert == 0) {
-        if (c.arch == "qwen3moe")
+        if (c.arch == "qwen3moe" || c.arch == "qwen2moe")
             throw EngineError(f.path().string() + ": qwen3moe model without '" + p +
                               "expert_count': the file is corrupt");
         return;
     }
-    if (c.arch != "llama" && c.arch != "mistral" && c.arch != "qwen3moe")
+    const bool qwen_moe = c.arch == "qwen3moe" || c.arch == "qwen2moe";
+    if (c.arch != "llama" && c.arch != "mistral" && !qwen_moe)
         throw EngineError("'" + c.arch +
                           "' mixture-of-experts models are not supported: PowerInfer Desktop runs "
-                          "qwen3moe and Mixtral-style llama experts");
+                          "qwen2moe, qwen3moe and Mixtral-style llama experts");
     // llama.cpp's LLAMA_MAX_EXPERTS.
     c.n_expert = positive(f, p + "expert_count", n_expert, 512);
     c.n_expert_used =
         positive(f, p + "expert_used_count", required_int(f, p + "expert_used_count"), c.n_expert);
-    // qwen3moe's experts have their own width (else n_ff / n_expert_used, as
+    // Qwen's experts have their own width (else n_ff / n_expert_used, as
     // llama.cpp assumes); Mixtral's are feed_forward_length wide.
     const int64_t exp_ff = f.get_int(p + "expert_feed_forward_length").value_or(0);
-    c.n_ff_exp = c.arch == "qwen3moe"
+    c.n_ff_exp = qwen_moe
                      ? positive(f, p + "expert_feed_forward_length",
                                 exp_ff > 0 ? exp_ff : c.n_ff / c.n_expert_used, int64_t(1) << 20)
                      : c.n_ff;
-    if (f.get_int(p + "expert_shared_count").value_or(0) > 0 ||
-        f.get_int(p + "expert_shared_feed_forward_length").value_or(0) > 0)
+    const int64_t shexp = f.get_int(p + "expert_shared_feed_forward_length").value_or(0);
+    if (c.arch == "qwen2moe") {
+        // Its shared expert (n_ff wide unless the file says), and llama.cpp
+        // does not renormalise its routed weights.
+        c.n_ff_shexp = positive(f, p + "expert_shared_feed_forward_length",
+                                shexp > 0 ? shexp : c.n_ff, int64_t(1) << 20);
+        c.expert_weights_norm = false;
+    } else if (f.get_int(p + "expert_shared_count").value_or(0) > 0 || shexp > 0) {
         throw EngineError(
-            "shared experts are not supported: use a qwen3moe or Mixtral-style model");
+            "shared experts are supported for qwen2moe only: use a qwen2moe, qwen3moe or "
+            "Mixtral-style model");
+    }
     c.expert_weights_scale =
         static_cast<float>(f.get_float(p + "expert_weights_scale").value_or(0.0));
     if (!(c.expert_weights_scale >= 0.0f))
@@ -78,6 +87,9 @@ ModelConfig ModelConfig::from_gguf(const gguf::GgufFile& f) {
     } else if (c.arch == "qwen3") {
         c.rope_style = RopeStyle::Neox;
         c.qk_norm = true;
+    } else if (c.arch == "qwen2moe") {
+        c.rope_style = RopeStyle::Neox;
+        c.qkv_bias = true;
     } else if (c.arch == "qwen3moe") {
         c.rope_style = RopeStyle::Neox;
         c.qk_norm = true;
@@ -88,9 +100,10 @@ ModelConfig ModelConfig::from_gguf(const gguf::GgufFile& f) {
         c.post_norms = true;
         c.gelu_ffn = true;
     } else {
-        throw EngineError("unsupported architecture '" + c.arch +
-                          "': PowerInfer Desktop runs llama, mistral, qwen2, qwen3, qwen3moe and "
-                          "gemma3 models");
+        throw EngineError(
+            "unsupported architecture '" + c.arch +
+            "': PowerInfer Desktop runs llama, mistral, qwen2, qwen2moe, qwen3, qwen3moe "
+            "and gemma3 models");
     }
     const std::string p = c.arch + ".";
 

@@ -138,6 +138,42 @@ void MoeFfn::run(int layer, const float* x, int64_t n_tokens, float* out) {
     } else {
         prefill(w, x, n_tokens, out);
     }
+    if (w.shared_gate_inp.data) add_shared_expert(w, x, n_tokens, out);
+}
+
+// As llama.cpp's qwen2moe graph: the gate logit through the router's
+// product, its sigmoid as silu(l) / l, the shared FFN as build_ffn computes
+// it (gate and up, SwiGLU per row, down), scaled, then added to the routed
+// experts' sum.
+void MoeFfn::add_shared_expert(const MoeWeights& w, const float* x, int64_t n, float* out) {
+    const int64_t E = cfg_.n_embd, F = cfg_.n_ff_shexp;
+    shared_.resize(static_cast<size_t>(n * (2 * F + E + 1)));
+    float* logit = shared_.data();
+    float* G = logit + n;
+    float* U = G + n * F;
+    float* Y = U + n * F;
+    if (w.shared_gate_inp.type == GgmlType::F32) {
+        // A one-row product: ggml's vector dot even inside a batch (tinyBLAS
+        // order here moves llama.cpp's logits in the last bits; the
+        // fixtures hold with this one).
+        const auto* gw = reinterpret_cast<const float*>(w.shared_gate_inp.data);
+        for (int64_t t = 0; t < n; ++t) router_rows_f32(gw, E, 0, 1, x + t * E, false, logit + t);
+    } else {
+        tensor::matmul(pool_, w.shared_gate_inp, x, n, logit);
+    }
+    tensor::matmul(pool_, w.shared_up, x, n, U);
+    tensor::matmul(pool_, w.shared_gate, x, n, G);
+    for (int64_t t = 0; t < n; ++t) tensor::swiglu(G + t * F, U + t * F, G + t * F, F);
+    tensor::matmul(pool_, w.shared_down, G, n, Y);
+    for (int64_t t = 0; t < n; ++t) {
+        const float l = logit[t];
+        const float silu = l / (1.0f + std::exp(-l));  // ggml_silu_f32
+        const float gate = silu / l;
+        for (int64_t r = 0; r < E; ++r) {
+            const float term = Y[t * E + r] * gate;
+            out[t * E + r] = out[t * E + r] + term;
+        }
+    }
 }
 
 // One token: the k routed experts' gate and up rows in one dispatch (one
@@ -174,8 +210,8 @@ void MoeFfn::decode(const MoeWeights& w, const float* x, float* out) {
             tensor::WeightView d = w.down.expert(sel[j]);
             d.data = d.row(begin);
             d.rows = end - begin;
-            tensor::matvec_q(*solo_[static_cast<size_t>(worker)], d,
-                             act_q_[static_cast<size_t>(j)], down_.data() + j * E + begin);
+            tensor::matvec_q(*solo_[static_cast<size_t>(worker)], d, act_q_[static_cast<size_t>(j)],
+                             down_.data() + j * E + begin);
         }
         // Weighted (each product rounded), then summed in slot order, as
         // ggml's mul and chain of adds.

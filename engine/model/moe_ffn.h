@@ -1,4 +1,4 @@
-// The mixture-of-experts feed-forward block (qwen3moe, Mixtral-style llama)
+// The mixture-of-experts feed-forward block (qwen3moe, qwen2moe, Mixtral-style llama)
 // on the CPU, computed as llama.cpp's build_moe_ffn computes it: router
 // logits (an F32 product in tinyBLAS's order), ggml's softmax, the
 // n_expert_used most probable experts in descending order, their
@@ -43,6 +43,10 @@ struct ExpertStack {
 struct MoeWeights {
     tensor::WeightView router;   // ffn_gate_inp: n_expert rows of n_embd
     ExpertStack gate, up, down;  // n_ff_exp x n_embd, n_ff_exp x n_embd, n_embd x n_ff_exp
+    // qwen2moe's shared expert (data null when none): its gate logit (one
+    // row of n_embd) and its SwiGLU FFN of n_ff_shexp neurons.
+    tensor::WeightView shared_gate_inp;
+    tensor::WeightView shared_gate, shared_up, shared_down;
     // Bytes of one expert (gate + up + down), what placement moves.
     int64_t expert_bytes() const {
         return static_cast<int64_t>(gate.expert_bytes + up.expert_bytes + down.expert_bytes);
@@ -79,6 +83,8 @@ private:
     // Expert e over its slots' tokens on `pool`, outputs into slot_out_.
     void run_expert(tensor::ThreadPool& pool, const MoeWeights& w, int64_t e, const float* x,
                     std::vector<float>& rows);
+    // out += sigmoid(shared gate . x) * shared FFN(x), per token (qwen2moe).
+    void add_shared_expert(const MoeWeights& w, const float* x, int64_t n, float* out);
 
     tensor::ThreadPool& pool_;
     ModelConfig cfg_;
@@ -93,6 +99,7 @@ private:
     // Prefill: tokens per expert, gathered rows and the per-slot outputs.
     std::vector<std::vector<int32_t>> slots_;  // per expert: token * k + slot
     std::vector<float> slot_out_;
+    std::vector<float> shared_;  // the shared expert's gate, up, output
     // Per worker: a one-thread pool (experts run side by side, each on one
     // worker) and its gathered rows.
     std::vector<std::unique_ptr<tensor::ThreadPool>> solo_;

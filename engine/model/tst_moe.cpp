@@ -1,5 +1,5 @@
 // Mixture-of-experts models against llama.cpp: the tiny random-weight
-// qwen3moe and Mixtral-style models of tests/fixtures/moe_greedy.json are
+// qwen3moe, qwen2moe (shared expert) and Mixtral-style models of tests/fixtures/moe_greedy.json are
 // regenerated with our writer (the same bytes as the fixture's, checked by
 // hash), run through the graph with llama.cpp's micro-batches of 4, and their
 // greedy tokens and top-5 logits must equal llama.cpp's bit for bit at every
@@ -137,6 +137,7 @@ private slots:
                 std::string::npos);
         QVERIFY(config_error("qwen3moe", -1, -1, false).find("expert_count") != std::string::npos);
         QVERIFY(config_error("llama", 8, 2, true).find("shared experts") != std::string::npos);
+        QVERIFY(config_error("qwen2moe", 8, 2, false).empty());
         QVERIFY(config_error("qwen2", 8, 2, false).find("not supported") != std::string::npos);
         QVERIFY(config_error("llama", 8, 2, false).empty());
         QVERIFY(config_error("llama", 0, 0, false).empty());  // dense

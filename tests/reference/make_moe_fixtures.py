@@ -3,8 +3,9 @@
 models (tests/fixtures/moe_greedy.json).
 
 No small real MoE GGUF exists on PyPI, so the engine's own GGUF writer makes
-them (calibrate/synth_model: presets tiny-qwen3moe and tiny-mixtral, 4 layers,
-8 experts, top-2, n_embd 256, F32 router, K-quant weights; the bytes are the
+them (calibrate/synth_model: presets tiny-qwen3moe, tiny-mixtral and
+tiny-qwen2moe, 4 layers, 8 experts, top-2, n_embd 256, F32 router, K-quant
+weights, qwen2moe with a shared expert; the bytes are the
 same on every platform) through `bench_moe --write PRESET FILE`, and
 llama.cpp (llama-cpp-python 0.3.36, loaded as make_gemma_fixtures.load_model
 does: weight repacking off, micro-batches of 4 tokens, n_ctx 2048, 2 threads)
@@ -34,7 +35,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import make_fixtures as mf  # noqa: E402
 import make_gemma_fixtures as mg  # noqa: E402
 
-PRESETS = ["tiny-qwen3moe", "tiny-mixtral"]
+PRESETS = ["tiny-qwen3moe", "tiny-mixtral", "tiny-qwen2moe"]
 PROMPT_LENGTHS = [1, 4, 5, 9, 13]
 STEPS = 16
 
