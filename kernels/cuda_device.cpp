@@ -357,7 +357,9 @@ public:
         auto* dslots = reinterpret_cast<int32_t*>(dev_stage_ + off_ids);
         auto* dy = reinterpret_cast<float*>(dev_stage_ + off_y);
         auto* dh = reinterpret_cast<float*>(dev_stage_ + off_h);
-        const bool relu = f.activation == backend::FfnActivation::ReLU;
+        if (f.activation == backend::GateActivation::GeluTanh)
+            throw EngineError("GPU neurons: GeGLU is not implemented on CUDA (it runs on the CPU)");
+        const bool relu = f.activation == backend::GateActivation::ReLU;
         if (f.gate_type == f.up_type) {
             swiglu_rows(uint32_t(f.gate_type), l.gate.ptr, l.up.ptr, size_t(f.gate_row_bytes), n,
                         dslots, count, dx, dh, relu, stream_);

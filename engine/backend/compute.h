@@ -32,9 +32,6 @@ namespace powerinfer::backend {
 // Bytes held per MemCategory.
 using MemoryUse = std::array<int64_t, kMemCategoryCount>;
 
-// The activation between gate and up of a gated FFN.
-enum class GateActivation { SiLU, GeluTanh };
-
 // One layer's gated FFN weights as stored in the GGUF (row-major, ggml
 // order): gate/up n_ff rows of n_embd, down n_embd rows of n_ff.
 struct GatedFfnWeights {

@@ -206,11 +206,7 @@ public:
         const tensor::WeightView ws[2] = {w.gate, w.up};
         float* const ys[2] = {gate_.data(), up_.data()};
         matmul(ws, x, rows, ys);
-        if (w.activation == GateActivation::SiLU) {
-            tensor::swiglu(gate_.data(), up_.data(), gate_.data(), rows * n_ff);
-        } else {
-            tensor::geglu(gate_.data(), up_.data(), gate_.data(), rows * n_ff);
-        }
+        gate_activation(w.activation, gate_.data(), up_.data(), gate_.data(), rows * n_ff);
         matmul(w.down, gate_.data(), rows, out);
     }
 

@@ -358,14 +358,7 @@ private:
                             ids.data(), count, g_.data());
         tensor::matvec_rows(pool_, slab.view(slab.up, f.up_type, f.up_row_bytes),
                             same ? xq_gate_ : xq_up_, ids.data(), count, u_.data());
-        if (f.activation == FfnActivation::SiLU) {
-            tensor::swiglu(g_.data(), u_.data(), g_.data(), count);
-        } else {
-            for (int64_t i = 0; i < count; ++i) {
-                g_[static_cast<size_t>(i)] =
-                    std::max(0.0f, g_[static_cast<size_t>(i)]) * u_[static_cast<size_t>(i)];
-            }
-        }
+        gate_activation(f.activation, g_.data(), u_.data(), g_.data(), count);
         // Deterministic: each worker owns a slice of y and adds the neurons
         // in the given order.
         tensor::axpy_rows(pool_, slab.view(slab.down, f.down_type, f.down_col_bytes), ids.data(),

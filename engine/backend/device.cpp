@@ -1,9 +1,31 @@
 #include "backend/device.h"
 #include "backend/gpu_backend.h"
 
+#include <algorithm>
 #include <string>
 
+#include "tensor/ops.h"
+
 namespace powerinfer::backend {
+
+const char* gate_activation_name(GateActivation a) {
+    switch (a) {
+        case GateActivation::SiLU: return "silu";
+        case GateActivation::GeluTanh: return "gelu_tanh";
+        case GateActivation::ReLU: return "relu";
+    }
+    return "?";
+}
+
+void gate_activation(GateActivation a, const float* gate, const float* up, float* out, int64_t n) {
+    switch (a) {
+        case GateActivation::SiLU: return tensor::swiglu(gate, up, out, n);
+        case GateActivation::GeluTanh: return tensor::geglu(gate, up, out, n);
+        case GateActivation::ReLU:
+            for (int64_t i = 0; i < n; ++i) out[i] = std::max(0.0f, gate[i]) * up[i];
+            return;
+    }
+}
 
 std::string_view mem_category_name(MemCategory c) {
     switch (c) {
@@ -32,7 +54,7 @@ int64_t DeviceMemoryInfo::used_total() const {
 }
 
 NeuronFormat make_neuron_format(int64_t n_embd, int64_t n_ff, GgmlType gate_type, GgmlType up_type,
-                                GgmlType down_type, FfnActivation activation) {
+                                GgmlType down_type, GateActivation activation) {
     auto row = [&](GgmlType t, const char* what) -> int64_t {
         auto bytes = ggml_row_bytes(t, static_cast<uint64_t>(n_embd));
         if (n_embd <= 0 || !bytes) {

@@ -62,9 +62,13 @@ struct DeviceMemoryInfo {
     int64_t available() const { return budget_bytes - used_total(); }
 };
 
-// The FFN activation between gate and up: SwiGLU (silu(g) * u) or ReGLU
-// (relu(g) * u, for ReLU-fied models).
-enum class FfnActivation { SiLU, ReLU };
+// The activation between gate and up of a gated FFN: SwiGLU (silu(g) * u),
+// GeGLU with the tanh GELU (Gemma) or ReGLU (relu(g) * u, ReLU-fied models).
+enum class GateActivation { SiLU, GeluTanh, ReLU };
+const char* gate_activation_name(GateActivation a);  // "silu", "gelu_tanh", "relu"
+// out[i] = act(gate[i]) * up[i], rounded as the dense CPU path does
+// (tensor::swiglu / tensor::geglu; up = 1 gives act(gate) exactly).
+void gate_activation(GateActivation a, const float* gate, const float* up, float* out, int64_t n);
 
 // How one layer's neurons are stored on the device. Neuron j is: gate row j
 // and up row j (n_embd elements each, the model's quant type, byte-exact
@@ -79,13 +83,13 @@ struct NeuronFormat {
     int64_t gate_row_bytes = 0;
     int64_t up_row_bytes = 0;
     int64_t down_col_bytes = 0;
-    FfnActivation activation = FfnActivation::SiLU;
+    GateActivation activation = GateActivation::SiLU;
 
     int64_t bytes_per_neuron() const { return gate_row_bytes + up_row_bytes + down_col_bytes; }
 };
 // Throws EngineError if n_embd does not fit the types' block sizes.
 NeuronFormat make_neuron_format(int64_t n_embd, int64_t n_ff, GgmlType gate_type, GgmlType up_type,
-                                GgmlType down_type, FfnActivation activation = FfnActivation::SiLU);
+                                GgmlType down_type, GateActivation activation = GateActivation::SiLU);
 
 // Where neuron data is copied from (host memory that outlives the upload's
 // execution, e.g. the mmap'd model): gate/up as in the GGUF (n_ff rows of

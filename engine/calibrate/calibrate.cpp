@@ -59,7 +59,7 @@ struct LayerRecord {
 };
 
 // Dense FFN that also records what calibration needs. Computes exactly what
-// DenseFfn's batch path computes (matmul, swiglu, matmul).
+// DenseFfn's batch path computes (matmul, the gate activation, matmul).
 class RecordingFfn final : public model::FfnExecutor {
 public:
     RecordingFfn(tensor::ThreadPool& pool, const model::Model& m, int64_t stride,
@@ -130,7 +130,7 @@ public:
                     std::min<int64_t>(kUpBins - 1, static_cast<int64_t>(rho * kUpBins)))]++;
             }
         }
-        tensor::swiglu(g_.data(), u_.data(), g_.data(), n * n_ff_);
+        backend::gate_activation(w.activation, g_.data(), u_.data(), g_.data(), n * n_ff_);
         tensor::matmul(pool_, w.down, g_.data(), n, out);
         for (int64_t t = 0; t < n; ++t) {
             const float* a = g_.data() + t * n_ff_;
@@ -419,9 +419,6 @@ CalibrationReport calibrate_model(const CalibrationOptions& opt) {
     ProgressReporter progress(opt);
     progress.emit(progress.at(CalibrationPhase::Reading, 0, 1));
     std::shared_ptr<const gguf::GgufFile> file = gguf::GgufFile::open(opt.model_path);
-    if (const model::ModelConfig cfg = model::ModelConfig::from_gguf(*file); cfg.gelu_ffn)
-        throw EngineError("calibration supports SwiGLU models (llama, mistral, qwen2, qwen3) so "
-                          "far; " + cfg.arch + "'s GeGLU FFN runs dense without a sidecar");
     auto tok = Tokenizer::from_gguf(*file);
     std::ifstream in(opt.corpus_path, std::ios::binary);
     if (!in) throw EngineError("cannot read the corpus " + opt.corpus_path.string());
@@ -485,6 +482,7 @@ CalibrationReport calibrate_model(const CalibrationOptions& opt) {
         sc.n_layer = cfg.n_layer;
         sc.n_embd = cfg.n_embd;
         sc.n_ff = cfg.n_ff;
+        sc.activation = m.ffn_weights(0).activation;
         sc.target_sparsity = static_cast<float>(targets[ti]);
         sc.calib_tokens = static_cast<uint64_t>(n_tok);
         sc.layers.resize(static_cast<size_t>(cfg.n_layer));

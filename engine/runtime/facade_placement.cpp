@@ -18,7 +18,7 @@
 namespace powerinfer {
 namespace {
 
-std::vector<int64_t> neuron_bytes(const model::Model& m, backend::FfnActivation activation) {
+std::vector<int64_t> neuron_bytes(const model::Model& m, backend::GateActivation activation) {
     std::vector<int64_t> out;
     for (int64_t l = 0; l < m.config().n_layer; ++l) {
         const model::FfnWeights& w = m.ffn_weights(static_cast<int>(l));

@@ -165,9 +165,6 @@ std::unique_ptr<LocalEngine> LocalEngine::load(const LoadOptions& options) {
                              std::to_string(c.n_expert) +
                              " experts per token and layer, chosen exactly by the router, on the "
                              "CPU (neuron-level sparsity does not apply)";
-    } else if (c.gelu_ffn) {
-        info.sparse_status = "dense: sparse inference supports SwiGLU models (llama, mistral, "
-                             "qwen2, qwen3) so far; " + c.arch + "'s GeGLU FFN runs dense";
     } else if (!info.has_sidecar) {
         info.sparse_status = "dense: no sidecar " + sidecar.filename().string() +
                              " (run powerinfer-calibrate to create one)";

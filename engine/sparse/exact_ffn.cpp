@@ -103,32 +103,29 @@ void ExactSparseFfn::set_level(double s) {
 // into its own partial output. Blocks are fixed (not per thread), so the sum
 // of the partials, taken in block order, does not depend on the thread count.
 void ExactSparseFfn::run_block(Layer& L, Block& B, int64_t n0, int64_t n1, float xn) {
-    const int64_t n = n1 - n0, n_out = L.w.down.rows;
+    const int64_t n = n1 - n0;
     B.g.resize(static_cast<size_t>(n));
     B.u.resize(static_cast<size_t>(n));
     B.h.resize(static_cast<size_t>(n));
     B.cand.resize(static_cast<size_t>(n));
     B.ids.resize(static_cast<size_t>(n));
-    B.y.assign(static_cast<size_t>(n_out), 0.0f);
     tensor::WeightView gate = L.w.gate;
     gate.data = gate.row(n0);
     gate.rows = n;
     tensor::matvec_q(pool_, gate, xq_, B.g.data());  // nested in the region: runs here
-    if (act_ == backend::FfnActivation::SiLU) {
-        // silu(g) = swiglu(g, 1), with the vectorised exp.
-        B.ones.resize(static_cast<size_t>(n), 1.0f);
-        tensor::swiglu(B.g.data(), B.ones.data(), B.g.data(), n);
-    } else {
-        for (float& g : B.g) g = std::max(0.0f, g);
-    }
+    // a = act(g) (act(g) * 1, exactly), with the dense path's rounding.
+    B.ones.resize(static_cast<size_t>(n), 1.0f);
+    backend::gate_activation(act_, B.g.data(), B.ones.data(), B.g.data(), n);
     // Candidates for up: every neuron whose h can still pass the threshold.
     int64_t nc = 0;
-    for (int64_t k = 0; k < n; ++k) {
-        const int64_t i = n0 + k;
-        if (L.up_factor.empty() ||
-            std::fabs(B.g[static_cast<size_t>(k)]) * L.up_factor[static_cast<size_t>(i)] * xn >=
-                L.t)
-            B.cand[static_cast<size_t>(nc++)] = static_cast<int32_t>(i);
+    if (L.up_factor.empty()) {
+        nc = n;
+    } else {
+        const float* f = L.up_factor.data() + n0;
+        for (int64_t k = 0; k < n; ++k) {
+            B.cand[static_cast<size_t>(nc)] = static_cast<int32_t>(n0 + k);
+            nc += std::fabs(B.g[static_cast<size_t>(k)]) * f[k] * xn >= L.t;
+        }
     }
     if (nc * 4 > n * 3) {
         // Most rows are needed: the contiguous product over all of them costs
@@ -143,27 +140,24 @@ void ExactSparseFfn::run_block(Layer& L, Block& B, int64_t n0, int64_t n1, float
     } else {
         tensor::matvec_rows(pool_, L.w.up, *xq_up_used_, B.cand.data(), nc, B.u.data());
     }
+    // The active set, branch-free (about half the neurons pass, in no order
+    // a predictor could learn).
     int64_t na = 0;
     for (int64_t k = 0; k < nc; ++k) {
         const int32_t i = B.cand[static_cast<size_t>(k)];
         const float h = B.g[static_cast<size_t>(i - n0)] * B.u[static_cast<size_t>(k)];
-        if (std::fabs(h) * L.down_norm[static_cast<size_t>(i)] >= L.t) {
-            B.ids[static_cast<size_t>(na)] = i;
-            B.h[static_cast<size_t>(na)] = h;
-            ++na;
-        }
+        B.ids[static_cast<size_t>(na)] = i;
+        B.h[static_cast<size_t>(na)] = h;
+        na += std::fabs(h) * L.down_norm[static_cast<size_t>(i)] >= L.t;
     }
     B.up_rows = nc;
     B.active = na;
-    if (!L.down.q.empty()) {
-        tensor::prepare_sparse_down(B.ids.data(), B.h.data(), na, B.in);
-        tensor::sparse_down(pool_, L.down, B.in, B.y.data());
-    }
+    if (!L.down.empty()) tensor::prepare_sparse_down(B.ids.data(), B.h.data(), na, B.in);
 }
 
 ExactCounts ExactSparseFfn::run(int layer, const float* x, float* out) {
     Layer& L = layers_.at(static_cast<size_t>(layer));
-    const int64_t n_ff = L.w.gate.rows, n_embd = L.w.gate.cols, n_out = L.w.down.rows;
+    const int64_t n_ff = L.w.gate.rows, n_embd = L.w.gate.cols;
     tensor::quantize_activations(L.w.gate.type, x, n_embd, xq_);
     xq_up_used_ = &xq_;
     if (tensor::vec_dot_type(L.w.up.type) != xq_.type) {
@@ -184,15 +178,19 @@ ExactCounts ExactSparseFfn::run(int layer, const float* x, float* out) {
                 run_block(L, blocks_[static_cast<size_t>(b)], bound(b), bound(b + 1), xn);
         },
         1);
+    // The blocks' active sets, in neuron order, then one column-sparse down
+    // product over all of them (parallel over outputs; each output sums the
+    // groups in order, so the result does not depend on the thread count).
     ExactCounts c;
     for (const Block& B : blocks_) {
         c.up_rows += B.up_rows;
         c.active += B.active;
     }
-    if (!L.down.q.empty()) {
-        for (int64_t j = 0; j < n_out; ++j) out[j] = 0.0f;
-        for (const Block& B : blocks_)
-            for (int64_t j = 0; j < n_out; ++j) out[j] += B.y[static_cast<size_t>(j)];
+    if (!L.down.empty()) {
+        // Blocks end on group boundaries: their prepared inputs concatenate.
+        tensor::clear_sparse_down(down_in_);
+        for (const Block& B : blocks_) tensor::append_sparse_down(B.in, down_in_);
+        tensor::sparse_down(pool_, L.down, down_in_, out);
     } else {
         // No neuron-major copy for this type: dense down over the masked h.
         masked_.assign(static_cast<size_t>(n_ff), 0.0f);
@@ -215,7 +213,7 @@ int64_t ExactSparseFfn::extra_bytes() const {
 
 int64_t ExactSparseFfn::dense_down_layers() const {
     int64_t n = 0;
-    for (const Layer& L : layers_) n += L.down.q.empty();
+    for (const Layer& L : layers_) n += L.down.empty();
     return n;
 }
 

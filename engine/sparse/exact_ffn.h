@@ -71,9 +71,9 @@ private:
     };
     // A fixed slice of a layer's neurons and its scratch (grown once).
     struct Block {
-        std::vector<float> g, u, h, ones, y;
+        std::vector<float> g, u, h, ones;
         std::vector<int32_t> cand, ids;
-        tensor::SparseDownInput in;
+        tensor::SparseDownInput in;  // the block's active set, prepared
         int64_t up_rows = 0, active = 0;
     };
     static constexpr int64_t kBlocks = 8;
@@ -86,9 +86,10 @@ private:
     std::vector<float> levels_;
     double level_ = -1;
     std::string note_;
-    backend::FfnActivation act_;
+    backend::GateActivation act_;
     tensor::QuantizedVector xq_, xq_up_;
     std::vector<float> masked_;
+    tensor::SparseDownInput down_in_;  // the layer's active set (all blocks)
 };
 
 }  // namespace powerinfer::sparse

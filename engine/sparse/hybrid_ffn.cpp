@@ -309,13 +309,7 @@ void HybridFfn::cold_part(int layer, const float* x, const std::vector<int32_t>&
     if (!same) tensor::quantize_activations(w.up.type, x, w.up.cols, xq_up_);
     tensor::matvec_rows(pool_, w.gate, xq_gate_, ids.data(), n, g_.data());
     tensor::matvec_rows(pool_, w.up, same ? xq_gate_ : xq_up_, ids.data(), n, u_.data());
-    if (sidecar_.activation == backend::FfnActivation::SiLU) {
-        tensor::swiglu(g_.data(), u_.data(), g_.data(), n);
-    } else {
-        for (int64_t i = 0; i < n; ++i)
-            g_[static_cast<size_t>(i)] =
-                std::max(0.0f, g_[static_cast<size_t>(i)]) * u_[static_cast<size_t>(i)];
-    }
+    backend::gate_activation(sidecar_.activation, g_.data(), u_.data(), g_.data(), n);
     tensor::axpy_rows(pool_, st.src.down_t, ids.data(), g_.data(), n, y);
 }
 
@@ -397,13 +391,11 @@ void HybridFfn::validate(int layer, const float* x, const std::vector<int32_t>& 
     tensor::matvec(pool_, w.gate, x, g_.data());
     tensor::matvec(pool_, w.up, x, u_.data());
     const float thr = sidecar_.layers[static_cast<size_t>(layer)].threshold;
+    backend::gate_activation(sidecar_.activation, g_.data(), u_.data(), g_.data(), n_ff);
     int64_t truly = 0, caught = 0;
     size_t ai = 0;
     for (int64_t j = 0; j < n_ff; ++j) {
-        const float g = g_[static_cast<size_t>(j)];
-        const float a = sidecar_.activation == backend::FfnActivation::SiLU
-                            ? g / (1.0f + std::exp(-g)) * u_[static_cast<size_t>(j)]
-                            : std::max(0.0f, g) * u_[static_cast<size_t>(j)];
+        const float a = g_[static_cast<size_t>(j)];
         while (ai < active.size() && active[ai] < j) ++ai;
         if (std::fabs(a) * st.down_norm[static_cast<size_t>(j)] > thr) {
             ++truly;
@@ -629,6 +621,12 @@ std::unique_ptr<HybridFfn> make_hybrid_ffn(tensor::ThreadPool& pool,
     try {
         Sidecar sc = read_sidecar(path, setup.model_hash);
         if (sc.synthetic) setup.options.synthetic_activity = true;
+        std::string note;
+        if (sc.activation == backend::GateActivation::GeluTanh && setup.device) {
+            // The GPU backends compute SwiGLU/ReGLU neurons only.
+            setup.device.reset();
+            note = "; GeGLU: every neuron on the CPU (the GPU backend has no GeGLU neurons yet)";
+        }
         auto device = setup.device
                           ? std::move(setup.device)
                           : backend::make_cpu_device(
@@ -638,7 +636,7 @@ std::unique_ptr<HybridFfn> make_hybrid_ffn(tensor::ThreadPool& pool,
         auto ffn =
             std::make_unique<HybridFfn>(pool, std::move(layers), std::move(sc), std::move(device),
                                         dense, setup.tuning, setup.options);
-        status = ffn->status();
+        status = ffn->status() + note;
         return ffn;
     } catch (const EngineError& e) {
         status = std::string("dense: ") + e.what();

@@ -168,8 +168,7 @@ void write_sidecar(const std::filesystem::path& path, const Sidecar& s) {
     w.set("powerinfer.tool_version", Value::str(s.tool_version));
     w.set("powerinfer.model_hash", Value::str(s.model_hash));
     w.set("powerinfer.model_bytes", Value::u64(s.model_bytes));
-    w.set("powerinfer.activation",
-          Value::str(s.activation == backend::FfnActivation::SiLU ? "silu" : "relu"));
+    w.set("powerinfer.activation", Value::str(backend::gate_activation_name(s.activation)));
     w.set("powerinfer.n_layer", Value::u32(static_cast<uint32_t>(s.n_layer)));
     w.set("powerinfer.n_embd", Value::u32(static_cast<uint32_t>(s.n_embd)));
     w.set("powerinfer.n_ff", Value::u32(static_cast<uint32_t>(s.n_ff)));
@@ -241,8 +240,14 @@ Sidecar read_sidecar(const std::filesystem::path& path, const std::string& expec
     s.model_bytes = static_cast<uint64_t>(f->get_int("powerinfer.model_bytes").value_or(0));
     s.tool_version = f->get_string("powerinfer.tool_version").value_or("");
     const std::string act = f->get_string("powerinfer.activation").value_or("");
-    if (act != "silu" && act != "relu") refuse(path, "unknown activation '" + act + "'");
-    s.activation = act == "silu" ? backend::FfnActivation::SiLU : backend::FfnActivation::ReLU;
+    bool known = false;
+    for (auto a : {backend::GateActivation::SiLU, backend::GateActivation::GeluTanh,
+                   backend::GateActivation::ReLU})
+        if (act == backend::gate_activation_name(a)) {
+            s.activation = a;
+            known = true;
+        }
+    if (!known) refuse(path, "unknown activation '" + act + "'");
     s.n_layer = f->get_int("powerinfer.n_layer").value_or(0);
     s.n_embd = f->get_int("powerinfer.n_embd").value_or(0);
     s.n_ff = f->get_int("powerinfer.n_ff").value_or(0);

@@ -79,7 +79,7 @@ struct Sidecar {
     std::string model_hash;
     uint64_t model_bytes = 0;
     std::string tool_version = kSidecarToolVersion;
-    backend::FfnActivation activation = backend::FfnActivation::SiLU;
+    backend::GateActivation activation = backend::GateActivation::SiLU;
     int64_t n_layer = 0, n_embd = 0, n_ff = 0;
     float target_sparsity = 0;
     uint64_t calib_tokens = 0;

@@ -85,8 +85,10 @@ struct MathKernels {
 struct SparseDownArgs {
     const uint8_t* q;
     size_t col_bytes;
-    const float* a;
+    const float* a;  // float scales, or null when a16/c16 hold them in fp16
     const float* c;
+    const uint16_t* a16;
+    const uint16_t* c16;
     int64_t n_out;
     const int32_t* quad_ids;
     const uint32_t* quad_qh;

@@ -449,8 +449,10 @@ void sparse_down_scalar(const SparseDownArgs& A, int64_t c0, int64_t c1, float* 
             const int64_t r = j % 32;  // tensor::scale_pos(j)
             const int64_t pos = j - r + 8 * ((r % 16) / 4) + (r >= 16 ? 4 : 0) + r % 4;
             const size_t at = static_cast<size_t>(A.group[g] * A.n_out + pos);
-            acc = std::fma(A.a[at], static_cast<float>(sum) * A.dh[g], acc);
-            acc = std::fma(A.c[at], A.hsum[g], acc);
+            const float a = A.a ? A.a[at] : fp16_to_fp32_portable(A.a16[at]);
+            const float c = A.c ? A.c[at] : fp16_to_fp32_portable(A.c16[at]);
+            acc = std::fma(a, static_cast<float>(sum) * A.dh[g], acc);
+            acc = std::fma(c, A.hsum[g], acc);
         }
         y[j] = acc;
     }

@@ -16,6 +16,7 @@ namespace {
 using namespace blocks;
 
 constexpr int64_t kGroup = 32;  // neurons per scale group (the block size along a row)
+constexpr float kRound = 12582912.0f;  // 1.5 * 2^23: adding and subtracting it rounds
 
 // The 32-element 4-bit formats: a = d, c from the block (`offset`).
 template <typename Block, typename Offset>
@@ -109,6 +110,22 @@ NeuronMajorDown make_neuron_major_down(const WeightView& down) {
             m.q[static_cast<size_t>(i * col_bytes + byte)] |=
                 static_cast<uint8_t>(q[static_cast<size_t>(i)] << shift);
     }
+    // Half the scale bytes where fp16 holds every value exactly (lossless).
+    auto exact_f16 = [](const std::vector<float>& v, std::vector<uint16_t>& out) {
+        out.resize(v.size());
+        for (size_t i = 0; i < v.size(); ++i) {
+            out[i] = fp32_to_fp16_portable(v[i]);
+            if (fp16_to_fp32_portable(out[i]) != v[i]) return false;
+        }
+        return true;
+    };
+    if (exact_f16(m.a, m.a16) && exact_f16(m.c, m.c16)) {
+        m.a = {};
+        m.c = {};
+    } else {
+        m.a16 = {};
+        m.c16 = {};
+    }
     return m;
 }
 
@@ -139,8 +156,10 @@ void prepare_sparse_down(const int32_t* ids, const float* h, int64_t count, Spar
                 for (int64_t t = 0; t < 4; ++t) {
                     const bool real = s + t < e;
                     const int32_t id = real ? ids[s + t] : ids[s];
+                    // Round to nearest even, as nearbyint in the default mode
+                    // (|h * inv| <= 127, far below 2^22), without a libm call.
                     const int32_t qv =
-                        real ? static_cast<int32_t>(std::nearbyint(h[s + t] * inv)) : 0;
+                        real ? static_cast<int32_t>((h[s + t] * inv + kRound) - kRound) : 0;
                     qsum += qv;
                     in.quad_ids.push_back(id);
                     packed |= static_cast<uint32_t>(static_cast<uint8_t>(static_cast<int8_t>(qv)))
@@ -156,14 +175,42 @@ void prepare_sparse_down(const int32_t* ids, const float* h, int64_t count, Spar
     in.quad_begin.push_back(static_cast<int32_t>(in.quad_qh.size()));
 }
 
+void clear_sparse_down(SparseDownInput& in) {
+    in.quad_ids.clear();
+    in.quad_qh.clear();
+    in.group.clear();
+    in.quad_begin.assign(1, 0);
+    in.dh.clear();
+    in.hsum.clear();
+    in.active = 0;
+}
+
+void append_sparse_down(const SparseDownInput& part, SparseDownInput& into) {
+    if (into.quad_begin.empty()) clear_sparse_down(into);
+    if (part.quad_begin.empty()) return;  // never prepared: nothing in it
+    if (!into.group.empty() && !part.group.empty() && part.group.front() <= into.group.back())
+        throw EngineError("sparse_down: appended groups must follow the ones already there");
+    const auto offset = static_cast<int32_t>(into.quad_qh.size());
+    into.quad_ids.insert(into.quad_ids.end(), part.quad_ids.begin(), part.quad_ids.end());
+    into.quad_qh.insert(into.quad_qh.end(), part.quad_qh.begin(), part.quad_qh.end());
+    into.group.insert(into.group.end(), part.group.begin(), part.group.end());
+    into.dh.insert(into.dh.end(), part.dh.begin(), part.dh.end());
+    into.hsum.insert(into.hsum.end(), part.hsum.begin(), part.hsum.end());
+    into.quad_begin.pop_back();  // == offset
+    for (int32_t b : part.quad_begin) into.quad_begin.push_back(offset + b);
+    into.active += part.active;
+}
+
 namespace {
 
 kernels::SparseDownArgs args_for(const NeuronMajorDown& w, const SparseDownInput& in) {
     kernels::SparseDownArgs a{};
     a.q = w.q.data();
     a.col_bytes = static_cast<size_t>(w.n_out / 2);
-    a.a = w.a.data();
-    a.c = w.c.data();
+    a.a = w.a16.empty() ? w.a.data() : nullptr;
+    a.c = w.a16.empty() ? w.c.data() : nullptr;
+    a.a16 = w.a16.empty() ? nullptr : w.a16.data();
+    a.c16 = w.a16.empty() ? nullptr : w.c16.data();
     a.n_out = w.n_out;
     a.quad_ids = in.quad_ids.data();
     a.quad_qh = in.quad_qh.data();

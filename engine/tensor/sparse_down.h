@@ -7,8 +7,10 @@
 // in blocks of 32 neurons along a row. Here a neuron's column is contiguous
 // (n_out / 2 bytes of 4-bit q, in chunks of 32 outputs: byte k of chunk c has
 // output 32c + k in its low nibble and 32c + 16 + k in its high nibble), and
-// the per-(output, 32-neuron group) scale a and offset c are float arrays
-// [group][n_out]. A group's active neurons are summed in integers (their h
+// the per-(output, 32-neuron group) scale a and offset c are arrays
+// [group][n_out], in fp16 when every value is exactly an fp16 (Q4_0 and Q4_1
+// store d and m as fp16, so theirs always are; Q4_K's d * scale may not be,
+// and then they stay float). A group's active neurons are summed in integers (their h
 // quantized to int8 with one scale per group and token), then
 //   y_j += a_jg * (dh_g * S_jg) + c_jg * H_g,  S_jg = sum_i q_ji qh_i,
 //   H_g = dh_g * sum_i qh_i,
@@ -37,9 +39,14 @@ constexpr int64_t kMaxNeuronMajorOut = 16384;
 struct NeuronMajorDown {
     int64_t n_out = 0, n_ff = 0;
     std::vector<uint8_t> q;  // n_ff columns of n_out / 2 bytes
-    std::vector<float> a;    // [n_ff / 32][n_out], see scale_pos
+    std::vector<float> a;    // [n_ff / 32][n_out], see scale_pos; empty when a16 holds them
     std::vector<float> c;    // [n_ff / 32][n_out]
-    size_t bytes() const { return q.size() + (a.size() + c.size()) * sizeof(float); }
+    std::vector<uint16_t> a16, c16;  // the same in fp16 (exact), or empty
+    bool empty() const { return q.empty(); }
+    size_t bytes() const {
+        return q.size() + (a.size() + c.size()) * sizeof(float) +
+               (a16.size() + c16.size()) * sizeof(uint16_t);
+    }
 };
 
 // Whether make_neuron_major_down takes this down matrix (Q4_0, Q4_1, Q4_K
@@ -60,6 +67,12 @@ struct SparseDownInput {
 };
 // ids ascending (each < n_ff), h[k] the activation of ids[k].
 void prepare_sparse_down(const int32_t* ids, const float* h, int64_t count, SparseDownInput& in);
+
+// Empties `in` (keeping its capacity) to start a concatenation.
+void clear_sparse_down(SparseDownInput& in);
+// Appends `part` to `into`: both prepared, part's groups all after into's
+// (e.g. slices of a layer ending on 32-neuron group boundaries, in order).
+void append_sparse_down(const SparseDownInput& part, SparseDownInput& into);
 
 // y[n_out] = W_down h over the prepared active set (y overwritten).
 void sparse_down(ThreadPool& pool, const NeuronMajorDown& w, const SparseDownInput& in, float* y);

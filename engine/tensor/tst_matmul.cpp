@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "common/error.h"
+#include "tensor/fp16.h"
 #include "tensor/matmul.h"
 #include "tensor/quant.h"
 #include "tensor/sparse_down.h"
@@ -154,14 +155,19 @@ private slots:
         const Matrix m = make_matrix(t, n_out, n_ff, 11);
         QVERIFY(neuron_major_supported(m.view));
         const NeuronMajorDown nm = make_neuron_major_down(m.view);
+        // Q4_0/Q4_1 keep d and m as fp16 already: their scales halve, losslessly.
+        if (t != GgmlType::Q4_K) QVERIFY(!nm.a16.empty() && nm.a.empty());
+        auto scale = [&](const std::vector<float>& f, const std::vector<uint16_t>& h, size_t at) {
+            return f.empty() ? fp16_to_fp32_portable(h[at]) : f[at];
+        };
         for (int64_t j = 0; j < n_out; ++j)
             for (int64_t i = 0; i < n_ff; ++i) {
                 const size_t at = size_t((i / 32) * n_out + scale_pos(j));
                 const int q = (nm.q[size_t(i * n_out / 2 + (j / 32) * 16 + j % 16)] >>
                                ((j % 32) >= 16 ? 4 : 0)) &
                               15;
-                volatile float prod = nm.a[at] * float(q);
-                const float v = prod + nm.c[at];
+                volatile float prod = scale(nm.a, nm.a16, at) * float(q);
+                const float v = prod + scale(nm.c, nm.c16, at);
                 if (v != m.deq[size_t(j * n_ff + i)])
                     QFAIL(qPrintable(QString("weight (%1, %2) is not lossless").arg(j).arg(i)));
             }
