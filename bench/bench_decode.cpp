@@ -32,54 +32,12 @@
 #include "model/model.h"
 #include "sparse/hybrid_ffn.h"
 #include "tensor/quant.h"
+#include "bench_support.h"
 
 using namespace powerinfer;
+using namespace powerinfer::bench;
 
 namespace {
-
-using Clock = std::chrono::steady_clock;
-
-double median(std::vector<double> v) {
-    std::sort(v.begin(), v.end());
-    return v[v.size() / 2];
-}
-
-struct Speeds {
-    double prompt = 0, decode = 0;  // tokens per second
-};
-
-// Token ids spread over the vocabulary (deterministic; same for llama.cpp).
-std::vector<int32_t> prompt_ids(int n, int64_t n_vocab) {
-    std::vector<int32_t> ids;
-    for (int i = 0; i < n; ++i) ids.push_back(static_cast<int32_t>((1000 + 7919LL * i) % n_vocab));
-    return ids;
-}
-
-Speeds run_ours(std::shared_ptr<const gguf::GgufFile> file, int threads,
-                const std::vector<int32_t>& prompt, int n_decode, int runs) {
-    tensor::ThreadPool pool(threads);
-    model::Model m(file, pool, 1024, 256);
-    const int64_t V = m.config().n_vocab;
-    std::vector<float> logits(static_cast<size_t>(V));
-    std::vector<double> pp, tg;
-    for (int r = 0; r < runs + 1; ++r) {  // the first run warms caches
-        auto t0 = Clock::now();
-        m.forward(prompt.data(), static_cast<int64_t>(prompt.size()), 0, 1, logits.data());
-        const double t_pp = std::chrono::duration<double>(Clock::now() - t0).count();
-        int64_t pos = static_cast<int64_t>(prompt.size());
-        t0 = Clock::now();
-        for (int i = 0; i < n_decode; ++i) {
-            const auto tok = static_cast<int32_t>(std::max_element(logits.begin(), logits.end()) -
-                                                  logits.begin());
-            m.forward(&tok, 1, pos++, 1, logits.data());
-        }
-        const double t_tg = std::chrono::duration<double>(Clock::now() - t0).count();
-        if (r == 0) continue;
-        pp.push_back(prompt.size() / t_pp);
-        tg.push_back(n_decode / t_tg);
-    }
-    return {median(pp), median(tg)};
-}
 
 // Decode tok/s of n_decode greedy steps after the prompt (one run).
 double decode_once(model::Model& m, const std::vector<int32_t>& prompt, int n_decode) {
@@ -149,49 +107,6 @@ int run_sparse(const std::string& model, const std::string& sidecar, double spar
         "\"threads\": %d}\n",
         md, ms, ms / md, delivered, threads);
     return 0;
-}
-
-// llama.cpp through llama-cpp-python: eval the same prompt ids, then decode
-// greedily token by token; prints "pp tg" (tokens/s, medians).
-const char* kPython = R"PY(
-import sys, time, statistics
-import numpy as np
-import llama_cpp
-model, threads, n_decode, runs = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
-prompt = [int(t) for t in sys.argv[5].split(',')]
-llm = llama_cpp.Llama(model_path=model, n_ctx=1024, n_batch=256, n_threads=threads,
-                      n_threads_batch=threads, verbose=False)
-pp, tg = [], []
-for r in range(runs + 1):
-    llm.reset()
-    t0 = time.perf_counter(); llm.eval(prompt); t_pp = time.perf_counter() - t0
-    t0 = time.perf_counter()
-    for i in range(n_decode):
-        tok = int(np.argmax(llm.scores[llm.n_tokens - 1]))
-        llm.eval([tok])
-    t_tg = time.perf_counter() - t0
-    if r:
-        pp.append(len(prompt) / t_pp); tg.append(n_decode / t_tg)
-print(statistics.median(pp), statistics.median(tg))
-)PY";
-
-bool run_llama_cpp(const std::string& python, const std::string& model, int threads,
-                   const std::vector<int32_t>& prompt, int n_decode, int runs, Speeds& out) {
-    const auto dir = std::filesystem::temp_directory_path();
-    const auto script = dir / "powerinfer_bench_llama_cpp.py";
-    const auto result = dir / "powerinfer_bench_llama_cpp.out";
-    std::ofstream(script) << kPython;
-    std::string ids;
-    for (size_t i = 0; i < prompt.size(); ++i) {
-        if (i) ids += ',';
-        ids += std::to_string(prompt[i]);
-    }
-    const std::string cmd = "\"" + python + "\" \"" + script.string() + "\" \"" + model + "\" " +
-                            std::to_string(threads) + " " + std::to_string(n_decode) + " " +
-                            std::to_string(runs) + " " + ids + " > \"" + result.string() + "\"";
-    if (std::system(cmd.c_str()) != 0) return false;
-    std::ifstream in(result);
-    return static_cast<bool>(in >> out.prompt >> out.decode);
 }
 
 }  // namespace

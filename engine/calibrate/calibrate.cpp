@@ -12,6 +12,7 @@
 #include "calibrate/calibration_progress.h"
 #include "common/error.h"
 #include "gguf/gguf.h"
+#include "model/expert_placement.h"
 #include "model/model.h"
 #include "sparse/sidecar.h"
 #include "tensor/matmul.h"
@@ -355,6 +356,56 @@ std::vector<uint8_t> pack(const std::vector<float>& v, bool f16) {
     return out;
 }
 
+// Mixture-of-experts models: the router is exact, so what calibration
+// records is how often each layer routes to each expert over the corpus
+// (for expert placement), in an expert-routing sidecar.
+CalibrationReport calibrate_expert_routing(const CalibrationOptions& opt,
+                                           const gguf::GgufFile& file, model::Model& m,
+                                           const std::vector<int32_t>& tokens, int32_t bos,
+                                           int64_t window, ProgressReporter& progress) {
+    const int64_t n_tok = static_cast<int64_t>(tokens.size());
+    model::MoeFfn& moe = *m.moe_ffn();
+    moe.reset_counts();
+    progress.emit(progress.at(CalibrationPhase::Corpus, 0, n_tok));
+    CalibrationReport report;
+    report.tokens = n_tok;
+    const auto t0 = Clock::now();
+    std::vector<int32_t> win;
+    for (int64_t s = 0; s < n_tok; s += window) {
+        const int64_t n = std::min(window, n_tok - s);
+        win.assign(tokens.begin() + s, tokens.begin() + s + n);
+        if (bos >= 0) win[0] = bos;
+        m.forward(win.data(), n, 0, 0, nullptr);
+        const double el = seconds_since(t0), done = double(s + n);
+        CalibrationProgress p = progress.at(CalibrationPhase::Corpus, s + n, n_tok);
+        p.message = fmt("calibrate: %.0f/%.0f tokens, %.0f tok/s (expert routing)", done,
+                        double(n_tok), done / el);
+        progress.emit(p);
+    }
+    report.run_seconds = seconds_since(t0);
+    progress.emit(progress.at(CalibrationPhase::Writing, 0, 1));
+    const auto& cfg = m.config();
+    model::ExpertRoutingStats st;
+    st.model_hash = sparse::model_hash(file);
+    st.model_bytes = file.file_size();
+    st.n_layer = cfg.n_layer;
+    st.n_expert = cfg.n_expert;
+    st.n_expert_used = cfg.n_expert_used;
+    st.calib_tokens = static_cast<uint64_t>(n_tok);
+    st.counts = moe.expert_counts();
+    CalibrationTargetReport tr;
+    tr.sidecar_path =
+        opt.output_path.empty() ? sparse::default_sidecar_path(opt.model_path) : opt.output_path;
+    model::write_expert_sidecar(tr.sidecar_path, st);
+    report.targets.push_back(tr);
+    if (opt.log)
+        opt.log("calibrate: mixture of experts (" + std::to_string(cfg.n_expert) + " experts, " +
+                std::to_string(cfg.n_expert_used) + " per token): routing counts written to " +
+                tr.sidecar_path.string());
+    progress.emit(progress.at(CalibrationPhase::Done, 1, 1));
+    return report;
+}
+
 }  // namespace
 }  // namespace powerinfer::calibrate
 
@@ -386,6 +437,9 @@ CalibrationReport calibrate_model(const CalibrationOptions& opt) {
     const int64_t window = std::max<int64_t>(16, opt.window);
     model::Model m(file, pool, window, 256);
     const auto& cfg = m.config();
+    if (cfg.moe())
+        return calibrate_expert_routing(opt, *file, m, tokens, tok->add_bos() ? tok->bos() : -1,
+                                        window, progress);
     const int64_t stride = std::max<int64_t>(1, n_tok / std::max<int64_t>(1, opt.max_samples));
     RecordingFfn rec(pool, m, stride, opt.max_samples);
     m.set_ffn_executor(&rec);

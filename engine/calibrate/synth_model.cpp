@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstring>
 #include <map>
+#include <memory>
 #include <numeric>
 #include <random>
 
@@ -30,17 +31,34 @@ struct XorShift {
 
 // A pool of random quantized blocks of one type and scale; rows are copied
 // from it at random block offsets.
+// A portable stand-in for a normal variate (Irwin-Hall: four uniforms of
+// 24 bits, centred and scaled to unit variance): integer arithmetic and
+// exactly rounded float operations only, so every platform gives the same.
+float portable_normal(XorShift& rng) {
+    float s = 0.0f;
+    for (int i = 0; i < 4; ++i) s += static_cast<float>(rng.next() >> 40) * 0x1p-24f;
+    return (s - 2.0f) * std::sqrt(3.0f);
+}
+
 class BlockPool {
 public:
-    BlockPool(GgmlType type, float sigma, int64_t max_row_blocks, uint64_t seed) : type_(type) {
+    // portable: values from portable_normal instead of std::normal_distribution.
+    BlockPool(GgmlType type, float sigma, int64_t max_row_blocks, uint64_t seed,
+              bool portable = false, int64_t pool_blocks = int64_t{1} << 16)
+        : type_(type), pool_blocks_(pool_blocks) {
         const auto tr = ggml_traits(type);
         block_bytes_ = tr.block_bytes;
-        n_blocks_ = kPoolBlocks + max_row_blocks;
+        n_blocks_ = pool_blocks_ + max_row_blocks;
         const int64_t n = n_blocks_ * tr.block_elems;
         std::vector<float> x(static_cast<size_t>(n));
-        std::mt19937_64 rng(seed);
-        std::normal_distribution<float> nd(0.0f, sigma);
-        for (auto& v : x) v = nd(rng);
+        if (portable) {
+            XorShift prng{seed * 0x9E3779B97F4A7C15ull + 7};
+            for (auto& v : x) v = sigma * portable_normal(prng);
+        } else {
+            std::mt19937_64 rng(seed);
+            std::normal_distribution<float> nd(0.0f, sigma);
+            for (auto& v : x) v = nd(rng);
+        }
         data_.resize(static_cast<size_t>(n_blocks_ * block_bytes_));
         tensor::quantize_row_ref(type, x.data(), data_.data(), n);
     }
@@ -48,15 +66,15 @@ public:
         const int64_t row_blocks = row_bytes / block_bytes_;
         for (int64_t r = 0; r < rows; ++r) {
             const int64_t off =
-                static_cast<int64_t>(rng.next() % static_cast<uint64_t>(kPoolBlocks));
+                static_cast<int64_t>(rng.next() % static_cast<uint64_t>(pool_blocks_));
             std::memcpy(dst + r * row_bytes, data_.data() + off * block_bytes_,
                         static_cast<size_t>(row_blocks * block_bytes_));
         }
     }
 
 private:
-    static constexpr int64_t kPoolBlocks = int64_t{1} << 16;
     GgmlType type_;
+    int64_t pool_blocks_;
     int64_t block_bytes_ = 0;
     int64_t n_blocks_ = 0;
     std::vector<uint8_t> data_;
@@ -268,6 +286,195 @@ void write_synthetic_model(const std::filesystem::path& path, const SynthSpec& s
         ls.predictor.b2.assign(static_cast<size_t>(F), 0.0f);
     }
     sparse::write_sidecar(sparse::default_sidecar_path(path), sc);
+}
+
+SynthMoeSpec synth_moe_preset(const std::string& name) {
+    SynthMoeSpec s;
+    if (name == "tiny-qwen3moe") {
+        s.seed = 19;
+    } else if (name == "tiny-qwen2moe") {
+        s.arch = "qwen2moe";
+        s.n_ff_shexp = 512;
+        s.seed = 21;
+    } else if (name == "tiny-mixtral") {
+        s.arch = "llama";
+        s.n_head = 8;
+        s.n_head_kv = 4;
+        s.head_dim = 32;
+        s.n_ff = 256;
+        s.expert_type = GgmlType::Q4_K;
+        s.down_type = GgmlType::Q4_K;
+        s.attn_type = GgmlType::Q6_K;
+        s.embd_type = GgmlType::Q6_K;
+        s.output_type = GgmlType::Q4_K;
+        s.seed = 20;
+    } else if (name == "qwen3-30b-a3b" || name == "qwen3-30b-a3b-q4k") {
+        s.n_layer = 4;
+        s.n_embd = 2048;
+        s.n_head = 32;
+        s.n_head_kv = 4;
+        s.head_dim = 128;
+        s.n_ff = 6144;
+        s.n_ff_exp = 768;
+        s.n_expert = 128;
+        s.n_expert_used = 8;
+        s.n_vocab = 32768;
+        s.n_ctx = 4096;
+        s.random_norms = false;
+        s.zipf_s = 1.0;
+        s.seed = 30;
+        if (name == "qwen3-30b-a3b-q4k") s.down_type = GgmlType::Q4_K;
+    } else {
+        throw EngineError("unknown MoE preset '" + name +
+                          "': use tiny-qwen3moe, tiny-qwen2moe, tiny-mixtral, qwen3-30b-a3b or "
+                          "qwen3-30b-a3b-q4k");
+    }
+    return s;
+}
+
+void write_synthetic_moe_model(const std::filesystem::path& path, const SynthMoeSpec& spec) {
+    const int64_t E = spec.n_embd, F = spec.expert_width(), NE = spec.n_expert;
+    const int64_t hd = spec.head_dim, qd = spec.n_head * hd, kd = spec.n_head_kv * hd;
+    const bool qwen2 = spec.arch == "qwen2moe";
+    if (spec.arch != "qwen3moe" && spec.arch != "llama" && !qwen2)
+        throw EngineError("synthetic MoE models are qwen3moe, qwen2moe or llama, not '" +
+                          spec.arch + "'");
+    if (qwen2 && (spec.n_ff_shexp <= 0 || qd != E))
+        throw EngineError(
+            "a synthetic qwen2moe needs a shared expert and n_head * head_dim = n_embd");
+    if (spec.n_layer <= 0 || E <= 0 || F <= 0 || hd <= 0 || hd % 2 || spec.n_head <= 0 ||
+        spec.n_head_kv <= 0 || spec.n_head % spec.n_head_kv || NE <= 0 || spec.n_expert_used <= 0 ||
+        spec.n_expert_used > NE || spec.n_vocab < 259)
+        throw EngineError(
+            "invalid synthetic MoE shape (positive sizes, even head_dim, head_count a multiple of "
+            "head_count_kv, 1 <= expert_used_count <= expert_count, vocab >= 259)");
+    for (GgmlType t :
+         {spec.attn_type, spec.expert_type, spec.down_type, spec.embd_type, spec.output_type}) {
+        const auto tr = ggml_traits(t);
+        if (!tr.supported || E % tr.block_elems || F % tr.block_elems || qd % tr.block_elems)
+            throw EngineError(
+                "n_embd, the expert width and n_head * head_dim must be multiples of " +
+                std::to_string(tr.block_elems) + " for type " + std::string(tr.name));
+    }
+    gguf::GgufWriter w;
+    const std::string a = spec.arch + ".";
+    auto u32 = [](int64_t v) { return Value::u32(static_cast<uint32_t>(v)); };
+    w.set("general.architecture", Value::str(spec.arch));
+    w.set("general.name", Value::str("synthetic-moe-" + std::to_string(spec.n_layer) + "x" +
+                                     std::to_string(NE) + "x" + std::to_string(F)));
+    w.set(a + "context_length", u32(spec.n_ctx));
+    w.set(a + "embedding_length", u32(E));
+    w.set(a + "block_count", u32(spec.n_layer));
+    w.set(a + "feed_forward_length", u32(spec.n_ff));
+    w.set(a + "attention.head_count", u32(spec.n_head));
+    w.set(a + "attention.head_count_kv", u32(spec.n_head_kv));
+    w.set(a + "attention.key_length", u32(hd));
+    w.set(a + "attention.value_length", u32(hd));
+    w.set(a + "rope.dimension_count", u32(hd));
+    w.set(a + "attention.layer_norm_rms_epsilon", Value::f32(1e-6f));
+    w.set(a + "rope.freq_base", Value::f32(1000000.0f));
+    w.set(a + "expert_count", u32(NE));
+    w.set(a + "expert_used_count", u32(spec.n_expert_used));
+    if (spec.arch != "llama") w.set(a + "expert_feed_forward_length", u32(F));
+    if (qwen2) w.set(a + "expert_shared_feed_forward_length", u32(spec.n_ff_shexp));
+    add_vocab(w, spec.n_vocab);
+
+    XorShift rng{spec.seed * 0x9E3779B97F4A7C15ull + 1};
+    const int64_t max_row_blocks = std::max({E, F, qd}) / 32 + 1;
+    // Small models need few distinct blocks (and are made in a test).
+    const int64_t pool_blocks = E >= 1024 ? int64_t{1} << 16 : int64_t{1} << 11;
+    std::map<std::pair<GgmlType, int64_t>, std::unique_ptr<BlockPool>> pools;
+    auto pool_for = [&](GgmlType t, int64_t fan_in) -> const BlockPool& {
+        auto& p = pools[{t, fan_in}];
+        if (!p)
+            p = std::make_unique<BlockPool>(t, 1.0f / std::sqrt(static_cast<float>(fan_in)),
+                                            max_row_blocks, spec.seed + pools.size() * 31, true,
+                                            pool_blocks);
+        return *p;
+    };
+    // rows x cols of type t, n_stack deep (0: a plain matrix).
+    auto matrix = [&](const std::string& name, GgmlType t, int64_t cols, int64_t rows,
+                      int64_t n_stack = 0) {
+        const int64_t rb = static_cast<int64_t>(*ggml_row_bytes(t, static_cast<uint64_t>(cols)));
+        const int64_t n_rows = rows * std::max<int64_t>(1, n_stack);
+        std::vector<uint8_t> data(static_cast<size_t>(rb * n_rows));
+        pool_for(t, cols).fill(data.data(), n_rows, rb, rng);
+        std::vector<uint64_t> shape{static_cast<uint64_t>(cols), static_cast<uint64_t>(rows)};
+        if (n_stack > 0) shape.push_back(static_cast<uint64_t>(n_stack));
+        w.add_tensor(name, t, shape, std::move(data));
+    };
+    auto floats = [&](int64_t n, float base, float sigma) {
+        std::vector<float> v(static_cast<size_t>(n));
+        for (auto& x : v) x = base + sigma * portable_normal(rng);
+        return v;
+    };
+    auto vec = [&](const std::string& name, int64_t n) {
+        w.add_tensor(name, GgmlType::F32, {static_cast<uint64_t>(n)},
+                     float_bytes(floats(n, 1.0f, spec.random_norms ? 0.25f : 0.0f)));
+    };
+    // The skew's carrier: a constant in dimension 0 of every embedding.
+    const float carrier = 4.0f;
+    {
+        std::vector<float> emb = floats(E * spec.n_vocab, 0.0f, 1.0f);
+        if (spec.zipf_s > 0)
+            for (int64_t t = 0; t < spec.n_vocab; ++t) emb[static_cast<size_t>(t * E)] += carrier;
+        const int64_t rb =
+            static_cast<int64_t>(*ggml_row_bytes(spec.embd_type, static_cast<uint64_t>(E)));
+        std::vector<uint8_t> data(static_cast<size_t>(rb * spec.n_vocab));
+        tensor::quantize_row_ref(spec.embd_type, emb.data(), data.data(), E * spec.n_vocab);
+        w.add_tensor("token_embd.weight", spec.embd_type,
+                     {static_cast<uint64_t>(E), static_cast<uint64_t>(spec.n_vocab)},
+                     std::move(data));
+    }
+    for (int64_t l = 0; l < spec.n_layer; ++l) {
+        const std::string b = "blk." + std::to_string(l) + ".";
+        vec(b + "attn_norm.weight", E);
+        matrix(b + "attn_q.weight", spec.attn_type, E, qd);
+        matrix(b + "attn_k.weight", spec.attn_type, E, kd);
+        matrix(b + "attn_v.weight", spec.attn_type, E, kd);
+        if (qwen2) {
+            for (const auto& [bias, n] : {std::pair<const char*, int64_t>{"attn_q.bias", qd},
+                                          {"attn_k.bias", kd},
+                                          {"attn_v.bias", kd}})
+                w.add_tensor(b + bias, GgmlType::F32, {static_cast<uint64_t>(n)},
+                             float_bytes(floats(n, 0.0f, 0.1f)));
+        }
+        if (spec.arch == "qwen3moe") {
+            vec(b + "attn_q_norm.weight", hd);
+            vec(b + "attn_k_norm.weight", hd);
+        }
+        matrix(b + "attn_output.weight", spec.attn_type, qd, E);
+        vec(b + "ffn_norm.weight", E);
+        std::vector<float> router = floats(E * NE, 0.0f, 1.0f / std::sqrt(static_cast<float>(E)));
+        if (spec.zipf_s > 0) {
+            // Ranks in a random order (Fisher-Yates on the portable generator).
+            std::vector<int64_t> rank(static_cast<size_t>(NE));
+            std::iota(rank.begin(), rank.end(), int64_t{0});
+            for (int64_t i = NE - 1; i > 0; --i)
+                std::swap(rank[static_cast<size_t>(i)],
+                          rank[static_cast<size_t>(rng.next() % static_cast<uint64_t>(i + 1))]);
+            for (int64_t e = 0; e < NE; ++e)
+                router[static_cast<size_t>(e * E)] = static_cast<float>(
+                    -spec.zipf_s * std::log(static_cast<double>(rank[static_cast<size_t>(e)] + 1)) /
+                    carrier);
+        }
+        w.add_tensor(b + "ffn_gate_inp.weight", GgmlType::F32,
+                     {static_cast<uint64_t>(E), static_cast<uint64_t>(NE)}, float_bytes(router));
+        matrix(b + "ffn_gate_exps.weight", spec.expert_type, E, F, NE);
+        matrix(b + "ffn_up_exps.weight", spec.expert_type, E, F, NE);
+        matrix(b + "ffn_down_exps.weight", spec.down_type, F, E, NE);
+        if (qwen2) {
+            const int64_t FS = spec.n_ff_shexp;
+            w.add_tensor(b + "ffn_gate_inp_shexp.weight", GgmlType::F32, {static_cast<uint64_t>(E)},
+                         float_bytes(floats(E, 0.0f, 1.0f / std::sqrt(static_cast<float>(E)))));
+            matrix(b + "ffn_gate_shexp.weight", spec.expert_type, E, FS);
+            matrix(b + "ffn_up_shexp.weight", spec.expert_type, E, FS);
+            matrix(b + "ffn_down_shexp.weight", spec.down_type, FS, E);
+        }
+    }
+    vec("output_norm.weight", E);
+    matrix("output.weight", spec.output_type, E, spec.n_vocab);
+    w.write(path);
 }
 
 }  // namespace powerinfer::calibrate

@@ -51,4 +51,50 @@ SynthSpec synth_preset(const std::string& name);
 // type's block size).
 void write_synthetic_model(const std::filesystem::path& path, const SynthSpec& spec);
 
+// Synthetic mixture-of-experts models: qwen3moe (per-head Q/K norms, NeoX
+// RoPE, experts of their own width) or Mixtral-style llama (expert tensors in
+// a llama file), a random F32 router and stacked experts, written with the
+// same vocabulary. The random numbers come from integer arithmetic only, so
+// a spec gives the same bytes on every platform (the llama.cpp fixtures of
+// the tiny presets name the file's hash). With zipf_s > 0 the routing is
+// skewed: every token embedding carries a constant in dimension 0 and each
+// expert's router row a weight there of -zipf_s ln(rank + 1) / that constant
+// (ranks in a random order), so expert of rank r is chosen about
+// (r + 1)^-zipf_s as often as the first, give or take the random part.
+struct SynthMoeSpec {
+    // "qwen3moe", "qwen2moe" (shared expert, Q/K/V biases) or "llama" (Mixtral-style).
+    std::string arch = "qwen3moe";
+    int64_t n_layer = 4;
+    int64_t n_embd = 256;
+    int64_t n_head = 4;
+    int64_t n_head_kv = 2;
+    int64_t head_dim = 64;
+    int64_t n_ff = 512;      // feed_forward_length (llama: the experts' width)
+    int64_t n_ff_exp = 256;  // qwen3moe, qwen2moe: expert_feed_forward_length
+    int64_t n_ff_shexp = 0;  // qwen2moe: its shared expert's width
+    int64_t n_expert = 8;
+    int64_t n_expert_used = 2;
+    int64_t n_vocab = 512;
+    int64_t n_ctx = 2048;
+    GgmlType attn_type = GgmlType::Q4_K;
+    GgmlType expert_type = GgmlType::Q4_K;  // gate and up experts
+    GgmlType down_type = GgmlType::Q6_K;    // down experts
+    GgmlType embd_type = GgmlType::Q4_K;
+    GgmlType output_type = GgmlType::Q6_K;
+    bool random_norms = true;
+    double zipf_s = 0.0;
+    uint64_t seed = 1;
+    int64_t expert_width() const { return arch == "llama" ? n_ff : n_ff_exp; }
+};
+
+// "tiny-qwen3moe", "tiny-qwen2moe" (with a shared expert of 512),
+// "tiny-mixtral" (4 layers, 8 experts, top-2, n_embd 256: the test
+// fixtures), "qwen3-30b-a3b" (Qwen3-30B-A3B's layer shapes: n_embd 2048, 32/4
+// heads of 128, 128 experts of 768, top-8; 4 layers and a 32k vocabulary so
+// that it fits a small machine; Q4_K with Q6_K down experts, zipf_s 1;
+// "qwen3-30b-a3b-q4k": the same with Q4_K down experts). Throws EngineError if
+// unknown.
+SynthMoeSpec synth_moe_preset(const std::string& name);
+void write_synthetic_moe_model(const std::filesystem::path& path, const SynthMoeSpec& spec);
+
 }  // namespace powerinfer::calibrate

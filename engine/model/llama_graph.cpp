@@ -90,17 +90,19 @@ void Model::ffn_block(int il, backend::Compute& be, Scratch& s, int64_t n) {
 // puts the FFN there, else the host's FfnExecutor (dense or sparse).
 void Model::run_ffn(int il, backend::Compute& be, Scratch& s, int64_t n) {
     const Resident& r = resident_[static_cast<size_t>(il)];
+    // Mixture-of-experts layers: the experts' executor (moe_ffn.h), on the host.
+    FfnExecutor& host_ffn = moe_ffn_ ? static_cast<FfnExecutor&>(*moe_ffn_) : *ffn_;
     if (&be == device_ && plan_.at(il).ffn == Site::Device) {
         be.gated_ffn(r.w.ffn, s.xn, n, s.tmp);
     } else if (be.host_memory()) {
-        ffn_->run(il, s.xn, n, s.tmp);
+        host_ffn.run(il, s.xn, n, s.tmp);
     } else {
         // Attention on the device, FFN on the host (sparse placement: the
         // executor may enqueue its hot part on the same device).
         const int64_t bytes = n * cfg_.n_embd * static_cast<int64_t>(sizeof(float));
         be.download(host_s_.xn, s.xn, bytes);
         be.synchronize();
-        ffn_->run(il, host_s_.xn, n, host_s_.tmp);
+        host_ffn.run(il, host_s_.xn, n, host_s_.tmp);
         be.upload(s.tmp, host_s_.tmp, bytes);
     }
 }

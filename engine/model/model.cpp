@@ -41,6 +41,12 @@ Model::Model(std::shared_ptr<const gguf::GgufFile> file, tensor::ThreadPool& poo
     for (const auto& l : layers_) ffn.push_back(l.ffn);
     dense_ffn_ = std::make_unique<DenseFfn>(*host_, std::move(ffn));
     ffn_ = dense_ffn_.get();
+    if (cfg_.moe()) {
+        std::vector<MoeWeights> moe;
+        moe.reserve(layers_.size());
+        for (const auto& l : layers_) moe.push_back(l.moe);
+        moe_ffn_ = std::make_unique<MoeFfn>(pool_, cfg_, std::move(moe));
+    }
 
     resident_.resize(static_cast<size_t>(cfg_.n_layer));
     for (int il = 0; il < static_cast<int>(cfg_.n_layer); ++il) place_host_kv(il);
@@ -98,16 +104,18 @@ void Model::bind_weights() {
     auto count = [&](const gguf::TensorInfo& t) {
         weight_bytes_ += static_cast<int64_t>(t.n_bytes);
     };
-    auto matrix = [&](const std::string& name, int64_t cols, int64_t rows,
-                      bool required = true) -> tensor::WeightView {
+    // A matrix of `rows` rows of `cols`, or with n_stack > 0 a stack of
+    // n_stack such matrices (experts; the view is the first one).
+    auto matrix = [&](const std::string& name, int64_t cols, int64_t rows, bool required = true,
+                      int64_t n_stack = 0) -> tensor::WeightView {
         const auto* t = find(name, required);
         if (!t) return {};
-        const auto shape = squeeze(t->shape);
-        if (shape.size() != 2 || shape[0] != static_cast<uint64_t>(cols) ||
-            shape[1] != static_cast<uint64_t>(rows))
+        std::vector<uint64_t> want{static_cast<uint64_t>(cols), static_cast<uint64_t>(rows)};
+        if (n_stack > 0) want.push_back(static_cast<uint64_t>(n_stack));
+        if (squeeze(t->shape) != squeeze(want))
             throw EngineError(where + "tensor '" + name + "' has shape " + shape_string(t->shape) +
-                              ", expected [" + std::to_string(cols) + ", " + std::to_string(rows) +
-                              "] for this model's configuration: the file is corrupt");
+                              ", expected " + shape_string(want) +
+                              " for this model's configuration: the file is corrupt");
         const auto traits = ggml_traits(t->type);
         const auto row_bytes = ggml_row_bytes(t->type, static_cast<uint64_t>(cols));
         if (!traits.supported || !row_bytes)
@@ -169,11 +177,33 @@ void Model::bind_weights() {
             L.attn_post_norm = vector(b + "post_attention_norm.weight", E);
             L.ffn_post_norm = vector(b + "post_ffw_norm.weight", E);
         }
+        L.ffn.activation =
+            cfg_.gelu_ffn ? backend::GateActivation::GeluTanh : backend::GateActivation::SiLU;
+        if (cfg_.moe()) {
+            // The router and the stacked experts ([n_expert][rows][cols]).
+            const int64_t NE = cfg_.n_expert, F = cfg_.n_ff_exp;
+            L.moe.router = matrix(b + "ffn_gate_inp.weight", E, NE);
+            auto stack = [&](const std::string& name, int64_t cols, int64_t rows) {
+                ExpertStack st;
+                st.first = matrix(b + name, cols, rows, true, NE);
+                st.expert_bytes = st.first.row_bytes * static_cast<size_t>(rows);
+                return st;
+            };
+            L.moe.gate = stack("ffn_gate_exps.weight", E, F);
+            L.moe.up = stack("ffn_up_exps.weight", E, F);
+            L.moe.down = stack("ffn_down_exps.weight", F, E);
+            if (cfg_.n_ff_shexp > 0) {
+                const int64_t FS = cfg_.n_ff_shexp;
+                L.moe.shared_gate_inp = matrix(b + "ffn_gate_inp_shexp.weight", E, 1);
+                L.moe.shared_gate = matrix(b + "ffn_gate_shexp.weight", E, FS);
+                L.moe.shared_up = matrix(b + "ffn_up_shexp.weight", E, FS);
+                L.moe.shared_down = matrix(b + "ffn_down_shexp.weight", FS, E);
+            }
+            continue;
+        }
         L.ffn.gate = matrix(b + "ffn_gate.weight", E, cfg_.n_ff);
         L.ffn.up = matrix(b + "ffn_up.weight", E, cfg_.n_ff);
         L.ffn.down = matrix(b + "ffn_down.weight", cfg_.n_ff, E);
-        L.ffn.activation =
-            cfg_.gelu_ffn ? backend::GateActivation::GeluTanh : backend::GateActivation::SiLU;
     }
     for (const auto& t : f.tensors()) n_params_ += static_cast<int64_t>(t.n_elements);
 }
@@ -260,10 +290,15 @@ std::string Model::unsupported_on(const backend::Compute& device, OffloadParts p
     return {};
 }
 
-std::string Model::set_plan(const GraphPlan& want, backend::Compute* device) {
+std::string Model::set_plan(const GraphPlan& asked, backend::Compute* device) {
     release_device();
-    if (!device || !want.any_device()) return {};
+    if (!device || !asked.any_device()) return {};
     release_sequence_slots(0);  // one KV cache per layer on a device
+    // Mixture-of-experts layers keep their experts on the host (as
+    // llama.cpp's --cpu-moe): whole layers become their attention half.
+    GraphPlan want = asked;
+    if (cfg_.moe())
+        for (auto& site : want.layers) site.ffn = Site::Host;
     using backend::MemCategory;
     bool any_ffn = false;
     for (int il = 0; il < static_cast<int>(cfg_.n_layer); ++il)

@@ -20,6 +20,7 @@
 #include "model/ffn_executor.h"
 #include "model/layer_plan.h"
 #include "model/model_config.h"
+#include "model/moe_ffn.h"
 #include "tensor/matmul.h"
 #include "tensor/quant.h"
 #include "tensor/thread_pool.h"
@@ -41,7 +42,8 @@ struct LayerWeights {
     const float* ffn_norm = nullptr;
     const float* attn_post_norm = nullptr;  // gemma3: on the attention output
     const float* ffn_post_norm = nullptr;   // gemma3: on the FFN output
-    FfnWeights ffn;
+    FfnWeights ffn;  // dense layers
+    MoeWeights moe;  // mixture-of-experts layers (config().moe())
 };
 
 class Model {
@@ -70,6 +72,11 @@ public:
     // built-in dense one. The executor must outlive its use.
     void set_ffn_executor(FfnExecutor* executor);
     FfnExecutor& ffn_executor() { return *ffn_; }
+    // The experts' executor of a mixture-of-experts model (null when dense):
+    // every layer's FFN runs through it on the host, whatever executor is
+    // installed; its routing counts are the expert statistics.
+    MoeFfn* moe_ffn() { return moe_ffn_.get(); }
+    const MoeFfn* moe_ffn() const { return moe_ffn_.get(); }
     DenseFfn& dense_ffn() { return *dense_ffn_; }
 
     // Where each layer part runs (see GraphPlan). Places the plan's device
@@ -194,6 +201,7 @@ private:
     std::unique_ptr<backend::Compute> host_;
     std::unique_ptr<DenseFfn> dense_ffn_;
     FfnExecutor* ffn_ = nullptr;
+    std::unique_ptr<MoeFfn> moe_ffn_;
 
     GraphPlan plan_;
     backend::Compute* device_ = nullptr;

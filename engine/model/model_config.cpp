@@ -24,6 +24,51 @@ int64_t positive(const gguf::GgufFile& f, const std::string& key, int64_t v, int
     return v;
 }
 
+// The mixture-of-experts keys, as llama.cpp reads them for qwen3moe and for
+// llama/mistral files with expert tensors.
+void read_experts(const gguf::GgufFile& f, ModelConfig& c) {
+    const std::string p = c.arch + ".";
+    const int64_t n_expert = f.get_int(p + "expert_count").value_or(0);
+    if (n_expert == 0) {
+        if (c.arch == "qwen3moe" || c.arch == "qwen2moe")
+            throw EngineError(f.path().string() + ": qwen3moe model without '" + p +
+                              "expert_count': the file is corrupt");
+        return;
+    }
+    const bool qwen_moe = c.arch == "qwen3moe" || c.arch == "qwen2moe";
+    if (c.arch != "llama" && c.arch != "mistral" && !qwen_moe)
+        throw EngineError("'" + c.arch +
+                          "' mixture-of-experts models are not supported: PowerInfer Desktop runs "
+                          "qwen2moe, qwen3moe and Mixtral-style llama experts");
+    // llama.cpp's LLAMA_MAX_EXPERTS.
+    c.n_expert = positive(f, p + "expert_count", n_expert, 512);
+    c.n_expert_used =
+        positive(f, p + "expert_used_count", required_int(f, p + "expert_used_count"), c.n_expert);
+    // Qwen's experts have their own width (else n_ff / n_expert_used, as
+    // llama.cpp assumes); Mixtral's are feed_forward_length wide.
+    const int64_t exp_ff = f.get_int(p + "expert_feed_forward_length").value_or(0);
+    c.n_ff_exp = qwen_moe
+                     ? positive(f, p + "expert_feed_forward_length",
+                                exp_ff > 0 ? exp_ff : c.n_ff / c.n_expert_used, int64_t(1) << 20)
+                     : c.n_ff;
+    const int64_t shexp = f.get_int(p + "expert_shared_feed_forward_length").value_or(0);
+    if (c.arch == "qwen2moe") {
+        // Its shared expert (n_ff wide unless the file says), and llama.cpp
+        // does not renormalise its routed weights.
+        c.n_ff_shexp = positive(f, p + "expert_shared_feed_forward_length",
+                                shexp > 0 ? shexp : c.n_ff, int64_t(1) << 20);
+        c.expert_weights_norm = false;
+    } else if (f.get_int(p + "expert_shared_count").value_or(0) > 0 || shexp > 0) {
+        throw EngineError(
+            "shared experts are supported for qwen2moe only: use a qwen2moe, qwen3moe or "
+            "Mixtral-style model");
+    }
+    c.expert_weights_scale =
+        static_cast<float>(f.get_float(p + "expert_weights_scale").value_or(0.0));
+    if (!(c.expert_weights_scale >= 0.0f))
+        throw EngineError(f.path().string() + ": invalid " + p + "expert_weights_scale");
+}
+
 }  // namespace
 
 ModelConfig ModelConfig::from_gguf(const gguf::GgufFile& f) {
@@ -42,6 +87,12 @@ ModelConfig ModelConfig::from_gguf(const gguf::GgufFile& f) {
     } else if (c.arch == "qwen3") {
         c.rope_style = RopeStyle::Neox;
         c.qk_norm = true;
+    } else if (c.arch == "qwen2moe") {
+        c.rope_style = RopeStyle::Neox;
+        c.qkv_bias = true;
+    } else if (c.arch == "qwen3moe") {
+        c.rope_style = RopeStyle::Neox;
+        c.qk_norm = true;
     } else if (c.arch == "gemma3") {
         c.family = Family::Gemma3;
         c.rope_style = RopeStyle::Neox;
@@ -49,14 +100,12 @@ ModelConfig ModelConfig::from_gguf(const gguf::GgufFile& f) {
         c.post_norms = true;
         c.gelu_ffn = true;
     } else {
-        throw EngineError("unsupported architecture '" + c.arch +
-                          "': PowerInfer Desktop runs llama, mistral, qwen2, qwen3 and gemma3 "
-                          "models");
+        throw EngineError(
+            "unsupported architecture '" + c.arch +
+            "': PowerInfer Desktop runs llama, mistral, qwen2, qwen2moe, qwen3, qwen3moe "
+            "and gemma3 models");
     }
     const std::string p = c.arch + ".";
-    if (f.get_int(p + "expert_count").value_or(0) > 0)
-        throw EngineError("'" + c.arch +
-                          "' mixture-of-experts models are not supported: use a dense model");
 
     constexpr int64_t kMaxDim = int64_t(1) << 20;
     c.n_ctx_train =
@@ -97,6 +146,8 @@ ModelConfig ModelConfig::from_gguf(const gguf::GgufFile& f) {
         throw EngineError("rope scaling '" + scaling +
                           "' is not supported: use a model without long-context rope scaling");
     }
+
+    read_experts(f, c);
 
     if (c.family == Family::Gemma3) {
         c.embd_scale = std::sqrt(static_cast<float>(c.n_embd));

@@ -41,6 +41,22 @@ struct ModelConfig {
     bool qkv_bias = false;  // qwen2
     bool qk_norm = false;   // qwen3, gemma3
 
+    // Mixture of experts (qwen3moe, qwen2moe; llama/mistral files with expert
+    // tensors, Mixtral-style): every layer's FFN is n_expert SwiGLU experts of
+    // n_ff_exp neurons behind a softmax router, of which the n_expert_used most
+    // probable run, weighted by their probabilities, renormalised to sum 1
+    // (llama.cpp does so except for qwen2moe) and scaled by expert_weights_scale
+    // when the file gives one (0: none). n_expert = 0: a dense model.
+    int64_t n_expert = 0;
+    int64_t n_expert_used = 0;
+    int64_t n_ff_exp = 0;
+    // qwen2moe: a shared expert of n_ff_shexp neurons runs for every token,
+    // its output scaled by sigmoid(ffn_gate_inp_shexp . x); no renormalisation.
+    int64_t n_ff_shexp = 0;
+    bool expert_weights_norm = true;
+    float expert_weights_scale = 0.0f;
+    bool moe() const { return n_expert > 0; }
+
     Family family = Family::Llama;
     // Gemma 3: embeddings scaled by sqrt(n_embd); RMSNorm after attention
     // and after the FFN too; GeGLU (tanh GELU); q scaled after RoPE (and

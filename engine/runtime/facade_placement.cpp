@@ -73,6 +73,15 @@ PlacementPreview preview_placement(const LoadOptions& options, const GpuStatus& 
     const auto sidecar_path = options.sidecar_path.empty()
                                   ? sparse::default_sidecar_path(options.model_path)
                                   : options.sidecar_path;
+    if (cfg.moe()) {
+        // Every expert stays mapped in RAM and runs on the CPU.
+        p.n_experts = cfg.n_expert;
+        for (int64_t l = 0; l < cfg.n_layer; ++l)
+            p.expert_bytes += m.layer(static_cast<int>(l)).moe.expert_bytes() * cfg.n_expert;
+        p.status = "mixture of experts: " + std::to_string(cfg.n_expert_used) + " of " +
+                   std::to_string(cfg.n_expert) + " experts per token, on the CPU";
+        return p;
+    }
     if (!options.tuning.sparse) {
         p.status = "dense: sparse inference is off in the settings";
         return p;

@@ -164,6 +164,11 @@ std::unique_ptr<LocalEngine> LocalEngine::load(const LoadOptions& options) {
     std::unique_ptr<model::SparseOffloadPlan> attention_plan;
     if (!options.tuning.sparse) {
         info.sparse_status = "dense: sparse inference is off in the settings";
+    } else if (c.moe()) {
+        info.sparse_status = "mixture of experts: " + std::to_string(c.n_expert_used) + " of " +
+                             std::to_string(c.n_expert) +
+                             " experts per token and layer, chosen exactly by the router, on the "
+                             "CPU (neuron-level sparsity does not apply)";
     } else if (!info.has_sidecar) {
         info.sparse_status = "dense: no sidecar " + sidecar.filename().string() +
                              " (run powerinfer-calibrate to create one)";

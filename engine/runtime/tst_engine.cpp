@@ -106,8 +106,10 @@ private slots:
         const auto gpt2 = std::filesystem::path(dir.filePath("gpt2.gguf").toStdString());
         w.write(gpt2);
         o.model_path = gpt2;
-        QCOMPARE(load_error(o), QString("unsupported architecture 'gpt2': PowerInfer Desktop runs "
-                                        "llama, mistral, qwen2, qwen3 and gemma3 models"));
+        QCOMPARE(load_error(o),
+                 QString("unsupported architecture 'gpt2': PowerInfer Desktop runs "
+                         "llama, mistral, qwen2, qwen2moe, qwen3, qwen3moe and gemma3 "
+                         "models"));
     }
 
     void loadCancelled() {

@@ -57,6 +57,12 @@ struct PlacementPreview {
     int64_t host_weight_bytes = 0;
     int64_t host_kv_cache_bytes = 0;
     std::string note;  // how it was computed, or what it leaves out
+
+    // Mixture-of-experts models (0 for dense ones): experts per layer and
+    // the bytes of every layer's stacked gate/up/down experts, to the byte
+    // (part of host_weight_bytes: they run on the CPU).
+    int64_t n_experts = 0;
+    int64_t expert_bytes = 0;
 };
 
 // options: the model, the sidecar (empty: next to the model), n_ctx,
