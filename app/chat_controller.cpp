@@ -55,7 +55,13 @@ ChatController::ChatController(ChatStore* store, EngineClient* engine, ModelCata
       models_(models),
       settings_(settings),
       sparse_(engine, store),
+      catalog_(settings, &downloads_, models),
       apiServer_(engine, settings) {
+    // A verified download appears in the model list at once.
+    connect(&downloads_, &ModelDownloads::downloadFinished, this, [this](const QString& path) {
+        models_->refresh();
+        showNotice(tr("%1 is downloaded and verified.").arg(QFileInfo(path).fileName()));
+    });
     connect(&sparse_, &SparseController::reloadRequested, this,
             [this](const QString& path) { loadModelFile(path); });
     checkpointTimer_.setInterval(2000);
@@ -64,8 +70,10 @@ ChatController::ChatController(ChatStore* store, EngineClient* engine, ModelCata
             [this](const QString& key, const QString& value) {
                 if (store_) store_->setSetting(key, value);
             });
-    connect(settings_, &AppSettings::changed, this,
-            [this] { models_->setFolder(settings_->modelsFolder()); });
+    connect(settings_, &AppSettings::changed, this, [this] {
+        models_->setFolder(settings_->modelsFolder());
+        downloads_.setFolder(settings_->modelsFolder());
+    });
     connect(store_, &ChatStore::errorOccurred, this, &ChatController::showNotice);
 }
 
@@ -84,6 +92,8 @@ QCoro::Task<QString> ChatController::initialize() {
     if (!self) co_return QString();
     settings_->restore(stored);
     models_->setFolder(settings_->modelsFolder());
+    downloads_.setFolder(settings_->modelsFolder());
+    catalog_.load();
     co_await refreshConversations();
     if (!self) co_return QString();
     // Where the user left off (a deleted conversation is simply not found).

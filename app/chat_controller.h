@@ -15,10 +15,12 @@
 #include "app_settings.h"
 #include "chat_store.h"
 #include "conversation_list_model.h"
+#include "download_catalog.h"
 #include "engine_worker.h"
 #include "local_api_server.h"
 #include "message_list_model.h"
 #include "model_catalog.h"
+#include "model_downloader.h"
 #include "sparse_controller.h"
 
 namespace powerinfer::app {
@@ -41,6 +43,8 @@ class ChatController : public QObject {
     Q_PROPERTY(AppSettings* settings READ settings CONSTANT)
     Q_PROPERTY(SparseController* sparse READ sparse CONSTANT)
     Q_PROPERTY(LocalApiServer* apiServer READ apiServer CONSTANT)
+    Q_PROPERTY(ModelDownloads* downloads READ downloads CONSTANT)
+    Q_PROPERTY(DownloadCatalog* catalog READ catalog CONSTANT)
 
     Q_PROPERTY(qint64 currentConversationId READ currentConversationId NOTIFY conversationChanged)
     Q_PROPERTY(QString currentTitle READ currentTitle NOTIFY conversationChanged)
@@ -82,6 +86,8 @@ public:
     AppSettings* settings() { return settings_; }
     SparseController* sparse() { return &sparse_; }
     LocalApiServer* apiServer() { return &apiServer_; }
+    ModelDownloads* downloads() { return &downloads_; }
+    DownloadCatalog* catalog() { return &catalog_; }
 
     qint64 currentConversationId() const { return current_.id; }
     QString currentTitle() const { return current_.title; }
@@ -215,6 +221,8 @@ private:
     quint64 searchGeneration_ = 0;
     quint64 loadGeneration_ = 0;
     SparseController sparse_;
+    ModelDownloads downloads_;
+    DownloadCatalog catalog_;
     // Last: it serves the engine until everything else is torn down.
     LocalApiServer apiServer_;
 };

@@ -24,6 +24,7 @@
 #include "app_settings.h"
 #include "chat_controller.h"
 #include "chat_store.h"
+#include "headless_modes.h"
 #include "metrics_model.h"
 
 namespace powerinfer::app {
@@ -45,7 +46,20 @@ struct Options {
     bool compare = false;
     bool quitAfterReply = false;
     QSize windowSize;  // empty: the window's own default
+    // Headless modes (no window): --download, --remote.
+    HeadlessDownload download;
+    HeadlessRemote remote;
 };
+
+bool asksForHeadlessMode(int argc, char** argv) {
+    for (int i = 1; i < argc; ++i) {
+        const QByteArray a(argv[i]);
+        if (a == "--download" || a.startsWith("--download=") || a == "--remote" ||
+            a.startsWith("--remote="))
+            return true;
+    }
+    return false;
+}
 
 bool asksForHelpOrVersion(int argc, char** argv) {
     for (int i = 1; i < argc; ++i) {
@@ -155,8 +169,38 @@ Options parseOptions(const QCoreApplication& app) {
     const QCommandLineOption windowSize(
         "window-size", QApplication::translate("main", "Initial window size, e.g. 800x600."),
         "WxH");
+    const QCommandLineOption download(
+        "download",
+        QApplication::translate("main",
+                                "Download a .gguf into the models folder without a window "
+                                "(resumes an unfinished one), verify it, and exit."),
+        "url");
+    const QCommandLineOption sha256(
+        "sha256", QApplication::translate("main", "Expected SHA-256 of the --download."), "hex");
+    const QCommandLineOption modelsDir(
+        "models-dir",
+        QApplication::translate("main", "Models folder for --download (default: the app's)."),
+        "dir");
+    const QCommandLineOption remote(
+        "remote",
+        QApplication::translate("main",
+                                "Chat with --prompt through an OpenAI-compatible server at this "
+                                "URL, without a window; the reply goes to stdout."),
+        "url");
+    const QCommandLineOption apiKey(
+        "api-key", QApplication::translate("main", "API key for --remote."), "key");
+    const QCommandLineOption remoteModel(
+        "remote-model",
+        QApplication::translate("main", "Model id for --remote (default: the server's first)."),
+        "id");
+    const QCommandLineOption maxTokens(
+        "max-tokens", QApplication::translate("main", "Reply length limit for --remote."), "N");
+    const QCommandLineOption stopAfter(
+        "stop-after-ms",
+        QApplication::translate("main", "Press Stop this long into the --remote reply."), "ms");
     p.addOptions({dataDir, model, prompt, screenshot, quit, theme, tuning, showMetrics, showTuning,
-                  afterTokens, calibrate, calibrationTokens, compare, windowSize});
+                  afterTokens, calibrate, calibrationTokens, compare, windowSize, download, sha256,
+                  modelsDir, remote, apiKey, remoteModel, maxTokens, stopAfter});
     // The desktop file passes a model as %f.
     p.addPositionalArgument(
         "model.gguf", QApplication::translate("main", "A GGUF model to load (same as --model)."),
@@ -182,6 +226,20 @@ Options parseOptions(const QCoreApplication& app) {
     o.screenshot = p.value(screenshot);
     o.theme = p.value(theme);
     o.quitAfterReply = p.isSet(quit);
+    o.download.url = p.value(download);
+    o.download.sha256 = p.value(sha256);
+    o.download.modelsDir = p.value(modelsDir);
+    o.download.dataDir = !o.dataDir.isEmpty()
+                             ? o.dataDir
+                             : QStandardPaths::writableLocation(QStandardPaths::AppDataLocation);
+    o.remote.url = p.value(remote);
+    o.remote.apiKey = !p.value(apiKey).isEmpty()
+                          ? p.value(apiKey)
+                          : QString::fromLocal8Bit(qgetenv("POWERINFER_API_KEY"));
+    o.remote.model = p.value(remoteModel);
+    o.remote.prompt = o.prompt;
+    if (p.isSet(maxTokens)) o.remote.maxTokens = p.value(maxTokens).toInt();
+    if (p.isSet(stopAfter)) o.remote.stopAfterMs = p.value(stopAfter).toInt();
     return o;
 }
 
@@ -426,6 +484,19 @@ int runDesktopApp(int argc, char** argv, DesktopServices services) {
         QCoreApplication core(argc, argv);
         parseOptions(core);  // prints and exits
         return 0;
+    }
+    if (asksForHeadlessMode(argc, argv)) {
+        // No display needed: a QCoreApplication and the same downloader and
+        // remote client as the window.
+        QCoreApplication core(argc, argv);
+        const Options options = parseOptions(core);
+        const auto headless = [](Options o) -> QCoro::Task<> {
+            const int code = !o.download.url.isEmpty() ? co_await runHeadlessDownload(o.download)
+                                                       : co_await runHeadlessRemote(o.remote);
+            QCoreApplication::exit(code);
+        };
+        QTimer::singleShot(0, &core, [&] { headless(options); });
+        return core.exec();
     }
     // Charts in the metrics panel need a QApplication rather than a QGuiApplication.
     QApplication app(argc, argv);
