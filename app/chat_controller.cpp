@@ -619,6 +619,20 @@ void ChatController::openModelInteractive() {
     if (!path.isEmpty()) loadModel(path);
 }
 
+void ChatController::openDropped(const QString& urlOrPath) {
+    const QUrl url(urlOrPath);
+    const QString path = url.isLocalFile() ? url.toLocalFile() : urlOrPath;
+    const QFileInfo fi(path);
+    if (fi.isDir()) {
+        settings_->setModelsFolder(fi.absoluteFilePath());
+        showNotice(tr("Models folder: %1").arg(fi.absoluteFilePath()));
+    } else if (fi.isFile() && fi.suffix().compare(QLatin1String("gguf"), Qt::CaseInsensitive) == 0) {
+        loadModel(fi.absoluteFilePath());
+    } else {
+        showNotice(tr("Drop a .gguf model file, a folder of models, or an https link to a .gguf."));
+    }
+}
+
 void ChatController::chooseModelsFolderInteractive() {
     if (!fileChooser_) return;
     const QString folder = fileChooser_(FileDialogKind::Folder, tr("Choose the models folder"),

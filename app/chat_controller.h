@@ -139,6 +139,10 @@ public:
     // What a context of this many tokens costs for the loaded model.
     Q_INVOKABLE QString contextMemoryText(int tokens) const;
     Q_INVOKABLE void dismissNotice();
+    Q_INVOKABLE void showMessage(const QString& text) { showNotice(text); }
+    // Something dropped onto the window: a .gguf file is loaded, a folder
+    // becomes the models folder; anything else gets a notice.
+    Q_INVOKABLE void openDropped(const QString& urlOrPath);
     Q_INVOKABLE bool canRegenerate() const;
     Q_INVOKABLE bool canContinue() const;
     // Greedy, 32 tokens of the last user message through the dense and sparse paths.

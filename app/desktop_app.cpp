@@ -46,6 +46,10 @@ struct Options {
     bool compare = false;
     bool quitAfterReply = false;
     QSize windowSize;  // empty: the window's own default
+    bool showCatalog = false;
+    QString downloadEntry;  // a catalog entry id to download at start
+    bool waitDownload = false;
+    int screenshotDelayMs = 400;
     // Headless modes (no window): --download, --remote.
     HeadlessDownload download;
     HeadlessRemote remote;
@@ -198,9 +202,26 @@ Options parseOptions(const QCoreApplication& app) {
     const QCommandLineOption stopAfter(
         "stop-after-ms",
         QApplication::translate("main", "Press Stop this long into the --remote reply."), "ms");
-    p.addOptions({dataDir, model, prompt, screenshot, quit, theme, tuning, showMetrics, showTuning,
-                  afterTokens, calibrate, calibrationTokens, compare, windowSize, download, sha256,
-                  modelsDir, remote, apiKey, remoteModel, maxTokens, stopAfter});
+    const QCommandLineOption showCatalog(
+        "show-catalog", QApplication::translate("main", "Open the model catalog (Get a model)."));
+    const QCommandLineOption downloadEntry(
+        "download-entry",
+        QApplication::translate("main", "Start downloading this catalog entry (its id)."), "id");
+    const QCommandLineOption waitDownload(
+        "wait-download",
+        QApplication::translate("main",
+                                "Smoke mode: wait until the downloads end before the screenshot "
+                                "(exit 1 if one failed)."));
+    const QCommandLineOption screenshotDelay(
+        "screenshot-delay-ms",
+        QApplication::translate("main", "Smoke mode: wait this long before the screenshot."),
+        "ms");
+    p.addOptions({dataDir,       model,         prompt,     screenshot,      quit,
+                  theme,         tuning,        showMetrics, showTuning,     afterTokens,
+                  calibrate,     calibrationTokens, compare, windowSize,     download,
+                  sha256,        modelsDir,     remote,     apiKey,          remoteModel,
+                  maxTokens,     stopAfter,     showCatalog, downloadEntry,  waitDownload,
+                  screenshotDelay});
     // The desktop file passes a model as %f.
     p.addPositionalArgument(
         "model.gguf", QApplication::translate("main", "A GGUF model to load (same as --model)."),
@@ -226,6 +247,10 @@ Options parseOptions(const QCoreApplication& app) {
     o.screenshot = p.value(screenshot);
     o.theme = p.value(theme);
     o.quitAfterReply = p.isSet(quit);
+    o.showCatalog = p.isSet(showCatalog);
+    o.downloadEntry = p.value(downloadEntry);
+    o.waitDownload = p.isSet(waitDownload);
+    if (p.isSet(screenshotDelay)) o.screenshotDelayMs = p.value(screenshotDelay).toInt();
     o.download.url = p.value(download);
     o.download.sha256 = p.value(sha256);
     o.download.modelsDir = p.value(modelsDir);
@@ -303,6 +328,29 @@ double batchCostRatio(const QList<QPair<int, qint64>>& batches) {
 // The smoke mode: one prompt, one reply, a screenshot, an exit code.
 QCoro::Task<> runSmoke(ChatController* controller, QQmlApplicationEngine* qml, Options options) {
     const auto finish = [](int code) { QCoreApplication::exit(code); };
+    if (options.waitDownload) {
+        // Polled, not awaited on a signal: downloads report in bursts.
+        ModelDownloads* downloads = controller->downloads();
+        while (downloads->busy()) co_await QCoro::sleepFor(std::chrono::milliseconds(50));
+        for (int r = 0; r < downloads->rowCount(); ++r) {
+            if (downloads->stateAt(r) == ModelDownloads::State::Failed) {
+                fail(QStringLiteral("download failed: %1").arg(downloads->errorAt(r)));
+                finish(1);
+                co_return;
+            }
+            if (downloads->stateAt(r) == ModelDownloads::State::Done) {
+                std::printf("downloaded: %s (%s)\n", qPrintable(downloads->pathAt(r)),
+                            qPrintable(downloads->noteAt(r)));
+                // The newcomer's flow: chat with what was just downloaded.
+                if (options.model.isEmpty() && !options.prompt.isEmpty())
+                    options.model = downloads->pathAt(r);
+            }
+        }
+        std::fflush(stdout);
+        // The model list has the new file once its scan is done.
+        if (controller->models()->scanning())
+            co_await qCoro(controller->models(), &ModelCatalog::scanned);
+    }
     if (!options.model.isEmpty() && controller->modelState() != ChatController::ModelState::Ready) {
         if (!co_await controller->loadModelFile(options.model)) {
             fail(QStringLiteral("cannot load %1: %2").arg(options.model, controller->loadError()));
@@ -413,7 +461,7 @@ QCoro::Task<> runSmoke(ChatController* controller, QQmlApplicationEngine* qml, O
     }
     if (!options.screenshot.isEmpty() && !saved) {
         // Let the view settle (layout, scroll to the end) before grabbing.
-        co_await QCoro::sleepFor(std::chrono::milliseconds(400));
+        co_await QCoro::sleepFor(std::chrono::milliseconds(options.screenshotDelayMs));
         if (!save(window)) {
             finish(1);
             co_return;
@@ -441,8 +489,31 @@ QCoro::Task<> startUp(ChatController* controller, QQmlApplicationEngine* qml, Op
 
     if (options.showMetrics)  // a one-off override, not stored
         controller->settings()->restore({{QStringLiteral("show_metrics"), QStringLiteral("true")}});
+    if (!options.downloadEntry.isEmpty()) {
+        DownloadCatalog* catalog = controller->catalog();
+        int row = -1;
+        for (int r = 0; r < catalog->rowCount(); ++r)
+            if (catalog->entry(r)->id == options.downloadEntry) row = r;
+        const QString error = row < 0 ? QStringLiteral("no catalog entry \"%1\" in %2")
+                                            .arg(options.downloadEntry, catalogSource())
+                                      : catalog->download(row);
+        if (!error.isEmpty()) {
+            fail(error);
+            QCoreApplication::exit(1);
+            co_return;
+        }
+    }
+    // A newcomer (no model in the models folder, none asked for) starts in
+    // the catalog.
+    if (controller->models()->scanning())
+        co_await qCoro(controller->models(), &ModelCatalog::scanned);
+    const bool newcomer = options.model.isEmpty() && controller->models()->rowCount() == 0 &&
+                          controller->settings()->lastModelPath().isEmpty() &&
+                          options.prompt.isEmpty();
     qml->setInitialProperties({{QStringLiteral("controller"), QVariant::fromValue(controller)},
-                               {QStringLiteral("openTuningAtStart"), options.showTuning}});
+                               {QStringLiteral("openTuningAtStart"), options.showTuning},
+                               {QStringLiteral("openCatalogAtStart"),
+                                options.showCatalog || newcomer}});
     if (const QStringList missing = missingQmlModules(*qml); !missing.isEmpty()) {
         const QString message = QStringLiteral("Qt Quick modules are missing: %1")
                                     .arg(missing.join(QStringLiteral("; ")));
@@ -463,7 +534,8 @@ QCoro::Task<> startUp(ChatController* controller, QQmlApplicationEngine* qml, Op
             window->resize(options.windowSize);
     }
     const bool smoke = options.quitAfterReply || !options.prompt.isEmpty() ||
-                       !options.screenshot.isEmpty() || !options.calibrate.isEmpty();
+                       !options.screenshot.isEmpty() || !options.calibrate.isEmpty() ||
+                       options.waitDownload;
     if (smoke) {
         co_await runSmoke(controller, qml, options);
         co_return;
@@ -521,6 +593,10 @@ int runDesktopApp(int argc, char** argv, DesktopServices services) {
     ModelCatalog models(std::move(services.modelInspector));
     ChatController controller(&store, &engine, &models, &settings);
     controller.setFileChooser(chooseFile);
+    if (services.gpuProbe) {
+        const GpuFacts gpu = services.gpuProbe();
+        controller.catalog()->setGpu(gpu.present, gpu.freeBytes, gpu.description);
+    }
     QQmlApplicationEngine qml;
     // Static QML modules live in the resources under their URI path.
     qml.addImportPath(QStringLiteral("qrc:/"));

@@ -229,6 +229,11 @@ const CatalogEntry* DownloadCatalog::entry(int row) const {
     return row >= 0 && row < entries_.size() ? &entries_[row] : nullptr;
 }
 
+QString DownloadCatalog::fileNameAt(int row) const {
+    const CatalogEntry* e = entry(row);
+    return e ? e->fileName : QString();
+}
+
 int DownloadCatalog::defaultRow() const {
     for (int i = 0; i < entries_.size(); ++i)
         if (entries_[i].id == defaultId_) return i;

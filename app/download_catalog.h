@@ -107,6 +107,7 @@ public:
     powerinfer::FitMachine machine() const;
     powerinfer::FitEstimate estimateFor(const powerinfer::FitModelShape& shape) const;
     const CatalogEntry* entry(int row) const;
+    Q_INVOKABLE QString fileNameAt(int row) const;
     // The estimate for a file of the models folder (its header's shape):
     // a line for the model list / status bar, and its tok/s (0: unknown).
     Q_INVOKABLE QString fitSummaryForFile(const QString& path) const;

@@ -280,7 +280,7 @@ QHash<int, QByteArray> ModelDownloads::roleNames() const {
     return {{TitleRole, "title"},
             {FileNameRole, "fileName"},
             {UrlRole, "url"},
-            {StateRole, "state"},
+            {StateRole, "stateCode"},
             {StateTextRole, "stateText"},
             {ProgressRole, "progress"},
             {ReceivedTextRole, "receivedText"},

@@ -357,6 +357,8 @@ private slots:
         QCOMPARE(folderFiles(models.path()), QStringList{"model.gguf"});
     }
 
+    void newcomerGetsTheDefaultModelFromTheCatalog();
+
     void headlessFailureExitsNonZeroWithTheMessage() {
         HttpFileServer server(source_);
         QTemporaryDir data, models;
@@ -371,6 +373,55 @@ private slots:
         QVERIFY(folderFiles(models.path()).isEmpty());
     }
 };
+
+// The newcomer's first minutes, in the app's smoke mode: an empty data
+// folder and models folder, the catalog (pointed at this server by
+// $POWERINFER_CATALOG) downloads its default entry, verifies it, the model
+// loads and answers. On the real engine when it is built (else the demo).
+void TestModelDownloader::newcomerGetsTheDefaultModelFromTheCatalog() {
+    HttpFileServer server(model_);
+    QTemporaryDir data, models;
+    const QString catalog = data.filePath("catalog.json");
+    {
+        QFile f(catalog);
+        QVERIFY(f.open(QIODevice::WriteOnly));
+        f.write(QStringLiteral(R"({"catalog_version": 1, "default": "smollm2",
+            "supported_architectures": ["llama"],
+            "models": [{"id": "smollm2", "family": "SmolLM2", "name": "SmolLM2 135M Instruct",
+              "parameters": "135M", "n_params": 134515008, "quant": "Q4_1",
+              "file_name": "SmolLM2-135M-Instruct.Q4_1.gguf", "size_bytes": %1,
+              "size_exact": true, "url": "%2", "sha256": "%3", "licence": "Apache-2.0",
+              "kind": "chat", "context_length": 8192, "architecture": "llama",
+              "shape": {"n_layers": 30, "n_embd": 576, "n_head": 9, "n_head_kv": 3,
+                        "n_ff": 1536, "n_vocab": 49152}}]})")
+                    .arg(modelSize_)
+                    .arg(server.url("/model.gguf"), modelSha_)
+                    .toUtf8());
+    }
+#ifdef DESKTOP_EXE
+    const bool real = !qEnvironmentVariable("POWERINFER_MODEL").isEmpty();
+    const QString exe = real ? DESKTOP_EXE : DESKTOP_DEMO_EXE;
+#else
+    const QString exe = DESKTOP_DEMO_EXE;
+#endif
+    QProcess p;
+    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+    env.insert("POWERINFER_CATALOG", catalog);
+    env.insert("POWERINFER_MODEL_DIR", models.path());
+    if (!env.contains("QT_QPA_PLATFORM")) env.insert("QT_QPA_PLATFORM", "offscreen");
+    p.setProcessEnvironment(env);
+    p.start(exe, {"--data-dir", data.path(), "--download-entry", "smollm2", "--wait-download",
+                  "--prompt", "Hello", "--quit-after-reply"});
+    QTRY_VERIFY_WITH_TIMEOUT(p.state() == QProcess::NotRunning, 120000);
+    const QString out = QString::fromUtf8(p.readAllStandardOutput());
+    const QString err = QString::fromUtf8(p.readAllStandardError());
+    QVERIFY2(p.exitStatus() == QProcess::NormalExit && p.exitCode() == 0, qPrintable(out + err));
+    const QString path = models.filePath("SmolLM2-135M-Instruct.Q4_1.gguf");
+    QVERIFY2(out.contains("downloaded: " + path + " (SHA-256 verified"), qPrintable(out));
+    QVERIFY2(out.contains("reply: "), qPrintable(out));
+    QCOMPARE(sha256Of(path), modelSha_);
+    QCOMPARE(folderFiles(models.path()), QStringList{"SmolLM2-135M-Instruct.Q4_1.gguf"});
+}
 
 QTEST_GUILESS_MAIN(TestModelDownloader)
 #include "tst_model_downloader.moc"

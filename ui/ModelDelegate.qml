@@ -15,6 +15,8 @@ ItemDelegate {
     required property bool hasSidecar
     required property string error
     property bool current: false
+    // "CPU only: … about N tok/s" for this machine ("" when unknown).
+    property string fitSummary: ""
 
     signal chosen(string modelPath)
 
@@ -59,6 +61,14 @@ ItemDelegate {
                       : [row.architecture, row.quant, row.sizeText].filter(s => s !== "").join("  ·  ")
                 color: row.error !== "" ? Theme.danger : Theme.textMuted
                 font.pixelSize: Theme.fontSizeSmall
+                elide: Text.ElideRight
+                Layout.fillWidth: true
+            }
+            Label {
+                visible: row.fitSummary !== "" && row.error === ""
+                text: row.fitSummary
+                color: Theme.textMuted
+                font.pixelSize: Theme.fontSizeSmall - 1
                 elide: Text.ElideRight
                 Layout.fillWidth: true
             }

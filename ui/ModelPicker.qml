@@ -8,6 +8,7 @@ Dialog {
     id: picker
 
     required property ChatController controller
+    signal catalogRequested
 
     parent: Overlay.overlay
     anchors.centerIn: parent
@@ -83,6 +84,7 @@ Dialog {
             ScrollBar.vertical: ScrollBar {}
             delegate: ModelDelegate {
                 width: ListView.view.width
+                fitSummary: picker.controller.catalog.fitSummaryForFile(path)
                 current: path === picker.controller.modelPath
                          && picker.controller.modelState === ChatController.Ready
                 onChosen: modelPath => {
@@ -99,7 +101,7 @@ Dialog {
                 color: Theme.textMuted
                 text: picker.controller.models.scanning
                       ? qsTr("Looking for models…")
-                      : qsTr("No .gguf models in this folder. Open a file, or fetch the default model with scripts/fetch-model.")
+                      : qsTr("No .gguf models in this folder. Get one from the catalog, open a file, or drop a .gguf onto the window.")
             }
         }
     }
@@ -114,6 +116,14 @@ Dialog {
                 picker.controller.openModelInteractive()
             }
             Layout.leftMargin: 20
+            Layout.bottomMargin: 18
+        }
+        SecondaryButton {
+            text: qsTr("Get models…")
+            onClicked: {
+                picker.close()
+                picker.catalogRequested()
+            }
             Layout.bottomMargin: 18
         }
         Item {

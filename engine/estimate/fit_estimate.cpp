@@ -10,9 +10,11 @@ namespace {
 // The KV cache a typical chat reads per token (its length so far).
 constexpr int kChatTokensForSpeed = 512;
 
+// Binary gigabytes, labelled "GB" as the app's other sizes are (QLocale's
+// traditional format), so that the numbers on one screen agree.
 std::string gib(int64_t bytes) {
     char buf[32];
-    std::snprintf(buf, sizeof buf, "%.1f GB", double(bytes) / 1e9);
+    std::snprintf(buf, sizeof buf, "%.1f GB", double(bytes) / double(int64_t(1) << 30));
     return buf;
 }
 
