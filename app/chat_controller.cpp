@@ -17,7 +17,9 @@
 #include <algorithm>
 #include <filesystem>
 
+#include "api_key_store.h"
 #include "conversation_export.h"
+#include "remote_chat_client.h"
 
 namespace powerinfer::app {
 
@@ -467,6 +469,11 @@ QCoro::Task<bool> ChatController::loadModelFile(QString path) {
     const QStringList shown = {modelPath_, modelName_, modelDetails_, device_};
     modelPath_ = path;
     modelName_ = QFileInfo(path).completeBaseName();
+    QUrl remoteUrl;
+    QString remoteModel;
+    if (parseRemoteModelPath(path, &remoteUrl, &remoteModel))
+        modelName_ = remoteModel.isEmpty() ? remoteUrl.authority()
+                                           : tr("%1 at %2").arg(remoteModel, remoteUrl.authority());
     modelDetails_.clear();
     device_.clear();
     loadError_.clear();
@@ -506,7 +513,9 @@ QCoro::Task<bool> ChatController::loadModelFile(QString path) {
         if (!info.quant.empty()) details << QString::fromStdString(info.quant);
         if (info.n_params > 0) details << tr("%1 params").arg(paramsText(info.n_params));
         if (info.file_bytes > 0) details << formatBytes(info.file_bytes);
-        if (info.has_sidecar)
+        if (isRemoteModelPath(path))
+            details = QStringList{tr("remote server (OpenAI-compatible)")};
+        else if (info.has_sidecar)
             details << tr("sparse sidecar");
         else
             details << tr("no sidecar");
@@ -617,6 +626,70 @@ void ChatController::openModelInteractive() {
     const QString path = fileChooser_(FileDialogKind::Open, tr("Open a GGUF model"),
                                       models_->folder(), tr("GGUF models (*.gguf);;All files (*)"));
     if (!path.isEmpty()) loadModel(path);
+}
+
+bool ChatController::isRemote() const { return isRemoteModelPath(modelPath_); }
+
+void ChatController::listRemoteModels(const QString& url, const QString& apiKey) {
+    [](QPointer<ChatController> self, QString url, QString key) -> QCoro::Task<> {
+        self->remoteBusy_ = true;
+        self->remoteStatus_ = tr("Asking %1 for its models…").arg(url);
+        emit self->remoteChanged();
+        if (key.isEmpty()) {
+            const KeychainResult stored = co_await readApiKey(url);
+            key = stored.key;
+        }
+        if (!self) co_return;
+        RemoteChatClient client;
+        client.setBaseUrl(QUrl::fromUserInput(url));
+        client.setApiKey(key);
+        QString error;
+        const QStringList models = co_await client.listModels(&error);
+        if (!self) co_return;
+        self->remoteBusy_ = false;
+        self->remoteModels_ = models;
+        self->remoteStatus_ =
+            models.isEmpty() ? error : tr("%n model(s) on this server.", nullptr, int(models.size()));
+        emit self->remoteChanged();
+    }(QPointer<ChatController>(this), url, apiKey);
+}
+
+void ChatController::connectRemote(const QString& url, const QString& model,
+                                   const QString& apiKey) {
+    connectRemoteServer(url, model, apiKey);
+}
+
+QCoro::Task<bool> ChatController::connectRemoteServer(QString url, QString model, QString apiKey) {
+    QPointer<ChatController> self(this);
+    url = url.trimmed();
+    if (const QString problem = RemoteChatClient::urlProblem(QUrl::fromUserInput(url));
+        !problem.isEmpty()) {
+        remoteStatus_ = problem;
+        emit remoteChanged();
+        co_return false;
+    }
+    // The key goes to the OS keychain or nowhere: never into the settings.
+    // Two statements, not a conditional around co_await: GCC 12 destroys
+    // such temporaries twice.
+    KeychainResult stored;
+    if (apiKey.isEmpty())
+        stored = co_await readApiKey(url);
+    else
+        stored = co_await writeApiKey(url, apiKey);
+    if (!self) co_return false;
+    if (apiKey.isEmpty()) apiKey = stored.key;
+    keychainStatus_ = stored.ok ? (apiKey.isEmpty() ? tr("No API key.")
+                                                    : tr("The API key is kept in the OS keychain."))
+                                : stored.error;
+    emit remoteChanged();
+    credentials_->setApiKey(apiKey);
+    settings_->setRemoteUrl(url);
+    settings_->setRemoteModel(model);
+    const bool ok = co_await loadModelFile(remoteModelPath(url, model));
+    if (!self) co_return false;
+    remoteStatus_ = ok ? tr("Connected to %1.").arg(url) : loadError_;
+    emit remoteChanged();
+    co_return ok;
 }
 
 void ChatController::openDropped(const QString& urlOrPath) {

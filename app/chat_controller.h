@@ -21,6 +21,7 @@
 #include "message_list_model.h"
 #include "model_catalog.h"
 #include "model_downloader.h"
+#include "remote_engine.h"
 #include "sparse_controller.h"
 
 namespace powerinfer::app {
@@ -45,6 +46,12 @@ class ChatController : public QObject {
     Q_PROPERTY(LocalApiServer* apiServer READ apiServer CONSTANT)
     Q_PROPERTY(ModelDownloads* downloads READ downloads CONSTANT)
     Q_PROPERTY(DownloadCatalog* catalog READ catalog CONSTANT)
+    // The remote backend (an OpenAI-compatible server).
+    Q_PROPERTY(QStringList remoteModels READ remoteModels NOTIFY remoteChanged)
+    Q_PROPERTY(QString remoteStatus READ remoteStatus NOTIFY remoteChanged)
+    Q_PROPERTY(QString keychainStatus READ keychainStatus NOTIFY remoteChanged)
+    Q_PROPERTY(bool remoteBusy READ remoteBusy NOTIFY remoteChanged)
+    Q_PROPERTY(bool isRemote READ isRemote NOTIFY modelChanged)
 
     Q_PROPERTY(qint64 currentConversationId READ currentConversationId NOTIFY conversationChanged)
     Q_PROPERTY(QString currentTitle READ currentTitle NOTIFY conversationChanged)
@@ -86,6 +93,19 @@ public:
     AppSettings* settings() { return settings_; }
     SparseController* sparse() { return &sparse_; }
     LocalApiServer* apiServer() { return &apiServer_; }
+    QStringList remoteModels() const { return remoteModels_; }
+    QString remoteStatus() const { return remoteStatus_; }
+    QString keychainStatus() const { return keychainStatus_; }
+    bool remoteBusy() const { return remoteBusy_; }
+    bool isRemote() const;
+    // Shared with the engine factory, which reads the key on the engine thread.
+    void setRemoteCredentials(std::shared_ptr<RemoteCredentials> c) { credentials_ = std::move(c); }
+    // Lists the server's models (remoteModels / remoteStatus).
+    Q_INVOKABLE void listRemoteModels(const QString& url, const QString& apiKey);
+    // Chats through the server from now on; a non-empty key is stored in the
+    // OS keychain (only there), an empty one is read from it.
+    Q_INVOKABLE void connectRemote(const QString& url, const QString& model, const QString& apiKey);
+    QCoro::Task<bool> connectRemoteServer(QString url, QString model, QString apiKey);
     ModelDownloads* downloads() { return &downloads_; }
     DownloadCatalog* catalog() { return &catalog_; }
 
@@ -185,6 +205,7 @@ signals:
     // A conversation opened from a search: the view shows this row (the
     // first message matching the search) instead of the end.
     void revealMessage(int row);
+    void remoteChanged();
 
 private:
     // A new reply, or (continued set) more text for that last reply.
@@ -227,6 +248,10 @@ private:
     SparseController sparse_;
     ModelDownloads downloads_;
     DownloadCatalog catalog_;
+    std::shared_ptr<RemoteCredentials> credentials_ = std::make_shared<RemoteCredentials>();
+    QStringList remoteModels_;
+    QString remoteStatus_, keychainStatus_;
+    bool remoteBusy_ = false;
     // Last: it serves the engine until everything else is torn down.
     LocalApiServer apiServer_;
 };

@@ -489,6 +489,12 @@ QCoro::Task<> startUp(ChatController* controller, QQmlApplicationEngine* qml, Op
 
     if (options.showMetrics)  // a one-off override, not stored
         controller->settings()->restore({{QStringLiteral("show_metrics"), QStringLiteral("true")}});
+    // The fit estimates' speeds need the host's bandwidth: measured once
+    // (kept in the settings), not in plain smoke runs.
+    const bool smokeRun = options.quitAfterReply || !options.screenshot.isEmpty();
+    if (!smokeRun || options.showCatalog || !options.downloadEntry.isEmpty() ||
+        options.waitDownload)
+        controller->catalog()->ensureBandwidth();
     if (!options.downloadEntry.isEmpty()) {
         DownloadCatalog* catalog = controller->catalog();
         int row = -1;
@@ -586,13 +592,23 @@ int runDesktopApp(int argc, char** argv, DesktopServices services) {
                                 : QStandardPaths::writableLocation(QStandardPaths::AppDataLocation);
 
     ChatStore store(QDir(dataDir).filePath(QStringLiteral("conversations.sqlite")));
-    EngineClient engine(std::move(services.engineFactory));
+    // Remote servers ("remote:URL#model") through RemoteEngine, files through
+    // the injected engine; the key comes from the keychain via the controller.
+    auto credentials = std::make_shared<RemoteCredentials>();
+    EngineClient engine([local = std::move(services.engineFactory),
+                         credentials](const powerinfer::LoadOptions& o)
+                            -> std::unique_ptr<powerinfer::Engine> {
+        if (isRemoteModelPath(QString::fromStdU16String(o.model_path.u16string())))
+            return RemoteEngine::connect(o, credentials->apiKey());
+        return local(o);
+    });
     if (services.calibrator) engine.setCalibrator(std::move(services.calibrator));
     if (services.previewer) engine.setPreviewer(std::move(services.previewer));
     AppSettings settings;
     ModelCatalog models(std::move(services.modelInspector));
     ChatController controller(&store, &engine, &models, &settings);
     controller.setFileChooser(chooseFile);
+    controller.setRemoteCredentials(credentials);
     if (services.gpuProbe) {
         const GpuFacts gpu = services.gpuProbe();
         controller.catalog()->setGpu(gpu.present, gpu.freeBytes, gpu.description);

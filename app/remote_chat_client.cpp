@@ -170,11 +170,12 @@ QCoro::Task<RemoteReply> RemoteChatClient::chat(RemoteChatRequest chatRequest,
     reply->deleteLater();
     reply_ = nullptr;
     const int status = reply->attribute(QNetworkRequest::HttpStatusCodeAttribute).toInt();
+    const QByteArray rest = reply->isOpen() ? reply->readAll() : QByteArray();
     if (status >= 400) {
-        out.error = remoteErrorMessage(status, errorBody + reply->readAll(), url);
+        out.error = remoteErrorMessage(status, errorBody + rest, url);
         co_return out;
     }
-    buffer += reply->readAll();
+    buffer += rest;
     buffer += "\n\n";
     consume();
     const double seconds = out.chunks > 1 ? double(clock.elapsed()) / 1000.0 : 0;
