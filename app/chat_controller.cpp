@@ -62,8 +62,26 @@ ChatController::ChatController(ChatStore* store, EngineClient* engine, ModelCata
     // A verified download appears in the model list at once.
     connect(&downloads_, &ModelDownloads::downloadFinished, this, [this](const QString& path) {
         models_->refresh();
-        showNotice(tr("%1 is downloaded and verified.").arg(QFileInfo(path).fileName()));
+        showNotice(calibration_.available()
+                       ? tr("%1 is downloaded and verified. Calibrate it for sparse inference "
+                            "(in the background; it runs dense meanwhile) from its row.")
+                             .arg(QFileInfo(path).fileName())
+                       : tr("%1 is downloaded and verified.").arg(QFileInfo(path).fileName()));
     });
+    // A new sidecar shows in the model list; the loaded model uses it from
+    // its next load.
+    connect(&calibration_, &BackgroundCalibration::finished, this,
+            [this](const QString& path, bool ok, const QString& message) {
+                models_->refresh();
+                if (!ok) {
+                    showNotice(message);
+                } else if (path == modelPath_) {
+                    showNotice(tr("%1 is calibrated: load it again to run it sparse.")
+                                   .arg(QFileInfo(path).fileName()));
+                } else {
+                    showNotice(tr("%1 is calibrated.").arg(QFileInfo(path).fileName()));
+                }
+            });
     connect(&sparse_, &SparseController::reloadRequested, this,
             [this](const QString& path) { loadModelFile(path); });
     checkpointTimer_.setInterval(2000);
@@ -648,8 +666,9 @@ void ChatController::listRemoteModels(const QString& url, const QString& apiKey)
         if (!self) co_return;
         self->remoteBusy_ = false;
         self->remoteModels_ = models;
-        self->remoteStatus_ =
-            models.isEmpty() ? error : tr("%n model(s) on this server.", nullptr, int(models.size()));
+        self->remoteStatus_ = models.isEmpty()
+                                  ? error
+                                  : tr("%n model(s) on this server.", nullptr, int(models.size()));
         emit self->remoteChanged();
     }(QPointer<ChatController>(this), url, apiKey);
 }
@@ -699,7 +718,8 @@ void ChatController::openDropped(const QString& urlOrPath) {
     if (fi.isDir()) {
         settings_->setModelsFolder(fi.absoluteFilePath());
         showNotice(tr("Models folder: %1").arg(fi.absoluteFilePath()));
-    } else if (fi.isFile() && fi.suffix().compare(QLatin1String("gguf"), Qt::CaseInsensitive) == 0) {
+    } else if (fi.isFile() &&
+               fi.suffix().compare(QLatin1String("gguf"), Qt::CaseInsensitive) == 0) {
         loadModel(fi.absoluteFilePath());
     } else {
         showNotice(tr("Drop a .gguf model file, a folder of models, or an https link to a .gguf."));

@@ -13,6 +13,7 @@
 #include <QUrl>
 
 #include "app_settings.h"
+#include "background_calibration.h"
 #include "chat_store.h"
 #include "conversation_list_model.h"
 #include "download_catalog.h"
@@ -46,6 +47,7 @@ class ChatController : public QObject {
     Q_PROPERTY(LocalApiServer* apiServer READ apiServer CONSTANT)
     Q_PROPERTY(ModelDownloads* downloads READ downloads CONSTANT)
     Q_PROPERTY(DownloadCatalog* catalog READ catalog CONSTANT)
+    Q_PROPERTY(BackgroundCalibration* backgroundCalibration READ backgroundCalibration CONSTANT)
     // The remote backend (an OpenAI-compatible server).
     Q_PROPERTY(QStringList remoteModels READ remoteModels NOTIFY remoteChanged)
     Q_PROPERTY(QString remoteStatus READ remoteStatus NOTIFY remoteChanged)
@@ -108,6 +110,7 @@ public:
     QCoro::Task<bool> connectRemoteServer(QString url, QString model, QString apiKey);
     ModelDownloads* downloads() { return &downloads_; }
     DownloadCatalog* catalog() { return &catalog_; }
+    BackgroundCalibration* backgroundCalibration() { return &calibration_; }
 
     qint64 currentConversationId() const { return current_.id; }
     QString currentTitle() const { return current_.title; }
@@ -248,6 +251,7 @@ private:
     SparseController sparse_;
     ModelDownloads downloads_;
     DownloadCatalog catalog_;
+    BackgroundCalibration calibration_;
     std::shared_ptr<RemoteCredentials> credentials_ = std::make_shared<RemoteCredentials>();
     QStringList remoteModels_;
     QString remoteStatus_, keychainStatus_;

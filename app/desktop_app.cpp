@@ -47,6 +47,7 @@ struct Options {
     bool quitAfterReply = false;
     QSize windowSize;  // empty: the window's own default
     bool showCatalog = false;
+    bool calibrateBackground = false;
     QString downloadEntry;  // a catalog entry id to download at start
     bool waitDownload = false;
     int screenshotDelayMs = 400;
@@ -214,13 +215,38 @@ Options parseOptions(const QCoreApplication& app) {
                                 "(exit 1 if one failed)."));
     const QCommandLineOption screenshotDelay(
         "screenshot-delay-ms",
-        QApplication::translate("main", "Smoke mode: wait this long before the screenshot."),
-        "ms");
-    p.addOptions({dataDir,       model,         prompt,     screenshot,      quit,
-                  theme,         tuning,        showMetrics, showTuning,     afterTokens,
-                  calibrate,     calibrationTokens, compare, windowSize,     download,
-                  sha256,        modelsDir,     remote,     apiKey,          remoteModel,
-                  maxTokens,     stopAfter,     showCatalog, downloadEntry,  waitDownload,
+        QApplication::translate("main", "Smoke mode: wait this long before the screenshot."), "ms");
+    const QCommandLineOption calibrateBackground(
+        "calibrate-background",
+        QApplication::translate("main",
+                                "Smoke mode: calibrate the model in the background (bundled text) "
+                                "while the --prompt is answered, then wait for it."));
+    p.addOptions({calibrateBackground,
+                  dataDir,
+                  model,
+                  prompt,
+                  screenshot,
+                  quit,
+                  theme,
+                  tuning,
+                  showMetrics,
+                  showTuning,
+                  afterTokens,
+                  calibrate,
+                  calibrationTokens,
+                  compare,
+                  windowSize,
+                  download,
+                  sha256,
+                  modelsDir,
+                  remote,
+                  apiKey,
+                  remoteModel,
+                  maxTokens,
+                  stopAfter,
+                  showCatalog,
+                  downloadEntry,
+                  waitDownload,
                   screenshotDelay});
     // The desktop file passes a model as %f.
     p.addPositionalArgument(
@@ -248,6 +274,7 @@ Options parseOptions(const QCoreApplication& app) {
     o.theme = p.value(theme);
     o.quitAfterReply = p.isSet(quit);
     o.showCatalog = p.isSet(showCatalog);
+    o.calibrateBackground = p.isSet(calibrateBackground);
     o.downloadEntry = p.value(downloadEntry);
     o.waitDownload = p.isSet(waitDownload);
     if (p.isSet(screenshotDelay)) o.screenshotDelayMs = p.value(screenshotDelay).toInt();
@@ -358,6 +385,15 @@ QCoro::Task<> runSmoke(ChatController* controller, QQmlApplicationEngine* qml, O
             co_return;
         }
     }
+    if (options.calibrateBackground) {
+        const QString error = controller->backgroundCalibration()->start(
+            !options.model.isEmpty() ? options.model : controller->modelPath());
+        if (!error.isEmpty()) {
+            fail(error);
+            finish(1);
+            co_return;
+        }
+    }
     if (!options.calibrate.isEmpty()) {
         SparseController* sparse = controller->sparse();
         if (options.calibrationTokens > 0) sparse->setCalibrationTokens(options.calibrationTokens);
@@ -455,6 +491,21 @@ QCoro::Task<> runSmoke(ChatController* controller, QQmlApplicationEngine* qml, O
             sparse->compareDenseTps(), sparse->compareSparseTps());
         std::fflush(stdout);
     }
+    if (options.calibrateBackground) {
+        // The reply above ran while calibrating; now wait for the sidecar.
+        BackgroundCalibration* calibration = controller->backgroundCalibration();
+        while (calibration->running()) co_await QCoro::sleepFor(std::chrono::milliseconds(100));
+        if (!calibration->error().isEmpty()) {
+            fail(QStringLiteral("background calibration failed: %1").arg(calibration->error()));
+            finish(1);
+            co_return;
+        }
+        if (controller->models()->scanning())
+            co_await qCoro(controller->models(), &ModelCatalog::scanned);
+        std::printf("background calibration: %s\n",
+                    qPrintable(calibration->statusFor(controller->modelPath())));
+        std::fflush(stdout);
+    }
     if (saveFailed) {
         finish(1);
         co_return;
@@ -516,10 +567,10 @@ QCoro::Task<> startUp(ChatController* controller, QQmlApplicationEngine* qml, Op
     const bool newcomer = options.model.isEmpty() && controller->models()->rowCount() == 0 &&
                           controller->settings()->lastModelPath().isEmpty() &&
                           options.prompt.isEmpty();
-    qml->setInitialProperties({{QStringLiteral("controller"), QVariant::fromValue(controller)},
-                               {QStringLiteral("openTuningAtStart"), options.showTuning},
-                               {QStringLiteral("openCatalogAtStart"),
-                                options.showCatalog || newcomer}});
+    qml->setInitialProperties(
+        {{QStringLiteral("controller"), QVariant::fromValue(controller)},
+         {QStringLiteral("openTuningAtStart"), options.showTuning},
+         {QStringLiteral("openCatalogAtStart"), options.showCatalog || newcomer}});
     if (const QStringList missing = missingQmlModules(*qml); !missing.isEmpty()) {
         const QString message = QStringLiteral("Qt Quick modules are missing: %1")
                                     .arg(missing.join(QStringLiteral("; ")));
@@ -595,13 +646,14 @@ int runDesktopApp(int argc, char** argv, DesktopServices services) {
     // Remote servers ("remote:URL#model") through RemoteEngine, files through
     // the injected engine; the key comes from the keychain via the controller.
     auto credentials = std::make_shared<RemoteCredentials>();
-    EngineClient engine([local = std::move(services.engineFactory),
-                         credentials](const powerinfer::LoadOptions& o)
-                            -> std::unique_ptr<powerinfer::Engine> {
-        if (isRemoteModelPath(QString::fromStdU16String(o.model_path.u16string())))
-            return RemoteEngine::connect(o, credentials->apiKey());
-        return local(o);
-    });
+    EngineClient engine(
+        [local = std::move(services.engineFactory),
+         credentials](const powerinfer::LoadOptions& o) -> std::unique_ptr<powerinfer::Engine> {
+            if (isRemoteModelPath(QString::fromStdU16String(o.model_path.u16string())))
+                return RemoteEngine::connect(o, credentials->apiKey());
+            return local(o);
+        });
+    const Calibrator backgroundCalibrator = services.calibrator;
     if (services.calibrator) engine.setCalibrator(std::move(services.calibrator));
     if (services.previewer) engine.setPreviewer(std::move(services.previewer));
     AppSettings settings;
@@ -609,6 +661,10 @@ int runDesktopApp(int argc, char** argv, DesktopServices services) {
     ChatController controller(&store, &engine, &models, &settings);
     controller.setFileChooser(chooseFile);
     controller.setRemoteCredentials(credentials);
+    if (backgroundCalibrator)
+        controller.backgroundCalibration()->setCalibrator(backgroundCalibrator);
+    if (options.calibrationTokens > 0)
+        controller.backgroundCalibration()->setTokens(options.calibrationTokens);
     if (services.gpuProbe) {
         const GpuFacts gpu = services.gpuProbe();
         controller.catalog()->setGpu(gpu.present, gpu.freeBytes, gpu.description);

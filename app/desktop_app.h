@@ -16,9 +16,9 @@ struct GpuFacts {
 
 struct DesktopServices {
     EngineFactory engineFactory;
-    ModelInspector modelInspector;  // null: file-system facts only
-    Calibrator calibrator;          // null: "Calibrate…" reports it cannot
-    PlacementPreviewer previewer;   // null: no placement preview
+    ModelInspector modelInspector;       // null: file-system facts only
+    Calibrator calibrator;               // null: "Calibrate…" reports it cannot
+    PlacementPreviewer previewer;        // null: no placement preview
     std::function<GpuFacts()> gpuProbe;  // null: no GPU
 };
 

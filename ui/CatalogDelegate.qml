@@ -27,6 +27,10 @@ ItemDelegate {
     required property string downloadText
     required property string fileName
     required property bool isDefault
+    // For an installed entry: its calibration ("calibrated", …) and whether
+    // a background calibration can start now.
+    property string calibrationStatus: ""
+    property bool canCalibrate: false
 
     // ModelDownloads.State: Queued 0, Running 1, Paused 2, Verifying 3, Done 4, Failed 5.
     readonly property bool active: downloadState >= 0 && downloadState <= 3
@@ -39,6 +43,7 @@ ItemDelegate {
     signal pauseRequested(string fileName)
     signal resumeRequested(string fileName)
     signal cancelRequested(string fileName)
+    signal calibrateRequested(string fileName)
 
     padding: 12
     hoverEnabled: true
@@ -110,10 +115,12 @@ ItemDelegate {
             spacing: 8
             Layout.fillWidth: true
             Rectangle {
-                width: 8
-                height: 8
+                implicitWidth: 8
+                implicitHeight: 8
                 radius: 4
                 color: row.supported ? row.fitColor : Theme.textFaint
+                Layout.alignment: Qt.AlignTop
+                Layout.topMargin: 5
             }
             Label {
                 text: row.supported ? row.fitSummary : row.note
@@ -149,6 +156,27 @@ ItemDelegate {
                     radius: 2
                     color: Theme.accent
                 }
+            }
+        }
+        RowLayout {
+            visible: row.installed
+            spacing: 8
+            Layout.fillWidth: true
+            Label {
+                objectName: "calibration_" + row.fileName
+                text: row.calibrationStatus
+                color: row.calibrationStatus === qsTr("calibrated") ? Theme.success : Theme.textMuted
+                font.pixelSize: Theme.fontSizeSmall
+                font.weight: Font.Medium
+            }
+            SecondaryButton {
+                visible: row.canCalibrate && row.calibrationStatus === qsTr("not calibrated")
+                text: qsTr("Calibrate in the background")
+                Accessible.description: qsTr("Make its sparse sidecar; the model is usable dense meanwhile")
+                onClicked: row.calibrateRequested(row.fileName)
+            }
+            Item {
+                Layout.fillWidth: true
             }
         }
         Label {

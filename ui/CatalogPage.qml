@@ -119,6 +119,15 @@ Dialog {
             ScrollBar.vertical: ScrollBar {}
             delegate: CatalogDelegate {
                 width: ListView.view.width
+                readonly property BackgroundCalibration calibration: page.controller.backgroundCalibration
+                calibrationStatus: installed && calibration.revision >= 0
+                                   ? calibration.statusFor(page.controller.models.folder + "/" + fileName) : ""
+                canCalibrate: calibration.available && !calibration.running
+                onCalibrateRequested: f => {
+                    const error = calibration.start(page.controller.models.folder + "/" + f)
+                    if (error !== "")
+                        pasteError.text = error
+                }
                 onDownloadRequested: r => {
                     const error = page.catalog.download(r)
                     if (error !== "")

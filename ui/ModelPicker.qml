@@ -85,6 +85,16 @@ Dialog {
             delegate: ModelDelegate {
                 width: ListView.view.width
                 fitSummary: picker.controller.catalog.fitSummaryForFile(path)
+                // (revision changes with every progress step.)
+                calibrationStatus: picker.controller.backgroundCalibration.revision >= 0
+                                   ? picker.controller.backgroundCalibration.statusFor(path) : ""
+                canCalibrate: picker.controller.backgroundCalibration.available
+                              && !picker.controller.backgroundCalibration.running
+                onCalibrateRequested: p => {
+                    const error = picker.controller.backgroundCalibration.start(p)
+                    if (error !== "")
+                        picker.controller.showMessage(error)
+                }
                 current: path === picker.controller.modelPath
                          && picker.controller.modelState === ChatController.Ready
                 onChosen: modelPath => {
