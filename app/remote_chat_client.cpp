@@ -1,6 +1,7 @@
 #include "remote_chat_client.h"
 
 #include <qcoro/qcoronetworkreply.h>
+#include <qcoro/qcorotimer.h>
 
 #include <QElapsedTimer>
 #include <QJsonArray>
@@ -62,6 +63,7 @@ QCoro::Task<QStringList> RemoteChatClient::listModels(QString* error) {
     const QUrl url = endpoint(QStringLiteral("/v1/models"));
     QNetworkReply* reply = network_.get(request(url));
     co_await reply;
+    co_await QCoro::sleepFor(std::chrono::milliseconds(0));  // as in chat()
     reply->deleteLater();
     if (!self) co_return {};
     const int status = reply->attribute(QNetworkRequest::HttpStatusCodeAttribute).toInt();
@@ -165,6 +167,10 @@ QCoro::Task<RemoteReply> RemoteChatClient::chat(RemoteChatRequest chatRequest,
         consume();
     });
     co_await reply;
+    // Resumed from inside the reply's finished signal (an abort emits it
+    // synchronously): leave that call first, since the caller may delete this
+    // client, and with it the reply, as soon as the reply is handed back.
+    co_await QCoro::sleepFor(std::chrono::milliseconds(0));
     if (!self) co_return out;
     disconnect(reply, nullptr, this, nullptr);
     reply->deleteLater();
