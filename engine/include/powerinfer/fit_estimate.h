@@ -36,10 +36,12 @@ struct FitEstimate {
     double gpu_ffn_fraction = 0;  // hybrid: of the FFN bytes, on the GPU
     int64_t ram_bytes = 0;        // what stays in RAM
     int64_t gpu_bytes = 0;        // what goes to the GPU
-    // Decode tokens/s: the host's read bandwidth over the bytes the CPU
-    // reads per token (weights it holds, plus the KV cache of a 512-token
-    // chat). 0 when unknown, or when the GPU holds everything (its
-    // bandwidth is not measured).
+    // Decode tokens/s, memory-bandwidth bound: the host's read bandwidth
+    // over the bytes the CPU reads per token (weights it holds, plus the KV
+    // cache of a 512-token chat). An upper bound: compute, attention and
+    // sampling come on top (small models that sit in a large L3 are far from
+    // it). 0 when unknown, or when the GPU holds everything (its bandwidth is
+    // not measured).
     double tokens_per_s = 0;
     std::string summary;  // one line for the catalog ("CPU only: …")
 };
