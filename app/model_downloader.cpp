@@ -1,3 +1,5 @@
+// Long because one download is one state machine (attempt, redirects,
+// resume rules, retries, verification) with a message for each way it ends.
 #include "model_downloader.h"
 
 #include <qcoro/qcorofuture.h>
@@ -325,6 +327,16 @@ void ModelDownloads::writeState(const Item& item) const {
         f.write(QJsonDocument(o).toJson(QJsonDocument::Compact));
 }
 
+void ModelDownloads::applyStateRecord(const QJsonObject& o, Item* item) const {
+    item->received = QFileInfo(partPath(*item)).size();
+    item->etag = o.value(QStringLiteral("etag")).toString();
+    item->lastModified = o.value(QStringLiteral("last_modified")).toString();
+    item->serverSha = o.value(QStringLiteral("server_sha256")).toString();
+    item->total = qint64(o.value(QStringLiteral("total")).toDouble(-1));
+    if (item->spec.sha256.isEmpty())
+        item->spec.sha256 = o.value(QStringLiteral("sha256")).toString();
+}
+
 void ModelDownloads::removePartial(const Item& item) const {
     QFile::remove(partPath(item));
     QFile::remove(statePath(item));
@@ -351,13 +363,8 @@ void ModelDownloads::restoreUnfinished() {
             !downloadUrlProblem(item->spec.url).isEmpty() || rowOf(item->spec.fileName) >= 0)
             continue;
         item->spec.title = o.value(QStringLiteral("title")).toString();
-        item->spec.sha256 = o.value(QStringLiteral("sha256")).toString();
         item->spec.expectedSize = qint64(o.value(QStringLiteral("expected_size")).toDouble(-1));
-        item->serverSha = o.value(QStringLiteral("server_sha256")).toString();
-        item->total = qint64(o.value(QStringLiteral("total")).toDouble(-1));
-        item->etag = o.value(QStringLiteral("etag")).toString();
-        item->lastModified = o.value(QStringLiteral("last_modified")).toString();
-        item->received = QFileInfo(partPath(*item)).size();
+        applyStateRecord(o, item.get());
         item->state = State::Paused;
         item->note = tr("Unfinished from last time: resume continues at %1.")
                          .arg(formatBytes(item->received));
@@ -471,13 +478,7 @@ int ModelDownloads::enqueue(const DownloadSpec& specIn) {
             (spec.sha256.isEmpty() || o.value(QStringLiteral("sha256")).toString().isEmpty() ||
              o.value(QStringLiteral("sha256")).toString() == spec.sha256);
         if (same) {
-            item->received = QFileInfo(partPath(*item)).size();
-            item->etag = o.value(QStringLiteral("etag")).toString();
-            item->lastModified = o.value(QStringLiteral("last_modified")).toString();
-            item->serverSha = o.value(QStringLiteral("server_sha256")).toString();
-            item->total = qint64(o.value(QStringLiteral("total")).toDouble(-1));
-            if (item->spec.sha256.isEmpty())
-                item->spec.sha256 = o.value(QStringLiteral("sha256")).toString();
+            applyStateRecord(o, item.get());
             if (item->received > 0)
                 item->note = tr("Resuming at %1.").arg(formatBytes(item->received));
         } else {

@@ -14,6 +14,7 @@
 #include <QAbstractListModel>
 #include <QElapsedTimer>
 #include <QFile>
+#include <QJsonObject>
 #include <QNetworkAccessManager>
 #include <QPointer>
 #include <QUrl>
@@ -122,6 +123,8 @@ private:
     void changed(const Item* item);
     void fail(const std::shared_ptr<Item>& item, const QString& error);
     void writeState(const Item& item) const;
+    // The partial file's size and the record's validator, totals and hashes.
+    void applyStateRecord(const QJsonObject& record, Item* item) const;
     void removePartial(const Item& item) const;
     QString partPath(const Item& item) const;
     QString statePath(const Item& item) const;
