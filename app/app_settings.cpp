@@ -75,6 +75,13 @@ void AppSettings::resetSampling() {
     setTopK(40);
     setMaxTokens(512);
 }
+void AppSettings::setHostReadBandwidth(double v) {
+    assign(hostReadBandwidth_, std::max(0.0, v), "host_read_bandwidth");
+}
+void AppSettings::setRemoteUrl(const QString& v) { assign(remoteUrl_, v.trimmed(), "remote_url"); }
+void AppSettings::setRemoteModel(const QString& v) {
+    assign(remoteModel_, v.trimmed(), "remote_model");
+}
 
 void AppSettings::restore(const QHash<QString, QString>& stored) {
     restoring_ = true;
@@ -93,6 +100,11 @@ void AppSettings::restore(const QHash<QString, QString>& stored) {
     number("api_server_port", [this](double v) { setApiServerPort(int(v)); });
     number("repeat_penalty", [this](double v) { setRepeatPenalty(v); });
     number("last_conversation", [this](double v) { setLastConversationId(qint64(v)); });
+    number("host_read_bandwidth", [this](double v) { setHostReadBandwidth(v); });
+    if (stored.contains(QStringLiteral("remote_url")))
+        setRemoteUrl(stored.value(QStringLiteral("remote_url")));
+    if (stored.contains(QStringLiteral("remote_model")))
+        setRemoteModel(stored.value(QStringLiteral("remote_model")));
     if (stored.contains(QStringLiteral("api_server_key")))
         setApiServerKey(stored.value(QStringLiteral("api_server_key")));
     if (stored.contains(QStringLiteral("show_sidebar")))

@@ -37,6 +37,14 @@ class AppSettings : public QObject {
     Q_PROPERTY(int apiServerPort READ apiServerPort WRITE setApiServerPort NOTIFY changed)
     // Empty: no key. Else clients send "Authorization: Bearer KEY".
     Q_PROPERTY(QString apiServerKey READ apiServerKey WRITE setApiServerKey NOTIFY changed)
+    // The host's RAM read bandwidth (bytes/s), measured once for the fit
+    // estimates; 0 until measured.
+    Q_PROPERTY(double hostReadBandwidth READ hostReadBandwidth WRITE setHostReadBandwidth NOTIFY
+                   changed)
+    // The remote backend (an OpenAI-compatible server): its address and
+    // model id. The API key is never here: it lives in the OS keychain.
+    Q_PROPERTY(QString remoteUrl READ remoteUrl WRITE setRemoteUrl NOTIFY changed)
+    Q_PROPERTY(QString remoteModel READ remoteModel WRITE setRemoteModel NOTIFY changed)
 public:
     using QObject::QObject;
 
@@ -55,6 +63,12 @@ public:
     bool showSidebar() const { return showSidebar_; }
     qint64 lastConversationId() const { return lastConversationId_; }
     double repeatPenalty() const { return repeatPenalty_; }
+    double hostReadBandwidth() const { return hostReadBandwidth_; }
+    QString remoteUrl() const { return remoteUrl_; }
+    QString remoteModel() const { return remoteModel_; }
+    void setHostReadBandwidth(double v);
+    void setRemoteUrl(const QString& v);
+    void setRemoteModel(const QString& v);
 
     void setTemperature(double v);
     void setTopP(double v);
@@ -107,6 +121,8 @@ private:
     bool showSidebar_ = true;
     qint64 lastConversationId_ = 0;
     double repeatPenalty_ = 1.0;
+    double hostReadBandwidth_ = 0;
+    QString remoteUrl_, remoteModel_;
     bool restoring_ = false;
 };
 

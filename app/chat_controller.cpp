@@ -17,7 +17,9 @@
 #include <algorithm>
 #include <filesystem>
 
+#include "api_key_store.h"
 #include "conversation_export.h"
+#include "remote_chat_client.h"
 
 namespace powerinfer::app {
 
@@ -55,7 +57,31 @@ ChatController::ChatController(ChatStore* store, EngineClient* engine, ModelCata
       models_(models),
       settings_(settings),
       sparse_(engine, store),
+      catalog_(settings, &downloads_, models),
       apiServer_(engine, settings) {
+    // A verified download appears in the model list at once.
+    connect(&downloads_, &ModelDownloads::downloadFinished, this, [this](const QString& path) {
+        models_->refresh();
+        showNotice(calibration_.available()
+                       ? tr("%1 is downloaded and verified. Calibrate it for sparse inference "
+                            "(in the background; it runs dense meanwhile) from its row.")
+                             .arg(QFileInfo(path).fileName())
+                       : tr("%1 is downloaded and verified.").arg(QFileInfo(path).fileName()));
+    });
+    // A new sidecar shows in the model list; the loaded model uses it from
+    // its next load.
+    connect(&calibration_, &BackgroundCalibration::finished, this,
+            [this](const QString& path, bool ok, const QString& message) {
+                models_->refresh();
+                if (!ok) {
+                    showNotice(message);
+                } else if (path == modelPath_) {
+                    showNotice(tr("%1 is calibrated: load it again to run it sparse.")
+                                   .arg(QFileInfo(path).fileName()));
+                } else {
+                    showNotice(tr("%1 is calibrated.").arg(QFileInfo(path).fileName()));
+                }
+            });
     connect(&sparse_, &SparseController::reloadRequested, this,
             [this](const QString& path) { loadModelFile(path); });
     checkpointTimer_.setInterval(2000);
@@ -64,8 +90,10 @@ ChatController::ChatController(ChatStore* store, EngineClient* engine, ModelCata
             [this](const QString& key, const QString& value) {
                 if (store_) store_->setSetting(key, value);
             });
-    connect(settings_, &AppSettings::changed, this,
-            [this] { models_->setFolder(settings_->modelsFolder()); });
+    connect(settings_, &AppSettings::changed, this, [this] {
+        models_->setFolder(settings_->modelsFolder());
+        downloads_.setFolder(settings_->modelsFolder());
+    });
     connect(store_, &ChatStore::errorOccurred, this, &ChatController::showNotice);
 }
 
@@ -84,6 +112,8 @@ QCoro::Task<QString> ChatController::initialize() {
     if (!self) co_return QString();
     settings_->restore(stored);
     models_->setFolder(settings_->modelsFolder());
+    downloads_.setFolder(settings_->modelsFolder());
+    catalog_.load();
     co_await refreshConversations();
     if (!self) co_return QString();
     // Where the user left off (a deleted conversation is simply not found).
@@ -457,6 +487,11 @@ QCoro::Task<bool> ChatController::loadModelFile(QString path) {
     const QStringList shown = {modelPath_, modelName_, modelDetails_, device_};
     modelPath_ = path;
     modelName_ = QFileInfo(path).completeBaseName();
+    QUrl remoteUrl;
+    QString remoteModel;
+    if (parseRemoteModelPath(path, &remoteUrl, &remoteModel))
+        modelName_ = remoteModel.isEmpty() ? remoteUrl.authority()
+                                           : tr("%1 at %2").arg(remoteModel, remoteUrl.authority());
     modelDetails_.clear();
     device_.clear();
     loadError_.clear();
@@ -496,7 +531,9 @@ QCoro::Task<bool> ChatController::loadModelFile(QString path) {
         if (!info.quant.empty()) details << QString::fromStdString(info.quant);
         if (info.n_params > 0) details << tr("%1 params").arg(paramsText(info.n_params));
         if (info.file_bytes > 0) details << formatBytes(info.file_bytes);
-        if (info.has_sidecar)
+        if (isRemoteModelPath(path))
+            details = QStringList{tr("remote server (OpenAI-compatible)")};
+        else if (info.has_sidecar)
             details << tr("sparse sidecar");
         else
             details << tr("no sidecar");
@@ -607,6 +644,86 @@ void ChatController::openModelInteractive() {
     const QString path = fileChooser_(FileDialogKind::Open, tr("Open a GGUF model"),
                                       models_->folder(), tr("GGUF models (*.gguf);;All files (*)"));
     if (!path.isEmpty()) loadModel(path);
+}
+
+bool ChatController::isRemote() const { return isRemoteModelPath(modelPath_); }
+
+void ChatController::listRemoteModels(const QString& url, const QString& apiKey) {
+    [](QPointer<ChatController> self, QString url, QString key) -> QCoro::Task<> {
+        self->remoteBusy_ = true;
+        self->remoteStatus_ = tr("Asking %1 for its models…").arg(url);
+        emit self->remoteChanged();
+        if (key.isEmpty()) {
+            const KeychainResult stored = co_await readApiKey(url);
+            key = stored.key;
+        }
+        if (!self) co_return;
+        RemoteChatClient client;
+        client.setBaseUrl(QUrl::fromUserInput(url));
+        client.setApiKey(key);
+        QString error;
+        const QStringList models = co_await client.listModels(&error);
+        if (!self) co_return;
+        self->remoteBusy_ = false;
+        self->remoteModels_ = models;
+        self->remoteStatus_ = models.isEmpty()
+                                  ? error
+                                  : tr("%n model(s) on this server.", nullptr, int(models.size()));
+        emit self->remoteChanged();
+    }(QPointer<ChatController>(this), url, apiKey);
+}
+
+void ChatController::connectRemote(const QString& url, const QString& model,
+                                   const QString& apiKey) {
+    connectRemoteServer(url, model, apiKey);
+}
+
+QCoro::Task<bool> ChatController::connectRemoteServer(QString url, QString model, QString apiKey) {
+    QPointer<ChatController> self(this);
+    url = url.trimmed();
+    if (const QString problem = RemoteChatClient::urlProblem(QUrl::fromUserInput(url));
+        !problem.isEmpty()) {
+        remoteStatus_ = problem;
+        emit remoteChanged();
+        co_return false;
+    }
+    // The key goes to the OS keychain or nowhere: never into the settings.
+    // Two statements, not a conditional around co_await: GCC 12 destroys
+    // such temporaries twice.
+    KeychainResult stored;
+    if (apiKey.isEmpty())
+        stored = co_await readApiKey(url);
+    else
+        stored = co_await writeApiKey(url, apiKey);
+    if (!self) co_return false;
+    if (apiKey.isEmpty()) apiKey = stored.key;
+    keychainStatus_ = stored.ok ? (apiKey.isEmpty() ? tr("No API key.")
+                                                    : tr("The API key is kept in the OS keychain."))
+                                : stored.error;
+    emit remoteChanged();
+    credentials_->setApiKey(apiKey);
+    settings_->setRemoteUrl(url);
+    settings_->setRemoteModel(model);
+    const bool ok = co_await loadModelFile(remoteModelPath(url, model));
+    if (!self) co_return false;
+    remoteStatus_ = ok ? tr("Connected to %1.").arg(url) : loadError_;
+    emit remoteChanged();
+    co_return ok;
+}
+
+void ChatController::openDropped(const QString& urlOrPath) {
+    const QUrl url(urlOrPath);
+    const QString path = url.isLocalFile() ? url.toLocalFile() : urlOrPath;
+    const QFileInfo fi(path);
+    if (fi.isDir()) {
+        settings_->setModelsFolder(fi.absoluteFilePath());
+        showNotice(tr("Models folder: %1").arg(fi.absoluteFilePath()));
+    } else if (fi.isFile() &&
+               fi.suffix().compare(QLatin1String("gguf"), Qt::CaseInsensitive) == 0) {
+        loadModel(fi.absoluteFilePath());
+    } else {
+        showNotice(tr("Drop a .gguf model file, a folder of models, or an https link to a .gguf."));
+    }
 }
 
 void ChatController::chooseModelsFolderInteractive() {

@@ -13,12 +13,16 @@
 #include <QUrl>
 
 #include "app_settings.h"
+#include "background_calibration.h"
 #include "chat_store.h"
 #include "conversation_list_model.h"
+#include "download_catalog.h"
 #include "engine_worker.h"
 #include "local_api_server.h"
 #include "message_list_model.h"
 #include "model_catalog.h"
+#include "model_downloader.h"
+#include "remote_engine.h"
 #include "sparse_controller.h"
 
 namespace powerinfer::app {
@@ -41,6 +45,15 @@ class ChatController : public QObject {
     Q_PROPERTY(AppSettings* settings READ settings CONSTANT)
     Q_PROPERTY(SparseController* sparse READ sparse CONSTANT)
     Q_PROPERTY(LocalApiServer* apiServer READ apiServer CONSTANT)
+    Q_PROPERTY(ModelDownloads* downloads READ downloads CONSTANT)
+    Q_PROPERTY(DownloadCatalog* catalog READ catalog CONSTANT)
+    Q_PROPERTY(BackgroundCalibration* backgroundCalibration READ backgroundCalibration CONSTANT)
+    // The remote backend (an OpenAI-compatible server).
+    Q_PROPERTY(QStringList remoteModels READ remoteModels NOTIFY remoteChanged)
+    Q_PROPERTY(QString remoteStatus READ remoteStatus NOTIFY remoteChanged)
+    Q_PROPERTY(QString keychainStatus READ keychainStatus NOTIFY remoteChanged)
+    Q_PROPERTY(bool remoteBusy READ remoteBusy NOTIFY remoteChanged)
+    Q_PROPERTY(bool isRemote READ isRemote NOTIFY modelChanged)
 
     Q_PROPERTY(qint64 currentConversationId READ currentConversationId NOTIFY conversationChanged)
     Q_PROPERTY(QString currentTitle READ currentTitle NOTIFY conversationChanged)
@@ -82,6 +95,22 @@ public:
     AppSettings* settings() { return settings_; }
     SparseController* sparse() { return &sparse_; }
     LocalApiServer* apiServer() { return &apiServer_; }
+    QStringList remoteModels() const { return remoteModels_; }
+    QString remoteStatus() const { return remoteStatus_; }
+    QString keychainStatus() const { return keychainStatus_; }
+    bool remoteBusy() const { return remoteBusy_; }
+    bool isRemote() const;
+    // Shared with the engine factory, which reads the key on the engine thread.
+    void setRemoteCredentials(std::shared_ptr<RemoteCredentials> c) { credentials_ = std::move(c); }
+    // Lists the server's models (remoteModels / remoteStatus).
+    Q_INVOKABLE void listRemoteModels(const QString& url, const QString& apiKey);
+    // Chats through the server from now on; a non-empty key is stored in the
+    // OS keychain (only there), an empty one is read from it.
+    Q_INVOKABLE void connectRemote(const QString& url, const QString& model, const QString& apiKey);
+    QCoro::Task<bool> connectRemoteServer(QString url, QString model, QString apiKey);
+    ModelDownloads* downloads() { return &downloads_; }
+    DownloadCatalog* catalog() { return &catalog_; }
+    BackgroundCalibration* backgroundCalibration() { return &calibration_; }
 
     qint64 currentConversationId() const { return current_.id; }
     QString currentTitle() const { return current_.title; }
@@ -133,6 +162,10 @@ public:
     // What a context of this many tokens costs for the loaded model.
     Q_INVOKABLE QString contextMemoryText(int tokens) const;
     Q_INVOKABLE void dismissNotice();
+    Q_INVOKABLE void showMessage(const QString& text) { showNotice(text); }
+    // Something dropped onto the window: a .gguf file is loaded, a folder
+    // becomes the models folder; anything else gets a notice.
+    Q_INVOKABLE void openDropped(const QString& urlOrPath);
     Q_INVOKABLE bool canRegenerate() const;
     Q_INVOKABLE bool canContinue() const;
     // Greedy, 32 tokens of the last user message through the dense and sparse paths.
@@ -175,6 +208,7 @@ signals:
     // A conversation opened from a search: the view shows this row (the
     // first message matching the search) instead of the end.
     void revealMessage(int row);
+    void remoteChanged();
 
 private:
     // A new reply, or (continued set) more text for that last reply.
@@ -215,6 +249,13 @@ private:
     quint64 searchGeneration_ = 0;
     quint64 loadGeneration_ = 0;
     SparseController sparse_;
+    ModelDownloads downloads_;
+    DownloadCatalog catalog_;
+    BackgroundCalibration calibration_;
+    std::shared_ptr<RemoteCredentials> credentials_ = std::make_shared<RemoteCredentials>();
+    QStringList remoteModels_;
+    QString remoteStatus_, keychainStatus_;
+    bool remoteBusy_ = false;
     // Last: it serves the engine until everything else is torn down.
     LocalApiServer apiServer_;
 };

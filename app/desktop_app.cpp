@@ -24,6 +24,7 @@
 #include "app_settings.h"
 #include "chat_controller.h"
 #include "chat_store.h"
+#include "headless_modes.h"
 #include "metrics_model.h"
 
 namespace powerinfer::app {
@@ -45,7 +46,25 @@ struct Options {
     bool compare = false;
     bool quitAfterReply = false;
     QSize windowSize;  // empty: the window's own default
+    bool showCatalog = false;
+    bool calibrateBackground = false;
+    QString downloadEntry;  // a catalog entry id to download at start
+    bool waitDownload = false;
+    int screenshotDelayMs = 400;
+    // Headless modes (no window): --download, --remote.
+    HeadlessDownload download;
+    HeadlessRemote remote;
 };
+
+bool asksForHeadlessMode(int argc, char** argv) {
+    for (int i = 1; i < argc; ++i) {
+        const QByteArray a(argv[i]);
+        if (a == "--download" || a.startsWith("--download=") || a == "--remote" ||
+            a.startsWith("--remote="))
+            return true;
+    }
+    return false;
+}
 
 bool asksForHelpOrVersion(int argc, char** argv) {
     for (int i = 1; i < argc; ++i) {
@@ -155,8 +174,80 @@ Options parseOptions(const QCoreApplication& app) {
     const QCommandLineOption windowSize(
         "window-size", QApplication::translate("main", "Initial window size, e.g. 800x600."),
         "WxH");
-    p.addOptions({dataDir, model, prompt, screenshot, quit, theme, tuning, showMetrics, showTuning,
-                  afterTokens, calibrate, calibrationTokens, compare, windowSize});
+    const QCommandLineOption download(
+        "download",
+        QApplication::translate("main",
+                                "Download a .gguf into the models folder without a window "
+                                "(resumes an unfinished one), verify it, and exit."),
+        "url");
+    const QCommandLineOption sha256(
+        "sha256", QApplication::translate("main", "Expected SHA-256 of the --download."), "hex");
+    const QCommandLineOption modelsDir(
+        "models-dir",
+        QApplication::translate("main", "Models folder for --download (default: the app's)."),
+        "dir");
+    const QCommandLineOption remote(
+        "remote",
+        QApplication::translate("main",
+                                "Chat with --prompt through an OpenAI-compatible server at this "
+                                "URL, without a window; the reply goes to stdout."),
+        "url");
+    const QCommandLineOption apiKey(
+        "api-key", QApplication::translate("main", "API key for --remote."), "key");
+    const QCommandLineOption remoteModel(
+        "remote-model",
+        QApplication::translate("main", "Model id for --remote (default: the server's first)."),
+        "id");
+    const QCommandLineOption maxTokens(
+        "max-tokens", QApplication::translate("main", "Reply length limit for --remote."), "N");
+    const QCommandLineOption stopAfter(
+        "stop-after-ms",
+        QApplication::translate("main", "Press Stop this long into the --remote reply."), "ms");
+    const QCommandLineOption showCatalog(
+        "show-catalog", QApplication::translate("main", "Open the model catalog (Get a model)."));
+    const QCommandLineOption downloadEntry(
+        "download-entry",
+        QApplication::translate("main", "Start downloading this catalog entry (its id)."), "id");
+    const QCommandLineOption waitDownload(
+        "wait-download",
+        QApplication::translate("main",
+                                "Smoke mode: wait until the downloads end before the screenshot "
+                                "(exit 1 if one failed)."));
+    const QCommandLineOption screenshotDelay(
+        "screenshot-delay-ms",
+        QApplication::translate("main", "Smoke mode: wait this long before the screenshot."), "ms");
+    const QCommandLineOption calibrateBackground(
+        "calibrate-background",
+        QApplication::translate("main",
+                                "Smoke mode: calibrate the model in the background (bundled text) "
+                                "while the --prompt is answered, then wait for it."));
+    p.addOptions({calibrateBackground,
+                  dataDir,
+                  model,
+                  prompt,
+                  screenshot,
+                  quit,
+                  theme,
+                  tuning,
+                  showMetrics,
+                  showTuning,
+                  afterTokens,
+                  calibrate,
+                  calibrationTokens,
+                  compare,
+                  windowSize,
+                  download,
+                  sha256,
+                  modelsDir,
+                  remote,
+                  apiKey,
+                  remoteModel,
+                  maxTokens,
+                  stopAfter,
+                  showCatalog,
+                  downloadEntry,
+                  waitDownload,
+                  screenshotDelay});
     // The desktop file passes a model as %f.
     p.addPositionalArgument(
         "model.gguf", QApplication::translate("main", "A GGUF model to load (same as --model)."),
@@ -182,6 +273,25 @@ Options parseOptions(const QCoreApplication& app) {
     o.screenshot = p.value(screenshot);
     o.theme = p.value(theme);
     o.quitAfterReply = p.isSet(quit);
+    o.showCatalog = p.isSet(showCatalog);
+    o.calibrateBackground = p.isSet(calibrateBackground);
+    o.downloadEntry = p.value(downloadEntry);
+    o.waitDownload = p.isSet(waitDownload);
+    if (p.isSet(screenshotDelay)) o.screenshotDelayMs = p.value(screenshotDelay).toInt();
+    o.download.url = p.value(download);
+    o.download.sha256 = p.value(sha256);
+    o.download.modelsDir = p.value(modelsDir);
+    o.download.dataDir = !o.dataDir.isEmpty()
+                             ? o.dataDir
+                             : QStandardPaths::writableLocation(QStandardPaths::AppDataLocation);
+    o.remote.url = p.value(remote);
+    o.remote.apiKey = !p.value(apiKey).isEmpty()
+                          ? p.value(apiKey)
+                          : QString::fromLocal8Bit(qgetenv("POWERINFER_API_KEY"));
+    o.remote.model = p.value(remoteModel);
+    o.remote.prompt = o.prompt;
+    if (p.isSet(maxTokens)) o.remote.maxTokens = p.value(maxTokens).toInt();
+    if (p.isSet(stopAfter)) o.remote.stopAfterMs = p.value(stopAfter).toInt();
     return o;
 }
 
@@ -245,9 +355,41 @@ double batchCostRatio(const QList<QPair<int, qint64>>& batches) {
 // The smoke mode: one prompt, one reply, a screenshot, an exit code.
 QCoro::Task<> runSmoke(ChatController* controller, QQmlApplicationEngine* qml, Options options) {
     const auto finish = [](int code) { QCoreApplication::exit(code); };
+    if (options.waitDownload) {
+        // Polled, not awaited on a signal: downloads report in bursts.
+        ModelDownloads* downloads = controller->downloads();
+        while (downloads->busy()) co_await QCoro::sleepFor(std::chrono::milliseconds(50));
+        for (int r = 0; r < downloads->rowCount(); ++r) {
+            if (downloads->stateAt(r) == ModelDownloads::State::Failed) {
+                fail(QStringLiteral("download failed: %1").arg(downloads->errorAt(r)));
+                finish(1);
+                co_return;
+            }
+            if (downloads->stateAt(r) == ModelDownloads::State::Done) {
+                std::printf("downloaded: %s (%s)\n", qPrintable(downloads->pathAt(r)),
+                            qPrintable(downloads->noteAt(r)));
+                // The newcomer's flow: chat with what was just downloaded.
+                if (options.model.isEmpty() && !options.prompt.isEmpty())
+                    options.model = downloads->pathAt(r);
+            }
+        }
+        std::fflush(stdout);
+        // The model list has the new file once its scan is done.
+        if (controller->models()->scanning())
+            co_await qCoro(controller->models(), &ModelCatalog::scanned);
+    }
     if (!options.model.isEmpty() && controller->modelState() != ChatController::ModelState::Ready) {
         if (!co_await controller->loadModelFile(options.model)) {
             fail(QStringLiteral("cannot load %1: %2").arg(options.model, controller->loadError()));
+            finish(1);
+            co_return;
+        }
+    }
+    if (options.calibrateBackground) {
+        const QString error = controller->backgroundCalibration()->start(
+            !options.model.isEmpty() ? options.model : controller->modelPath());
+        if (!error.isEmpty()) {
+            fail(error);
             finish(1);
             co_return;
         }
@@ -349,13 +491,28 @@ QCoro::Task<> runSmoke(ChatController* controller, QQmlApplicationEngine* qml, O
             sparse->compareDenseTps(), sparse->compareSparseTps());
         std::fflush(stdout);
     }
+    if (options.calibrateBackground) {
+        // The reply above ran while calibrating; now wait for the sidecar.
+        BackgroundCalibration* calibration = controller->backgroundCalibration();
+        while (calibration->running()) co_await QCoro::sleepFor(std::chrono::milliseconds(100));
+        if (!calibration->error().isEmpty()) {
+            fail(QStringLiteral("background calibration failed: %1").arg(calibration->error()));
+            finish(1);
+            co_return;
+        }
+        if (controller->models()->scanning())
+            co_await qCoro(controller->models(), &ModelCatalog::scanned);
+        std::printf("background calibration: %s\n",
+                    qPrintable(calibration->statusFor(controller->modelPath())));
+        std::fflush(stdout);
+    }
     if (saveFailed) {
         finish(1);
         co_return;
     }
     if (!options.screenshot.isEmpty() && !saved) {
         // Let the view settle (layout, scroll to the end) before grabbing.
-        co_await QCoro::sleepFor(std::chrono::milliseconds(400));
+        co_await QCoro::sleepFor(std::chrono::milliseconds(options.screenshotDelayMs));
         if (!save(window)) {
             finish(1);
             co_return;
@@ -383,8 +540,37 @@ QCoro::Task<> startUp(ChatController* controller, QQmlApplicationEngine* qml, Op
 
     if (options.showMetrics)  // a one-off override, not stored
         controller->settings()->restore({{QStringLiteral("show_metrics"), QStringLiteral("true")}});
-    qml->setInitialProperties({{QStringLiteral("controller"), QVariant::fromValue(controller)},
-                               {QStringLiteral("openTuningAtStart"), options.showTuning}});
+    // The fit estimates' speeds need the host's bandwidth: measured once
+    // (kept in the settings), not in plain smoke runs.
+    const bool smokeRun = options.quitAfterReply || !options.screenshot.isEmpty();
+    if (!smokeRun || options.showCatalog || !options.downloadEntry.isEmpty() ||
+        options.waitDownload)
+        controller->catalog()->ensureBandwidth();
+    if (!options.downloadEntry.isEmpty()) {
+        DownloadCatalog* catalog = controller->catalog();
+        int row = -1;
+        for (int r = 0; r < catalog->rowCount(); ++r)
+            if (catalog->entry(r)->id == options.downloadEntry) row = r;
+        const QString error = row < 0 ? QStringLiteral("no catalog entry \"%1\" in %2")
+                                            .arg(options.downloadEntry, catalogSource())
+                                      : catalog->download(row);
+        if (!error.isEmpty()) {
+            fail(error);
+            QCoreApplication::exit(1);
+            co_return;
+        }
+    }
+    // A newcomer (no model in the models folder, none asked for) starts in
+    // the catalog.
+    if (controller->models()->scanning())
+        co_await qCoro(controller->models(), &ModelCatalog::scanned);
+    const bool newcomer = options.model.isEmpty() && controller->models()->rowCount() == 0 &&
+                          controller->settings()->lastModelPath().isEmpty() &&
+                          options.prompt.isEmpty();
+    qml->setInitialProperties(
+        {{QStringLiteral("controller"), QVariant::fromValue(controller)},
+         {QStringLiteral("openTuningAtStart"), options.showTuning},
+         {QStringLiteral("openCatalogAtStart"), options.showCatalog || newcomer}});
     if (const QStringList missing = missingQmlModules(*qml); !missing.isEmpty()) {
         const QString message = QStringLiteral("Qt Quick modules are missing: %1")
                                     .arg(missing.join(QStringLiteral("; ")));
@@ -405,7 +591,8 @@ QCoro::Task<> startUp(ChatController* controller, QQmlApplicationEngine* qml, Op
             window->resize(options.windowSize);
     }
     const bool smoke = options.quitAfterReply || !options.prompt.isEmpty() ||
-                       !options.screenshot.isEmpty() || !options.calibrate.isEmpty();
+                       !options.screenshot.isEmpty() || !options.calibrate.isEmpty() ||
+                       options.waitDownload;
     if (smoke) {
         co_await runSmoke(controller, qml, options);
         co_return;
@@ -427,6 +614,19 @@ int runDesktopApp(int argc, char** argv, DesktopServices services) {
         parseOptions(core);  // prints and exits
         return 0;
     }
+    if (asksForHeadlessMode(argc, argv)) {
+        // No display needed: a QCoreApplication and the same downloader and
+        // remote client as the window.
+        QCoreApplication core(argc, argv);
+        const Options options = parseOptions(core);
+        const auto headless = [](Options o) -> QCoro::Task<> {
+            const int code = !o.download.url.isEmpty() ? co_await runHeadlessDownload(o.download)
+                                                       : co_await runHeadlessRemote(o.remote);
+            QCoreApplication::exit(code);
+        };
+        QTimer::singleShot(0, &core, [&] { headless(options); });
+        return core.exec();
+    }
     // Charts in the metrics panel need a QApplication rather than a QGuiApplication.
     QApplication app(argc, argv);
     app.setWindowIcon(QIcon(QStringLiteral(":/icons/powerinfer-desktop.svg")));
@@ -443,13 +643,32 @@ int runDesktopApp(int argc, char** argv, DesktopServices services) {
                                 : QStandardPaths::writableLocation(QStandardPaths::AppDataLocation);
 
     ChatStore store(QDir(dataDir).filePath(QStringLiteral("conversations.sqlite")));
-    EngineClient engine(std::move(services.engineFactory));
+    // Remote servers ("remote:URL#model") through RemoteEngine, files through
+    // the injected engine; the key comes from the keychain via the controller.
+    auto credentials = std::make_shared<RemoteCredentials>();
+    EngineClient engine(
+        [local = std::move(services.engineFactory),
+         credentials](const powerinfer::LoadOptions& o) -> std::unique_ptr<powerinfer::Engine> {
+            if (isRemoteModelPath(QString::fromStdU16String(o.model_path.u16string())))
+                return RemoteEngine::connect(o, credentials->apiKey());
+            return local(o);
+        });
+    const Calibrator backgroundCalibrator = services.calibrator;
     if (services.calibrator) engine.setCalibrator(std::move(services.calibrator));
     if (services.previewer) engine.setPreviewer(std::move(services.previewer));
     AppSettings settings;
     ModelCatalog models(std::move(services.modelInspector));
     ChatController controller(&store, &engine, &models, &settings);
     controller.setFileChooser(chooseFile);
+    controller.setRemoteCredentials(credentials);
+    if (backgroundCalibrator)
+        controller.backgroundCalibration()->setCalibrator(backgroundCalibrator);
+    if (options.calibrationTokens > 0)
+        controller.backgroundCalibration()->setTokens(options.calibrationTokens);
+    if (services.gpuProbe) {
+        const GpuFacts gpu = services.gpuProbe();
+        controller.catalog()->setGpu(gpu.present, gpu.freeBytes, gpu.description);
+    }
     QQmlApplicationEngine qml;
     // Static QML modules live in the resources under their URI path.
     qml.addImportPath(QStringLiteral("qrc:/"));

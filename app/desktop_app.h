@@ -7,11 +7,19 @@
 
 namespace powerinfer::app {
 
+// The GPU the engine would use, for the catalog's fit estimates.
+struct GpuFacts {
+    bool present = false;
+    qint64 freeBytes = 0;
+    QString description;
+};
+
 struct DesktopServices {
     EngineFactory engineFactory;
-    ModelInspector modelInspector;  // null: file-system facts only
-    Calibrator calibrator;          // null: "Calibrate…" reports it cannot
-    PlacementPreviewer previewer;   // null: no placement preview
+    ModelInspector modelInspector;       // null: file-system facts only
+    Calibrator calibrator;               // null: "Calibrate…" reports it cannot
+    PlacementPreviewer previewer;        // null: no placement preview
+    std::function<GpuFacts()> gpuProbe;  // null: no GPU
 };
 
 // Parses the command line, builds the services, shows the window. With

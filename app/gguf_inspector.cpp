@@ -17,6 +17,13 @@ ModelFileInfo ggufModelInfo(const QString& path) {
         // The matrix type holding most bytes names the quantization (as a
         // loaded model's ModelInfo::quant).
         m.quant = QString::fromStdString(f.quant);
+        m.nParams = f.n_params;
+        m.nLayers = int(f.n_layers);
+        m.nEmbd = int(f.n_embd);
+        m.nHead = int(f.n_head);
+        m.nHeadKv = int(f.n_head_kv);
+        m.nFf = int(f.n_ff);
+        m.nVocab = int(f.n_vocab);
         // An architecture the engine does not run shows as broken, with why.
         if (const std::string why = powerinfer::model_file_problem(
                 std::filesystem::path(path.toStdU16String()));

@@ -72,5 +72,9 @@ int main(int argc, char** argv) {
     services.modelInspector = powerinfer::app::ggufModelInfo;
     services.calibrator = calibrate;
     services.previewer = preview;
+    services.gpuProbe = [] {
+        return powerinfer::app::GpuFacts{gpu().present, gpu().free_bytes,
+                                         QString::fromStdString(gpu().description)};
+    };
     return powerinfer::app::runDesktopApp(argc, argv, std::move(services));
 }

@@ -121,6 +121,12 @@ void ModelCatalog::refresh() {
     watcher->setFuture(future);
 }
 
+const ModelFileInfo* ModelCatalog::find(const QString& path) const {
+    for (const ModelFileInfo& m : rows_)
+        if (m.path == path) return &m;
+    return nullptr;
+}
+
 QString ModelCatalog::errorFor(const QString& path) const {
     for (const ModelFileInfo& m : rows_)
         if (m.path == path) return m.error;

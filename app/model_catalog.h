@@ -19,6 +19,9 @@ struct ModelFileInfo {
     qint64 sizeBytes = 0;
     bool hasSidecar = false;
     QString error;  // why the header could not be read
+    // The shape the fit estimate needs (0 where the header does not say).
+    qint64 nParams = 0;
+    int nLayers = 0, nEmbd = 0, nHead = 0, nHeadKv = 0, nFf = 0, nVocab = 0;
 };
 
 // Reads what it can about a model file. The executable injects one that
@@ -64,6 +67,8 @@ public:
     // Why a listed file cannot be read (shown in red in the picker); empty
     // for a good file or one not listed.
     QString errorFor(const QString& path) const;
+    // The row of a listed file (nullptr when not listed).
+    const ModelFileInfo* find(const QString& path) const;
 
 signals:
     void folderChanged();

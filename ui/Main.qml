@@ -10,6 +10,8 @@ ApplicationWindow {
     required property ChatController controller
     // Smoke mode (--show-tuning): open the tuning panel once the window is up.
     property bool openTuningAtStart: false
+    // --show-catalog, and a newcomer's first start (no model anywhere).
+    property bool openCatalogAtStart: false
 
     width: 1280
     height: 800
@@ -138,6 +140,7 @@ ApplicationWindow {
                 controller: window.controller
                 Layout.fillWidth: true
                 onModelPickerRequested: modelPicker.open()
+                onCatalogRequested: catalogPage.open()
             }
 
             ChatView {
@@ -191,6 +194,36 @@ ApplicationWindow {
     ModelPicker {
         id: modelPicker
         controller: window.controller
+        onCatalogRequested: catalogPage.open()
+    }
+
+    CatalogPage {
+        id: catalogPage
+        objectName: "catalogPage"
+        controller: window.controller
+    }
+
+    // Drop a .gguf to load it, a folder to make it the models folder, or an
+    // https link to a .gguf to download it.
+    DropArea {
+        anchors.fill: parent
+        keys: ["text/uri-list", "text/plain"]
+        onDropped: drop => {
+            const urls = drop.hasUrls ? drop.urls : [drop.text]
+            for (const u of urls) {
+                const s = u.toString().trim()
+                if (s.startsWith("http://") || s.startsWith("https://")) {
+                    const error = window.controller.catalog.downloadUrl(s, "")
+                    if (error !== "")
+                        window.controller.showMessage(error)
+                    else
+                        catalogPage.open()
+                } else {
+                    window.controller.openDropped(s)
+                }
+            }
+            drop.accept()
+        }
     }
 
     SettingsDrawer {
@@ -233,5 +266,7 @@ ApplicationWindow {
         composer.focusInput()
         if (openTuningAtStart)
             tuningPanel.open()
+        if (openCatalogAtStart)
+            catalogPage.open()
     }
 }

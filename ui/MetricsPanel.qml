@@ -132,7 +132,8 @@ Rectangle {
                     anchors.margins: 10
                     spacing: 6
                     Label {
-                        text: root.metrics.hasSidecar && !root.sparse.sparseEnabled
+                        text: root.controller.isRemote ? qsTr("Remote server")
+                              : root.metrics.hasSidecar && !root.sparse.sparseEnabled
                               ? qsTr("Dense mode (sparse switched off)") : qsTr("Running dense")
                         color: Theme.text
                         font.weight: Font.DemiBold
@@ -140,7 +141,9 @@ Rectangle {
                     Label {
                         // The engine's reason names the command-line tool;
                         // here the button beside it does the same.
-                        text: root.metrics.hasSidecar ? root.metrics.sparseStatus
+                        // A remote server's reason lists what it cannot report.
+                        text: root.metrics.hasSidecar || root.controller.isRemote
+                              ? root.metrics.sparseStatus
                               : root.metrics.sparseStatus.replace(/ ?\(run powerinfer-calibrate[^)]*\)/, "")
                                 + qsTr(" — Calibrate… creates one from here.")
                         color: Theme.textMuted
@@ -150,7 +153,7 @@ Rectangle {
                     }
                     PrimaryButton {
                         objectName: "calibrateButton"
-                        visible: !root.metrics.hasSidecar
+                        visible: !root.metrics.hasSidecar && !root.controller.isRemote
                         text: qsTr("Calibrate…")
                         onClicked: root.calibrateRequested()
                     }

@@ -10,6 +10,7 @@ Rectangle {
 
     required property ChatController controller
     signal modelPickerRequested
+    signal catalogRequested
 
     readonly property int modelState: controller.modelState
 
@@ -40,7 +41,9 @@ Rectangle {
                     case ChatController.Failed:
                         return qsTr("Could not load the model: %1").arg(root.controller.loadError)
                     default:
-                        return qsTr("No model loaded. Choose a GGUF model to start chatting.")
+                        return root.controller.models.count > 0
+                               ? qsTr("No model loaded. Choose a GGUF model to start chatting.")
+                               : qsTr("No model yet. Get one from the catalog (it says which fit this computer), or open a GGUF file.")
                     }
                 }
             }
@@ -70,6 +73,12 @@ Rectangle {
             visible: root.modelState === ChatController.Loading
             text: qsTr("Cancel")
             onClicked: root.controller.cancelLoad()
+        }
+        SecondaryButton {
+            objectName: "getModelButton"
+            visible: root.modelState !== ChatController.Loading
+            text: qsTr("Get a model…")
+            onClicked: root.catalogRequested()
         }
         PrimaryButton {
             visible: root.modelState !== ChatController.Loading

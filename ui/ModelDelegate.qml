@@ -15,6 +15,12 @@ ItemDelegate {
     required property bool hasSidecar
     required property string error
     property bool current: false
+    // "CPU only: … about N tok/s" for this machine ("" when unknown).
+    property string fitSummary: ""
+    // "calibrated", "not calibrated" or "calibrating 43 %" (background calibration).
+    property string calibrationStatus: hasSidecar ? qsTr("calibrated") : qsTr("not calibrated")
+    property bool canCalibrate: false
+    signal calibrateRequested(string modelPath)
 
     signal chosen(string modelPath)
 
@@ -63,12 +69,27 @@ ItemDelegate {
                 Layout.fillWidth: true
             }
             Label {
+                visible: row.fitSummary !== "" && row.error === ""
+                text: row.fitSummary
+                color: Theme.textMuted
+                font.pixelSize: Theme.fontSizeSmall - 1
+                elide: Text.ElideRight
+                Layout.fillWidth: true
+            }
+            Label {
                 text: row.fileName
                 color: Theme.textFaint
                 font.pixelSize: Theme.fontSizeSmall - 1
                 elide: Text.ElideMiddle
                 Layout.fillWidth: true
             }
+        }
+        SecondaryButton {
+            visible: row.canCalibrate && !row.hasSidecar && row.error === ""
+                     && row.calibrationStatus === qsTr("not calibrated")
+            text: qsTr("Calibrate")
+            Accessible.description: qsTr("Make its sparse sidecar in the background; the model stays usable meanwhile")
+            onClicked: row.calibrateRequested(row.path)
         }
         Rectangle {
             radius: 10
@@ -79,7 +100,7 @@ ItemDelegate {
             Label {
                 id: badge
                 anchors.centerIn: parent
-                text: row.hasSidecar ? qsTr("sparse sidecar") : qsTr("dense")
+                text: row.calibrationStatus
                 color: row.hasSidecar ? Theme.success : Theme.textMuted
                 font.pixelSize: Theme.fontSizeSmall - 1
                 font.weight: Font.Medium

@@ -8,6 +8,7 @@ Dialog {
     id: picker
 
     required property ChatController controller
+    signal catalogRequested
 
     parent: Overlay.overlay
     anchors.centerIn: parent
@@ -83,6 +84,17 @@ Dialog {
             ScrollBar.vertical: ScrollBar {}
             delegate: ModelDelegate {
                 width: ListView.view.width
+                fitSummary: picker.controller.catalog.fitSummaryForFile(path)
+                // (revision changes with every progress step.)
+                calibrationStatus: picker.controller.backgroundCalibration.revision >= 0
+                                   ? picker.controller.backgroundCalibration.statusFor(path) : ""
+                canCalibrate: picker.controller.backgroundCalibration.available
+                              && !picker.controller.backgroundCalibration.running
+                onCalibrateRequested: p => {
+                    const error = picker.controller.backgroundCalibration.start(p)
+                    if (error !== "")
+                        picker.controller.showMessage(error)
+                }
                 current: path === picker.controller.modelPath
                          && picker.controller.modelState === ChatController.Ready
                 onChosen: modelPath => {
@@ -99,7 +111,7 @@ Dialog {
                 color: Theme.textMuted
                 text: picker.controller.models.scanning
                       ? qsTr("Looking for models…")
-                      : qsTr("No .gguf models in this folder. Open a file, or fetch the default model with scripts/fetch-model.")
+                      : qsTr("No .gguf models in this folder. Get one from the catalog, open a file, or drop a .gguf onto the window.")
             }
         }
     }
@@ -114,6 +126,14 @@ Dialog {
                 picker.controller.openModelInteractive()
             }
             Layout.leftMargin: 20
+            Layout.bottomMargin: 18
+        }
+        SecondaryButton {
+            text: qsTr("Get models…")
+            onClicked: {
+                picker.close()
+                picker.catalogRequested()
+            }
             Layout.bottomMargin: 18
         }
         Item {

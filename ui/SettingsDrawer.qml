@@ -3,8 +3,8 @@ import QtQuick.Controls
 import QtQuick.Layouts
 import PowerInfer.App
 
-// Per-conversation system prompt, sampling settings, appearance and the
-// local API server switch.
+// Per-conversation system prompt, sampling settings, appearance, the
+// local API server switch and the remote server.
 Drawer {
     id: drawer
 
@@ -317,6 +317,13 @@ Drawer {
                     tip: qsTr("Copy the address")
                     onClicked: drawer.controller.copyText(apiStatus.api.url)
                 }
+            }
+            SectionTitle {
+                text: qsTr("Remote server")
+            }
+            RemoteServerSection {
+                controller: drawer.controller
+                Layout.fillWidth: true
             }
             Item {
                 Layout.preferredHeight: 24

@@ -41,8 +41,20 @@ Rectangle {
         }
         StatusItem {
             objectName: "statusSpeed"
-            visible: root.controller.tokensPerSecond > 0
-            text: qsTr("%1 tok/s").arg(root.controller.tokensPerSecond.toFixed(1))
+            // The catalog's estimate for this file beside the measured speed,
+            // so that users learn how far to trust the estimates.
+            // (machineText changes when the bandwidth measurement arrives.)
+            readonly property double estimate: root.controller.modelState === ChatController.Ready
+                && root.controller.catalog.machineText !== ""
+                ? root.controller.catalog.estimatedTokensPerSecondForFile(root.controller.modelPath) : 0
+            visible: root.controller.tokensPerSecond > 0 || estimate > 0
+            text: {
+                const measured = root.controller.tokensPerSecond > 0
+                               ? qsTr("%1 tok/s").arg(root.controller.tokensPerSecond.toFixed(1)) : ""
+                const est = estimate > 0 ? qsTr("estimated up to %1").arg(estimate.toFixed(0)) : ""
+                return measured !== "" && est !== "" ? qsTr("%1 (%2)").arg(measured).arg(est)
+                                                     : measured + est
+            }
             Accessible.name: qsTr("Speed: %1").arg(text)
         }
         StatusItem {

@@ -1,0 +1,106 @@
+#include "powerinfer/fit_estimate.h"
+
+#include <algorithm>
+#include <cstdio>
+
+namespace powerinfer {
+
+namespace {
+
+// The KV cache a typical chat reads per token (its length so far).
+constexpr int kChatTokensForSpeed = 512;
+
+// Binary gigabytes, labelled "GB" as the app's other sizes are (QLocale's
+// traditional format), so that the numbers on one screen agree.
+std::string gib(int64_t bytes) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.1f GB", double(bytes) / double(int64_t(1) << 30));
+    return buf;
+}
+
+std::string speed(double tps) {
+    char buf[48];
+    if (tps <= 0) return {};
+    // A bound: compute, attention and sampling only take from it (measured
+    // on SmolLM2 135M, a 2-core Xeon: bound 59-124, CLI 49, GUI 26-29 tok/s).
+    std::snprintf(buf, sizeof buf, tps >= 10 ? ", up to %.0f tok/s" : ", up to %.1f tok/s", tps);
+    return buf;
+}
+
+}  // namespace
+
+int64_t fit_kv_cache_bytes(const FitModelShape& s, int n_ctx) {
+    if (s.n_layers <= 0 || s.n_head <= 0 || n_ctx <= 0) return 0;
+    const int64_t head_dim = s.head_dim > 0 ? s.head_dim : s.n_embd / s.n_head;
+    const int64_t kv_heads = s.n_head_kv > 0 ? s.n_head_kv : s.n_head;
+    return 2 * int64_t(s.n_layers) * head_dim * kv_heads * int64_t(n_ctx) * 2;  // K and V, F16
+}
+
+FitEstimate estimate_fit(const FitModelShape& s, int n_ctx, const FitMachine& m) {
+    FitEstimate e;
+    e.weight_bytes = s.weight_bytes;
+    e.kv_cache_bytes = fit_kv_cache_bytes(s, n_ctx);
+    // Logits (F32 over the vocabulary, plus a copy for sampling) and 32 MiB
+    // of activations and thread scratch.
+    e.runtime_bytes = 2 * int64_t(std::max(0, s.n_vocab)) * 4 + (int64_t(32) << 20);
+    e.total_bytes = e.weight_bytes + e.kv_cache_bytes + e.runtime_bytes;
+    // Gated FFN: three n_embd x n_ff matrices per layer, a share of the
+    // parameters that the bytes follow; 2/3 when the shape is unknown.
+    double ffn_share = 2.0 / 3.0;
+    if (s.n_params > 0 && s.n_embd > 0 && s.n_ff > 0 && s.n_layers > 0)
+        ffn_share = std::min(
+            1.0, 3.0 * double(s.n_embd) * double(s.n_ff) * double(s.n_layers) / double(s.n_params));
+    e.ffn_bytes = int64_t(double(e.weight_bytes) * ffn_share);
+    if (s.weight_bytes <= 0) {
+        e.summary = "unknown size";
+        return e;
+    }
+    const int64_t speed_kv = fit_kv_cache_bytes(s, std::min(n_ctx, kChatTokensForSpeed));
+    const int64_t vram = m.gpu ? std::max<int64_t>(0, m.vram_free_bytes - kFitVramReserveBytes) : 0;
+    const int64_t ram = m.ram_available_bytes >= 0
+                            ? std::max<int64_t>(0, m.ram_available_bytes - kFitRamReserveBytes)
+                            : -1;
+    int64_t cpu_read = 0;  // bytes the CPU reads per token
+    if (m.gpu && e.total_bytes <= vram) {
+        e.verdict = FitVerdict::Gpu;
+        e.gpu_bytes = e.total_bytes;
+        e.gpu_ffn_fraction = 1;
+        e.summary = "fits on the GPU: " + gib(e.total_bytes) + " of " + gib(vram) + " free VRAM";
+        return e;
+    }
+    if (m.gpu) {
+        // As the engine's sparse placement: attention, KV cache and buffers
+        // first, then as many FFN bytes (hot neurons) as the rest holds.
+        const int64_t fixed = e.total_bytes - e.ffn_bytes;
+        if (fixed < vram && e.ffn_bytes > 0) {
+            e.gpu_ffn_fraction = double(vram - fixed) / double(e.ffn_bytes);
+            e.gpu_bytes = vram;
+            cpu_read = int64_t(double(e.ffn_bytes) * (1.0 - e.gpu_ffn_fraction));
+        }
+    }
+    e.ram_bytes = e.total_bytes - e.gpu_bytes;
+    if (ram >= 0 && e.ram_bytes > ram) {
+        e.verdict = FitVerdict::DoesNotFit;
+        e.summary = "does not fit: needs " + gib(e.ram_bytes) + " of RAM, " + gib(ram) +
+                    " available" + (m.gpu ? " beside the GPU's share" : "");
+        return e;
+    }
+    if (e.gpu_bytes > 0) {
+        e.verdict = FitVerdict::Hybrid;
+        char pct[64];
+        std::snprintf(pct, sizeof pct, "hybrid: %.0f %% of the FFN on the GPU",
+                      100.0 * e.gpu_ffn_fraction);
+        e.summary = pct;
+    } else {
+        e.verdict = FitVerdict::CpuOnly;
+        cpu_read = e.weight_bytes + speed_kv;
+        e.summary = "CPU only: " + gib(e.ram_bytes) + " of RAM" +
+                    (ram >= 0 ? " (" + gib(ram) + " available)" : std::string());
+    }
+    if (m.host_read_bytes_per_s > 0 && cpu_read > 0)
+        e.tokens_per_s = m.host_read_bytes_per_s / double(cpu_read);
+    e.summary += speed(e.tokens_per_s);
+    return e;
+}
+
+}  // namespace powerinfer
