@@ -163,44 +163,7 @@ int main(int argc, char** argv) {
             "CPU: %s\nmodel: %s, SIMD: %s, prompt %d tokens, decode %d tokens, median of %d\n\n",
             tensor::cpu_model().c_str(), std::filesystem::path(model).filename().string().c_str(),
             tensor::simd_level().c_str(), n_prompt, n_decode, runs);
-        std::printf(
-            "| threads | ours pp tok/s | ours decode tok/s | llama.cpp pp tok/s | "
-            "llama.cpp decode tok/s | pp ratio | decode ratio |\n");
-        std::printf("|---|---|---|---|---|---|---|\n");
-        std::string json_threads, json_decode, json_pp;
-        auto append = [](std::string& list, const std::string& item) {
-            list += (list.empty() ? "" : ", ") + item;
-        };
-        auto ratio = [](double a, double b) {
-            char buf[32];
-            std::snprintf(buf, sizeof buf, "%.3f", a / b);
-            return std::string(buf);
-        };
-        for (int t : threads) {
-            const Speeds ours = run_ours(file, t, prompt, n_decode, runs);
-            Speeds ref;
-            const bool ok =
-                have_ref && run_llama_cpp(python, model, t, prompt, n_decode, runs, ref);
-            append(json_threads, std::to_string(t));
-            append(json_decode, ok ? ratio(ours.decode, ref.decode) : "null");
-            append(json_pp, ok ? ratio(ours.prompt, ref.prompt) : "null");
-            if (ok) {
-                std::printf("| %d | %.1f | %.1f | %.1f | %.1f | %.2fx | %.2fx |\n", t, ours.prompt,
-                            ours.decode, ref.prompt, ref.decode, ours.prompt / ref.prompt,
-                            ours.decode / ref.decode);
-            } else {
-                std::printf("| %d | %.1f | %.1f | n/a | n/a | | |\n", t, ours.prompt, ours.decode);
-            }
-            std::fflush(stdout);
-        }
-        std::string cpu;
-        for (char c : tensor::cpu_model())
-            if (c != '"' && c != '\\') cpu += c;
-        std::printf(
-            "{\"cpu\": \"%s\", \"level\": \"%s\", \"threads\": [%s], \"decode_ratio\": [%s], "
-            "\"pp_ratio\": [%s]}\n",
-            cpu.c_str(), tensor::simd_level().c_str(), json_threads.c_str(), json_decode.c_str(),
-            json_pp.c_str());
+        print_vs_llama_cpp(file, model, python, have_ref, threads, prompt, n_decode, runs, 1);
     } catch (const std::exception& e) {
         std::fprintf(stderr, "error: %s\n", e.what());
         return 1;

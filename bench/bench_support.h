@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -14,6 +15,7 @@
 
 #include "gguf/gguf.h"
 #include "model/model.h"
+#include "tensor/quant.h"
 
 namespace powerinfer::bench {
 
@@ -102,6 +104,52 @@ inline bool run_llama_cpp(const std::string& python, const std::string& model, i
     if (std::system(cmd.c_str()) != 0) return false;
     std::ifstream in(result);
     return static_cast<bool>(in >> out.prompt >> out.decode);
+}
+
+// The side-by-side table (ours vs llama.cpp, per thread count) and the final
+// JSON line the benchmarks print; llama.cpp's columns read n/a without the
+// reference venv. decode_digits: decimals of the decode columns.
+inline void print_vs_llama_cpp(std::shared_ptr<const gguf::GgufFile> file, const std::string& model,
+                               const std::string& python, bool have_ref,
+                               const std::vector<int>& threads, const std::vector<int32_t>& prompt,
+                               int n_decode, int runs, int decode_digits) {
+    std::printf(
+        "| threads | ours pp tok/s | ours decode tok/s | llama.cpp pp tok/s | "
+        "llama.cpp decode tok/s | pp ratio | decode ratio |\n|---|---|---|---|---|---|---|\n");
+    std::string json_threads, json_decode, json_pp;
+    auto append = [](std::string& list, const std::string& item) {
+        list += (list.empty() ? "" : ", ") + item;
+    };
+    auto ratio = [](double a, double b) {
+        char buf[32];
+        std::snprintf(buf, sizeof buf, "%.3f", a / b);
+        return std::string(buf);
+    };
+    const int d = decode_digits;
+    for (int t : threads) {
+        const Speeds ours = run_ours(file, t, prompt, n_decode, runs);
+        Speeds ref;
+        const bool ok = have_ref && run_llama_cpp(python, model, t, prompt, n_decode, runs, ref);
+        append(json_threads, std::to_string(t));
+        append(json_decode, ok ? ratio(ours.decode, ref.decode) : "null");
+        append(json_pp, ok ? ratio(ours.prompt, ref.prompt) : "null");
+        if (ok) {
+            std::printf("| %d | %.1f | %.*f | %.1f | %.*f | %.2fx | %.2fx |\n", t, ours.prompt, d,
+                        ours.decode, ref.prompt, d, ref.decode, ours.prompt / ref.prompt,
+                        ours.decode / ref.decode);
+        } else {
+            std::printf("| %d | %.1f | %.*f | n/a | n/a | | |\n", t, ours.prompt, d, ours.decode);
+        }
+        std::fflush(stdout);
+    }
+    std::string cpu;
+    for (char c : tensor::cpu_model())
+        if (c != '"' && c != '\\') cpu += c;
+    std::printf(
+        "{\"cpu\": \"%s\", \"level\": \"%s\", \"threads\": [%s], \"decode_ratio\": [%s], "
+        "\"pp_ratio\": [%s]}\n",
+        cpu.c_str(), tensor::simd_level().c_str(), json_threads.c_str(), json_decode.c_str(),
+        json_pp.c_str());
 }
 
 }  // namespace powerinfer::bench

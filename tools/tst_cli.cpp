@@ -41,6 +41,43 @@ double value_after(const QString& text, const QString& label) {
     return std::nan("");
 }
 
+// Sparse engine v2 as a user runs it: calibrate `model` (exact activity only)
+// on the book's first `tokens` tokens at `level`, then score `chunks`
+// held-out windows with their scored halves decoded through the sparse path.
+struct SparseScore {
+    Run calibration, score;
+    double delivered = 0, dense = 0, sparse = 0, kl = 0, top1 = 0;
+    QString summary() const {
+        return QString("delivered sparsity %1, perplexity %2 vs dense %3 (%4 %), KL %5, top-1 %6")
+            .arg(delivered, 0, 'f', 3)
+            .arg(sparse, 0, 'f', 4)
+            .arg(dense, 0, 'f', 4)
+            .arg(100.0 * (sparse / dense - 1), 0, 'f', 2)
+            .arg(kl, 0, 'f', 4)
+            .arg(top1, 0, 'f', 3);
+    }
+};
+SparseScore calibrate_and_score(const QString& model, const QString& sidecar, int tokens,
+                                const QString& level, int chunks) {
+    const QString corpus = QStringLiteral(POWERINFER_SOURCE_DIR "/tests/data/frankenstein.txt");
+    SparseScore s;
+    s.calibration = run_tool(QStringLiteral(POWERINFER_CALIBRATE),
+                             {"-m", model, "--corpus", corpus, "--tokens", QString::number(tokens),
+                              "--target-sparsity", level, "--no-predictors", "-t", "2", "-o",
+                              sidecar});
+    if (s.calibration.code != 0) return s;
+    s.score = run_tool(QStringLiteral(POWERINFER_CLI),
+                       {"-m", model, "--sparse", "--sidecar", sidecar, "--perplexity", corpus,
+                        "--ctx", "512", "--chunks", QString::number(chunks), "--skip",
+                        QString::number(tokens), "--kl-divergence", "-t", "2"});
+    s.delivered = value_after(s.score.out, "delivered sparsity");
+    s.dense = value_after(s.score.out, "dense perplexity");
+    s.sparse = value_after(s.score.out, "perplexity");
+    s.kl = value_after(s.score.out, "mean KL divergence");
+    s.top1 = value_after(s.score.out, "top-1 agreement");
+    return s;
+}
+
 }  // namespace
 
 class TestCli : public QObject {
@@ -138,27 +175,14 @@ private slots:
         QTemporaryDir dir;
         const QString corpus = QStringLiteral(POWERINFER_SOURCE_DIR "/tests/data/frankenstein.txt");
         const QString sidecar = dir.filePath("m.powerinfer.gguf");
-        const Run cal =
-            run_tool(QStringLiteral(POWERINFER_CALIBRATE),
-                     {"-m", model_, "--corpus", corpus, "--tokens", "4096", "--target-sparsity",
-                      "0.4", "--no-predictors", "-t", "2", "-o", sidecar});
-        QVERIFY2(cal.code == 0, qPrintable(cal.err));
-        const Run r =
-            run({"-m", model_, "--sparse", "--sidecar", sidecar, "--perplexity", corpus, "--ctx",
-                 "512", "--chunks", "2", "--skip", "4096", "--kl-divergence", "-t", "2"});
-        QVERIFY2(r.code == 0, qPrintable(r.err));
-        const double delivered = value_after(r.out, "delivered sparsity");
-        const double dense = value_after(r.out, "dense perplexity");
-        const double sparse = value_after(r.out, "perplexity");
-        const double kl = value_after(r.out, "mean KL divergence");
-        const double top1 = value_after(r.out, "top-1 agreement");
-        qInfo(
-            "delivered sparsity %.3f, perplexity %.4f vs dense %.4f (%+.2f%%), KL %.4f, top-1 %.3f",
-            delivered, sparse, dense, 100.0 * (sparse / dense - 1), kl, top1);
-        QVERIFY2(std::fabs(delivered - 0.4) <= 0.02, qPrintable(r.out));
-        QVERIFY2(sparse <= dense * 1.02, qPrintable(r.out));
-        QVERIFY2(kl > 0 && kl < 0.1, qPrintable(r.out));
-        QVERIFY2(top1 >= 0.85 && top1 < 1.0, qPrintable(r.out));
+        const SparseScore r = calibrate_and_score(model_, sidecar, 4096, "0.4", 2);
+        QVERIFY2(r.calibration.code == 0, qPrintable(r.calibration.err));
+        QVERIFY2(r.score.code == 0, qPrintable(r.score.err));
+        qInfo("%s", qPrintable(r.summary()));
+        QVERIFY2(std::fabs(r.delivered - 0.4) <= 0.02, qPrintable(r.score.out));
+        QVERIFY2(r.sparse <= r.dense * 1.02, qPrintable(r.score.out));
+        QVERIFY2(r.kl > 0 && r.kl < 0.1, qPrintable(r.score.out));
+        QVERIFY2(r.top1 >= 0.85 && r.top1 < 1.0, qPrintable(r.score.out));
 
         // --eval-fidelity: teacher-forced agreement and the mean KL from dense.
         const QString prompts = dir.filePath("prompts.txt");
@@ -198,31 +222,16 @@ private slots:
             QSKIP("POWERINFER_GEMMA_MODEL is not set: scripts/fetch-model gemma3-270m");
         }
         QTemporaryDir dir;
-        const QString corpus = QStringLiteral(POWERINFER_SOURCE_DIR "/tests/data/frankenstein.txt");
-        const QString sidecar = dir.filePath("g.powerinfer.gguf");
-        const Run cal =
-            run_tool(QStringLiteral(POWERINFER_CALIBRATE),
-                     {"-m", gemma, "--corpus", corpus, "--tokens", "2048", "--target-sparsity",
-                      "0.2", "--no-predictors", "-t", "2", "-o", sidecar});
-        QVERIFY2(cal.code == 0, qPrintable(cal.err));
-        const Run r =
-            run({"-m", gemma, "--sparse", "--sidecar", sidecar, "--perplexity", corpus, "--ctx",
-                 "512", "--chunks", "1", "--skip", "2048", "--kl-divergence", "-t", "2"});
-        QVERIFY2(r.code == 0, qPrintable(r.err));
-        QVERIFY2(r.err.contains("9 layers keep a dense down product"), qPrintable(r.err));
-        const double delivered = value_after(r.out, "delivered sparsity");
-        const double dense = value_after(r.out, "dense perplexity");
-        const double sparse = value_after(r.out, "perplexity");
-        const double kl = value_after(r.out, "mean KL divergence");
-        const double top1 = value_after(r.out, "top-1 agreement");
-        qInfo(
-            "gemma3: delivered sparsity %.3f, perplexity %.4f vs dense %.4f (%+.2f%%), KL %.4f, "
-            "top-1 %.3f",
-            delivered, sparse, dense, 100.0 * (sparse / dense - 1), kl, top1);
-        QVERIFY2(std::fabs(delivered - 0.2) <= 0.02, qPrintable(r.out));
-        QVERIFY2(sparse > dense && sparse <= dense * 1.02, qPrintable(r.out));
-        QVERIFY2(kl > 0 && kl < 0.05, qPrintable(r.out));
-        QVERIFY2(top1 >= 0.9 && top1 < 1.0, qPrintable(r.out));
+        const SparseScore r =
+            calibrate_and_score(gemma, dir.filePath("g.powerinfer.gguf"), 2048, "0.2", 1);
+        QVERIFY2(r.calibration.code == 0, qPrintable(r.calibration.err));
+        QVERIFY2(r.score.code == 0, qPrintable(r.score.err));
+        QVERIFY2(r.score.err.contains("9 layers keep a dense down product"), qPrintable(r.score.err));
+        qInfo("gemma3: %s", qPrintable(r.summary()));
+        QVERIFY2(std::fabs(r.delivered - 0.2) <= 0.02, qPrintable(r.score.out));
+        QVERIFY2(r.sparse > r.dense && r.sparse <= r.dense * 1.02, qPrintable(r.score.out));
+        QVERIFY2(r.kl > 0 && r.kl < 0.05, qPrintable(r.score.out));
+        QVERIFY2(r.top1 >= 0.9 && r.top1 < 1.0, qPrintable(r.score.out));
     }
 
     void promptLongerThanContext() {
