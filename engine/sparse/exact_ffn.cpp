@@ -99,9 +99,9 @@ void ExactSparseFfn::set_level(double s) {
 }
 
 // One neuron block of a layer, start to end: gate rows, activation, the up
-// rows that can matter, h and its threshold, and the block's share of down
-// into its own partial output. Blocks are fixed (not per thread), so the sum
-// of the partials, taken in block order, does not depend on the thread count.
+// rows that can matter, h, its threshold and the block's active set prepared
+// for the down product. Blocks are fixed (not per thread) and end on
+// 32-neuron groups, so what they produce does not depend on the thread count.
 void ExactSparseFfn::run_block(Layer& L, Block& B, int64_t n0, int64_t n1, float xn) {
     const int64_t n = n1 - n0;
     B.g.resize(static_cast<size_t>(n));

@@ -11,8 +11,9 @@
 //   4. down over the active set only, from a lossless neuron-major copy
 //      (tensor/sparse_down.h).
 // t is the layer's threshold for the chosen sparsity level, interpolated in
-// the sidecar's calibrated quantiles. One parallel region per layer (fixed
-// neuron blocks, each start to end), no predictor, no device emulation, no
+// the sidecar's calibrated quantiles. Two parallel regions per layer (fixed
+// neuron blocks, each start to end; then the down product over all blocks'
+// active sets, split by outputs), no predictor, no device emulation, no
 // allocation per token once the buffers have grown; results depend neither on
 // the thread count nor on timing.
 #pragma once
