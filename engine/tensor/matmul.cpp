@@ -17,6 +17,7 @@ constexpr size_t kMinParallelBytes = 64 * 1024;
 // Tokens per matmul tile: their quantized activations (~4.5 KB per 4096
 // columns) stay in L2 while the weight rows stream past.
 constexpr int64_t kTokenTile = 64;
+constexpr int64_t kTileTokens = 4;  // tokens per tile of the SIMD dot_tile kernels
 // Weight rows per matmul slice: they stay in L2 while the tokens pass.
 constexpr size_t kSliceBytes = 256 * 1024;
 
@@ -115,9 +116,18 @@ void matmul(ThreadPool& pool, const WeightView& w, const float* X, int64_t n, fl
                 const int64_t r1 = std::min(end, r0 + static_cast<int64_t>(slice_rows));
                 for (int64_t t0 = 0; t0 < n; t0 += kTokenTile) {
                     const int64_t count = std::min(kTokenTile, n - t0);
-                    k.dot_tile(w.cols, w.row(r0), w.row_bytes, r1 - r0,
-                               xq_data + static_cast<size_t>(t0) * stride, stride, count,
-                               Y + t0 * w.rows + r0, static_cast<size_t>(w.rows));
+                    // Whole tiles of kTileTokens through the tile kernel; the
+                    // last 1-3 tokens through the row kernel, which is faster
+                    // one token at a time (the same bits: both are the
+                    // single-row dot's sums in its order).
+                    const int64_t tiled = count - count % kTileTokens;
+                    if (tiled > 0)
+                        k.dot_tile(w.cols, w.row(r0), w.row_bytes, r1 - r0,
+                                   xq_data + static_cast<size_t>(t0) * stride, stride, tiled,
+                                   Y + t0 * w.rows + r0, static_cast<size_t>(w.rows));
+                    for (int64_t t = t0 + tiled; t < t0 + count; ++t)
+                        k.dot_rows(w.cols, w.row(r0), w.row_bytes, r1 - r0,
+                                   xq_data + static_cast<size_t>(t) * stride, Y + t * w.rows + r0);
                 }
             }
         },
