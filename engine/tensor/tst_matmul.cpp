@@ -2,6 +2,7 @@
 // built from dequantize_row_ref, on every SIMD level, and their determinism
 // across thread counts.
 #include <QTest>
+#include <algorithm>
 #include <cmath>
 #include <random>
 #include <vector>
@@ -204,6 +205,25 @@ private slots:
                 QVERIFY(force_simd_level(level));
                 sparse_down(pool, nm, in, y.data());
                 QVERIFY2(y == ref, qPrintable(QString("%1, keep %2").arg(level.c_str()).arg(keep)));
+            }
+            // Slices ending on 32-neuron groups, prepared apart and
+            // concatenated (what the exact FFN's blocks do), give the same.
+            const size_t cut = size_t(std::lower_bound(ids.begin(), ids.end(), 192) - ids.begin());
+            SparseDownInput lo, hi, joined;
+            prepare_sparse_down(ids.data(), h.data(), int64_t(cut), lo);
+            prepare_sparse_down(ids.data() + cut, h.data() + cut, int64_t(ids.size() - cut), hi);
+            clear_sparse_down(joined);
+            append_sparse_down(lo, joined);
+            append_sparse_down(hi, joined);
+            QCOMPARE(joined.active, in.active);
+            QVERIFY(joined.quad_ids == in.quad_ids && joined.quad_qh == in.quad_qh &&
+                    joined.group == in.group && joined.quad_begin == in.quad_begin &&
+                    joined.dh == in.dh && joined.hsum == in.hsum);
+            // Out of order is refused, not summed wrongly.
+            if (!lo.group.empty() && !hi.group.empty()) {
+                SparseDownInput wrong;
+                append_sparse_down(hi, wrong);
+                QVERIFY_THROWS_EXCEPTION(EngineError, append_sparse_down(lo, wrong));
             }
         }
     }
