@@ -12,6 +12,11 @@
 //     server runs without --concurrency) for the reference.
 //
 //   bench_batched_decode [MODEL] [--threads 2] [--runs 5] [--tokens 32] [--requests 2]
+//
+// Table 1 is measured for both weight layouts in the same run, alternating
+// step by step: the GGUF's rows and the row panels (tensor/panels.h; where
+// the CPU has no panel kernels only the rows are shown). Table 2 runs the
+// engine as it loads by default.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -22,6 +27,7 @@
 
 #include "model/model.h"
 #include "runtime/local_engine.h"
+#include "tensor/panels.h"
 #include "tensor/quant.h"
 
 using namespace powerinfer;
@@ -99,39 +105,57 @@ int main(int argc, char** argv) {
                 std::filesystem::path(model).filename().string().c_str(),
                 tensor::simd_level().c_str(), threads);
 
-    // 1. One step over B sequences.
-    model::Model& m = engine->model();
+    // 1. One step over B sequences, rows against panels (alternating).
+    std::vector<std::unique_ptr<runtime::LocalEngine>> rows_engine;
+    tensor::set_panels_enabled(false);
+    rows_engine.push_back(runtime::LocalEngine::load(o));
+    tensor::set_panels_enabled(true);
+    struct Layout {
+        const char* name;
+        model::Model* m;
+    };
+    std::vector<Layout> layouts{{"rows", &rows_engine[0]->model()}};
+    if (engine->model().panel_bytes() > 0) layouts.push_back({"panels", &engine->model()});
     const int max_batch = 8;
-    m.set_sequence_slots(max_batch);
-    const int64_t V = m.config().n_vocab;
+    const int64_t V = engine->model().config().n_vocab;
     std::vector<int32_t> prompt;
     for (int i = 0; i < 64; ++i) prompt.push_back(int32_t((1000 + 7919LL * i) % V));
-    for (int s = 0; s < max_batch; ++s)
-        m.forward(prompt.data(), int64_t(prompt.size()), 0, 0, nullptr, s);
+    for (const Layout& l : layouts) {
+        l.m->set_sequence_slots(max_batch);
+        for (int s = 0; s < max_batch; ++s)
+            l.m->forward(prompt.data(), int64_t(prompt.size()), 0, 0, nullptr, s);
+    }
     std::vector<float> logits(size_t(max_batch * V));
-    std::printf("| batch | step ms | tokens/s | step cost vs batch 1 | vs %s |\n", "B x batch 1");
-    std::printf("| ---: | ---: | ---: | ---: | ---: |\n");
-    double one = 0;
+    std::printf("| layout | batch | step ms | tokens/s | step cost vs batch 1 | vs %s |\n",
+                "B x batch 1");
+    std::printf("| --- | ---: | ---: | ---: | ---: | ---: |\n");
+    std::vector<double> one(layouts.size(), 0);
     for (const int b : {1, 2, 4, 8}) {
         std::vector<int32_t> toks(static_cast<size_t>(b));
         std::vector<int> slots(static_cast<size_t>(b));
         std::vector<int64_t> pos(static_cast<size_t>(b));
-        std::vector<double> ms;
+        std::vector<std::vector<double>> ms(layouts.size());
         for (int r = 0; r < runs + 1; ++r) {  // the first run warms up
             for (int i = 0; i < b; ++i) {
                 toks[size_t(i)] = int32_t((4242 + 31 * i + r) % V);
                 slots[size_t(i)] = i;
                 pos[size_t(i)] = int64_t(prompt.size()) + r;  // rewrites the same positions
             }
-            const auto t0 = Clock::now();
-            m.forward_sequences(toks.data(), slots.data(), pos.data(), b, logits.data());
-            if (r > 0) ms.push_back(seconds_since(t0) * 1000.0);
+            for (size_t li = 0; li < layouts.size(); ++li) {
+                const auto t0 = Clock::now();
+                layouts[li].m->forward_sequences(toks.data(), slots.data(), pos.data(), b,
+                                                 logits.data());
+                if (r > 0) ms[li].push_back(seconds_since(t0) * 1000.0);
+            }
         }
-        const double step = median(ms);
-        if (b == 1) one = step;
-        std::printf("| %d | %.2f | %.1f | %.2fx | %.2f |\n", b, step, b * 1000.0 / step, step / one,
-                    step / (b * one));
+        for (size_t li = 0; li < layouts.size(); ++li) {
+            const double step = median(ms[li]);
+            if (b == 1) one[li] = step;
+            std::printf("| %s | %d | %.2f | %.1f | %.2fx | %.2f |\n", layouts[li].name, b, step,
+                        b * 1000.0 / step, step / one[li], step / (b * one[li]));
+        }
     }
+    rows_engine.clear();
 
     // 2. Batched generation through the facade.
     std::printf("\n%d requests per slot, %d tokens each (greedy chat):\n\n", requests, tokens);

@@ -8,6 +8,11 @@
 //
 //   bench_matvec [--threads 1,2] [--types Q4_0,Q8_0] [--reps 9] [--level avx2,avx512|all]
 //                [--rows 11008] [--cols 4096] [--stat median|min] [--working-set-mb 160]
+//                [--layout rows|panels|all] [--batch 1]
+//
+// --layout panels runs the row-panel layout (tensor/panels.h; Q4_1 on
+// AVX-512) where the level has it; --batch N > 1 times matmul over N tokens
+// (a decode step over N sequences) instead of matvec.
 //
 // The matrices rotate through copies totalling --working-set-mb so that the
 // weights come from DRAM; 0 keeps one copy (cache-resident for small shapes,
@@ -25,6 +30,7 @@
 
 #include "common/ggml_types.h"
 #include "tensor/matmul.h"
+#include "tensor/panels.h"
 #include "tensor/quant.h"
 #include "tensor/thread_pool.h"
 
@@ -140,6 +146,8 @@ int main(int argc, char** argv) {
                                            "Q5_0", "Q5_1", "Q4_K", "Q5_K", "Q6_K"};
     int reps = 9;
     int64_t rows = 11008, cols = 4096;
+    std::vector<std::string> layouts{"rows"};
+    int64_t batch = 1;
     std::vector<std::string> levels{simd_level()};
     for (int i = 1; i + 1 < argc; i += 2) {
         const std::string k = argv[i], v = argv[i + 1];
@@ -164,6 +172,10 @@ int main(int argc, char** argv) {
             g_working_set = size_t(std::max(0, std::stoi(v))) << 20;
         } else if (k == "--stat") {
             g_use_min = v == "min";
+        } else if (k == "--layout") {
+            layouts = v == "all" ? std::vector<std::string>{"rows", "panels"} : split(v);
+        } else if (k == "--batch") {
+            batch = std::max<int64_t>(1, std::stoll(v));
         } else if (k == "--cols") {
             cols = std::stoll(v);
         } else {
@@ -187,12 +199,12 @@ int main(int argc, char** argv) {
             bw.back().copy_gbs, bw.back().read_gbs);
     }
     std::printf(
-        "\n| type | level | weight MB | threads | ms | GB/s | GFLOP/s | %% of copy | %% of read "
-        "|\n");
-    std::printf("|---|---|---:|---:|---:|---:|---:|---:|---:|\n");
+        "\n| type | level | layout | batch | weight MB | threads | ms | GB/s | GFLOP/s | %% of copy "
+        "| %% of read |\n");
+    std::printf("|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|\n");
 
     std::mt19937 rng(1);
-    std::vector<float> x(static_cast<size_t>(cols)), y(static_cast<size_t>(rows));
+    std::vector<float> x(static_cast<size_t>(cols * batch)), y(static_cast<size_t>(rows * batch));
     std::normal_distribution<float> d(0.0f, 1.0f);
     for (auto& v : x) v = d(rng);
 
@@ -217,25 +229,43 @@ int main(int argc, char** argv) {
         std::vector<std::vector<uint8_t>> mats;
         for (size_t c = 0; c < copies; ++c) mats.push_back(random_matrix(type, rows, cols, rng));
         for (const auto& level : levels)
-            for (size_t ti = 0; ti < threads.size(); ++ti) {
+            for (const auto& layout : layouts) {
                 force_simd_level(level);
-                ThreadPool pool(threads[ti]);
-                std::vector<double> secs;
-                for (int rep = 0; rep < reps + 2; ++rep) {
-                    const WeightView w{type, mats[static_cast<size_t>(rep) % copies].data(), rows,
-                                       cols, row_bytes};
-                    const auto t0 = Clock::now();
-                    matvec(pool, w, x.data(), y.data());
-                    const double s = std::chrono::duration<double>(Clock::now() - t0).count();
-                    if (rep >= 2) secs.push_back(s);
+                // One panel copy per matrix copy, where this level has panels.
+                std::vector<std::vector<uint8_t>> panels;
+                if (layout == "panels") {
+                    for (const auto& m : mats) {
+                        const WeightView w{type, m.data(), rows, cols, row_bytes};
+                        panels.push_back(pack_panels(w));
+                        if (panels.back().empty()) break;
+                    }
+                    if (panels.empty() || panels.back().empty()) continue;
                 }
-                const double s = median(secs);
-                const double gbs = bytes / s / 1e9;
-                std::printf("| %s | %s | %.1f | %d | %.2f | %.1f | %.1f | %.0f%% | %.0f%% |\n",
-                            name.c_str(), level.c_str(), bytes / 1e6, threads[ti], s * 1e3, gbs,
-                            2.0 * rows * cols / s / 1e9, 100.0 * gbs / bw[ti].copy_gbs,
-                            100.0 * gbs / bw[ti].read_gbs);
-                std::fflush(stdout);
+                for (size_t ti = 0; ti < threads.size(); ++ti) {
+                    ThreadPool pool(threads[ti]);
+                    std::vector<double> secs;
+                    for (int rep = 0; rep < reps + 2; ++rep) {
+                        const size_t c = static_cast<size_t>(rep) % copies;
+                        WeightView w{type, mats[c].data(), rows, cols, row_bytes};
+                        if (!panels.empty()) w.panels = panels[c].data();
+                        const auto t0 = Clock::now();
+                        if (batch == 1) {
+                            matvec(pool, w, x.data(), y.data());
+                        } else {
+                            matmul(pool, w, x.data(), batch, y.data());
+                        }
+                        const double s = std::chrono::duration<double>(Clock::now() - t0).count();
+                        if (rep >= 2) secs.push_back(s);
+                    }
+                    const double s = median(secs);
+                    const double gbs = bytes / s / 1e9;
+                    std::printf(
+                        "| %s | %s | %s | %lld | %.1f | %d | %.3f | %.1f | %.1f | %.0f%% | %.0f%% |\n",
+                        name.c_str(), level.c_str(), layout.c_str(), static_cast<long long>(batch),
+                        bytes / 1e6, threads[ti], s * 1e3, gbs, 2.0 * rows * cols * batch / s / 1e9,
+                        100.0 * gbs / bw[ti].copy_gbs, 100.0 * gbs / bw[ti].read_gbs);
+                    std::fflush(stdout);
+                }
             }
     }
     return 0;

@@ -151,7 +151,6 @@ int main(int argc, char** argv) {
                                  ? tensor::make_neuron_major_down(w.down)
                                  : tensor::NeuronMajorDown{});
             const int64_t n_ff = ffn[0].gate.rows;
-            std::vector<float> g(size_t(n_ff)), u(size_t(n_ff)), h(size_t(n_ff));
             std::vector<tensor::SparseDownInput> ins(rec.inputs.size());
             std::vector<std::vector<float>> hs(rec.inputs.size());
             std::mt19937 rng(1);

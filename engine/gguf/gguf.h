@@ -130,6 +130,11 @@ public:
     const std::vector<TensorInfo>& tensors() const { return tensors_; }
     const TensorInfo* tensor(std::string_view name) const;
 
+    // For bytes of a file-backed mapping that another copy now serves: the
+    // whole pages inside [p, p + n) leave the resident set (they are read
+    // from the file again if touched). Does nothing for an in-memory image.
+    void release_pages(const uint8_t* p, size_t n) const;
+
 private:
     GgufFile() = default;
     void parse(std::string_view display_name);

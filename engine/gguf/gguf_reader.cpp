@@ -437,4 +437,8 @@ const TensorInfo* GgufFile::tensor(std::string_view name) const {
     return it == tensor_index_.end() ? nullptr : &tensors_[it->second];
 }
 
+void GgufFile::release_pages(const uint8_t* p, size_t n) const {
+    if (mapping_) MappedFile::release_pages(p, n);
+}
+
 }  // namespace powerinfer::gguf

@@ -89,6 +89,16 @@ std::unique_ptr<MappedFile> MappedFile::open(const std::filesystem::path& path) 
     return m;
 }
 
+void MappedFile::release_pages(const void* p, size_t n) {
+    SYSTEM_INFO si;
+    GetSystemInfo(&si);
+    const uintptr_t page = si.dwPageSize;
+    const uintptr_t begin = (reinterpret_cast<uintptr_t>(p) + page - 1) / page * page;
+    const uintptr_t end = (reinterpret_cast<uintptr_t>(p) + n) / page * page;
+    // Unlocking pages that are not locked takes them out of the working set.
+    if (end > begin) VirtualUnlock(reinterpret_cast<void*>(begin), end - begin);
+}
+
 MappedFile::~MappedFile() {
     if (data_) UnmapViewOfFile(data_);
     if (mapping_handle_) CloseHandle(static_cast<HANDLE>(mapping_handle_));
@@ -124,6 +134,13 @@ std::unique_ptr<MappedFile> MappedFile::open(const std::filesystem::path& path) 
     m->data_ = static_cast<const uint8_t*>(p);
     m->size_ = static_cast<size_t>(st.st_size);
     return m;
+}
+
+void MappedFile::release_pages(const void* p, size_t n) {
+    const auto page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
+    const uintptr_t begin = (reinterpret_cast<uintptr_t>(p) + page - 1) / page * page;
+    const uintptr_t end = (reinterpret_cast<uintptr_t>(p) + n) / page * page;
+    if (end > begin) madvise(reinterpret_cast<void*>(begin), end - begin, MADV_DONTNEED);
 }
 
 MappedFile::~MappedFile() {

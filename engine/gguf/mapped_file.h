@@ -20,6 +20,12 @@ public:
 
     std::span<const uint8_t> bytes() const { return {data_, size_}; }
 
+    // Tells the OS that the mapped pages inside [p, p + n) are not needed
+    // for now (a copy in another layout serves them): they leave the
+    // process's resident set and are read from the file again if touched.
+    // Only whole pages inside the range; a hint, never an error.
+    static void release_pages(const void* p, size_t n);
+
 private:
     MappedFile() = default;
 

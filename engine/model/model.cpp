@@ -8,6 +8,7 @@
 #include "common/ggml_types.h"
 #include "gguf/gguf.h"
 #include "tensor/ops.h"
+#include "tensor/panels.h"
 #include "tensor/quant.h"
 
 namespace powerinfer::model {
@@ -34,6 +35,7 @@ Model::Model(std::shared_ptr<const gguf::GgufFile> file, tensor::ThreadPool& poo
     n_ctx_ = std::min<int64_t>(n_ctx, cfg_.n_ctx_train);
     chunk_size_ = std::max<int64_t>(1, chunk_size);
     bind_weights();
+    pack_panels();
     host_ = backend::make_cpu_compute(pool_);
 
     std::vector<FfnWeights> ffn;
@@ -206,6 +208,26 @@ void Model::bind_weights() {
         L.ffn.down = matrix(b + "ffn_down.weight", cfg_.n_ff, E);
     }
     for (const auto& t : f.tensors()) n_params_ += static_cast<int64_t>(t.n_elements);
+}
+
+// The dense matrices that the active kernels compute faster as row panels
+// (tensor/panels.h) get that copy; the file's pages of the original then
+// leave the resident set (the row layout is still read for sparse gathers
+// and device uploads, from the file). Same bits either way.
+void Model::pack_panels() {
+    auto pack = [&](tensor::WeightView& w) {
+        std::vector<uint8_t> p = tensor::pack_panels(w);
+        if (p.empty()) return;
+        w.panels = p.data();
+        file_->release_pages(w.data, w.row_bytes * static_cast<size_t>(w.rows));
+        panel_bytes_ += static_cast<int64_t>(p.size());
+        panel_store_.push_back(std::move(p));
+    };
+    for (auto& L : layers_)
+        for (tensor::WeightView* w : {&L.q, &L.k, &L.v, &L.o, &L.ffn.gate, &L.ffn.up, &L.ffn.down})
+            pack(*w);
+    // A tied head shares the embedding's bytes, which the lookup still reads.
+    if (!tied_output_) pack(output_);
 }
 
 // Host activations for chunk_size tokens (reused; decoding allocates nothing).
@@ -381,6 +403,7 @@ std::string Model::set_plan(const GraphPlan& asked, backend::Compute* device) {
             tensor::WeightView d = v;
             device->upload(w + off, v.data, static_cast<int64_t>(v.row_bytes) * v.rows);
             d.data = w + off;
+            d.panels = nullptr;  // the device copy has rows only
             return d;
         };
         dst.attn_norm = vec(L.attn_norm, src.attn_norm, cfg_.n_embd);

@@ -145,6 +145,9 @@ public:
     const float* last_hidden() const;
 
     int64_t weight_bytes() const { return weight_bytes_; }  // bound tensor bytes
+    // Bytes of the row-panel copies the CPU kernels read instead of the
+    // file's rows (0 where the CPU has no panel kernels).
+    int64_t panel_bytes() const { return panel_bytes_; }
     // The host KV cache held: the layers this model runs itself.
     int64_t kv_cache_bytes() const;
     int64_t n_params() const { return n_params_; }
@@ -169,6 +172,7 @@ private:
     };
 
     void bind_weights();
+    void pack_panels();
     void alloc_host_scratch();
     void release_device();
     void place_host_kv(int il);
@@ -196,6 +200,8 @@ private:
     bool tied_output_ = false;
     std::vector<LayerWeights> layers_;
     int64_t weight_bytes_ = 0;
+    std::vector<std::vector<uint8_t>> panel_store_;  // row-panel copies (pack_panels)
+    int64_t panel_bytes_ = 0;
     int64_t n_params_ = 0;
 
     std::unique_ptr<backend::Compute> host_;

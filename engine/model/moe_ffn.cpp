@@ -207,9 +207,7 @@ void MoeFfn::decode(const MoeWeights& w, const float* x, float* out) {
     auto rows = [&](int64_t begin, int64_t end, int worker) {
         // Each expert's rows [begin, end) as one matrix, on this worker alone.
         for (int64_t j = 0; j < K; ++j) {
-            tensor::WeightView d = w.down.expert(sel[j]);
-            d.data = d.row(begin);
-            d.rows = end - begin;
+            const tensor::WeightView d = w.down.expert(sel[j]).slice(begin, end);
             tensor::matvec_q(*solo_[static_cast<size_t>(worker)], d, act_q_[static_cast<size_t>(j)],
                              down_.data() + j * E + begin);
         }

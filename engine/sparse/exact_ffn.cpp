@@ -109,10 +109,7 @@ void ExactSparseFfn::run_block(Layer& L, Block& B, int64_t n0, int64_t n1, float
     B.h.resize(static_cast<size_t>(n));
     B.cand.resize(static_cast<size_t>(n));
     B.ids.resize(static_cast<size_t>(n));
-    tensor::WeightView gate = L.w.gate;
-    gate.data = gate.row(n0);
-    gate.rows = n;
-    tensor::matvec_q(pool_, gate, xq_, B.g.data());  // nested in the region: runs here
+    tensor::matvec_q(pool_, L.w.gate.slice(n0, n1), xq_, B.g.data());  // nested in the region: runs here
     // a = act(g) (act(g) * 1, exactly), with the dense path's rounding.
     B.ones.resize(static_cast<size_t>(n), 1.0f);
     backend::gate_activation(act_, B.g.data(), B.ones.data(), B.g.data(), n);
@@ -133,10 +130,7 @@ void ExactSparseFfn::run_block(Layer& L, Block& B, int64_t n0, int64_t n1, float
         for (int64_t k = 0; k < n; ++k)
             B.cand[static_cast<size_t>(k)] = static_cast<int32_t>(n0 + k);
         nc = n;
-        tensor::WeightView up = L.w.up;
-        up.data = up.row(n0);
-        up.rows = n;
-        tensor::matvec_q(pool_, up, *xq_up_used_, B.u.data());
+        tensor::matvec_q(pool_, L.w.up.slice(n0, n1), *xq_up_used_, B.u.data());
     } else {
         tensor::matvec_rows(pool_, L.w.up, *xq_up_used_, B.cand.data(), nc, B.u.data());
     }

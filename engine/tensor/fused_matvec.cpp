@@ -36,10 +36,7 @@ void matvec_fused(ThreadPool& pool, std::span<const WeightView> ws,
             const int64_t r1 = std::min(end, base + w.rows) - base;
             base += w.rows;
             if (r0 >= r1) continue;
-            WeightView slice = w;
-            slice.data = w.row(r0);
-            slice.rows = r1 - r0;
-            matvec_q(*job.pool, slice, *job.xq, job.ys[k] + r0);
+            matvec_q(*job.pool, w.slice(r0, r1), *job.xq, job.ys[k] + r0);
         }
     };
     // Waking the workers costs more than a few tens of KB of dots.

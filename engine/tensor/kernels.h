@@ -29,6 +29,12 @@ using DotTileFn = void (*)(int64_t n, const void* w, size_t row_bytes, int64_t r
 // vector: out[r] = dot(w + r * row_bytes, x), bit-identical to DotFn (matvec).
 using DotRowsFn = void (*)(int64_t n, const void* w, size_t row_bytes, int64_t rows, const void* x,
                            float* out);
+// Dots of the rows of `n_panels` consecutive row panels (tensor/panels.h:
+// 16 rows each, interleaved block by block) with `count` activation vectors,
+// bit-identical to DotFn on the rows:
+// out[k * out_stride + 16 * p + r] = dot(row 16 * p + r, x + k * x_stride).
+using DotPanelFn = void (*)(int64_t n, const void* panels, int64_t n_panels, const void* x,
+                            size_t x_stride, int64_t count, float* out, size_t out_stride);
 // y[n] += a * dequantized w (n elements starting at a block boundary).
 using AxpyFn = void (*)(int64_t n, const void* w, float a, float* y);
 // Quantize n floats into an activation format.
@@ -64,6 +70,7 @@ struct TypeKernels {
     DotRowsFn dot_rows;
     DotGatherFn dot_gather;
     DotTileFn dot_tile;
+    DotPanelFn dot_panel;  // null where the level has no panel form
 };
 
 // Activation formats, indexed separately from the weight types.

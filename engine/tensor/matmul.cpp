@@ -6,6 +6,7 @@
 
 #include "common/error.h"
 #include "tensor/kernels.h"
+#include "tensor/panels.h"
 
 namespace powerinfer::tensor {
 
@@ -60,7 +61,38 @@ bool worth_parallel(const ThreadPool& pool, size_t bytes) {
     return pool.size() > 1 && bytes >= kMinParallelBytes;
 }
 
+// The panel kernel when the matrix has panels and the active level a panel
+// form; null otherwise.
+kernels::DotPanelFn panel_kernel(const WeightView& w, const kernels::TypeKernels& k) {
+    return w.panels ? k.dot_panel : nullptr;
+}
+
+// Y[t * y_stride + r] for every row, over the workers by whole panels.
+void panel_product(ThreadPool& pool, kernels::DotPanelFn f, const WeightView& w, const void* x,
+                   size_t x_stride, int64_t n, float* Y, size_t y_stride) {
+    const size_t panel_bytes = static_cast<size_t>(kPanelRows) * w.row_bytes;
+    auto panels = [&](int64_t begin, int64_t end, int) {
+        f(w.cols, w.panels + static_cast<size_t>(begin) * panel_bytes, end - begin, x, x_stride, n,
+          Y + begin * kPanelRows, y_stride);
+    };
+    const int64_t n_panels = w.rows / kPanelRows;
+    if (!worth_parallel(pool, w.row_bytes * static_cast<size_t>(w.rows)))
+        return panels(0, n_panels, 0);
+    pool.parallel_for(n_panels, panels, 1);
+}
+
 }  // namespace
+
+WeightView WeightView::slice(int64_t r0, int64_t r1) const {
+    WeightView s = *this;
+    s.data = row(r0);
+    s.rows = r1 - r0;
+    const bool aligned = r0 % kPanelRows == 0 && (r1 % kPanelRows == 0 || r1 == rows);
+    s.panels = panels && aligned && s.rows % kPanelRows == 0
+                   ? panels + static_cast<size_t>(r0) * row_bytes
+                   : nullptr;
+    return s;
+}
 
 void matvec(ThreadPool& pool, const WeightView& w, const float* x, float* y) {
     // Per calling thread, so that concurrent callers do not share it.
@@ -73,8 +105,10 @@ void matvec_q(ThreadPool& pool, const WeightView& w, const QuantizedVector& xq, 
     check_view(w);
     if (xq.type != vec_dot_type(w.type) || xq.n != w.cols)
         throw EngineError("activations do not match the weight matrix (type or length)");
-    const kernels::DotRowsFn dot_rows = kernels_for(w).dot_rows;
+    const kernels::TypeKernels& k = kernels_for(w);
     const void* x = xq.data.data();
+    if (const kernels::DotPanelFn f = panel_kernel(w, k)) return panel_product(pool, f, w, x, 0, 1, y, 0);
+    const kernels::DotRowsFn dot_rows = k.dot_rows;
     auto rows = [&](int64_t begin, int64_t end, int) {
         dot_rows(w.cols, w.row(begin), w.row_bytes, end - begin, x, y + begin);
     };
@@ -104,6 +138,9 @@ void matmul(ThreadPool& pool, const WeightView& w, const float* X, int64_t n, fl
             std::copy(one.data.begin(), one.data.end(), xq_data + static_cast<size_t>(t) * stride);
         }
     });
+
+    if (const kernels::DotPanelFn f = panel_kernel(w, k))
+        return panel_product(pool, f, w, xq_data, stride, n, Y, static_cast<size_t>(w.rows));
 
     // Each worker owns a contiguous range of rows (outputs), cut into slices
     // that stay in L2 while every token tile passes over them; the kernel

@@ -18,7 +18,14 @@ struct WeightView {
     int64_t rows = 0;
     int64_t cols = 0;
     size_t row_bytes = 0;
+    // The same matrix in row-panel layout (tensor/panels.h), or null. The
+    // products use it where the active kernels have a panel form; the bits
+    // are the same either way, so it is only ever a speed choice.
+    const uint8_t* panels = nullptr;
     const uint8_t* row(int64_t r) const { return data + static_cast<size_t>(r) * row_bytes; }
+    // Rows [r0, r1); keeps the panels when the slice starts and ends on a
+    // panel boundary (or at the last row).
+    WeightView slice(int64_t r0, int64_t r1) const;
 };
 
 // y[rows] = W x[cols]

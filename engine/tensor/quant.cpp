@@ -60,6 +60,7 @@ KernelTable merge(const KernelTable& base, const KernelTable* over) {
             t.types[i].dot_rows = o.dot_rows;
             t.types[i].dot_gather = o.dot_gather;
             t.types[i].dot_tile = o.dot_tile;
+            t.types[i].dot_panel = o.dot_panel;
         }
         if (o.axpy) t.types[i].axpy = o.axpy;
     }

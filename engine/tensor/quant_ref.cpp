@@ -422,7 +422,8 @@ constexpr TypeKernels block_kernels() {
             axpy_by_blocks<Dequant, BlockElems, static_cast<int>(sizeof(Block))>,
             dot_rows_loop<Dot>,
             dot_gather_loop<Dot>,
-            dot_tile_loop<Dot>};
+            dot_tile_loop<Dot>,
+            nullptr};  // no panel form: models keep the row layout
 }
 
 void gm_h2f_row(const uint16_t* src, float* dst, int64_t n) {
@@ -465,16 +466,17 @@ KernelTable make_scalar_table() {
     t.name = "scalar";
     t.types[kF32] = {
         dequantize_f32,        dot_f32, axpy_f32, dot_rows_loop<dot_f32>, dot_gather_loop<dot_f32>,
-        dot_tile_loop<dot_f32>};
+        dot_tile_loop<dot_f32>, nullptr};
     t.types[kF16] = {
         dequantize_f16,        dot_f16, axpy_f16, dot_rows_loop<dot_f16>, dot_gather_loop<dot_f16>,
-        dot_tile_loop<dot_f16>};
+        dot_tile_loop<dot_f16>, nullptr};
     t.types[kBF16] = {dequantize_bf16,
                       dot_bf16,
                       axpy_bf16,
                       dot_rows_loop<dot_bf16>,
                       dot_gather_loop<dot_bf16>,
-                      dot_tile_loop<dot_bf16>};
+                      dot_tile_loop<dot_bf16>,
+                      nullptr};
     t.types[kQ4_0] = block_kernels<dequantize_q4_0, dot_q4_0, BlockQ4_0, kQK>();
     t.types[kQ4_1] = block_kernels<dequantize_q4_1, dot_q4_1, BlockQ4_1, kQK>();
     t.types[kQ5_0] = block_kernels<dequantize_q5_0, dot_q5_0, BlockQ5_0, kQK>();

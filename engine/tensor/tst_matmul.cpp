@@ -10,6 +10,7 @@
 #include "common/error.h"
 #include "tensor/fp16.h"
 #include "tensor/matmul.h"
+#include "tensor/panels.h"
 #include "tensor/quant.h"
 #include "tensor/sparse_down.h"
 #include "tensor/test_support.h"
@@ -276,6 +277,65 @@ private slots:
                 }
             }
         }
+    }
+
+    // Row panels give the row layout's bits: matvec, matmul at every token
+    // count the kernel splits (pairs, odd ones, groups of 8), slices on and
+    // off panel boundaries, and the fused products.
+    void panelsGiveTheRowBits() {
+        LevelGuard guard;
+        ThreadPool pool(2);
+        std::mt19937 rng(11);
+        int levels_with_panels = 0;
+        for (const auto& level : simd_levels()) {
+            QVERIFY(force_simd_level(level));
+            for (const auto& [rows, cols] : {std::pair<int64_t, int64_t>{16, 32}, {48, 576},
+                                             {80, 1536}, {1536, 576}}) {
+                const Matrix m = make_matrix(GgmlType::Q4_1, rows, cols, unsigned(rows + cols));
+                const std::vector<uint8_t> packed = pack_panels(m.view);
+                if (packed.empty()) continue;
+                ++levels_with_panels;
+                QCOMPARE(packed.size(), m.bytes.size());
+                WeightView pv = m.view;
+                pv.panels = packed.data();
+                for (int64_t n : {1, 2, 3, 5, 8, 9, 17}) {
+                    const auto X = random_floats(rng, n * cols);
+                    std::vector<float> want(size_t(n * rows)), got(want.size());
+                    matmul(pool, m.view, X.data(), n, want.data());
+                    matmul(pool, pv, X.data(), n, got.data());
+                    QVERIFY2(got == want, qPrintable(QString("%1 %2x%3 n=%4")
+                                                         .arg(level.c_str())
+                                                         .arg(rows)
+                                                         .arg(cols)
+                                                         .arg(n)));
+                }
+                QuantizedVector xq;
+                quantize_activations(GgmlType::Q4_1, random_floats(rng, cols).data(), cols, xq);
+                std::vector<float> want(static_cast<size_t>(rows)), got(want.size());
+                matvec_q(pool, m.view, xq, want.data());
+                matvec_q(pool, pv, xq, got.data());
+                QVERIFY(got == want);
+                for (const auto& [r0, r1] : {std::pair<int64_t, int64_t>{0, 16}, {16, rows},
+                                             {3, rows}, {0, rows - 1}}) {
+                    if (r1 <= r0) continue;
+                    const WeightView s = pv.slice(r0, r1);
+                    QCOMPARE(s.panels != nullptr, r0 % 16 == 0 && (r1 - r0) % 16 == 0);
+                    std::vector<float> part(size_t(r1 - r0));
+                    matvec_q(pool, s, xq, part.data());
+                    QVERIFY(std::equal(part.begin(), part.end(), want.begin() + r0));
+                }
+            }
+        }
+        // A matrix whose rows are not a multiple of 16 keeps the row layout.
+        const Matrix odd = make_matrix(GgmlType::Q4_1, 40, 64, 9);
+        QVERIFY(pack_panels(odd.view).empty());
+        QVERIFY(pack_panels(make_matrix(GgmlType::Q8_0, 32, 64, 9).view).empty());
+        const auto levels = simd_levels();
+        if (std::find(levels.begin(), levels.end(), "avx512") != levels.end())
+            QVERIFY(levels_with_panels > 0);
+        set_panels_enabled(false);
+        QVERIFY(pack_panels(make_matrix(GgmlType::Q4_1, 32, 64, 9).view).empty());
+        set_panels_enabled(true);
     }
 
     void matvecRowsSelectsRows_data() { add_type_rows(); }

@@ -1,0 +1,43 @@
+#include "tensor/panels.h"
+
+#include <atomic>
+#include <cstring>
+
+#include "tensor/kernels.h"
+#include "tensor/quant_blocks.h"
+
+namespace powerinfer::tensor {
+
+namespace {
+// Rows up to 32768 elements (the kernels keep the tokens' scales on the stack).
+constexpr int64_t kMaxPanelBlocks = 1024;
+std::atomic<bool> g_enabled{true};
+}  // namespace
+
+void set_panels_enabled(bool on) { g_enabled.store(on); }
+
+bool panels_available(const WeightView& w) {
+    if (!g_enabled.load() || w.type != GgmlType::Q4_1 || !w.data || w.rows <= 0 || w.rows % kPanelRows != 0 ||
+        w.cols % blocks::kQK != 0 || w.cols / blocks::kQK > kMaxPanelBlocks)
+        return false;
+    return kernels::active_table().types[kernels::kQ4_1].dot_panel != nullptr;
+}
+
+std::vector<uint8_t> pack_panels(const WeightView& w) {
+    if (!panels_available(w)) return {};
+    const int64_t nb = w.cols / blocks::kQK;
+    std::vector<uint8_t> out(static_cast<size_t>(w.rows) * w.row_bytes);
+    uint8_t* dst = out.data();
+    for (int64_t p = 0; p < w.rows / kPanelRows; ++p)
+        for (int64_t ib = 0; ib < nb; ++ib, dst += kPanelBlockBytes)
+            for (int64_t r = 0; r < kPanelRows; ++r) {
+                blocks::BlockQ4_1 b;
+                std::memcpy(&b, w.row(p * kPanelRows + r) + ib * sizeof(b), sizeof(b));
+                std::memcpy(dst + 2 * r, &b.d, 2);
+                std::memcpy(dst + 32 + 2 * r, &b.m, 2);
+                for (int k = 0; k < 4; ++k) std::memcpy(dst + 64 + 64 * k + 4 * r, b.qs + 4 * k, 4);
+            }
+    return out;
+}
+
+}  // namespace powerinfer::tensor
