@@ -5,6 +5,7 @@
 //
 //   bench_decode [MODEL] [--prompt 128] [--decode 64] [--runs 3] [--threads 1,2]
 //                [--level avx2] [--python /root/.cache/powerinfer/ref-venv/bin/python]
+//                [--no-panels]   (our matrices in the GGUF's row layout: tensor/panels.h)
 //   bench_decode MODEL --sparse SIDECAR [--sparsity S] [--threads 2] [--runs 5]
 //
 // With --sparse: dense and sparse decode of the same tokens in one process,
@@ -31,6 +32,7 @@
 #include "gguf/gguf.h"
 #include "model/model.h"
 #include "sparse/hybrid_ffn.h"
+#include "tensor/panels.h"
 #include "tensor/quant.h"
 #include "bench_support.h"
 
@@ -131,6 +133,8 @@ int main(int argc, char** argv) {
             python = next();
         else if (a == "--sparse")
             sidecar = next();
+        else if (a == "--no-panels")
+            tensor::set_panels_enabled(false);
         else if (a == "--sparsity")
             sparsity = std::atof(next().c_str());
         else if (a == "--level") {
@@ -160,9 +164,11 @@ int main(int argc, char** argv) {
         const auto prompt = prompt_ids(n_prompt, cfg.n_vocab);
         const bool have_ref = std::filesystem::exists(python);
         std::printf(
-            "CPU: %s\nmodel: %s, SIMD: %s, prompt %d tokens, decode %d tokens, median of %d\n\n",
+            "CPU: %s\nmodel: %s, SIMD: %s%s, prompt %d tokens, decode %d tokens, median of %d\n\n",
             tensor::cpu_model().c_str(), std::filesystem::path(model).filename().string().c_str(),
-            tensor::simd_level().c_str(), n_prompt, n_decode, runs);
+            tensor::simd_level().c_str(),
+            tensor::panels_enabled() ? " (Q4_1 row panels)" : "",
+            n_prompt, n_decode, runs);
         print_vs_llama_cpp(file, model, python, have_ref, threads, prompt, n_decode, runs, 1);
     } catch (const std::exception& e) {
         std::fprintf(stderr, "error: %s\n", e.what());

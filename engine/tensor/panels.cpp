@@ -16,11 +16,14 @@ std::atomic<bool> g_enabled{true};
 
 void set_panels_enabled(bool on) { g_enabled.store(on); }
 
+bool panels_enabled() {
+    return g_enabled.load() && kernels::active_table().types[kernels::kQ4_1].dot_panel != nullptr;
+}
+
 bool panels_available(const WeightView& w) {
-    if (!g_enabled.load() || w.type != GgmlType::Q4_1 || !w.data || w.rows <= 0 || w.rows % kPanelRows != 0 ||
-        w.cols % blocks::kQK != 0 || w.cols / blocks::kQK > kMaxPanelBlocks)
-        return false;
-    return kernels::active_table().types[kernels::kQ4_1].dot_panel != nullptr;
+    return panels_enabled() && w.type == GgmlType::Q4_1 && w.data && w.rows > 0 &&
+           w.rows % kPanelRows == 0 && w.cols % blocks::kQK == 0 &&
+           w.cols / blocks::kQK <= kMaxPanelBlocks;
 }
 
 std::vector<uint8_t> pack_panels(const WeightView& w) {

@@ -32,6 +32,9 @@ bool panels_available(const WeightView& w);
 // Panels on (the default) or off for matrices packed from now on: the
 // benchmarks compare both layouts in one process.
 void set_panels_enabled(bool on);
+// Whether Q4_1 matrices are packed into panels now (enabled, and the active
+// kernels have the panel form).
+bool panels_enabled();
 // The matrix in panel layout (w.rows * w.row_bytes bytes); empty where
 // panels_available is false.
 std::vector<uint8_t> pack_panels(const WeightView& w);
