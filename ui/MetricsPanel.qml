@@ -133,6 +133,7 @@ Rectangle {
                     spacing: 6
                     Label {
                         text: root.controller.isRemote ? qsTr("Remote server")
+                              : root.metrics.moe ? qsTr("Mixture of experts")
                               : root.metrics.hasSidecar && !root.sparse.sparseEnabled
                               ? qsTr("Dense mode (sparse switched off)") : qsTr("Running dense")
                         color: Theme.text
@@ -277,6 +278,12 @@ Rectangle {
                 color: Theme.textFaint
                 font.pixelSize: 11
                 wrapMode: Text.Wrap
+                Layout.fillWidth: true
+            }
+
+            ExpertSection {
+                metrics: root.metrics
+                visible: root.metrics.moe
                 Layout.fillWidth: true
             }
 

@@ -142,9 +142,10 @@ ExpertPlacement plan_expert_placement(const std::vector<int64_t>& layer_expert_b
     });
     int64_t hits = 0;
     for (const Candidate& k : all) {
+        // Past the coverage asked for, the cache gets the rest.
         if (coverage < 1.0 && routed > 0 &&
             static_cast<double>(hits) >= coverage * static_cast<double>(routed))
-            break;  // the cache gets the rest
+            break;
         if (p.placed_bytes + k.bytes > p.budget_bytes) break;  // the rest ranks lower
         p.placed_bytes += k.bytes;
         p.on_device[static_cast<size_t>(k.layer)].push_back(k.expert);

@@ -353,7 +353,8 @@ void MoeFfn::finish_device_experts() {
     offload_->synchronize();
     for (size_t i = 0; i < dev_slots_.size(); ++i)
         std::memcpy(slot_out_.data() + static_cast<size_t>(dev_slots_[i]) * E,
-                    dev_y_.data() + i * static_cast<size_t>(E), static_cast<size_t>(E) * sizeof(float));
+                    dev_y_.data() + i * static_cast<size_t>(E),
+                    static_cast<size_t>(E) * sizeof(float));
     dev_slots_.clear();
 }
 
