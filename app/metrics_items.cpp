@@ -4,6 +4,7 @@
 #include <QPainter>
 #include <QPainterPath>
 #include <algorithm>
+#include <cmath>
 #include <vector>
 
 namespace powerinfer::app {
@@ -162,7 +163,9 @@ void ExpertHeatmap::paint(QPainter* p) {
     QImage img(experts, layers, QImage::Format_ARGB32_Premultiplied);
     for (int l = 0; l < layers; ++l)
         for (int e = 0; e < experts; ++e) {
-            const float t = float(std::clamp(source_->expertShare(l, e) / top, 0.0, 1.0));
+            // Square root: the tail of a skewed routing stays visible.
+            const float t =
+                float(std::sqrt(std::clamp(source_->expertShare(l, e) / top, 0.0, 1.0)));
             const QColor c =
                 QColor::fromRgbF(empty_.redF() + (primary_.redF() - empty_.redF()) * t,
                                  empty_.greenF() + (primary_.greenF() - empty_.greenF()) * t,

@@ -85,6 +85,8 @@ int main(int argc, char** argv) {
             calib = std::atoi(next());
         else if (a == "--tokens")
             tokens = std::atoi(next());
+        else if (a == "--write")
+            write = next();
         else {
             std::fprintf(stderr,
                          "usage: bench_expert_cache [--layers N] [--experts N] [--used K] "

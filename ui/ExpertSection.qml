@@ -84,7 +84,7 @@ ColumnLayout {
                          .arg(section.metrics.expertLayers).arg(section.metrics.expertCount)
     }
     Label {
-        text: qsTr("routed share per expert · layer 0 at the top · expert 0 at the left · colour 0 → %1")
+        text: qsTr("routed share per expert · layer 0 at the top · expert 0 at the left · colour 0 → %1 (square root)")
               .arg(section.pct(section.metrics.expertShareMax))
         color: Theme.textFaint
         font.pixelSize: 11
