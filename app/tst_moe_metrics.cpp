@@ -112,6 +112,23 @@ private slots:
         QCOMPARE(m.scratch, p.expert_scratch_bytes);
         QCOMPARE(m.budget_bytes, int64_t(1) << 20);
         QVERIFY(m.simulated);
+        // A live budget change re-plans before the next token, as the
+        // preview plans it.
+        powerinfer::Tuning t = engine->tuning();
+        t.vram_budget_mb = 2;
+        engine->set_tuning(t);
+        powerinfer::GenerateRequest r;
+        r.prompt = "the";
+        r.max_tokens = 2;
+        r.sampling.temperature = 0;
+        engine->generate(r, nullptr);
+        auto two = options();
+        two.tuning.vram_budget_mb = 2;
+        const powerinfer::PlacementPreview p2 = powerinfer::preview_placement(two);
+        const powerinfer::MemoryReport m2 = engine->memory();
+        QCOMPARE(m2.budget_bytes, int64_t(2) << 20);
+        QVERIFY(p2.placed_expert_bytes > p.placed_expert_bytes);
+        QCOMPARE(m2.hot_neurons, p2.placed_expert_bytes);
         // No budget: every expert on the CPU, and said so.
         auto o = options();
         o.tuning.vram_budget_mb = -1;

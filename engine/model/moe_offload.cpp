@@ -208,7 +208,14 @@ void ExpertOffload::plan(double coverage, const ExpertCacheKnobs& knobs) {
     setup_.knobs = knobs;
 }
 
-void ExpertOffload::retune(double coverage, const ExpertCacheKnobs& knobs) {
+void ExpertOffload::retune(int64_t budget_bytes, double coverage, const ExpertCacheKnobs& knobs) {
+    if (budget_bytes != setup_.budget_bytes) {
+        device_.synchronize();
+        setup_.budget_bytes = budget_bytes;
+        if (setup_.on_budget) setup_.on_budget(budget_bytes);
+        plan(coverage, knobs);
+        return;
+    }
     if (coverage != setup_.coverage) {
         plan(coverage, knobs);
         return;
@@ -254,9 +261,11 @@ void ExpertOffload::apply(const std::vector<ExpertCache::Change>& changes) {
     }
 }
 
-void ExpertOffload::request_retune(double coverage, const ExpertCacheKnobs& knobs) {
+void ExpertOffload::request_retune(int64_t budget_bytes, double coverage,
+                                   const ExpertCacheKnobs& knobs) {
     std::lock_guard lock(pending_mutex_);
     pending_ = true;
+    pending_budget_ = budget_bytes;
     pending_coverage_ = coverage;
     pending_knobs_ = knobs;
 }
@@ -271,10 +280,11 @@ void ExpertOffload::begin_token(int64_t n_tokens) {
     std::unique_lock lock(pending_mutex_);
     if (!pending_) return;
     pending_ = false;
+    const int64_t budget = pending_budget_;
     const double coverage = pending_coverage_;
     const ExpertCacheKnobs knobs = pending_knobs_;
     lock.unlock();
-    retune(coverage, knobs);
+    retune(budget, coverage, knobs);
 }
 
 void ExpertOffload::route(int layer, const Routing& routing, int64_t n_tokens) {

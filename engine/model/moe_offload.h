@@ -33,6 +33,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <set>
@@ -139,6 +140,9 @@ public:
         double coverage = 1.0;     // hot_neuron_threshold: routed share the placed set aims at
         ExpertCacheKnobs knobs;
         int64_t max_rows = 256;  // tokens of the largest batch (chunk_size)
+        // Called with a new budget before the placement is planned again
+        // (the owner sets its device's budget); may be empty.
+        std::function<void(int64_t)> on_budget;
     };
     // What a Setup gives on a device that has the whole budget: the scratch
     // (x and output rows), the placement in the rest, the cache's room.
@@ -158,9 +162,13 @@ public:
 
     // New knobs now (between tokens): with another coverage the placement is
     // planned again and the device copies follow. Cumulative counts stay.
-    void retune(double coverage, const ExpertCacheKnobs& knobs);
+    void retune(double coverage, const ExpertCacheKnobs& knobs) {
+        retune(setup_.budget_bytes, coverage, knobs);
+    }
+    // With a new budget too (vram_budget_mb): planned again.
+    void retune(int64_t budget_bytes, double coverage, const ExpertCacheKnobs& knobs);
     // The same from any thread: applied at the start of the next token.
-    void request_retune(double coverage, const ExpertCacheKnobs& knobs);
+    void request_retune(int64_t budget_bytes, double coverage, const ExpertCacheKnobs& knobs);
 
     const ExpertPlacement& placement() const { return placement_; }
     const ExpertCache& cache() const { return *cache_; }
@@ -207,6 +215,7 @@ private:
     int64_t open_tokens_ = 0;  // tokens of the step in progress
     std::mutex pending_mutex_;
     bool pending_ = false;
+    int64_t pending_budget_ = 0;
     double pending_coverage_ = 1.0;
     ExpertCacheKnobs pending_knobs_;
     std::vector<ExpertCache::Change> changes_;

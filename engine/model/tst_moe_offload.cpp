@@ -174,6 +174,29 @@ void test_cache_prefetch(plaintest::Counter& c) {
     c.check(retuned.cached_bytes() == 0, "window lowered to 1: expired at once");
 }
 
+// The placement's coverage (hot_neuron_threshold): routings 6 5 3 3 1 1 1 0
+// of 20; 0.5 stops once 6 + 5 >= 10, 0.3 at 6 >= 6; 1.0 fills the budget.
+void test_coverage(plaintest::Counter& c) {
+    model::ExpertRoutingStats st;
+    st.n_layer = 2;
+    st.n_expert = 4;
+    st.n_expert_used = 2;
+    st.calib_tokens = 5;
+    st.counts = {{6, 3, 1, 0}, {5, 3, 1, 1}};
+    const std::vector<int64_t> bytes = {10, 10};
+    const auto half = model::plan_expert_placement(bytes, st, 1000, 0.5);
+    c.check(half.placed_experts == 2 && half.on_device[0] == std::vector<int32_t>{0} &&
+                half.on_device[1] == std::vector<int32_t>{0} && half.routed_share == 11.0 / 20,
+            "coverage 0.5: the two most routed experts");
+    c.check(model::plan_expert_placement(bytes, st, 1000, 0.3).placed_experts == 1,
+            "coverage 0.3: one expert");
+    const auto full = model::plan_expert_placement(bytes, st, 35, 1.0);
+    c.check(full.placed_experts == 3 && full.placed_bytes == 30,
+            "coverage 1: what the budget holds");
+    c.check(model::plan_expert_placement(bytes, st, 1000, 0.0).placed_experts == 0,
+            "coverage 0: nothing pinned");
+}
+
 // Greedy: a 6-token prompt in one batch, then decoding; `between(step)`
 // runs before each decode step. The logits of every step.
 std::vector<std::vector<float>> run_plan(model::Model& m, int steps,
@@ -261,7 +284,7 @@ void test_hybrid_plans(plaintest::Counter& c, const fs::path& dir, const std::st
                     name + ": the budget's experts placed");
         m.moe_ffn()->set_offload(offload.get());
         const auto got = run_plan(m, steps, [&](int step) {
-            if (k.retune && step == steps / 2) offload->retune(0.0, {1, 3});
+            if (k.retune && step == steps / 2) offload->retune(scratch + 5 * B, 0.0, {1, 3});
         });
         c.check(same_logits(got, want), name + ": the same logits as the CPU plan, bit for bit");
         const model::ExpertCacheStats& s = offload->cache().stats();
@@ -297,6 +320,7 @@ int main() {
     plaintest::Counter c;
     test_cache_window(c);
     test_cache_prefetch(c);
+    test_coverage(c);
     const fs::path dir = fs::temp_directory_path() / "pi_tst_moe_offload";
     fs::create_directories(dir);
     for (const char* preset : {"tiny-qwen3moe", "tiny-qwen2moe", "tiny-mixtral"})

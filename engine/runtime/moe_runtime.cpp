@@ -91,6 +91,8 @@ MoeRuntime::MoeRuntime(model::Model& model, const LoadOptions& options,
     dev.budget_bytes = budget;
     device_ = backend::make_cpu_device(dev);
     compute_ = backend::make_budgeted_cpu_compute(model.pool(), *device_);
+    backend::Device* device = device_.get();
+    choice.setup.on_budget = [device](int64_t bytes) { device->set_budget(bytes); };
     std::vector<model::MoeWeights> layers;
     for (int il = 0; il < static_cast<int>(c.n_layer); ++il) layers.push_back(model.layer(il).moe);
     try {
@@ -133,7 +135,19 @@ MoeRuntime::~MoeRuntime() {
 }
 
 void MoeRuntime::set_tuning(const Tuning& tuning) {
-    if (offload_) offload_->request_retune(tuning.hot_neuron_threshold, knobs_of(tuning));
+    if (offload_) {
+        // vram_budget_mb 0 or auto, or sparse off: nothing placed (every
+        // expert back on the CPU; the results are the same either way).
+        const int64_t budget =
+            tuning.sparse && tuning.vram_budget_mb > 0 ? tuning.vram_budget_mb << 20 : 0;
+        offload_->request_retune(budget, tuning.hot_neuron_threshold, knobs_of(tuning));
+        return;
+    }
+    std::lock_guard lock(mutex_);
+    note_ = tuning.sparse && tuning.vram_budget_mb > 0
+                ? "expert placement starts when the model is loaded again (it loaded with every "
+                  "expert on the CPU)"
+                : "";
 }
 
 void MoeRuntime::fill(TokenMetrics& m) {
@@ -165,8 +179,9 @@ void MoeRuntime::fill(TokenMetrics& m) {
 }
 
 void MoeRuntime::fill(MemoryReport& m) const {
-    if (!offload_) return;
     std::lock_guard lock(mutex_);
+    if (!note_.empty()) m.note = note_;
+    if (!offload_) return;
     // The device holds experts and their row scratch only (attention, KV
     // cache and the other weights stay on the CPU).
     m.dense_weights = 0;

@@ -53,8 +53,10 @@ public:
     MoeRuntime& operator=(const MoeRuntime&) = delete;
 
     bool placed() const { return offload_ != nullptr; }
-    // Any thread: hot_neuron_threshold, cache_window_size and prefetch_depth
-    // reach the placement before the next token.
+    // Any thread: hot_neuron_threshold, cache_window_size, prefetch_depth
+    // and vram_budget_mb reach the placement before the next token (a model
+    // loaded without placement needs a reload for it: the memory report's
+    // note says so).
     void set_tuning(const Tuning& tuning);
     // Engine thread, once per token: the routings since the previous call and
     // the heatmap.
@@ -73,6 +75,7 @@ private:
     model::ExpertCacheStats last_;
     mutable std::mutex mutex_;
     MemoryReport memory_;  // snapshot, updated by fill(TokenMetrics&)
+    std::string note_;     // a knob that needs a reload
 };
 
 }  // namespace powerinfer::runtime
