@@ -4,6 +4,7 @@
 #include <QPainter>
 #include <QPainterPath>
 #include <algorithm>
+#include <cmath>
 #include <vector>
 
 namespace powerinfer::app {
@@ -148,6 +149,29 @@ void LayerHeatmap::paint(QPainter* p) {
             img.setPixel(col, l, c.rgb());
         }
     }
+    p->setRenderHint(QPainter::SmoothPixmapTransform, false);
+    p->drawImage(boundingRect(), img);
+}
+
+void ExpertHeatmap::paint(QPainter* p) {
+    if (!source_) return;
+    p->fillRect(boundingRect(), empty_);
+    const int layers = source_->expertLayers(), experts = source_->expertCount();
+    const double top = source_->expertShareMax();
+    if (layers == 0 || experts == 0 || top <= 0) return;
+    // One pixel per (expert, layer), scaled up without smoothing.
+    QImage img(experts, layers, QImage::Format_ARGB32_Premultiplied);
+    for (int l = 0; l < layers; ++l)
+        for (int e = 0; e < experts; ++e) {
+            // Square root: the tail of a skewed routing stays visible.
+            const float t =
+                float(std::sqrt(std::clamp(source_->expertShare(l, e) / top, 0.0, 1.0)));
+            const QColor c =
+                QColor::fromRgbF(empty_.redF() + (primary_.redF() - empty_.redF()) * t,
+                                 empty_.greenF() + (primary_.greenF() - empty_.greenF()) * t,
+                                 empty_.blueF() + (primary_.blueF() - empty_.blueF()) * t);
+            img.setPixel(e, l, c.rgb());
+        }
     p->setRenderHint(QPainter::SmoothPixmapTransform, false);
     p->drawImage(boundingRect(), img);
 }

@@ -74,4 +74,16 @@ private:
     double low_ = 0, high_ = 1;
 };
 
+// Mixture-of-experts models: rows = layers (0 at the top), columns = experts
+// (0 at the left); colour from emptyColor (no routing) to primaryColor (the
+// most routed expert of the whole map, MetricsModel::expertShareMax) on a
+// square-root scale, so the skew of the router and its tail both show.
+class ExpertHeatmap : public MetricsView {
+    Q_OBJECT
+    QML_ELEMENT
+public:
+    using MetricsView::MetricsView;
+    void paint(QPainter* painter) override;
+};
+
 }  // namespace powerinfer::app

@@ -29,6 +29,12 @@ float MetricsModel::layerActiveFractionAt(int i, int layer) const {
     return layer >= 0 && size_t(layer) < v.size() ? v[size_t(layer)] : -1.0f;
 }
 
+double MetricsModel::expertShare(int layer, int expert) const {
+    if (expertCount_ <= 0 || expert < 0 || expert >= expertCount_ || layer < 0) return -1;
+    const size_t i = size_t(layer) * size_t(expertCount_) + size_t(expert);
+    return i < heatmap_.size() ? double(heatmap_[i]) : -1.0;
+}
+
 QVariantList MetricsModel::hitRateSeries() const {
     QVariantList out;
     out.reserve(count_);
@@ -54,6 +60,13 @@ void MetricsModel::addSamples(const std::vector<powerinfer::TokenMetrics>& sampl
         s.cpuMs = m.cpu_ms;
         s.layerHit = m.layer_hit_rate;
         s.layerActive = m.layer_active_fraction;
+        s.expertsRouted = m.experts_routed;
+        s.expertHits = m.expert_hits;
+        s.expertCacheHits = m.expert_cache_hits;
+        if (m.n_expert > 0 && !m.expert_heatmap.empty()) {
+            expertCount_ = m.n_expert;
+            heatmap_ = m.expert_heatmap;
+        }
         head_ = (head_ + 1) % cap;
         count_ = std::min(count_ + 1, cap);
         ++total_;
@@ -96,6 +109,16 @@ void MetricsModel::recompute() {
     cpuMs_ = n ? cpu / n : 0;
     tokenMs_ = n ? tok / n : 0;
     layers_ = layers;
+    qint64 routed = 0, hits = 0, cached = 0;
+    for (int i = 0; i < n; ++i) {
+        routed += at(i).expertsRouted;
+        hits += at(i).expertHits;
+        cached += at(i).expertCacheHits;
+    }
+    expertsRouted_ = routed;
+    expertHitRate_ = routed ? double(hits) / double(routed) : 0;
+    expertCacheShare_ = routed ? double(cached) / double(routed) : 0;
+    shareMax_ = heatmap_.empty() ? 0 : double(*std::max_element(heatmap_.begin(), heatmap_.end()));
 }
 
 void MetricsModel::setMemory(const powerinfer::MemoryReport& memory) {
@@ -105,7 +128,7 @@ void MetricsModel::setMemory(const powerinfer::MemoryReport& memory) {
         m.budget_bytes == memory.budget_bytes && m.dense_weights == memory.dense_weights &&
         m.hot_neurons == memory.hot_neurons && m.neuron_cache == memory.neuron_cache &&
         m.kv_cache == memory.kv_cache && m.predictors == memory.predictors &&
-        m.host_weights == memory.host_weights)
+        m.host_weights == memory.host_weights && m.scratch == memory.scratch)
         return;
     memory_ = memory;
     emit memoryChanged();
@@ -114,6 +137,7 @@ void MetricsModel::setMemory(const powerinfer::MemoryReport& memory) {
 void MetricsModel::setModel(bool hasSidecar, const QString& sparseStatus) {
     hasSidecar_ = hasSidecar;
     sparseStatus_ = sparseStatus;
+    moe_ = sparseStatus.startsWith(QLatin1String("mixture of experts"));
     emit modelChanged();
     setExpectedSparse(hasSidecar && sparseStatus.startsWith(QLatin1String("sparse")));
 }
@@ -134,6 +158,8 @@ void MetricsModel::setSpeeds(double decodeTokensPerSecond, double promptTokensPe
 void MetricsModel::clear() {
     head_ = count_ = 0;
     total_ = 0;
+    heatmap_.clear();
+    expertCount_ = 0;
     recompute();
     emit updated();
 }

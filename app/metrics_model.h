@@ -49,6 +49,17 @@ class MetricsModel : public QObject {
     Q_PROPERTY(qint64 predictors READ predictors NOTIFY memoryChanged)
     Q_PROPERTY(qint64 hostWeights READ hostWeights NOTIFY memoryChanged)
     Q_PROPERTY(qint64 deviceUsed READ deviceUsed NOTIFY memoryChanged)
+    // Mixture-of-experts models: the window's expert hit rate (routings a
+    // device expert served, placed or cached), whether experts are placed at
+    // all (else every expert runs on the CPU), and the heatmap's shape.
+    Q_PROPERTY(bool moe READ moe NOTIFY updated)
+    Q_PROPERTY(bool expertPlacement READ expertPlacement NOTIFY memoryChanged)
+    Q_PROPERTY(double expertHitRate READ expertHitRate NOTIFY updated)
+    Q_PROPERTY(double expertCacheShare READ expertCacheShare NOTIFY updated)
+    Q_PROPERTY(qint64 expertsRouted READ expertsRouted NOTIFY updated)
+    Q_PROPERTY(int expertLayers READ expertLayers NOTIFY updated)
+    Q_PROPERTY(int expertCount READ expertCount NOTIFY updated)
+    Q_PROPERTY(double expertShareMax READ expertShareMax NOTIFY updated)
     Q_PROPERTY(bool hasSidecar READ hasSidecar NOTIFY modelChanged)
     Q_PROPERTY(QString sparseStatus READ sparseStatus NOTIFY modelChanged)
 
@@ -81,6 +92,20 @@ public:
     qint64 predictors() const { return memory_.predictors; }
     qint64 hostWeights() const { return memory_.host_weights; }
     qint64 deviceUsed() const;
+    bool moe() const { return moe_ || expertCount_ > 0; }
+    bool expertPlacement() const {
+        return moe() && memory_.hot_neurons + memory_.neuron_cache + memory_.scratch > 0;
+    }
+    double expertHitRate() const { return expertHitRate_; }
+    // Of the window's routings, the share the expert cache served.
+    double expertCacheShare() const { return expertCacheShare_; }
+    qint64 expertsRouted() const { return expertsRouted_; }
+    int expertLayers() const { return expertCount_ ? int(heatmap_.size()) / expertCount_ : 0; }
+    int expertCount() const { return expertCount_; }
+    double expertShareMax() const { return shareMax_; }
+    // The latest heatmap: share of the layer's routings expert e took (-1
+    // outside it).
+    Q_INVOKABLE double expertShare(int layer, int expert) const;
     bool hasSidecar() const { return hasSidecar_; }
     QString sparseStatus() const { return sparseStatus_; }
 
@@ -115,6 +140,7 @@ private:
         double hitRate = 0, recall = -1, sparsity = 0;
         double tokenMs = 0, predictorMs = 0, deviceMs = 0, cpuMs = 0;
         std::vector<float> layerHit, layerActive;
+        qint64 expertsRouted = 0, expertHits = 0, expertCacheHits = 0;
     };
     const Sample& at(int i) const;
     void recompute();
@@ -133,6 +159,11 @@ private:
     powerinfer::MemoryReport memory_;
     bool hasSidecar_ = false;
     QString sparseStatus_;
+    bool moe_ = false;
+    double expertHitRate_ = 0, expertCacheShare_ = 0, shareMax_ = 0;
+    qint64 expertsRouted_ = 0;
+    int expertCount_ = 0;
+    std::vector<float> heatmap_;
 };
 
 }  // namespace powerinfer::app

@@ -133,6 +133,7 @@ Rectangle {
                     spacing: 6
                     Label {
                         text: root.controller.isRemote ? qsTr("Remote server")
+                              : root.metrics.moe ? qsTr("Mixture of experts")
                               : root.metrics.hasSidecar && !root.sparse.sparseEnabled
                               ? qsTr("Dense mode (sparse switched off)") : qsTr("Running dense")
                         color: Theme.text
@@ -203,10 +204,20 @@ Rectangle {
                 }
             }
 
+            // A mixture-of-experts model: experts instead of neurons (the
+            // neuron hit rate and per-layer activity do not apply).
+            ExpertSection {
+                metrics: root.metrics
+                visible: root.metrics.moe
+                Layout.fillWidth: true
+            }
+
             SectionTitle {
+                visible: !root.metrics.moe
                 text: qsTr("Hit rate, last %1 tokens").arg(root.metrics.capacity)
             }
             HitRateChart {
+                visible: !root.metrics.moe
                 objectName: "hitRateChart"
                 source: root.metrics
                 Layout.fillWidth: true
@@ -219,6 +230,7 @@ Rectangle {
                 Accessible.name: qsTr("Hot-neuron hit rate over the last tokens")
             }
             Row {
+                visible: !root.metrics.moe
                 spacing: 12
                 Repeater {
                     model: [{ label: qsTr("hit rate"), color: Theme.chart1 },
@@ -242,6 +254,7 @@ Rectangle {
             }
 
             RowLayout {
+                visible: !root.metrics.moe
                 Layout.fillWidth: true
                 SectionTitle {
                     text: heatMode.currentIndex === 0 ? qsTr("Active per layer")
@@ -259,6 +272,7 @@ Rectangle {
                 }
             }
             LayerHeatmap {
+                visible: !root.metrics.moe
                 id: heatmap
                 objectName: "layerHeatmap"
                 source: root.metrics
@@ -272,6 +286,7 @@ Rectangle {
                                  .arg(root.metrics.layers).arg(root.metrics.count)
             }
             Label {
+                visible: !root.metrics.moe
                 text: qsTr("layer 0 at the top · newest token at the right · colour %1 → %2")
                       .arg(root.pct(heatmap.low)).arg(root.pct(heatmap.high))
                 color: Theme.textFaint
@@ -316,8 +331,10 @@ Rectangle {
                 format: root.mib
                 segments: [
                     { label: qsTr("dense"), value: root.metrics.denseWeights, color: Theme.chart6 },
-                    { label: qsTr("hot"), value: root.metrics.hotNeurons, color: Theme.chart1 },
-                    { label: qsTr("cache"), value: root.metrics.neuronCache, color: Theme.chart4 },
+                    { label: root.metrics.moe ? qsTr("placed experts") : qsTr("hot"),
+                      value: root.metrics.hotNeurons, color: Theme.chart1 },
+                    { label: root.metrics.moe ? qsTr("expert cache") : qsTr("cache"),
+                      value: root.metrics.neuronCache, color: Theme.chart4 },
                     { label: qsTr("KV"), value: root.metrics.kvCache, color: Theme.chart3 },
                     { label: qsTr("predictors"), value: root.metrics.predictors, color: Theme.chart5 }
                 ]

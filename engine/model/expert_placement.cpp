@@ -95,25 +95,39 @@ ExpertRoutingStats read_expert_sidecar(const std::filesystem::path& path,
 }
 
 ExpertPlacement plan_expert_placement(const Model& model, const ExpertRoutingStats& stats,
-                                      int64_t budget_bytes) {
+                                      int64_t budget_bytes, double coverage) {
     const ModelConfig& c = model.config();
     if (!c.moe()) throw EngineError("expert placement needs a mixture-of-experts model");
-    if (stats.n_layer != c.n_layer || stats.n_expert != c.n_expert)
+    std::vector<int64_t> bytes;
+    for (int64_t l = 0; l < c.n_layer; ++l)
+        bytes.push_back(model.layer(static_cast<int>(l)).moe.expert_bytes());
+    if (stats.n_expert != c.n_expert)
+        throw EngineError("the expert-routing sidecar's shape (" + std::to_string(stats.n_layer) +
+                          " layers x " + std::to_string(stats.n_expert) +
+                          " experts) does not match the model: run powerinfer-calibrate again");
+    return plan_expert_placement(bytes, stats, budget_bytes, coverage);
+}
+
+ExpertPlacement plan_expert_placement(const std::vector<int64_t>& layer_expert_bytes,
+                                      const ExpertRoutingStats& stats, int64_t budget_bytes,
+                                      double coverage) {
+    const int64_t n_layer = static_cast<int64_t>(layer_expert_bytes.size());
+    if (stats.n_layer != n_layer || static_cast<int64_t>(stats.counts.size()) != n_layer)
         throw EngineError("the expert-routing sidecar's shape (" + std::to_string(stats.n_layer) +
                           " layers x " + std::to_string(stats.n_expert) +
                           " experts) does not match the model: run powerinfer-calibrate again");
     ExpertPlacement p;
     p.budget_bytes = std::max<int64_t>(0, budget_bytes);
-    p.on_device.resize(static_cast<size_t>(c.n_layer));
+    p.on_device.resize(static_cast<size_t>(n_layer));
     struct Candidate {
         int32_t layer, expert;
         int64_t count, bytes;
     };
     std::vector<Candidate> all;
     int64_t routed = 0;
-    for (int64_t l = 0; l < c.n_layer; ++l) {
-        const int64_t bytes = model.layer(static_cast<int>(l)).moe.expert_bytes();
-        for (int64_t e = 0; e < c.n_expert; ++e) {
+    for (int64_t l = 0; l < n_layer; ++l) {
+        const int64_t bytes = layer_expert_bytes[static_cast<size_t>(l)];
+        for (int64_t e = 0; e < stats.n_expert; ++e) {
             const int64_t n = stats.counts[static_cast<size_t>(l)][static_cast<size_t>(e)];
             all.push_back({static_cast<int32_t>(l), static_cast<int32_t>(e), n, bytes});
             routed += n;
@@ -128,6 +142,10 @@ ExpertPlacement plan_expert_placement(const Model& model, const ExpertRoutingSta
     });
     int64_t hits = 0;
     for (const Candidate& k : all) {
+        // Past the coverage asked for, the cache gets the rest.
+        if (coverage < 1.0 && routed > 0 &&
+            static_cast<double>(hits) >= coverage * static_cast<double>(routed))
+            break;
         if (p.placed_bytes + k.bytes > p.budget_bytes) break;  // the rest ranks lower
         p.placed_bytes += k.bytes;
         p.on_device[static_cast<size_t>(k.layer)].push_back(k.expert);

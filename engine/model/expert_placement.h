@@ -58,8 +58,15 @@ struct ExpertPlacement {
 // Most routed experts per byte first, over all layers, while they fit
 // `budget_bytes` (what is left after the attention blocks; every expert of
 // a model has the same size, so this is also most routed first). Ties go to
-// the lower layer, then the lower expert. Monotone in the budget.
+// the lower layer, then the lower expert. Monotone in the budget. With
+// coverage < 1 (the hot_neuron_threshold knob) the placement stops at the
+// first prefix of that ranking whose routed share reaches `coverage`, and
+// the rest of the budget is left to the expert cache (moe_offload.h).
 ExpertPlacement plan_expert_placement(const Model& model, const ExpertRoutingStats& stats,
-                                      int64_t budget_bytes);
+                                      int64_t budget_bytes, double coverage = 1.0);
+// The same from the shapes alone: one expert's bytes per layer.
+ExpertPlacement plan_expert_placement(const std::vector<int64_t>& layer_expert_bytes,
+                                      const ExpertRoutingStats& stats, int64_t budget_bytes,
+                                      double coverage = 1.0);
 
 }  // namespace powerinfer::model

@@ -7,6 +7,7 @@
 #include <span>
 
 #include "common/error.h"
+#include "model/moe_offload.h"
 #include "model/moe_router.h"
 #include "tensor/fused_matvec.h"
 #include "tensor/ops.h"
@@ -130,15 +131,18 @@ void MoeFfn::reset_counts() {
 void MoeFfn::run(int layer, const float* x, int64_t n_tokens, float* out) {
     if (n_tokens <= 0) return;
     const MoeWeights& w = layers_.at(static_cast<size_t>(layer));
+    if (offload_ && layer == 0) offload_->begin_token(n_tokens);
     route_tokens(pool_, cfg_, w, x, n_tokens, logits_, routing_);
     auto& counts = counts_[static_cast<size_t>(layer)];
     for (int32_t e : routing_.experts) ++counts[static_cast<size_t>(e)];
+    if (offload_) offload_->route(layer, routing_, n_tokens);
     if (n_tokens == 1) {
-        decode(w, x, out);
+        decode(layer, w, x, out);
     } else {
-        prefill(w, x, n_tokens, out);
+        prefill(layer, w, x, n_tokens, out);
     }
     if (w.shared_gate_inp.data) add_shared_expert(w, x, n_tokens, out);
+    if (offload_) offload_->after_layer(layer, x, n_tokens);
 }
 
 // As llama.cpp's qwen2moe graph: the gate logit through the router's
@@ -178,35 +182,49 @@ void MoeFfn::add_shared_expert(const MoeWeights& w, const float* x, int64_t n, f
 
 // One token: the k routed experts' gate and up rows in one dispatch (one
 // quantized copy of x), then their down rows and the weighted sum in another.
-void MoeFfn::decode(const MoeWeights& w, const float* x, float* out) {
+// Experts on the device (offload_) are enqueued there first and run while
+// the CPU computes the others; their outputs land in the same rows of down_.
+void MoeFfn::decode(int layer, const MoeWeights& w, const float* x, float* out) {
     const int64_t K = cfg_.n_expert_used, F = cfg_.n_ff_exp, E = cfg_.n_embd;
+    host_slots_.clear();
+    bool any_device = false;
+    for (int64_t j = 0; j < K; ++j) {
+        const int32_t e = routing_.experts[static_cast<size_t>(j)];
+        if (offload_ && offload_->on_device(layer, e)) {
+            offload_->run(layer, e, x, 1, down_.data() + j * E);
+            any_device = true;
+        } else {
+            host_slots_.push_back(static_cast<int32_t>(j));
+        }
+    }
     std::vector<tensor::WeightView> ws;
     std::vector<float*> ys;
     ws.reserve(static_cast<size_t>(2 * K));
     ys.reserve(static_cast<size_t>(2 * K));
-    for (int64_t j = 0; j < K; ++j) {
+    for (int32_t j : host_slots_) {
         const int32_t e = routing_.experts[static_cast<size_t>(j)];
         ws.push_back(w.gate.expert(e));
         ys.push_back(gate_.data() + j * F);
         ws.push_back(w.up.expert(e));
         ys.push_back(up_.data() + j * F);
     }
-    if (tensor::can_fuse(ws)) {
+    if (!ws.empty() && tensor::can_fuse(ws)) {
         tensor::quantize_activations(ws[0].type, x, E, xq_);
         tensor::matvec_fused(pool_, ws, ys, xq_);
     } else {
         for (size_t i = 0; i < ws.size(); ++i) tensor::matvec(pool_, ws[i], x, ys[i]);
     }
-    for (int64_t j = 0; j < K; ++j) {
+    for (int32_t j : host_slots_) {
         float* g = gate_.data() + j * F;
         tensor::swiglu(g, up_.data() + j * F, g, F);
         tensor::quantize_activations(w.down.first.type, g, F, act_q_[static_cast<size_t>(j)]);
     }
+    if (any_device) offload_->synchronize();
     const float* wt = routing_.weights.data();
     const int32_t* sel = routing_.experts.data();
     auto rows = [&](int64_t begin, int64_t end, int worker) {
         // Each expert's rows [begin, end) as one matrix, on this worker alone.
-        for (int64_t j = 0; j < K; ++j) {
+        for (int32_t j : host_slots_) {
             const tensor::WeightView d = w.down.expert(sel[j]).slice(begin, end);
             tensor::matvec_q(*solo_[static_cast<size_t>(worker)], d, act_q_[static_cast<size_t>(j)],
                              down_.data() + j * E + begin);
@@ -222,7 +240,8 @@ void MoeFfn::decode(const MoeWeights& w, const float* x, float* out) {
             out[r] = acc;
         }
     };
-    const int64_t down_bytes = static_cast<int64_t>(w.down.expert_bytes) * K;
+    const int64_t down_bytes =
+        static_cast<int64_t>(w.down.expert_bytes) * static_cast<int64_t>(host_slots_.size());
     if (pool_.size() > 1 && down_bytes >= 64 * 1024) {
         pool_.parallel_for(E, rows, 16);
     } else {
@@ -236,7 +255,7 @@ void MoeFfn::decode(const MoeWeights& w, const float* x, float* out) {
 // batch use the whole pool one after the other; the others run side by
 // side, one worker each, balanced by their token counts (a product of a
 // few rows is too small to split).
-void MoeFfn::prefill(const MoeWeights& w, const float* x, int64_t n, float* out) {
+void MoeFfn::prefill(int layer, const MoeWeights& w, const float* x, int64_t n, float* out) {
     const int64_t K = cfg_.n_expert_used, E = cfg_.n_embd;
     for (auto& s : slots_) s.clear();
     for (int64_t t = 0; t < n; ++t)
@@ -245,16 +264,22 @@ void MoeFfn::prefill(const MoeWeights& w, const float* x, int64_t n, float* out)
                 static_cast<int32_t>(t * K + j));
     slot_out_.resize(static_cast<size_t>(n * K * E));
     const int workers = pool_.size();
-    std::vector<int32_t> small;
+    std::vector<int32_t> small, large;
+    device_experts_.clear();
     for (int64_t e = 0; e < cfg_.n_expert; ++e) {
         const int64_t m = static_cast<int64_t>(slots_[static_cast<size_t>(e)].size());
         if (m == 0) continue;
-        if (workers == 1 || m * workers > n * K) {
-            run_expert(pool_, w, e, x, rows_[0]);
+        if (offload_ && offload_->on_device(layer, static_cast<int32_t>(e))) {
+            device_experts_.push_back(static_cast<int32_t>(e));
+        } else if (workers == 1 || m * workers > n * K) {
+            large.push_back(static_cast<int32_t>(e));
         } else {
             small.push_back(static_cast<int32_t>(e));
         }
     }
+    // The device's experts first (a GPU runs them while the CPU does the rest).
+    if (!device_experts_.empty()) run_device_experts(layer, x, device_experts_);
+    for (int32_t e : large) run_expert(pool_, w, e, x, rows_[0]);
     if (!small.empty()) {
         // Longest first onto the least loaded worker.
         std::stable_sort(small.begin(), small.end(), [&](int32_t a, int32_t b) {
@@ -278,6 +303,7 @@ void MoeFfn::prefill(const MoeWeights& w, const float* x, int64_t n, float* out)
             },
             1);
     }
+    if (!device_experts_.empty()) finish_device_experts();
     for (int64_t t = 0; t < n; ++t) {
         const float* wt = routing_.weights.data() + t * K;
         const float* y = slot_out_.data() + t * K * E;
@@ -291,6 +317,43 @@ void MoeFfn::prefill(const MoeWeights& w, const float* x, int64_t n, float* out)
             o[r] = acc;
         }
     }
+}
+
+// Gathers each device expert's rows and enqueues them there in groups that
+// fit the offload's scratch; finish_device_experts() waits for the last
+// group and scatters the outputs per (token, slot).
+void MoeFfn::run_device_experts(int layer, const float* x, const std::vector<int32_t>& experts) {
+    const int64_t K = cfg_.n_expert_used, E = cfg_.n_embd;
+    const int64_t cap = offload_->rows_left();
+    dev_x_.resize(static_cast<size_t>(cap * E));
+    dev_y_.resize(static_cast<size_t>(cap * E));
+    dev_slots_.clear();
+    for (int32_t e : experts) {
+        const std::vector<int32_t>& s = slots_[static_cast<size_t>(e)];
+        for (size_t begin = 0; begin < s.size();) {
+            if (offload_->rows_left() == 0) finish_device_experts();
+            const size_t m = std::min(s.size() - begin, static_cast<size_t>(offload_->rows_left()));
+            const size_t row0 = dev_slots_.size();
+            for (size_t i = 0; i < m; ++i) {
+                dev_slots_.push_back(s[begin + i]);
+                std::memcpy(dev_x_.data() + (row0 + i) * static_cast<size_t>(E),
+                            x + (s[begin + i] / K) * E, static_cast<size_t>(E) * sizeof(float));
+            }
+            offload_->run(layer, e, dev_x_.data() + row0 * static_cast<size_t>(E),
+                          static_cast<int64_t>(m), dev_y_.data() + row0 * static_cast<size_t>(E));
+            begin += m;
+        }
+    }
+}
+
+void MoeFfn::finish_device_experts() {
+    const int64_t E = cfg_.n_embd;
+    offload_->synchronize();
+    for (size_t i = 0; i < dev_slots_.size(); ++i)
+        std::memcpy(slot_out_.data() + static_cast<size_t>(dev_slots_[i]) * E,
+                    dev_y_.data() + i * static_cast<size_t>(E),
+                    static_cast<size_t>(E) * sizeof(float));
+    dev_slots_.clear();
 }
 
 void MoeFfn::run_expert(tensor::ThreadPool& pool, const MoeWeights& w, int64_t e, const float* x,

@@ -27,6 +27,8 @@
 
 namespace powerinfer::model {
 
+class ExpertOffload;
+
 // One of a layer's stacked expert tensors ([n_expert][rows][cols] in the
 // GGUF): expert e's matrix starts e * expert_bytes after expert 0's.
 struct ExpertStack {
@@ -77,9 +79,18 @@ public:
     const std::vector<std::vector<int64_t>>& expert_counts() const { return counts_; }
     void reset_counts();
 
+    // Experts on a device (moe_offload.h): those it holds run there, the
+    // rest here; null = every expert on the CPU. Must outlive its use.
+    void set_offload(ExpertOffload* offload) { offload_ = offload; }
+    ExpertOffload* offload() const { return offload_; }
+
 private:
-    void decode(const MoeWeights& w, const float* x, float* out);
-    void prefill(const MoeWeights& w, const float* x, int64_t n, float* out);
+    void decode(int layer, const MoeWeights& w, const float* x, float* out);
+    void prefill(int layer, const MoeWeights& w, const float* x, int64_t n, float* out);
+    // Prefill: the device's experts of `layer` over their tokens (enqueued),
+    // then their outputs into slot_out_ once the device is done.
+    void run_device_experts(int layer, const float* x, const std::vector<int32_t>& experts);
+    void finish_device_experts();
     // Expert e over its slots' tokens on `pool`, outputs into slot_out_.
     void run_expert(tensor::ThreadPool& pool, const MoeWeights& w, int64_t e, const float* x,
                     std::vector<float>& rows);
@@ -88,6 +99,10 @@ private:
 
     tensor::ThreadPool& pool_;
     ModelConfig cfg_;
+    ExpertOffload* offload_ = nullptr;
+    std::vector<int32_t> host_slots_, device_experts_;
+    std::vector<float> dev_x_, dev_y_;  // prefill: the device experts' gathered rows, outputs
+    std::vector<int32_t> dev_slots_;    // (token * k + slot) of each row in dev_y_
     std::vector<MoeWeights> layers_;
     std::vector<std::vector<int64_t>> counts_;
     Routing routing_;

@@ -10,6 +10,7 @@
 #include "powerinfer/placement.h"
 #include "runtime/device_select.h"
 #include "runtime/local_engine.h"
+#include "runtime/moe_runtime.h"
 #include "sparse/hybrid_ffn.h"
 #include "sparse/placement.h"
 #include "sparse/sidecar.h"
@@ -74,12 +75,29 @@ PlacementPreview preview_placement(const LoadOptions& options, const GpuStatus& 
                                   ? sparse::default_sidecar_path(options.model_path)
                                   : options.sidecar_path;
     if (cfg.moe()) {
-        // Every expert stays mapped in RAM and runs on the CPU.
+        // Every expert stays mapped in RAM; the placed ones are copied onto
+        // the device (moe_runtime.h: LocalEngine::load's own choice).
         p.n_experts = cfg.n_expert;
-        for (int64_t l = 0; l < cfg.n_layer; ++l)
-            p.expert_bytes += m.layer(static_cast<int>(l)).moe.expert_bytes() * cfg.n_expert;
-        p.status = "mixture of experts: " + std::to_string(cfg.n_expert_used) + " of " +
-                   std::to_string(cfg.n_expert) + " experts per token, on the CPU";
+        const std::vector<int64_t> per_expert = runtime::layer_expert_bytes(m);
+        for (int64_t b : per_expert) p.expert_bytes += b * cfg.n_expert;
+        p.total_experts = cfg.n_layer * cfg.n_expert;
+        p.host_expert_bytes = p.expert_bytes;
+        const runtime::ExpertSetupChoice choice = runtime::choose_expert_setup(
+            m, options, sidecar_path, gpu.present ? gpu.description : std::string());
+        p.status = choice.status;
+        if (!choice.run) return p;
+        const model::ExpertOffload::Plan plan =
+            model::ExpertOffload::plan_for(cfg, per_expert, choice.setup);
+        p.sparse = true;
+        p.budget_bytes = choice.setup.budget_bytes;
+        p.placed_experts = plan.placement.placed_experts;
+        p.placed_expert_bytes = plan.placement.placed_bytes;
+        p.expert_cache_bytes = plan.cache_bytes;
+        p.expert_scratch_bytes = plan.scratch_bytes;
+        p.host_expert_bytes = p.expert_bytes - p.placed_expert_bytes;
+        p.expert_routed_share = plan.placement.routed_share;
+        p.device_bytes = p.placed_expert_bytes + p.expert_cache_bytes + p.expert_scratch_bytes;
+        p.note = "simulated device: the placed experts are copied into RAM";
         return p;
     }
     if (!options.tuning.sparse) {

@@ -11,6 +11,7 @@
 #include "model/model.h"
 #include "runtime/device_select.h"
 #include "runtime/json_grammar.h"
+#include "runtime/moe_runtime.h"
 #include "runtime/stop_strings.h"
 #include "runtime/tool_prompt.h"
 #include "sparse/hybrid_ffn.h"
@@ -162,13 +163,12 @@ std::unique_ptr<LocalEngine> LocalEngine::load(const LoadOptions& options) {
     // Sparse mode on a GPU: the attention blocks' plan, reserved before the
     // hot neurons are placed (null: no GPU).
     std::unique_ptr<model::SparseOffloadPlan> attention_plan;
+    std::string moe_status;  // experts: where they run (moe_runtime.h)
+    if (c.moe()) e->moe_ = std::make_unique<MoeRuntime>(*e->model_, options, sidecar, moe_status);
     if (!options.tuning.sparse) {
         info.sparse_status = "dense: sparse inference is off in the settings";
     } else if (c.moe()) {
-        info.sparse_status = "mixture of experts: " + std::to_string(c.n_expert_used) + " of " +
-                             std::to_string(c.n_expert) +
-                             " experts per token and layer, chosen exactly by the router, on the "
-                             "CPU (neuron-level sparsity does not apply)";
+        info.sparse_status = moe_status;
     } else if (!info.has_sidecar) {
         info.sparse_status = "dense: no sidecar " + sidecar.filename().string() +
                              " (run powerinfer-calibrate to create one)";
@@ -378,6 +378,7 @@ void LocalEngine::set_tuning(const Tuning& tuning) {
     tuning_ = tuning;
     tuning_dirty_ = true;
     if (sparse_) sparse_->set_tuning(tuning);  // thread-safe; applied before the next token
+    if (moe_) moe_->set_tuning(tuning);        // the same
 }
 
 Tuning LocalEngine::tuning() const {
@@ -411,6 +412,7 @@ MemoryReport LocalEngine::memory() const {
         m.dense_weights = d.used_by(backend::MemCategory::DenseWeights);
         m.kv_cache = d.used_by(backend::MemCategory::KvCache);
     }
+    if (moe_) moe_->fill(m);
     return m;
 }
 
@@ -576,6 +578,7 @@ TokenMetrics LocalEngine::token_metrics(int64_t index, double token_ms) {
             m = std::move(sm);
         }
     }
+    if (moe_) moe_->fill(m);
     std::lock_guard lock(mutex_);
     last_metrics_ = m;
     return m;

@@ -36,6 +36,8 @@ struct ChatTemplate;
 
 namespace powerinfer::runtime {
 
+class MoeRuntime;
+
 // Sparse mode on a GPU: the plan of the predictors, the attention blocks
 // (LoadOptions::gpu_attention_layers) and the room left for hot neurons, for
 // a device reporting device_free_bytes free, already holding
@@ -127,6 +129,9 @@ private:
     // The hybrid sparse FFN executor (null: dense); declared after model_ so
     // that it is destroyed first.
     std::unique_ptr<sparse::HybridFfn> sparse_;
+    // Mixture-of-experts models: expert placement, its knobs and metrics
+    // (null for dense models); destroyed before model_ too.
+    std::unique_ptr<MoeRuntime> moe_;
     // Layer offload: the GPU whose backend runs the model's first layers (the
     // destructor takes the plan back from the model before any device goes).
     // In sparse mode the attention runs on sparse_'s device.

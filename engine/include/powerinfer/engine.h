@@ -150,6 +150,20 @@ struct TokenMetrics {
     std::vector<float> layer_hit_rate;         // per layer (sparse only)
     std::vector<float> layer_active_fraction;  // per layer (sparse only)
     double recall = -1;                        // validate mode sample, -1 if none
+    // Mixture-of-experts models (0 / empty for dense ones): expert routings
+    // (token x layer x selected expert) since the previous sample, how many
+    // a device expert served (placed or in the expert cache; 0 with every
+    // expert on the CPU), how many of those the cache did, and prefetched
+    // experts that were routed.
+    int64_t experts_routed = 0, expert_hits = 0, expert_cache_hits = 0;
+    int64_t expert_prefetch_useful = 0;
+    double expert_hit_rate() const {
+        return experts_routed ? double(expert_hits) / double(experts_routed) : 0.0;
+    }
+    // The heatmap: per layer and expert ([layer][n_expert], flattened), the
+    // share of the layer's routings since the model was loaded.
+    int n_expert = 0;
+    std::vector<float> expert_heatmap;
 };
 
 struct TokenEvent {

@@ -63,6 +63,16 @@ struct PlacementPreview {
     // (part of host_weight_bytes: they run on the CPU).
     int64_t n_experts = 0;
     int64_t expert_bytes = 0;
+    // With expert placement (an expert sidecar and a device budget, see
+    // ModelInfo::sparse_status): the experts placed on the device and their
+    // gate/up/down bytes, the expert cache's room and the offload's row
+    // scratch (all within budget_bytes and counted in device_bytes), what
+    // the CPU runs (expert_bytes - placed_expert_bytes), and the share of
+    // the calibration's routings the placed experts serve.
+    int64_t placed_experts = 0, total_experts = 0;
+    int64_t placed_expert_bytes = 0, expert_cache_bytes = 0, expert_scratch_bytes = 0;
+    int64_t host_expert_bytes = 0;
+    double expert_routed_share = 0;
 };
 
 // options: the model, the sidecar (empty: next to the model), n_ctx,

@@ -1,0 +1,81 @@
+// The runtime side of a mixture-of-experts model: expert placement from the
+// expert-routing sidecar when the options allow it (model/moe_offload.h),
+// its live knobs, and the expert metrics (hit rate, per-layer routing
+// heatmap) and memory that LocalEngine reports.
+//
+// Where the placed experts go: on a simulated device (no GPU, or device
+// "cpu" is not set and vram_budget_mb > 0: the budgeted CPU stand-in, whose
+// copies of the placed experts cost RAM and which shows the hit rates a GPU
+// of that budget would get). A CUDA GPU does not take experts in this
+// version: they run on the CPU and the status says so. Without a sidecar,
+// with sparse off or vram_budget_mb 0/auto on the CPU, every expert runs on
+// the CPU (the heatmap is reported all the same).
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "backend/compute.h"
+#include "backend/device.h"
+#include "model/model.h"
+#include "model/moe_offload.h"
+#include "powerinfer/engine.h"
+
+namespace powerinfer::runtime {
+
+// Whether and how a MoE model's experts are placed (LocalEngine::load and
+// preview_placement compute it alike): `run` false with the reason in
+// `status` (ModelInfo::sparse_status), else the offload's setup.
+// gpu_name: the GPU the options would use ("" when none).
+struct ExpertSetupChoice {
+    bool run = false;
+    std::string status;
+    model::ExpertOffload::Setup setup;
+};
+ExpertSetupChoice choose_expert_setup(const model::Model& model, const LoadOptions& options,
+                                      const std::filesystem::path& sidecar,
+                                      const std::string& gpu_name);
+// One expert's bytes per layer.
+std::vector<int64_t> layer_expert_bytes(const model::Model& model);
+
+class MoeRuntime {
+public:
+    // `model` (a MoE model) and its pool must outlive this. `status` gets
+    // the ModelInfo::sparse_status line.
+    MoeRuntime(model::Model& model, const LoadOptions& options,
+               const std::filesystem::path& sidecar, std::string& status);
+    ~MoeRuntime();
+    MoeRuntime(const MoeRuntime&) = delete;
+    MoeRuntime& operator=(const MoeRuntime&) = delete;
+
+    bool placed() const { return offload_ != nullptr; }
+    // Any thread: hot_neuron_threshold, cache_window_size, prefetch_depth
+    // and vram_budget_mb reach the placement before the next token (a model
+    // loaded without placement needs a reload for it: the memory report's
+    // note says so).
+    void set_tuning(const Tuning& tuning);
+    // Engine thread, once per token: the routings since the previous call and
+    // the heatmap.
+    void fill(TokenMetrics& m);
+    // The device's part of the memory report (placed experts as hot_neurons,
+    // cached ones as neuron_cache); any thread.
+    void fill(MemoryReport& m) const;
+
+private:
+    void snapshot_memory();
+
+    model::Model& model_;
+    std::unique_ptr<backend::Device> device_;
+    std::unique_ptr<backend::Compute> compute_;
+    std::unique_ptr<model::ExpertOffload> offload_;
+    model::ExpertCacheStats last_;
+    mutable std::mutex mutex_;
+    MemoryReport memory_;  // snapshot, updated by fill(TokenMetrics&)
+    std::string note_;     // a knob that needs a reload
+};
+
+}  // namespace powerinfer::runtime
