@@ -17,7 +17,8 @@ void usage() {
         stderr,
         "usage: powerinfer-calibrate -m MODEL.gguf --corpus FILE [--tokens N (8192)]\n"
         "  [--target-sparsity S[,S2,...]] (default: the measured recommendation, the highest\n"
-        "  level whose held-out perplexity rise is within --max-ppl-rise)\n"
+        "  level whose held-out perplexity rise is within --max-ppl-rise; a given target is\n"
+        "  the default level and skips the curve unless --curve-tokens is given)\n"
         "  [--curve-tokens N (2048; 0: no curve)] [--curve-window N (256)]\n"
         "  [--curve-levels L1,L2,...] [--max-ppl-rise F (0.02)]\n"
         "  [--rank-max R] [--target-recall R] [--samples N]\n"
@@ -39,6 +40,7 @@ int main(int argc, char** argv) {
     try {
         CalibrationOptions opt;
         opt.target_sparsity = -1;  // the measured recommendation unless given
+        bool curve_given = false;
         FidelityOptions fid;
         auto list = [](const std::string& v) {
             std::vector<double> out;
@@ -73,10 +75,14 @@ int main(int argc, char** argv) {
                 // One value, or several separated by commas (one corpus run).
                 opt.target_sparsities = list(next());
                 opt.target_sparsity = opt.target_sparsities.front();
-                // A chosen target is the sidecar's default level.
+                // A chosen target is the sidecar's default level, and no
+                // curve is measured unless --curve-tokens asks for one.
                 opt.default_to_recommended = false;
-            } else if (a == "--curve-tokens")
+                if (!curve_given) opt.curve_tokens = 0;
+            } else if (a == "--curve-tokens") {
                 opt.curve_tokens = std::stoll(next());
+                curve_given = true;
+            }
             else if (a == "--curve-window")
                 opt.curve_window = std::stoll(next());
             else if (a == "--curve-levels")

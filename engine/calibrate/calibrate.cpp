@@ -637,13 +637,23 @@ CalibrationReport calibrate_model(const CalibrationOptions& opt) {
                           " is too short: give at least a few thousand tokens of text");
     }
     const int64_t window = std::max<int64_t>(16, opt.window);
+
+    tensor::ThreadPool pool(opt.n_threads);
+    model::Model m(file, pool, window, 256);
+    const auto& cfg = m.config();
+    if (cfg.moe()) {
+        if (static_cast<int64_t>(tokens.size()) > opt.tokens)
+            tokens.resize(static_cast<size_t>(opt.tokens));
+        return calibrate_expert_routing(opt, *file, m, tokens, tok->add_bos() ? tok->bos() : -1,
+                                        window, progress);
+    }
     // Held-out tokens for the sparsity curve: the corpus past the calibration
     // part, or (a shorter corpus) its last part, at most a quarter of it,
     // which the calibration then does not read. Whole windows only.
     const int64_t curve_window = std::clamp<int64_t>(opt.curve_window, 8, window);
     std::vector<int32_t> held;
     std::string curve_note;
-    if (opt.curve_tokens > 0) {
+    if (opt.curve_tokens > 0) {  // (the corpus run below reads the rest)
         const int64_t all = static_cast<int64_t>(tokens.size());
         const int64_t want = opt.curve_tokens / curve_window * curve_window;
         if (all >= opt.tokens + want) {
@@ -668,12 +678,6 @@ CalibrationReport calibrate_model(const CalibrationOptions& opt) {
         tokens.resize(static_cast<size_t>(opt.tokens));
     const int64_t n_tok = static_cast<int64_t>(tokens.size());
 
-    tensor::ThreadPool pool(opt.n_threads);
-    model::Model m(file, pool, window, 256);
-    const auto& cfg = m.config();
-    if (cfg.moe())
-        return calibrate_expert_routing(opt, *file, m, tokens, tok->add_bos() ? tok->bos() : -1,
-                                        window, progress);
     const int64_t stride = std::max<int64_t>(1, n_tok / std::max<int64_t>(1, opt.max_samples));
     RecordingFfn rec(pool, m, stride, opt.max_samples);
     m.set_ffn_executor(&rec);

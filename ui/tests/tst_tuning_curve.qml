@@ -56,6 +56,10 @@ TestCase {
         // A measured speed joins the curve.
         compare(canvas.drawnSpeeds, 0)
         testController.sparse.setValue("activation_sparsity", -1)
+        testController.newConversation()
+        testController.send("hello")
+        tryCompare(testController, "generating", true, 3000)
+        tryCompare(testController, "generating", false, 5000)
         testController.compareWithDense()
         tryCompare(testController.sparse, "comparing", false, 10000)
         tryVerify(() => testController.sparse.speedPoints.length === 1, 10000)
