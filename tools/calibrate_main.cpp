@@ -82,8 +82,7 @@ int main(int argc, char** argv) {
             } else if (a == "--curve-tokens") {
                 opt.curve_tokens = std::stoll(next());
                 curve_given = true;
-            }
-            else if (a == "--curve-window")
+            } else if (a == "--curve-window")
                 opt.curve_window = std::stoll(next());
             else if (a == "--curve-levels")
                 opt.curve_levels = list(next());

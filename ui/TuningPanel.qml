@@ -301,17 +301,23 @@ Drawer {
                             // Speed (right axis: sparse / dense tok/s) where measured.
                             const s = curveBox.speeds
                             if (s.length > 0) {
+                                // Whole tenths around 1.0x and every measured ratio.
                                 let lo = 0.8, hi = 1.2
-                                for (const q of s) { lo = Math.min(lo, q.ratio); hi = Math.max(hi, q.ratio) }
+                                for (const q of s) { lo = Math.min(lo, q.ratio - 0.05); hi = Math.max(hi, q.ratio + 0.05) }
+                                lo = Math.floor(lo * 10) / 10
+                                hi = Math.ceil(hi * 10) / 10
                                 const S = v => top + h * (1 - (v - lo) / (hi - lo))
                                 ctx.fillStyle = Theme.textMuted
                                 ctx.fillText(hi.toFixed(1) + "x", left + w + 4, top + 8)
+                                ctx.fillText("1.0x", left + w + 4, S(1) + 3)
                                 ctx.fillText(lo.toFixed(1) + "x", left + w + 4, top + h)
-                                ctx.strokeStyle = Theme.chart6
+                                ctx.strokeStyle = Theme.chart2
+                                ctx.globalAlpha = 0.5
                                 ctx.lineWidth = 1
                                 ctx.setLineDash([2, 2])
                                 ctx.beginPath(); ctx.moveTo(left, S(1)); ctx.lineTo(left + w, S(1)); ctx.stroke()
                                 ctx.setLineDash([])
+                                ctx.globalAlpha = 1
                                 ctx.fillStyle = Theme.chart2
                                 for (const q of s) {
                                     const x = X(curveBox.at(q.level, "delivered"))
@@ -346,7 +352,7 @@ Drawer {
                         Key { swatch: Theme.chart1; text: qsTr("perplexity rise vs delivered sparsity") }
                         Key { swatch: Theme.warning; text: qsTr("bound +%1 %").arg((curveBox.bound * 100).toFixed(0)) }
                         Key { swatch: Theme.text; text: qsTr("current") }
-                        Key { visible: curveBox.speeds.length > 0; swatch: Theme.chart2; text: qsTr("speed vs dense") }
+                        Key { visible: curveBox.speeds.length > 0; swatch: Theme.chart2; text: qsTr("decode speed vs dense (right axis)") }
                     }
                     Label {
                         objectName: "curveSummary"

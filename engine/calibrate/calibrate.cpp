@@ -119,7 +119,8 @@ public:
             double xx = 0;
             for (int64_t k = 0; k < n_embd_; ++k)
                 xx += double(x[t * n_embd_ + k]) * x[t * n_embd_ + k];
-            inv_x_[static_cast<size_t>(t)] = xx > 0 ? static_cast<float>(1.0 / std::sqrt(xx)) : 0.0f;
+            inv_x_[static_cast<size_t>(t)] =
+                xx > 0 ? static_cast<float>(1.0 / std::sqrt(xx)) : 0.0f;
         }
         r.r_n += n;
         // Per-neuron statistics, split by neurons over the pool (each worker
@@ -700,9 +701,9 @@ CalibrationReport calibrate_model(const CalibrationOptions& opt) {
     // Per window and level: the scored half as a batch whose FFN runs token
     // by token (about 4 corpus tokens' worth each), plus the dense passes.
     const int64_t curve_windows = static_cast<int64_t>(held.size()) / curve_window;
-    progress.set_curve_work(double(curve_windows) *
-                            (double(curve_window) +
-                             4.0 * double(curve_window / 2) * double(curve_levels.size() + 1)));
+    progress.set_curve_work(
+        double(curve_windows) *
+        (double(curve_window) + 4.0 * double(curve_window / 2) * double(curve_levels.size() + 1)));
     progress.emit(progress.at(CalibrationPhase::Corpus, 0, n_tok));
 
     CalibrateReport report;
@@ -746,7 +747,8 @@ CalibrationReport calibrate_model(const CalibrationOptions& opt) {
         {
             const size_t step = std::max<size_t>(1, r.c.size() / (size_t{2} << 20));
             std::vector<float> sub;
-            for (size_t i = 0; i < r.c.size(); i += step) sub.push_back(tensor::fp16_to_fp32(r.c[i]));
+            for (size_t i = 0; i < r.c.size(); i += step)
+                sub.push_back(tensor::fp16_to_fp32(r.c[i]));
             std::sort(sub.begin(), sub.end());
             for (double level : kExactLevels)
                 ls.exact_thresholds.push_back(
@@ -832,18 +834,21 @@ CalibrationReport calibrate_model(const CalibrationOptions& opt) {
         report.curve.tokens_scored = meter.scored();
         for (const auto& p : curve)
             report.curve.points.push_back({p.level, p.delivered, p.ppl_rise, p.mean_kl, p.top1});
-        log(fmt("calibrate: sparsity curve on %.0f held-out tokens (%.0f windows of %.0f), dense "
+        log(
+            fmt("calibrate: sparsity curve on %.0f held-out tokens (%.0f windows of %.0f), dense "
                 "perplexity %.4f, %.1f s",
                 double(meter.scored()), double(curve_windows), double(curve_window),
                 meter.dense_ppl(), report.curve_seconds));
         for (const auto& p : curve)
-            log(fmt("calibrate:   level %.2f: delivered %.3f, perplexity %+.2f %%, KL %.4f, "
+            log(
+                fmt("calibrate:   level %.2f: delivered %.3f, perplexity %+.2f %%, KL %.4f, "
                     "top-1 %.3f",
                     p.level, p.delivered, 100.0 * p.ppl_rise, p.mean_kl, p.top1));
         if (recommended < 0)
-            curve_note = fmt("no level keeps the perplexity within +%.0f %%: sparse mode is not "
-                             "recommended for this model",
-                             100.0 * bound);
+            curve_note =
+                fmt("no level keeps the perplexity within +%.0f %%: sparse mode is not "
+                    "recommended for this model",
+                    100.0 * bound);
     }
     if (auto_target) targets[0] = recommended >= 0 ? recommended : (curve_windows > 0 ? 0.0 : 0.5);
     if (!curve_note.empty()) log("calibrate: " + curve_note);

@@ -550,13 +550,12 @@ std::string HybridFfn::status() const {
         std::string out = buf;
         if (sidecar_.recommended_sparsity >= 0) {
             // The measured curve's verdict, and whether the default follows it.
-            std::snprintf(buf, sizeof buf,
-                          "; recommended %.0f%% (measured: perplexity within +%.0f%% on "
-                          "held-out text)%s",
-                          100.0 * sidecar_.recommended_sparsity, 100.0 * sidecar_.curve_bound,
-                          exact_->level() < 0 && sidecar_.default_sparsity >= 0
-                              ? ", the default"
-                              : "");
+            std::snprintf(
+                buf, sizeof buf,
+                "; recommended %.0f%% (measured: perplexity within +%.0f%% on "
+                "held-out text)%s",
+                100.0 * sidecar_.recommended_sparsity, 100.0 * sidecar_.curve_bound,
+                exact_->level() < 0 && sidecar_.default_sparsity >= 0 ? ", the default" : "");
             out += buf;
         }
         if (exact_->dense_down_layers() > 0)

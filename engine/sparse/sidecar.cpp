@@ -333,8 +333,9 @@ Sidecar read_sidecar(const std::filesystem::path& path, const std::string& expec
         s.curve_dense_ppl =
             static_cast<float>(f->get_float("powerinfer.curve.dense_ppl").value_or(0));
         s.curve_tokens = static_cast<uint64_t>(f->get_int("powerinfer.curve.tokens").value_or(0));
-        for (auto [key, dst] : {std::pair{"powerinfer.recommended_sparsity", &s.recommended_sparsity},
-                                std::pair{"powerinfer.default_sparsity", &s.default_sparsity}}) {
+        for (auto [key, dst] :
+             {std::pair{"powerinfer.recommended_sparsity", &s.recommended_sparsity},
+              std::pair{"powerinfer.default_sparsity", &s.default_sparsity}}) {
             const auto v = f->get_float(key);
             if (!v) continue;
             if (!std::isfinite(*v) || *v < 0 || *v >= 1)

@@ -105,9 +105,9 @@ struct Sidecar {
     std::vector<LayerStats> layers;
     // The measured curve (optional; older sidecars lack it), ascending levels.
     std::vector<CurvePoint> curve;
-    float curve_bound = 0;       // the perplexity-rise bound of the recommendation
-    float curve_dense_ppl = 0;   // dense perplexity on the held-out windows
-    uint64_t curve_tokens = 0;   // tokens scored per level
+    float curve_bound = 0;            // the perplexity-rise bound of the recommendation
+    float curve_dense_ppl = 0;        // dense perplexity on the held-out windows
+    uint64_t curve_tokens = 0;        // tokens scored per level
     float recommended_sparsity = -1;  // -1: none measured
     // The exact path's level for activation_sparsity -1 (-1: the target's
     // calibrated threshold, as older sidecars).
