@@ -656,7 +656,10 @@ CalibrationReport calibrate_model(const CalibrationOptions& opt) {
     std::string curve_note;
     if (opt.curve_tokens > 0) {  // (the corpus run below reads the rest)
         const int64_t all = static_cast<int64_t>(tokens.size());
-        const int64_t want = opt.curve_tokens / curve_window * curve_window;
+        // At most a quarter as many as the calibration reads (a quick
+        // calibration gets a quick curve).
+        const int64_t want =
+            std::min(opt.curve_tokens, opt.tokens / 4) / curve_window * curve_window;
         if (all >= opt.tokens + want) {
             held.assign(tokens.begin() + opt.tokens, tokens.begin() + opt.tokens + want);
         } else {
@@ -666,7 +669,11 @@ CalibrationReport calibrate_model(const CalibrationOptions& opt) {
                 tokens.resize(static_cast<size_t>(all - n));
             }
         }
-        if (held.empty())
+        if (want == 0)
+            curve_note = "too few calibration tokens for a sparsity curve (it holds out at most "
+                         "a quarter as many, in windows of " +
+                         std::to_string(curve_window) + "): no curve, the default is the target";
+        else if (held.empty())
             curve_note = "the corpus is too short to hold out a window of " +
                          std::to_string(curve_window) +
                          " tokens for the sparsity curve: no curve, the default is the target";

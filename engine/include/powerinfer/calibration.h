@@ -76,7 +76,8 @@ struct CalibrationOptions {
     // tokens (the corpus past the calibration tokens; a shorter corpus gives
     // up its last part, at most a quarter) in windows of curve_window, the
     // first half of each as context, the second scored, at every level of
-    // curve_levels through the exact CPU path against dense. 0: no curve.
+    // curve_levels through the exact CPU path against dense. At most
+    // tokens / 4 (whole windows). 0: no curve.
     int64_t curve_tokens = 2048;
     int64_t curve_window = 256;
     // Empty: 0, 0.2, 0.3, 0.4, 0.5, 0.6, higher while within the bound, then
