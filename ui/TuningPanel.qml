@@ -318,11 +318,17 @@ Drawer {
                                 ctx.beginPath(); ctx.moveTo(left, S(1)); ctx.lineTo(left + w, S(1)); ctx.stroke()
                                 ctx.setLineDash([])
                                 ctx.globalAlpha = 1
-                                ctx.fillStyle = Theme.chart2
                                 for (const q of s) {
-                                    const x = X(curveBox.at(q.level, "delivered"))
-                                    ctx.fillRect(x - 4, S(q.ratio) - 4, 8, 8)
-                                    ctx.fillText(q.ratio.toFixed(2) + "x", x + 6, S(q.ratio) - 4)
+                                    const x = X(curveBox.at(q.level, "delivered")), y = S(q.ratio)
+                                    ctx.fillStyle = Theme.chart2
+                                    ctx.fillRect(x - 4, y - 4, 8, 8)
+                                    // The figure on a plate, left of the square (clear of the curve).
+                                    const label = q.ratio.toFixed(2) + "x"
+                                    const tw = ctx.measureText(label).width
+                                    ctx.fillStyle = Theme.surface
+                                    ctx.fillRect(x - tw - 10, y - 7, tw + 4, 13)
+                                    ctx.fillStyle = Theme.chart2
+                                    ctx.fillText(label, x - tw - 8, y + 3)
                                 }
                             }
                             drawnSpeeds = s.length
