@@ -24,6 +24,7 @@ std::unique_ptr<FakeEngine> FakeEngine::load(const powerinfer::LoadOptions& opti
     engine->info_.n_layers = script.layers;
     engine->info_.n_ff = 1536;
     engine->info_.has_sidecar = script.sidecar;
+    if (script.sidecar) engine->info_.sparsity_curve = script.curve;
     engine->info_.n_ctx_train = 8192;
     engine->info_.n_ctx = options.n_ctx;
     engine->info_.chat_template_name = "chatml";

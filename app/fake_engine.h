@@ -35,6 +35,8 @@ struct FakeScript {
     // measured one, so a decision on speed does not hang on the machine's load.
     double denseTokensPerSecond = 0;
     double sparseTokensPerSecond = 0;
+    // The sidecar's measured sparsity curve (ModelInfo::sparsity_curve).
+    powerinfer::SparsityCurve curve;
 };
 
 class FakeEngine : public powerinfer::Engine {

@@ -218,8 +218,24 @@ powerinfer::Tuning SparseController::tuningForModel(const QString& modelPath) {
     return tuning_;
 }
 
+QVariantList SparseController::curve() const {
+    QVariantList out;
+    for (const powerinfer::SparsityCurvePoint& p : curve_.points)
+        out.append(QVariantMap{{QStringLiteral("level"), p.level},
+                               {QStringLiteral("delivered"), p.delivered},
+                               {QStringLiteral("pplRise"), p.ppl_rise},
+                               {QStringLiteral("meanKl"), p.mean_kl},
+                               {QStringLiteral("top1"), p.top1}});
+    return out;
+}
+
 void SparseController::modelLoaded(const QString& modelPath, const LoadOutcome& outcome) {
     flushConfig();  // a change for the previous model lands in its own file
+    // Speeds measured for another model (or before a recalibration) do not
+    // belong on this curve.
+    if (modelPath != modelPath_ || compareAfterLoad_) speedPoints_.clear();
+    curve_ = outcome.info.has_sidecar ? outcome.info.sparsity_curve : powerinfer::SparsityCurve{};
+    emit curveChanged();
     modelPath_ = modelPath;
     configPath_ = configPathFor(modelPath);
     tuning_ = outcome.tuning;
@@ -290,6 +306,7 @@ void SparseController::apply() {
     // for the disk); a burst of changes is one write.
     saveTimer_.start();
     emit tuningChanged();
+    emit curveChanged();  // currentSparsity follows the knob
     previewTuning(tuning_);
 }
 
@@ -324,6 +341,18 @@ QCoro::Task<bool> SparseController::runCompare(GenerationJob job) {
     if (!self) co_return false;
     compare_ = out;
     comparing_ = false;
+    if (out.ok && out.denseTokensPerSecond > 0 && currentSparsity() >= 0 && tuning_.sparse) {
+        // One speed per level: the latest run replaces an older one.
+        const double level = currentSparsity();
+        for (qsizetype i = speedPoints_.size() - 1; i >= 0; --i)
+            if (std::fabs(speedPoints_[i].toMap().value(QStringLiteral("level")).toDouble() -
+                          level) < 1e-6)
+                speedPoints_.removeAt(i);
+        speedPoints_.append(QVariantMap{
+            {QStringLiteral("level"), level},
+            {QStringLiteral("ratio"), out.sparseTokensPerSecond / out.denseTokensPerSecond}});
+        emit curveChanged();
+    }
     emit compareChanged();
     co_return out.ok;
 }

@@ -66,6 +66,19 @@ class SparseController : public QObject {
     // follows it.
     Q_PROPERTY(QString recommendation READ recommendation NOTIFY recommendationChanged)
     Q_PROPERTY(bool recommendSparse READ recommendSparse NOTIFY recommendationChanged)
+    // The sidecar's measured sparsity curve (powerinfer-calibrate: held-out
+    // perplexity rise per level), one map per point: level, delivered,
+    // pplRise, meanKl, top1 (fractions). Empty: an older sidecar or none.
+    Q_PROPERTY(QVariantList curve READ curve NOTIFY curveChanged)
+    Q_PROPERTY(double curveBound READ curveBound NOTIFY curveChanged)
+    Q_PROPERTY(double recommendedSparsity READ recommendedSparsity NOTIFY curveChanged)
+    // What activation_sparsity -1 runs at (-1: unknown).
+    Q_PROPERTY(double defaultSparsity READ defaultSparsity NOTIFY curveChanged)
+    // The level the engine runs at now: the knob, or the default for -1.
+    Q_PROPERTY(double currentSparsity READ currentSparsity NOTIFY curveChanged)
+    // Measured speeds: per "Compare with dense" run of this model, one map
+    // (level, ratio = sparse / dense tok/s).
+    Q_PROPERTY(QVariantList speedPoints READ speedPoints NOTIFY curveChanged)
 
 public:
     SparseController(EngineClient* engine, ChatStore* store, QObject* parent = nullptr);
@@ -109,7 +122,16 @@ public:
     int calibrationTokens() const { return int(calibrationTokens_); }
     QString recommendation() const { return recommendation_; }
     bool recommendSparse() const { return recommendSparse_; }
-    // The corpus a quick calibration reads (the full one reads 20000).
+    QVariantList curve() const;
+    double curveBound() const { return curve_.bound; }
+    double recommendedSparsity() const { return curve_.recommended; }
+    double defaultSparsity() const { return curve_.default_level; }
+    double currentSparsity() const {
+        return tuning_.activation_sparsity >= 0 ? tuning_.activation_sparsity
+                                                : curve_.default_level;
+    }
+    QVariantList speedPoints() const { return speedPoints_; }
+    // The corpus a quick calibration reads (the full one reads 8192).
     static constexpr int kQuickCalibrationTokens = 2000;
     // ETA from the app's own clock (elapsed * (1 - f) / f), never below the
     // engine's: the engine's estimate extrapolated its fast first phase.
@@ -144,7 +166,7 @@ public:
 
     void previewTuning(const powerinfer::Tuning& tuning);
     QCoro::Task<bool> runCalibration(QString source, QString file, double targetSparsity);
-    // Corpus tokens a calibration runs (the engine's default: 20000).
+    // Corpus tokens a calibration runs (the engine's default: 8192).
     void setCalibrationTokens(int tokens) {
         calibrationTokens_ = std::max(128, tokens);
         emit calibrationChanged();
@@ -157,6 +179,7 @@ signals:
     void compareChanged();
     void calibrationChanged();
     void recommendationChanged();
+    void curveChanged();
     // Calibration wrote a sidecar: reload the model so that it is used.
     void reloadRequested(const QString& modelPath);
 
@@ -177,7 +200,7 @@ private:
     bool calibrating_ = false;
     double calibrationProgress_ = 0, calibrationEta_ = -1;
     QString calibrationLine_, calibrationError_;
-    int64_t calibrationTokens_ = 20000;
+    int64_t calibrationTokens_ = 8192;
     QElapsedTimer calibrationClock_;
     // config.json writes: coalesced (a slider's key presses make one write)
     // and done off the GUI thread, one at a time, in order.
@@ -188,6 +211,8 @@ private:
     bool compareAfterLoad_ = false;
     QString recommendation_;
     bool recommendSparse_ = false;
+    powerinfer::SparsityCurve curve_;
+    QVariantList speedPoints_;
     QCoro::Task<> recommendFromCompare();
 };
 

@@ -15,8 +15,13 @@ namespace {
 void usage() {
     std::fprintf(
         stderr,
-        "usage: powerinfer-calibrate -m MODEL.gguf --corpus FILE [--tokens N]\n"
-        "  [--target-sparsity S[,S2,...]] [--rank-max R] [--target-recall R] [--samples N]\n"
+        "usage: powerinfer-calibrate -m MODEL.gguf --corpus FILE [--tokens N (8192)]\n"
+        "  [--target-sparsity S[,S2,...]] (default: the measured recommendation, the highest\n"
+        "  level whose held-out perplexity rise is within --max-ppl-rise; a given target is\n"
+        "  the default level and skips the curve unless --curve-tokens is given)\n"
+        "  [--curve-tokens N (2048; 0: no curve)] [--curve-window N (256)]\n"
+        "  [--curve-levels L1,L2,...] [--max-ppl-rise F (0.02)]\n"
+        "  [--rank-max R] [--target-recall R] [--samples N]\n"
         "  [--epochs N] [-t THREADS] [--f32-predictors] [-o SIDECAR]\n"
         "  [--predictors | --no-predictors] (default: predictors only when a CUDA GPU is\n"
         "  present; the CPU's exact path needs none, a GPU split does) [--up-sigmas K (4)]\n"
@@ -34,7 +39,22 @@ int main(int argc, char** argv) {
     using namespace powerinfer;
     try {
         CalibrationOptions opt;
+        opt.target_sparsity = -1;  // the measured recommendation unless given
+        bool curve_given = false;
         FidelityOptions fid;
+        auto list = [](const std::string& v) {
+            std::vector<double> out;
+            for (size_t p = 0; p <= v.size();) {
+                const size_t q = std::min(v.find(',', p), v.size());
+                size_t used = 0;
+                const std::string item = v.substr(p, q - p);
+                const double x = std::stod(item, &used);
+                if (used != item.size()) throw EngineError("not a number: '" + item + "'");
+                out.push_back(x);
+                p = q + 1;
+            }
+            return out;
+        };
         std::string prompts_file;
         int predictors = -1;  // -1: only when a CUDA GPU is present
         for (int i = 1; i < argc; ++i) {
@@ -53,15 +73,22 @@ int main(int argc, char** argv) {
                 opt.tokens = std::stoll(next());
             else if (a == "--target-sparsity") {
                 // One value, or several separated by commas (one corpus run).
-                const std::string v = next();
-                opt.target_sparsities.clear();
-                for (size_t p = 0; p <= v.size();) {
-                    const size_t q = std::min(v.find(',', p), v.size());
-                    opt.target_sparsities.push_back(std::stod(v.substr(p, q - p)));
-                    p = q + 1;
-                }
+                opt.target_sparsities = list(next());
                 opt.target_sparsity = opt.target_sparsities.front();
-            } else if (a == "--rank-max")
+                // A chosen target is the sidecar's default level, and no
+                // curve is measured unless --curve-tokens asks for one.
+                opt.default_to_recommended = false;
+                if (!curve_given) opt.curve_tokens = 0;
+            } else if (a == "--curve-tokens") {
+                opt.curve_tokens = std::stoll(next());
+                curve_given = true;
+            } else if (a == "--curve-window")
+                opt.curve_window = std::stoll(next());
+            else if (a == "--curve-levels")
+                opt.curve_levels = list(next());
+            else if (a == "--max-ppl-rise")
+                opt.max_ppl_rise = std::stod(next());
+            else if (a == "--rank-max")
                 opt.rank_max = std::stoll(next());
             else if (a == "--target-recall")
                 opt.target_recall = std::stod(next());
@@ -137,6 +164,14 @@ int main(int argc, char** argv) {
         for (double t : opt.target_sparsities) {
             if (!(t >= 0 && t < 1)) throw EngineError("--target-sparsity values must be in [0, 1)");
         }
+        for (double t : opt.curve_levels) {
+            if (!(t >= 0 && t < 1)) throw EngineError("--curve-levels values must be in [0, 1)");
+        }
+        if (opt.curve_tokens < 0) throw EngineError("--curve-tokens must be >= 0 (0: no curve)");
+        if (opt.curve_window < 8 || opt.curve_window > opt.window)
+            throw EngineError("--curve-window must be in [8, " + std::to_string(opt.window) + "]");
+        if (!(opt.max_ppl_rise > 0 && opt.max_ppl_rise < 1))
+            throw EngineError("--max-ppl-rise must be a fraction in (0, 1), e.g. 0.02");
         if (predictors < 0) {
             const GpuStatus gpu = gpu_status("auto");
             predictors = gpu.present ? 1 : 0;
@@ -166,8 +201,26 @@ int main(int argc, char** argv) {
             std::printf("mean recall %.3f, mean predicted active %.3f\nwrote %s\n", rec / n,
                         act / n, t.sidecar_path.string().c_str());
         }
-        std::printf("tokens %lld, run %.1f s, training %.1f s\n", static_cast<long long>(r.tokens),
-                    r.run_seconds, r.train_seconds);
+        if (!r.curve.points.empty()) {
+            std::printf(
+                "sparsity curve: %lld held-out tokens per level, dense perplexity %.4f\n"
+                "level  delivered  ppl_rise  mean_kl  top1\n",
+                static_cast<long long>(r.curve.tokens_scored), r.curve.dense_ppl);
+            for (const auto& p : r.curve.points)
+                std::printf("%5.2f  %9.3f  %+7.2f%%  %7.4f  %5.3f\n", p.level, p.delivered,
+                            100.0 * p.ppl_rise, p.mean_kl, p.top1);
+            if (r.curve.recommended >= 0)
+                std::printf("recommended sparsity %.2f (perplexity within +%.0f%%)\n",
+                            r.curve.recommended, 100.0 * r.curve.bound);
+            else
+                std::printf("recommended sparsity none (no level within +%.0f%%)\n",
+                            100.0 * r.curve.bound);
+        }
+        if (!r.curve_note.empty()) std::printf("note: %s\n", r.curve_note.c_str());
+        std::printf("default sparsity %.2f (activation_sparsity -1)\n", r.curve.default_level);
+        std::printf("tokens %lld, run %.1f s, curve %.1f s, training %.1f s\n",
+                    static_cast<long long>(r.tokens), r.run_seconds, r.curve_seconds,
+                    r.train_seconds);
         return 0;
     } catch (const std::exception& e) {
         std::fprintf(stderr, "powerinfer-calibrate: %s\n", e.what());

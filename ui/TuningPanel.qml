@@ -42,6 +42,9 @@ Drawer {
         property real stepSize: 1
         property real value
         property int decimals: 0
+        // Acts only where a GPU holds neurons (staging, prediction).
+        property bool gpuOnly: false
+        readonly property bool noEffect: gpuOnly && drawer.sparse.metrics.simulated
         Layout.fillWidth: true
         spacing: 2
         RowLayout {
@@ -80,8 +83,9 @@ Drawer {
             onPressedChanged: if (!pressed) drawer.sparse.setValue(knob.key, value)
         }
         Label {
-            text: knob.help + " " + qsTr("Default %1.").arg(knob.defaultText)
-            color: Theme.textMuted
+            text: (knob.noEffect ? qsTr("No effect on this machine: no GPU holds neurons.") + " " : "")
+                  + knob.help + " " + qsTr("Default %1.").arg(knob.defaultText)
+            color: knob.noEffect ? Theme.warning : Theme.textMuted
             font.pixelSize: Theme.fontSizeSmall
             wrapMode: Text.Wrap
             Layout.fillWidth: true
@@ -155,6 +159,7 @@ Drawer {
 
             Knob {
                 key: "hot_neuron_threshold"
+                gpuOnly: true
                 label: qsTr("Hot-neuron threshold")
                 help: qsTr("Share of each layer's activation mass kept on the device.")
                 defaultText: "0.85"
@@ -163,6 +168,7 @@ Drawer {
             }
             Knob {
                 key: "predictor_threshold"
+                gpuOnly: true
                 label: qsTr("Predictor threshold")
                 help: qsTr("Probability above which a neuron is computed; lower = safer, slower.")
                 defaultText: "0.5"
@@ -172,10 +178,206 @@ Drawer {
             Knob {
                 key: "activation_sparsity"
                 label: qsTr("Activation sparsity (CPU)")
-                help: qsTr("Share of FFN neurons skipped per token by exact activity on the CPU; -1 = the calibrated level. Higher is faster and less exact.")
+                help: qsTr("Share of FFN neurons skipped per token by exact activity on the CPU; -1 = the sidecar's default, the level calibration measured and recommended. Higher is faster and less exact.")
                 defaultText: "-1"
                 from: -1; to: 0.9; stepSize: 0.05; decimals: 2
                 value: drawer.sparse.activationSparsity
+            }
+            Rectangle {
+                id: curveBox
+                objectName: "sparsityCurve"
+                // After calibration: the sidecar's measured curve (perplexity
+                // rise over held-out text per delivered sparsity), the bound,
+                // the recommended and the current point, and speed where the
+                // dense/sparse comparison measured it.
+                visible: drawer.sparse.curve.length > 0 && drawer.sparse.metrics.hasSidecar
+                Layout.fillWidth: true
+                implicitHeight: curveColumn.implicitHeight + 20
+                radius: Theme.radius
+                color: Theme.surface
+                border.color: Theme.border
+                readonly property var points: drawer.sparse.curve
+                readonly property var speeds: drawer.sparse.speedPoints
+                readonly property real current: drawer.sparse.currentSparsity
+                readonly property real bound: drawer.sparse.curveBound
+                // The curve at a level (linear between measured levels).
+                function at(level, key) {
+                    const p = points
+                    if (p.length === 0) return 0
+                    if (level <= p[0].level) return p[0][key]
+                    for (let i = 1; i < p.length; ++i) {
+                        if (level <= p[i].level) {
+                            const f = (level - p[i - 1].level) / (p[i].level - p[i - 1].level)
+                            return p[i - 1][key] + f * (p[i][key] - p[i - 1][key])
+                        }
+                    }
+                    return p[p.length - 1][key]
+                }
+                function pct(v, digits) { return (v * 100).toFixed(digits) + " %" }
+                function signedPct(v) { return (v >= 0 ? "+" : "") + (v * 100).toFixed(1) + " %" }
+                readonly property string summary: points.length === 0 ? "" :
+                    (drawer.sparse.recommendedSparsity >= 0
+                     ? qsTr("Recommended: %1 (perplexity %2).").arg(pct(drawer.sparse.recommendedSparsity, 0))
+                       .arg(signedPct(at(drawer.sparse.recommendedSparsity, "pplRise")))
+                     : qsTr("No level stays within the bound: dense is recommended."))
+                    + " " + (current >= 0
+                     ? qsTr("Now %1: perplexity %2, KL %3, top-1 %4.").arg(pct(current, 0))
+                       .arg(signedPct(at(current, "pplRise"))).arg(at(current, "meanKl").toFixed(3))
+                       .arg(pct(at(current, "top1"), 0))
+                     : "")
+                Accessible.role: Accessible.Chart
+                Accessible.name: qsTr("Measured sparsity curve")
+                Accessible.description: summary
+                ColumnLayout {
+                    id: curveColumn
+                    anchors.fill: parent
+                    anchors.margins: 10
+                    spacing: 4
+                    Label {
+                        text: qsTr("Measured after calibration")
+                        color: Theme.text
+                        font.weight: Font.Medium
+                    }
+                    Canvas {
+                        id: curveCanvas
+                        objectName: "curveCanvas"
+                        Layout.fillWidth: true
+                        Layout.preferredHeight: 170
+                        // For tests: what the last paint drew.
+                        property int drawnPoints: 0
+                        property int drawnSpeeds: 0
+                        property real currentX: -1
+                        readonly property var deps: [curveBox.points, curveBox.speeds, curveBox.current,
+                                                     Theme.dark, width, height]
+                        onDepsChanged: requestPaint()
+                        onPaint: {
+                            const ctx = getContext("2d")
+                            ctx.reset()
+                            const p = curveBox.points
+                            const left = 34, right = curveBox.speeds.length > 0 ? 34 : 8, top = 8, bottom = 22
+                            const w = width - left - right, h = height - top - bottom
+                            if (p.length === 0 || w <= 0 || h <= 0) { drawnPoints = 0; return }
+                            // x: delivered sparsity 0..max; y: perplexity rise 0..max (at least 3x the bound).
+                            let xmax = 0.1, ymax = Math.max(3 * curveBox.bound, 0.02)
+                            for (const q of p) { xmax = Math.max(xmax, q.delivered); ymax = Math.max(ymax, q.pplRise) }
+                            xmax = Math.ceil(xmax * 10 + 0.001) / 10
+                            ymax = Math.min(ymax, 10 * Math.max(curveBox.bound, 0.01))
+                            const X = v => left + w * Math.max(0, v) / xmax
+                            const Y = v => top + h * (1 - Math.max(0, Math.min(v, ymax)) / ymax)
+                            ctx.font = "10px sans-serif"
+                            ctx.lineWidth = 1
+                            // Axes, ticks and labels.
+                            ctx.strokeStyle = Theme.border
+                            ctx.fillStyle = Theme.textMuted
+                            ctx.beginPath(); ctx.moveTo(left, top); ctx.lineTo(left, top + h); ctx.lineTo(left + w, top + h); ctx.stroke()
+                            for (let t = 0; t <= xmax + 1e-6; t += 0.2) {
+                                ctx.fillText((t * 100).toFixed(0) + "%", X(t) - 8, top + h + 13)
+                            }
+                            const ystep = ymax > 0.1 ? 0.05 : ymax > 0.04 ? 0.02 : 0.01
+                            for (let t = 0; t <= ymax + 1e-6; t += ystep) {
+                                ctx.fillText("+" + (t * 100).toFixed(0) + "%", 2, Y(t) + 3)
+                            }
+                            // The bound.
+                            if (curveBox.bound > 0) {
+                                ctx.strokeStyle = Theme.warning
+                                ctx.setLineDash([4, 3])
+                                ctx.beginPath(); ctx.moveTo(left, Y(curveBox.bound)); ctx.lineTo(left + w, Y(curveBox.bound)); ctx.stroke()
+                                ctx.setLineDash([])
+                            }
+                            // The curve.
+                            ctx.strokeStyle = Theme.chart1
+                            ctx.fillStyle = Theme.chart1
+                            ctx.lineWidth = 2
+                            ctx.beginPath()
+                            for (let i = 0; i < p.length; ++i) {
+                                if (i === 0) ctx.moveTo(X(p[i].delivered), Y(p[i].pplRise))
+                                else ctx.lineTo(X(p[i].delivered), Y(p[i].pplRise))
+                            }
+                            ctx.stroke()
+                            for (const q of p) {
+                                ctx.beginPath(); ctx.arc(X(q.delivered), Y(q.pplRise), 3, 0, 2 * Math.PI); ctx.fill()
+                            }
+                            drawnPoints = p.length
+                            // Speed (right axis: sparse / dense tok/s) where measured.
+                            const s = curveBox.speeds
+                            if (s.length > 0) {
+                                // Whole tenths around 1.0x and every measured ratio.
+                                let lo = 0.8, hi = 1.2
+                                for (const q of s) { lo = Math.min(lo, q.ratio - 0.05); hi = Math.max(hi, q.ratio + 0.05) }
+                                lo = Math.floor(lo * 10) / 10
+                                hi = Math.ceil(hi * 10) / 10
+                                const S = v => top + h * (1 - (v - lo) / (hi - lo))
+                                ctx.fillStyle = Theme.textMuted
+                                ctx.fillText(hi.toFixed(1) + "x", left + w + 4, top + 8)
+                                ctx.fillText("1.0x", left + w + 4, S(1) + 3)
+                                ctx.fillText(lo.toFixed(1) + "x", left + w + 4, top + h)
+                                ctx.strokeStyle = Theme.chart2
+                                ctx.globalAlpha = 0.5
+                                ctx.lineWidth = 1
+                                ctx.setLineDash([2, 2])
+                                ctx.beginPath(); ctx.moveTo(left, S(1)); ctx.lineTo(left + w, S(1)); ctx.stroke()
+                                ctx.setLineDash([])
+                                ctx.globalAlpha = 1
+                                for (const q of s) {
+                                    const x = X(curveBox.at(q.level, "delivered")), y = S(q.ratio)
+                                    ctx.fillStyle = Theme.chart2
+                                    ctx.fillRect(x - 4, y - 4, 8, 8)
+                                    // The figure on a plate, left of the square (clear of the curve).
+                                    const label = q.ratio.toFixed(2) + "x"
+                                    const tw = ctx.measureText(label).width
+                                    ctx.fillStyle = Theme.surface
+                                    ctx.fillRect(x - tw - 10, y - 7, tw + 4, 13)
+                                    ctx.fillStyle = Theme.chart2
+                                    ctx.fillText(label, x - tw - 8, y + 3)
+                                }
+                            }
+                            drawnSpeeds = s.length
+                            // The current point: a ring on the curve.
+                            if (curveBox.current >= 0) {
+                                const cx = X(curveBox.at(curveBox.current, "delivered"))
+                                const cy = Y(curveBox.at(curveBox.current, "pplRise"))
+                                ctx.strokeStyle = Theme.text
+                                ctx.lineWidth = 2
+                                ctx.beginPath(); ctx.arc(cx, cy, 6, 0, 2 * Math.PI); ctx.stroke()
+                                currentX = cx
+                            } else {
+                                currentX = -1
+                            }
+                        }
+                    }
+                    Flow {
+                        Layout.fillWidth: true
+                        spacing: 10
+                        component Key: Row {
+                            property color swatch
+                            property string text
+                            spacing: 4
+                            Rectangle { width: 10; height: 10; radius: 5; color: parent.swatch; anchors.verticalCenter: parent.verticalCenter }
+                            Label { text: parent.text; color: Theme.textMuted; font.pixelSize: 11 }
+                        }
+                        Key { swatch: Theme.chart1; text: qsTr("perplexity rise vs delivered sparsity") }
+                        Key { swatch: Theme.warning; text: qsTr("bound +%1 %").arg((curveBox.bound * 100).toFixed(0)) }
+                        Key { swatch: Theme.text; text: qsTr("current") }
+                        Key { visible: curveBox.speeds.length > 0; swatch: Theme.chart2; text: qsTr("decode speed vs dense (right axis)") }
+                    }
+                    Label {
+                        objectName: "curveSummary"
+                        text: curveBox.summary
+                        color: Theme.textMuted
+                        font.pixelSize: Theme.fontSizeSmall
+                        wrapMode: Text.Wrap
+                        Layout.fillWidth: true
+                    }
+                    Label {
+                        text: curveBox.speeds.length > 0 ? ""
+                              : qsTr("Speed: \u201cCompare with dense\u201d below measures it at the current level.")
+                        visible: text !== ""
+                        color: Theme.textFaint
+                        font.pixelSize: 11
+                        wrapMode: Text.Wrap
+                        Layout.fillWidth: true
+                    }
+                }
             }
             Label {
                 visible: drawer.sparse.metrics.simulated
@@ -187,6 +389,7 @@ Drawer {
             }
             Knob {
                 key: "prefetch_depth"
+                gpuOnly: true
                 label: qsTr("Prefetch depth")
                 help: qsTr("Layers ahead whose predicted cold neurons are staged.")
                 defaultText: "2"
@@ -195,6 +398,7 @@ Drawer {
             }
             Knob {
                 key: "cache_window_size"
+                gpuOnly: true
                 label: qsTr("Cache window")
                 help: qsTr("Tokens a cold neuron stays cached on the device after firing.")
                 defaultText: "8"

@@ -14,6 +14,7 @@
 #include "gguf/gguf.h"
 #include "model/expert_placement.h"
 #include "model/model.h"
+#include "sparse/exact_ffn.h"
 #include "sparse/sidecar.h"
 #include "tensor/matmul.h"
 #include "tensor/ops.h"
@@ -49,7 +50,7 @@ constexpr int kUpBins = 4096;
 struct LayerRecord {
     std::vector<float> x;             // [samples][n_embd]
     std::vector<float> up_norm;       // ||W_up row j||
-    std::vector<int64_t> up_hist;     // kUpBins bins over every token and neuron
+    std::vector<int64_t> up_hist;     // per pool worker, kUpBins bins over every token and neuron
     std::vector<double> r_sum, r_sq;  // per neuron: sums of |u_j| / ||x|| and its square
     int64_t r_n = 0;
     std::vector<uint16_t> c;       // [samples][n_ff], F16 contributions
@@ -95,7 +96,7 @@ public:
                 for (float v : urow) s2 += double(v) * v;
                 r.up_norm[static_cast<size_t>(j)] = static_cast<float>(std::sqrt(s2));
             }
-            r.up_hist.assign(kUpBins, 0);
+            r.up_hist.assign(static_cast<size_t>(kUpBins) * static_cast<size_t>(pool.size()), 0);
             r.r_sum.assign(static_cast<size_t>(n_ff_), 0.0);
             r.r_sq.assign(static_cast<size_t>(n_ff_), 0.0);
             r.x.reserve(static_cast<size_t>(max_samples * n_embd_));
@@ -113,38 +114,65 @@ public:
         u_.resize(static_cast<size_t>(n * n_ff_));
         tensor::matmul(pool_, w.gate, x, n, g_.data());
         tensor::matmul(pool_, w.up, x, n, u_.data());
+        inv_x_.resize(static_cast<size_t>(n));
         for (int64_t t = 0; t < n; ++t) {
             double xx = 0;
             for (int64_t k = 0; k < n_embd_; ++k)
                 xx += double(x[t * n_embd_ + k]) * x[t * n_embd_ + k];
-            const float inv_x = xx > 0 ? static_cast<float>(1.0 / std::sqrt(xx)) : 0.0f;
-            const float* u = u_.data() + t * n_ff_;
-            ++r.r_n;
-            for (int64_t j = 0; j < n_ff_; ++j) {
-                const double ru = double(std::fabs(u[j])) * inv_x;
-                r.r_sum[static_cast<size_t>(j)] += ru;
-                r.r_sq[static_cast<size_t>(j)] += ru * ru;
-                const float un = r.up_norm[static_cast<size_t>(j)];
-                const float rho = un > 0 ? std::fabs(u[j]) * inv_x / un : 0.0f;
-                r.up_hist[static_cast<size_t>(
-                    std::min<int64_t>(kUpBins - 1, static_cast<int64_t>(rho * kUpBins)))]++;
-            }
+            inv_x_[static_cast<size_t>(t)] =
+                xx > 0 ? static_cast<float>(1.0 / std::sqrt(xx)) : 0.0f;
         }
+        r.r_n += n;
+        // Per-neuron statistics, split by neurons over the pool (each worker
+        // its own histogram: up_hist holds one per worker).
+        pool_.parallel_for(
+            n_ff_,
+            [&](int64_t j0, int64_t j1, int wk) {
+                int64_t* hist = r.up_hist.data() + static_cast<size_t>(wk) * kUpBins;
+                for (int64_t t = 0; t < n; ++t) {
+                    const float inv_x = inv_x_[static_cast<size_t>(t)];
+                    const float* u = u_.data() + t * n_ff_;
+                    for (int64_t j = j0; j < j1; ++j) {
+                        const double ru = double(std::fabs(u[j])) * inv_x;
+                        r.r_sum[static_cast<size_t>(j)] += ru;
+                        r.r_sq[static_cast<size_t>(j)] += ru * ru;
+                        const float un = r.up_norm[static_cast<size_t>(j)];
+                        const float rho = un > 0 ? std::fabs(u[j]) * inv_x / un : 0.0f;
+                        hist[std::min<int64_t>(kUpBins - 1, static_cast<int64_t>(rho * kUpBins))]++;
+                    }
+                }
+            },
+            16);
         backend::gate_activation(w.activation, g_.data(), u_.data(), g_.data(), n * n_ff_);
         tensor::matmul(pool_, w.down, g_.data(), n, out);
+        // The kept samples: their slots first, then the contributions by neurons.
+        kept_.clear();
         for (int64_t t = 0; t < n; ++t) {
-            const float* a = g_.data() + t * n_ff_;
-            const bool keep = (base_ + t) % stride_ == 0 && r.samples < max_samples_;
-            for (int64_t j = 0; j < n_ff_; ++j) {
-                const float c = std::fabs(a[j]) * r.down_norm[static_cast<size_t>(j)];
-                r.mass[static_cast<size_t>(j)] += c;
-                if (keep) r.c.push_back(tensor::fp32_to_fp16(c));
-            }
-            if (keep) {
+            if ((base_ + t) % stride_ == 0 && r.samples < max_samples_) {
+                kept_.push_back(static_cast<int32_t>(t));
                 r.x.insert(r.x.end(), x + t * n_embd_, x + (t + 1) * n_embd_);
                 ++r.samples;
             }
         }
+        const size_t c0 = r.c.size();
+        r.c.resize(c0 + kept_.size() * static_cast<size_t>(n_ff_));
+        pool_.parallel_for(
+            n_ff_,
+            [&](int64_t j0, int64_t j1, int) {
+                size_t k = 0;
+                for (int64_t t = 0; t < n; ++t) {
+                    const float* a = g_.data() + t * n_ff_;
+                    const bool keep = k < kept_.size() && kept_[k] == t;
+                    uint16_t* c = r.c.data() + c0 + k * static_cast<size_t>(n_ff_);
+                    for (int64_t j = j0; j < j1; ++j) {
+                        const float v = std::fabs(a[j]) * r.down_norm[static_cast<size_t>(j)];
+                        r.mass[static_cast<size_t>(j)] += v;
+                        if (keep) c[j] = tensor::fp32_to_fp16(v);
+                    }
+                    k += keep;
+                }
+            },
+            16);
     }
 
     std::vector<LayerRecord>& records() { return records_; }
@@ -154,7 +182,8 @@ private:
     std::vector<model::FfnWeights> weights_;
     std::vector<LayerRecord> records_;
     int64_t n_embd_ = 0, n_ff_ = 0, stride_ = 1, max_samples_ = 0, base_ = 0;
-    std::vector<float> g_, u_;
+    std::vector<float> g_, u_, inv_x_;
+    std::vector<int32_t> kept_;
 };
 
 // Row-major transpose: src [rows][cols] -> dst [cols][rows].
@@ -356,6 +385,185 @@ std::vector<uint8_t> pack(const std::vector<float>& v, bool f16) {
     return out;
 }
 
+// ---- The sparsity curve ----------------------------------------------------
+//
+// The exact CPU path (sparse::ExactSparseFfn, what the engine runs without a
+// GPU) at a few levels over held-out text, against dense. Per window of W
+// tokens: the first half runs dense as context (once), then the second half
+// once dense and once per level, each over the same context (the second
+// half's KV entries are rewritten, the first half's kept). The scored half
+// runs as one batch whose FFN goes token by token through the exact path,
+// which is what decoding it computes (the FFN of a token depends on that
+// token alone), at a fraction of decoding's cost (attention and the output
+// head run batched).
+
+// The model's FFN for the curve: dense, or token by token through the exact path.
+class CurveFfn final : public model::FfnExecutor {
+public:
+    CurveFfn(model::FfnExecutor& dense, sparse::ExactSparseFfn& exact, int64_t n_embd, int64_t n_ff)
+        : dense_(dense), exact_(exact), n_embd_(n_embd), n_ff_(n_ff) {}
+    bool sparse = false;
+    int64_t active = 0, total = 0;
+    void run(int layer, const float* x, int64_t n, float* out) override {
+        if (!sparse) {
+            dense_.run(layer, x, n, out);
+            return;
+        }
+        for (int64_t t = 0; t < n; ++t) {
+            active += exact_.run(layer, x + t * n_embd_, out + t * n_embd_).active;
+            total += n_ff_;
+        }
+    }
+
+private:
+    model::FfnExecutor& dense_;
+    sparse::ExactSparseFfn& exact_;
+    int64_t n_embd_, n_ff_;
+};
+
+// log(sum(exp(z))) of one row, in double.
+double log_sum_exp(const float* z, int64_t n) {
+    float mx = z[0];
+    for (int64_t i = 1; i < n; ++i) mx = std::max(mx, z[i]);
+    double s = 0;
+    for (int64_t i = 0; i < n; ++i) s += double(std::exp(z[i] - mx));
+    return double(mx) + std::log(s);
+}
+
+int64_t argmax(const float* z, int64_t n) {
+    int64_t best = 0;
+    for (int64_t i = 1; i < n; ++i)
+        if (z[i] > z[best]) best = i;
+    return best;
+}
+
+struct CurveAcc {
+    double nll = 0, kl = 0, agree = 0;
+    int64_t scored = 0, active = 0, total = 0;
+};
+
+class CurveMeter {
+public:
+    CurveMeter(model::Model& m, sparse::ExactSparseFfn& exact, const std::vector<int32_t>& held,
+               int64_t window, int32_t bos, ProgressReporter& progress)
+        : m_(m),
+          exact_(exact),
+          held_(held),
+          W_(window),
+          bos_(bos),
+          progress_(progress),
+          ffn_(m.dense_ffn(), exact, m.config().n_embd, m.config().n_ff) {}
+
+    int64_t windows() const { return static_cast<int64_t>(held_.size()) / W_; }
+    double dense_ppl() const { return dense_.scored ? std::exp(dense_.nll / dense_.scored) : 0; }
+    int64_t scored() const { return dense_.scored; }
+
+    // One point per level (every window at every level).
+    std::vector<sparse::CurvePoint> measure(const std::vector<double>& levels, int64_t& step,
+                                            int64_t& steps) {
+        const int64_t nv = m_.config().n_vocab, h = W_ / 2, ns = W_ - h;
+        std::vector<CurveAcc> acc(levels.size());
+        const bool first = dense_.scored == 0;
+        std::vector<float> dl(static_cast<size_t>(ns * nv)), sl(dl.size());
+        std::vector<double> lse_d(static_cast<size_t>(ns));
+        std::vector<int64_t> top_d(static_cast<size_t>(ns));
+        std::vector<int32_t> win;
+        m_.set_ffn_executor(&ffn_);
+        for (int64_t w = 0; w < windows(); ++w) {
+            win.assign(held_.begin() + w * W_, held_.begin() + (w + 1) * W_);
+            if (bos_ >= 0) win[0] = bos_;
+            ffn_.sparse = false;
+            m_.forward(win.data(), h, 0, 0, nullptr);
+            m_.forward(win.data() + h, ns, h, ns, dl.data());
+            // Row i predicts token h + i + 1: ns - 1 rows are scored.
+            // Row i predicts token h + i + 1: ns - 1 rows are scored. The
+            // dense rows become probabilities p, with sum p log p kept:
+            // KL(p || q) = sum p log p - sum p z_q + lse(z_q).
+            for (int64_t i = 0; i + 1 < ns; ++i) {
+                float* z = dl.data() + i * nv;
+                const double lse = log_sum_exp(z, nv);
+                top_d[static_cast<size_t>(i)] = argmax(z, nv);
+                if (first) {
+                    dense_.nll += lse - z[win[static_cast<size_t>(h + i + 1)]];
+                    ++dense_.scored;
+                }
+                double plogp = 0;
+                for (int64_t v = 0; v < nv; ++v) {
+                    const double lp = double(z[v]) - lse;
+                    const float p = static_cast<float>(std::exp(lp));
+                    plogp += double(p) * lp;
+                    z[v] = p;
+                }
+                lse_d[static_cast<size_t>(i)] = plogp;
+            }
+            for (size_t k = 0; k < levels.size(); ++k) {
+                exact_.set_level(levels[k]);
+                ffn_.sparse = true;
+                ffn_.active = ffn_.total = 0;
+                m_.forward(win.data() + h, ns, h, ns, sl.data());
+                CurveAcc& a = acc[k];
+                a.active += ffn_.active;
+                a.total += ffn_.total;
+                for (int64_t i = 0; i + 1 < ns; ++i) {
+                    const float* pd = dl.data() + i * nv;
+                    const float* zs = sl.data() + i * nv;
+                    const double ls = log_sum_exp(zs, nv);
+                    a.nll += ls - zs[win[static_cast<size_t>(h + i + 1)]];
+                    double pz = 0;
+                    for (int64_t v = 0; v < nv; ++v) pz += double(pd[v]) * zs[v];
+                    a.kl += std::max(0.0, lse_d[static_cast<size_t>(i)] - pz + ls);
+                    a.agree += argmax(zs, nv) == top_d[static_cast<size_t>(i)];
+                    ++a.scored;
+                }
+                ++step;
+                CalibrationProgress p = progress_.at(CalibrationPhase::Curve, step, steps);
+                p.message = fmt("calibrate: curve window %.0f/%.0f level %.2f", double(w + 1),
+                                double(windows()), levels[k]);
+                progress_.emit(p);
+            }
+        }
+        ffn_.sparse = false;
+        m_.set_ffn_executor(nullptr);
+        std::vector<sparse::CurvePoint> out;
+        const double dense_nll = dense_.nll / double(std::max<int64_t>(1, dense_.scored));
+        for (size_t k = 0; k < levels.size(); ++k) {
+            const CurveAcc& a = acc[k];
+            const double n = double(std::max<int64_t>(1, a.scored));
+            sparse::CurvePoint pt;
+            pt.level = static_cast<float>(levels[k]);
+            pt.delivered =
+                a.total ? static_cast<float>(1.0 - double(a.active) / double(a.total)) : 0.0f;
+            pt.ppl_rise = static_cast<float>(std::exp(a.nll / n - dense_nll) - 1.0);
+            pt.mean_kl = static_cast<float>(a.kl / n);
+            pt.top1 = static_cast<float>(a.agree / n);
+            out.push_back(pt);
+        }
+        return out;
+    }
+
+private:
+    model::Model& m_;
+    sparse::ExactSparseFfn& exact_;
+    const std::vector<int32_t>& held_;
+    int64_t W_;
+    int32_t bos_;
+    ProgressReporter& progress_;
+    CurveFfn ffn_;
+    CurveAcc dense_;
+};
+
+// The highest level within the bound below the first level beyond it
+// (ascending; noise above the first failure is not trusted); -1 if even the
+// lowest is beyond it.
+double recommend(const std::vector<sparse::CurvePoint>& curve, double bound) {
+    double best = -1;
+    for (const auto& p : curve) {
+        if (p.ppl_rise > bound) break;
+        best = p.level;
+    }
+    return best;
+}
+
 // Mixture-of-experts models: the router is exact, so what calibration
 // records is how often each layer routes to each expert over the corpus
 // (for expert placement), in an expert-routing sidecar.
@@ -429,27 +637,80 @@ CalibrationReport calibrate_model(const CalibrationOptions& opt) {
         throw EngineError("the corpus " + opt.corpus_path.string() +
                           " is too short: give at least a few thousand tokens of text");
     }
+    const int64_t window = std::max<int64_t>(16, opt.window);
+
+    tensor::ThreadPool pool(opt.n_threads);
+    model::Model m(file, pool, window, 256);
+    const auto& cfg = m.config();
+    if (cfg.moe()) {
+        if (static_cast<int64_t>(tokens.size()) > opt.tokens)
+            tokens.resize(static_cast<size_t>(opt.tokens));
+        return calibrate_expert_routing(opt, *file, m, tokens, tok->add_bos() ? tok->bos() : -1,
+                                        window, progress);
+    }
+    // Held-out tokens for the sparsity curve: the corpus past the calibration
+    // part, or (a shorter corpus) its last part, at most a quarter of it,
+    // which the calibration then does not read. Whole windows only.
+    const int64_t curve_window = std::clamp<int64_t>(opt.curve_window, 8, window);
+    std::vector<int32_t> held;
+    std::string curve_note;
+    if (opt.curve_tokens > 0) {  // (the corpus run below reads the rest)
+        const int64_t all = static_cast<int64_t>(tokens.size());
+        // At most a quarter as many as the calibration reads (a quick
+        // calibration gets a quick curve).
+        const int64_t want =
+            std::min(opt.curve_tokens, opt.tokens / 4) / curve_window * curve_window;
+        if (all >= opt.tokens + want) {
+            held.assign(tokens.begin() + opt.tokens, tokens.begin() + opt.tokens + want);
+        } else {
+            const int64_t n = std::min(want, all / 4) / curve_window * curve_window;
+            if (n > 0) {
+                held.assign(tokens.end() - n, tokens.end());
+                tokens.resize(static_cast<size_t>(all - n));
+            }
+        }
+        if (want == 0)
+            curve_note = "too few calibration tokens for a sparsity curve (it holds out at most "
+                         "a quarter as many, in windows of " +
+                         std::to_string(curve_window) + "): no curve, the default is the target";
+        else if (held.empty())
+            curve_note = "the corpus is too short to hold out a window of " +
+                         std::to_string(curve_window) +
+                         " tokens for the sparsity curve: no curve, the default is the target";
+        else if (static_cast<int64_t>(held.size()) < want)
+            curve_note = "the corpus is short: the sparsity curve scores " +
+                         std::to_string(held.size()) + " held-out tokens instead of " +
+                         std::to_string(want);
+    }
     if (static_cast<int64_t>(tokens.size()) > opt.tokens)
         tokens.resize(static_cast<size_t>(opt.tokens));
     const int64_t n_tok = static_cast<int64_t>(tokens.size());
 
-    tensor::ThreadPool pool(opt.n_threads);
-    const int64_t window = std::max<int64_t>(16, opt.window);
-    model::Model m(file, pool, window, 256);
-    const auto& cfg = m.config();
-    if (cfg.moe())
-        return calibrate_expert_routing(opt, *file, m, tokens, tok->add_bos() ? tok->bos() : -1,
-                                        window, progress);
     const int64_t stride = std::max<int64_t>(1, n_tok / std::max<int64_t>(1, opt.max_samples));
     RecordingFfn rec(pool, m, stride, opt.max_samples);
     m.set_ffn_executor(&rec);
     std::vector<double> targets = opt.target_sparsities;
     if (targets.empty()) targets.push_back(opt.target_sparsity);
+    // A target < 0 is the measured recommendation (known after the curve).
+    const bool auto_target = targets.size() == 1 && targets[0] < 0;
+    std::vector<double> curve_levels = opt.curve_levels;
+    const bool default_grid = curve_levels.empty();
+    if (default_grid) curve_levels = {0.0, 0.2, 0.3, 0.4, 0.5, 0.6};
+    std::sort(curve_levels.begin(), curve_levels.end());
+    curve_levels.erase(std::unique(curve_levels.begin(), curve_levels.end()), curve_levels.end());
+    for (double l : curve_levels)
+        if (!(l >= 0 && l < 1)) throw EngineError("curve levels must be fractions in [0, 1)");
     const int64_t layer_steps = cfg.n_layer * static_cast<int64_t>(targets.size());
     const int64_t kept = std::min(opt.max_samples, (n_tok + stride - 1) / stride);
     progress.set_layer_phase_estimate(
         estimate_layer_phase_seconds(measure_rates(pool, cfg.n_embd), opt, cfg.n_layer, cfg.n_embd,
                                      cfg.n_ff, kept, static_cast<int64_t>(targets.size())));
+    // Per window and level: the scored half as a batch whose FFN runs token
+    // by token (about 4 corpus tokens' worth each), plus the dense passes.
+    const int64_t curve_windows = static_cast<int64_t>(held.size()) / curve_window;
+    progress.set_curve_work(
+        double(curve_windows) *
+        (double(curve_window) + 4.0 * double(curve_window / 2) * double(curve_levels.size() + 1)));
     progress.emit(progress.at(CalibrationPhase::Corpus, 0, n_tok));
 
     CalibrateReport report;
@@ -472,6 +733,138 @@ CalibrationReport calibrate_model(const CalibrationOptions& opt) {
     m.set_ffn_executor(nullptr);
     report.run_seconds = seconds_since(t0);
 
+    // Exact activity, per layer: quantiles of the contributions at every
+    // level (a strided subsample of at most 2M values), the layer's up bound
+    // (the 99.9th percentile of the |u| ratio; bins are upper edges) and the
+    // per-neuron bound (mean + up_sigmas standard deviations of |u_j| /
+    // ||x||, at most the layer's bound).
+    const int64_t n_ff = cfg.n_ff, d = cfg.n_embd;
+    sparse::Sidecar exact_sc;
+    exact_sc.model_hash = sparse::model_hash(*file);
+    exact_sc.model_bytes = file->file_size();
+    exact_sc.n_layer = cfg.n_layer;
+    exact_sc.n_embd = cfg.n_embd;
+    exact_sc.n_ff = cfg.n_ff;
+    exact_sc.activation = m.ffn_weights(0).activation;
+    exact_sc.exact_levels.assign(std::begin(kExactLevels), std::end(kExactLevels));
+    exact_sc.layers.resize(static_cast<size_t>(cfg.n_layer));
+    for (int64_t l = 0; l < cfg.n_layer; ++l) {
+        LayerRecord& r = rec.records()[static_cast<size_t>(l)];
+        sparse::LayerStats& ls = exact_sc.layers[static_cast<size_t>(l)];
+        {
+            const size_t step = std::max<size_t>(1, r.c.size() / (size_t{2} << 20));
+            std::vector<float> sub;
+            for (size_t i = 0; i < r.c.size(); i += step)
+                sub.push_back(tensor::fp16_to_fp32(r.c[i]));
+            std::sort(sub.begin(), sub.end());
+            for (double level : kExactLevels)
+                ls.exact_thresholds.push_back(
+                    sub.empty() ? 0.0f
+                                : sub[std::min(sub.size() - 1,
+                                               static_cast<size_t>(level * double(sub.size())))]);
+        }
+        float up_bound = 1.0f;
+        {
+            int64_t total = 0, acc = 0;
+            for (int64_t v : r.up_hist) total += v;
+            const size_t workers = r.up_hist.size() / kUpBins;
+            for (int b = 0; b < kUpBins; ++b) {
+                for (size_t wk = 0; wk < workers; ++wk)
+                    acc += r.up_hist[wk * kUpBins + static_cast<size_t>(b)];
+                if (double(acc) >= 0.999 * double(total)) {
+                    up_bound = float(b + 1) / float(kUpBins);
+                    break;
+                }
+            }
+        }
+        ls.up_bound = up_bound;
+        ls.up_scale.resize(static_cast<size_t>(n_ff));
+        for (int64_t j = 0; j < n_ff; ++j) {
+            const double n = double(std::max<int64_t>(1, r.r_n));
+            const double mean = r.r_sum[static_cast<size_t>(j)] / n;
+            const double var = std::max(0.0, r.r_sq[static_cast<size_t>(j)] / n - mean * mean);
+            const double layer_bound = double(up_bound) * r.up_norm[static_cast<size_t>(j)];
+            ls.up_scale[static_cast<size_t>(j)] =
+                static_cast<float>(std::min(layer_bound, mean + opt.up_sigmas * std::sqrt(var)));
+        }
+        ls.threshold = ls.exact_thresholds.front();
+    }
+
+    // The sparsity curve and the recommendation.
+    double recommended = -1;
+    if (curve_windows > 0) {
+        const auto tc = Clock::now();
+        std::vector<model::FfnWeights> ffn;
+        for (int64_t l = 0; l < cfg.n_layer; ++l) ffn.push_back(m.ffn_weights(static_cast<int>(l)));
+        sparse::ExactSparseFfn exact(pool, ffn, exact_sc);
+        CurveMeter meter(m, exact, held, curve_window, tok->add_bos() ? tok->bos() : -1, progress);
+        int64_t step = 0, steps = curve_windows * static_cast<int64_t>(curve_levels.size() + 1);
+        progress.emit(progress.at(CalibrationPhase::Curve, 0, steps));
+        std::vector<sparse::CurvePoint> curve = meter.measure(curve_levels, step, steps);
+        const double bound = opt.max_ppl_rise;
+        if (default_grid) {
+            // Higher while the top level is still within the bound, then the
+            // midpoint past the highest level within it.
+            while (curve.back().ppl_rise <= bound && curve.back().level < 0.85f) {
+                // (each extra level is one more pass over the windows)
+                steps += curve_windows;
+                const double next = std::round((curve.back().level + 0.1) * 100) / 100;
+                const auto more = meter.measure({next}, step, steps);
+                curve.push_back(more.front());
+            }
+            const double best = recommend(curve, bound);
+            double above = -1;
+            for (const auto& p : curve)
+                if (p.level > best) {
+                    above = p.level;
+                    break;
+                }
+            if (best >= 0 && above > best + 0.06) {
+                const double mid = std::round((best + above) * 50) / 100;
+                steps = step + curve_windows;
+                const auto more = meter.measure({mid}, step, steps);
+                curve.push_back(more.front());
+                std::sort(curve.begin(), curve.end(),
+                          [](const auto& a, const auto& b) { return a.level < b.level; });
+            }
+        }
+        recommended = recommend(curve, bound);
+        exact_sc.curve = curve;
+        exact_sc.curve_bound = static_cast<float>(bound);
+        exact_sc.curve_dense_ppl = static_cast<float>(meter.dense_ppl());
+        exact_sc.curve_tokens = static_cast<uint64_t>(meter.scored());
+        exact_sc.recommended_sparsity = static_cast<float>(recommended);
+        report.curve_seconds = seconds_since(tc);
+        report.curve.bound = bound;
+        report.curve.recommended = recommended;
+        report.curve.dense_ppl = meter.dense_ppl();
+        report.curve.tokens_scored = meter.scored();
+        for (const auto& p : curve)
+            report.curve.points.push_back({p.level, p.delivered, p.ppl_rise, p.mean_kl, p.top1});
+        log(
+            fmt("calibrate: sparsity curve on %.0f held-out tokens (%.0f windows of %.0f), dense "
+                "perplexity %.4f, %.1f s",
+                double(meter.scored()), double(curve_windows), double(curve_window),
+                meter.dense_ppl(), report.curve_seconds));
+        for (const auto& p : curve)
+            log(
+                fmt("calibrate:   level %.2f: delivered %.3f, perplexity %+.2f %%, KL %.4f, "
+                    "top-1 %.3f",
+                    p.level, p.delivered, 100.0 * p.ppl_rise, p.mean_kl, p.top1));
+        if (recommended < 0)
+            curve_note =
+                fmt("no level keeps the perplexity within +%.0f %%: sparse mode is not "
+                    "recommended for this model",
+                    100.0 * bound);
+    }
+    if (auto_target) targets[0] = recommended >= 0 ? recommended : (curve_windows > 0 ? 0.0 : 0.5);
+    if (!curve_note.empty()) log("calibrate: " + curve_note);
+    report.curve_note = curve_note;
+    // The default follows the recommendation unless the target was chosen.
+    const double default_level =
+        recommended >= 0 && (opt.default_to_recommended || auto_target) ? recommended : -1;
+    report.curve.default_level = default_level >= 0 ? default_level : targets.front();
+
     const auto base_out =
         opt.output_path.empty() ? sparse::default_sidecar_path(opt.model_path) : opt.output_path;
     std::vector<sparse::Sidecar> sidecars(targets.size());
@@ -487,6 +880,12 @@ CalibrationReport calibrate_model(const CalibrationOptions& opt) {
         sc.calib_tokens = static_cast<uint64_t>(n_tok);
         sc.layers.resize(static_cast<size_t>(cfg.n_layer));
         sc.exact_levels.assign(std::begin(kExactLevels), std::end(kExactLevels));
+        sc.curve = exact_sc.curve;
+        sc.curve_bound = exact_sc.curve_bound;
+        sc.curve_dense_ppl = exact_sc.curve_dense_ppl;
+        sc.curve_tokens = exact_sc.curve_tokens;
+        sc.recommended_sparsity = exact_sc.recommended_sparsity;
+        sc.default_sparsity = static_cast<float>(default_level);
         TargetReport tr;
         tr.target_sparsity = targets[ti];
         tr.sidecar_path = base_out;
@@ -503,7 +902,6 @@ CalibrationReport calibrate_model(const CalibrationOptions& opt) {
     for (int64_t r = 32; r <= std::max<int64_t>(32, opt.rank_max); r *= 2) ranks.push_back(r);
     t0 = Clock::now();
     progress.emit(progress.at(CalibrationPhase::Layers, 0, layer_steps));
-    const int64_t n_ff = cfg.n_ff, d = cfg.n_embd;
     for (int64_t l = 0; l < cfg.n_layer; ++l) {
         LayerRecord& r = rec.records()[static_cast<size_t>(l)];
         const int64_t N = r.samples;
@@ -512,48 +910,12 @@ CalibrationReport calibrate_model(const CalibrationOptions& opt) {
         // Every 8th sample is held out.
         std::vector<int64_t> train, hold;
         for (int64_t s = 0; s < N; ++s) (s % 8 == 7 ? hold : train).push_back(s);
-        // Exact activity: quantiles of the contributions at every level (a
-        // strided subsample of at most 2M values), and the up bound (the
-        // 99.9th percentile of the |u| ratio; bins are upper edges).
-        std::vector<float> exact;
-        {
-            const size_t step = std::max<size_t>(1, c.size() / (size_t{2} << 20));
-            std::vector<float> sub;
-            for (size_t i = 0; i < c.size(); i += step) sub.push_back(c[i]);
-            std::sort(sub.begin(), sub.end());
-            for (double level : kExactLevels)
-                exact.push_back(
-                    sub.empty() ? 0.0f
-                                : sub[std::min(sub.size() - 1,
-                                               static_cast<size_t>(level * double(sub.size())))]);
-        }
-        float up_bound = 1.0f;
-        {
-            int64_t total = 0, acc = 0;
-            for (int64_t v : r.up_hist) total += v;
-            for (int b = 0; b < kUpBins; ++b) {
-                acc += r.up_hist[static_cast<size_t>(b)];
-                if (double(acc) >= 0.999 * double(total)) {
-                    up_bound = float(b + 1) / float(kUpBins);
-                    break;
-                }
-            }
-        }
-        // Per neuron: mean + 4 standard deviations of |u_j| / ||x|| (tighter
-        // than the layer's bound for all but the most aligned neurons).
-        std::vector<float> up_scale(static_cast<size_t>(n_ff));
-        for (int64_t j = 0; j < n_ff; ++j) {
-            const double n = double(std::max<int64_t>(1, r.r_n));
-            const double mean = r.r_sum[static_cast<size_t>(j)] / n;
-            const double var = std::max(0.0, r.r_sq[static_cast<size_t>(j)] / n - mean * mean);
-            const double layer_bound = double(up_bound) * r.up_norm[static_cast<size_t>(j)];
-            up_scale[static_cast<size_t>(j)] =
-                static_cast<float>(std::min(layer_bound, mean + opt.up_sigmas * std::sqrt(var)));
-        }
+        const sparse::LayerStats& ex = exact_sc.layers[static_cast<size_t>(l)];
+        const float up_bound = ex.up_bound;
         for (size_t ti = 0; ti < targets.size(); ++ti) {
-            sidecars[ti].layers[static_cast<size_t>(l)].exact_thresholds = exact;
-            sidecars[ti].layers[static_cast<size_t>(l)].up_bound = up_bound;
-            sidecars[ti].layers[static_cast<size_t>(l)].up_scale = up_scale;
+            sidecars[ti].layers[static_cast<size_t>(l)].exact_thresholds = ex.exact_thresholds;
+            sidecars[ti].layers[static_cast<size_t>(l)].up_bound = ex.up_bound;
+            sidecars[ti].layers[static_cast<size_t>(l)].up_scale = ex.up_scale;
             // Threshold: the target sparsity's quantile of contributions.
             std::vector<float> sorted = c;
             const size_t q = std::min(sorted.size() - 1,

@@ -123,7 +123,12 @@ CalibrationProgress ProgressReporter::at(CalibrationPhase phase, int64_t done, i
         case CalibrationPhase::Reading:
             break;
         case CalibrationPhase::Corpus:
-            if (rest >= 0 && layer_estimate_ >= 0) p.eta_seconds = rest + layer_estimate_;
+            if (rest >= 0) curve_estimate_ = curve_work_ * in_phase / double(done);
+            if (rest >= 0 && layer_estimate_ >= 0)
+                p.eta_seconds = rest + curve_estimate_ + layer_estimate_;
+            break;
+        case CalibrationPhase::Curve:
+            p.eta_seconds = (rest >= 0 ? rest : curve_estimate_) + std::max(0.0, layer_estimate_);
             break;
         case CalibrationPhase::Layers:
             p.eta_seconds = rest >= 0 ? rest : layer_estimate_;

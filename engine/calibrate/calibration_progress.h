@@ -40,6 +40,9 @@ public:
     explicit ProgressReporter(const CalibrationOptions& options);
 
     void set_layer_phase_estimate(double seconds) { layer_estimate_ = seconds; }
+    // The curve phase's work in corpus-token equivalents (its estimate before
+    // it starts is that over the corpus run's measured rate).
+    void set_curve_work(double corpus_tokens) { curve_work_ = corpus_tokens; }
     // The state at this step (message empty); the caller formats its line
     // with the ETA, then emits it.
     CalibrationProgress at(CalibrationPhase phase, int64_t done, int64_t total);
@@ -56,6 +59,7 @@ private:
     Clock::time_point phase_start_ = start_;
     CalibrationPhase phase_ = CalibrationPhase::Reading;
     double layer_estimate_ = -1;
+    double curve_work_ = 0, curve_estimate_ = 0;
 };
 
 }  // namespace powerinfer::calibrate

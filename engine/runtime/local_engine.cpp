@@ -217,6 +217,7 @@ std::unique_ptr<LocalEngine> LocalEngine::load(const LoadOptions& options) {
         e->sparse_ = sparse::make_hybrid_ffn(*e->pool_, std::move(ffn), e->model_->dense_ffn(),
                                              std::move(setup), info.sparse_status);
         if (e->sparse_) e->model_->set_ffn_executor(e->sparse_.get());
+        if (e->sparse_) info.sparsity_curve = e->sparse_->sparsity_curve();
     }
     info.device = "CPU (" + std::to_string(threads) + " threads, " + tensor::simd_level() + ")";
     if (e->sparse_ && !gpu_note.empty()) info.device += "; hot neurons: " + gpu_note;

@@ -73,14 +73,22 @@ ExactSparseFfn::ExactSparseFfn(tensor::ThreadPool& pool,
         L.t = ls.threshold;
         layers_.push_back(std::move(L));
     }
+    target_ = sc.target_sparsity;
+    if (!levels_.empty() && sc.default_sparsity >= 0) default_level_ = sc.default_sparsity;
     if (levels_.empty())
         note_ =
             "the sidecar has no exact-activity levels (made by an older powerinfer-calibrate): "
             "the sparsity level is fixed at its calibrated target; recalibrate to tune it";
 }
 
-void ExactSparseFfn::set_level(double s) {
-    level_ = s;
+double ExactSparseFfn::effective_level() const {
+    if (level_ >= 0 && !levels_.empty()) return level_;
+    return default_level();
+}
+
+void ExactSparseFfn::set_level(double level) {
+    level_ = level;
+    const double s = level < 0 ? default_level_ : level;
     for (Layer& L : layers_) {
         if (s < 0 || levels_.empty() || L.thresholds.size() != levels_.size()) {
             L.t = L.calibrated;

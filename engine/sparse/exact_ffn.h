@@ -42,11 +42,18 @@ public:
     ExactSparseFfn(tensor::ThreadPool& pool, const std::vector<model::FfnWeights>& layers,
                    const Sidecar& sidecar);
 
-    // The sparsity level to run at: < 0 = the sidecar's calibrated target;
-    // otherwise a fraction in [0, 0.99] mapped through exact_levels (a sidecar
-    // without them only has its calibrated threshold: see level_note()).
+    // The sparsity level to run at: < 0 = the sidecar's default (its
+    // default_sparsity, the measured recommendation, where it has one; else
+    // its calibrated target's threshold); otherwise a fraction in [0, 0.99]
+    // mapped through exact_levels (a sidecar without them only has its
+    // calibrated threshold: see level_note()).
     void set_level(double sparsity);
     double level() const { return level_; }
+    // The level the thresholds stand for now: level(), or for < 0 the
+    // sidecar's default (default_sparsity, else the calibrated target).
+    double effective_level() const;
+    // What level -1 stands for: default_sparsity, else the calibrated target.
+    double default_level() const { return default_level_ >= 0 ? default_level_ : target_; }
     // Empty, or why the level knob cannot act (an older sidecar).
     const std::string& level_note() const { return note_; }
 
@@ -86,6 +93,8 @@ private:
     const tensor::QuantizedVector* xq_up_used_ = nullptr;
     std::vector<float> levels_;
     double level_ = -1;
+    double default_level_ = -1;  // Sidecar::default_sparsity (needs exact levels)
+    double target_ = 0;          // Sidecar::target_sparsity
     std::string note_;
     backend::GateActivation act_;
     tensor::QuantizedVector xq_, xq_up_;

@@ -524,16 +524,40 @@ void HybridFfn::snapshot_memory_locked() {
     memory_.note = m.note;
 }
 
+SparsityCurve HybridFfn::sparsity_curve() const {
+    SparsityCurve c;
+    for (const CurvePoint& p : sidecar_.curve)
+        c.points.push_back({p.level, p.delivered, p.ppl_rise, p.mean_kl, p.top1});
+    c.bound = sidecar_.curve_bound;
+    c.recommended = sidecar_.recommended_sparsity;
+    // The default follows the sidecar only on the exact path (a GPU split
+    // runs its predictors' target).
+    c.default_level = exact_ ? exact_->default_level() : sidecar_.target_sparsity;
+    c.dense_ppl = sidecar_.curve_dense_ppl;
+    c.tokens_scored = static_cast<int64_t>(sidecar_.curve_tokens);
+    return c;
+}
+
 std::string HybridFfn::status() const {
     if (exact_) {
         char buf[256];
-        const double level = exact_->level() < 0 ? sidecar_.target_sparsity : exact_->level();
+        const double level = exact_->effective_level();
         std::snprintf(buf, sizeof buf,
                       "sparse: CPU, exact activity at %.0f%% target sparsity (calibrated %.0f%%), "
                       "+%.0f MB RAM",
                       100.0 * level, 100.0 * sidecar_.target_sparsity,
                       double(exact_->extra_bytes()) / 1e6);
         std::string out = buf;
+        if (sidecar_.recommended_sparsity >= 0) {
+            // The measured curve's verdict, and whether the default follows it.
+            std::snprintf(
+                buf, sizeof buf,
+                "; recommended %.0f%% (measured: perplexity within +%.0f%% on "
+                "held-out text)%s",
+                100.0 * sidecar_.recommended_sparsity, 100.0 * sidecar_.curve_bound,
+                exact_->level() < 0 && sidecar_.default_sparsity >= 0 ? ", the default" : "");
+            out += buf;
+        }
         if (exact_->dense_down_layers() > 0)
             out += "; " + std::to_string(exact_->dense_down_layers()) +
                    " layers keep a dense down product (their type has no neuron-major form)";

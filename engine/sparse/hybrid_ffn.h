@@ -108,6 +108,8 @@ public:
     void set_reserved_device_bytes(int64_t bytes);
 
     const Sidecar& sidecar() const { return sidecar_; }
+    // The sidecar's measured curve, for ModelInfo::sparsity_curve.
+    SparsityCurve sparsity_curve() const;
     backend::Device& device() { return *device_; }
     const Placement& placement() const { return placement_; }
     // The CPU-native exact path (null when a GPU holds neurons).

@@ -198,6 +198,28 @@ void write_sidecar(const std::filesystem::path& path, const Sidecar& s) {
         w.set("powerinfer.exact_thresholds", f32_array(all));
         w.set("powerinfer.up_bound", f32_array(bounds));
     }
+    if (!s.curve.empty()) {
+        std::vector<float> lv, dl, pr, kl, t1;
+        for (const CurvePoint& p : s.curve) {
+            lv.push_back(p.level);
+            dl.push_back(p.delivered);
+            pr.push_back(p.ppl_rise);
+            kl.push_back(p.mean_kl);
+            t1.push_back(p.top1);
+        }
+        w.set("powerinfer.curve.level", f32_array(lv));
+        w.set("powerinfer.curve.delivered", f32_array(dl));
+        w.set("powerinfer.curve.ppl_rise", f32_array(pr));
+        w.set("powerinfer.curve.mean_kl", f32_array(kl));
+        w.set("powerinfer.curve.top1", f32_array(t1));
+        w.set("powerinfer.curve.bound", Value::f32(s.curve_bound));
+        w.set("powerinfer.curve.dense_ppl", Value::f32(s.curve_dense_ppl));
+        w.set("powerinfer.curve.tokens", Value::u64(s.curve_tokens));
+    }
+    if (s.recommended_sparsity >= 0)
+        w.set("powerinfer.recommended_sparsity", Value::f32(s.recommended_sparsity));
+    if (s.default_sparsity >= 0)
+        w.set("powerinfer.default_sparsity", Value::f32(s.default_sparsity));
     const uint64_t n_embd = static_cast<uint64_t>(s.n_embd), n_ff = static_cast<uint64_t>(s.n_ff);
     for (size_t i = 0; i < s.layers.size(); ++i) {
         const LayerStats& l = s.layers[i];
@@ -287,6 +309,38 @@ Sidecar read_sidecar(const std::filesystem::path& path, const std::string& expec
                 all.begin() + static_cast<std::ptrdiff_t>(i * levels.size()),
                 all.begin() + static_cast<std::ptrdiff_t>((i + 1) * levels.size()));
             s.layers[i].up_bound = bounds[i];
+        }
+    }
+    {
+        // The measured curve: five arrays of one length, levels ascending.
+        const auto lv = f->get_float_array("powerinfer.curve.level");
+        const auto dl = f->get_float_array("powerinfer.curve.delivered");
+        const auto pr = f->get_float_array("powerinfer.curve.ppl_rise");
+        const auto kl = f->get_float_array("powerinfer.curve.mean_kl");
+        const auto t1 = f->get_float_array("powerinfer.curve.top1");
+        if (dl.size() != lv.size() || pr.size() != lv.size() || kl.size() != lv.size() ||
+            t1.size() != lv.size())
+            refuse(path, "sparsity-curve arrays differ in length");
+        for (size_t k = 0; k < lv.size(); ++k) {
+            const bool ok = std::isfinite(lv[k]) && lv[k] >= 0 && lv[k] < 1 &&
+                            (k == 0 || lv[k] > lv[k - 1]) && std::isfinite(dl[k]) &&
+                            std::isfinite(pr[k]) && pr[k] > -1 && std::isfinite(kl[k]) &&
+                            std::isfinite(t1[k]) && t1[k] >= 0 && t1[k] <= 1;
+            if (!ok) refuse(path, "the sparsity curve is invalid");
+            s.curve.push_back({lv[k], dl[k], pr[k], kl[k], t1[k]});
+        }
+        s.curve_bound = static_cast<float>(f->get_float("powerinfer.curve.bound").value_or(0));
+        s.curve_dense_ppl =
+            static_cast<float>(f->get_float("powerinfer.curve.dense_ppl").value_or(0));
+        s.curve_tokens = static_cast<uint64_t>(f->get_int("powerinfer.curve.tokens").value_or(0));
+        for (auto [key, dst] :
+             {std::pair{"powerinfer.recommended_sparsity", &s.recommended_sparsity},
+              std::pair{"powerinfer.default_sparsity", &s.default_sparsity}}) {
+            const auto v = f->get_float(key);
+            if (!v) continue;
+            if (!std::isfinite(*v) || *v < 0 || *v >= 1)
+                refuse(path, std::string(key) + " is not a fraction in [0, 1)");
+            *dst = static_cast<float>(*v);
         }
     }
     auto tensor = [&](int64_t l, const char* what, std::vector<uint64_t> shape,

@@ -12,6 +12,12 @@
 //   powerinfer.threshold / .rank / .recall / .precision: f32/u32 arrays [n_layer]
 //   optional: powerinfer.exact_levels f32[K], powerinfer.exact_thresholds
 //   f32[n_layer * K], powerinfer.up_bound f32[n_layer] (exact CPU activity)
+//   optional: the measured sparsity curve (held-out perplexity per level):
+//   powerinfer.curve.level / .delivered / .ppl_rise / .mean_kl / .top1 f32[P],
+//   powerinfer.curve.bound f32, .dense_ppl f32, .tokens u64,
+//   powerinfer.recommended_sparsity f32 (the highest level within the bound),
+//   powerinfer.default_sparsity f32 (what activation_sparsity -1 runs at on
+//   the exact path; absent: the target's threshold)
 //   tensors per layer l: blk.l.act_freq F32[n_ff], blk.l.act_mass F32[n_ff],
 //   blk.l.perm I32[n_ff] (hot-first), blk.l.pred_w1 [n_embd, rank] F16|F32,
 //   blk.l.pred_b1 F32[rank], blk.l.pred_w2 [rank, n_ff] F16|F32, blk.l.pred_b2 F32[n_ff]
@@ -75,6 +81,16 @@ struct LayerStats {
     std::vector<float> up_scale;
 };
 
+// One measured point of the sparsity curve: the exact path at `level` over
+// held-out text (powerinfer-calibrate), against the dense model.
+struct CurvePoint {
+    float level = 0;      // the level asked for
+    float delivered = 0;  // 1 - active / total over the scored tokens
+    float ppl_rise = 0;   // perplexity / dense perplexity - 1
+    float mean_kl = 0;    // mean KL(dense || sparse) per scored token
+    float top1 = 0;       // argmax agreement with dense
+};
+
 struct Sidecar {
     std::string model_hash;
     uint64_t model_bytes = 0;
@@ -87,6 +103,15 @@ struct Sidecar {
     float zipf_s = 0;
     std::vector<float> exact_levels;  // ascending sparsity levels of LayerStats::exact_thresholds
     std::vector<LayerStats> layers;
+    // The measured curve (optional; older sidecars lack it), ascending levels.
+    std::vector<CurvePoint> curve;
+    float curve_bound = 0;            // the perplexity-rise bound of the recommendation
+    float curve_dense_ppl = 0;        // dense perplexity on the held-out windows
+    uint64_t curve_tokens = 0;        // tokens scored per level
+    float recommended_sparsity = -1;  // -1: none measured
+    // The exact path's level for activation_sparsity -1 (-1: the target's
+    // calibrated threshold, as older sidecars).
+    float default_sparsity = -1;
 };
 
 // Fast 64-bit fingerprint of a model file, as 16 hex digits: FNV-1a/mixer

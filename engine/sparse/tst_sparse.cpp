@@ -244,6 +244,73 @@ private slots:
                  std::filesystem::path("/a/b/model.Q4_0.powerinfer.gguf"));
     }
 
+    // The measured sparsity curve and the levels that go with it survive a
+    // write and a read; a sidecar without them reads as before (no curve, no
+    // default level: activation_sparsity -1 is the target's threshold); a
+    // damaged curve is refused.
+    void sidecarCurveRoundTrip() {
+        QTemporaryDir dir;
+        const std::filesystem::path path = dir.filePath("c.powerinfer.gguf").toStdString();
+        Sidecar s = make_sidecar(1.0f);
+        s.exact_levels = {0.0f, 0.5f, 0.9f};
+        for (auto& l : s.layers) {
+            l.exact_thresholds = {0.0f, 0.02f, 0.05f};
+            l.up_bound = 1.05f;  // Cauchy-Schwarz (plus rounding): never wrong
+        }
+        write_sidecar(path, s);
+        const Sidecar old = read_sidecar(path, s.model_hash);
+        QVERIFY(old.curve.empty());
+        QCOMPARE(old.recommended_sparsity, -1.0f);
+        QCOMPARE(old.default_sparsity, -1.0f);
+
+        s.curve = {{0.0f, 0.0f, 0.001f, 0.003f, 0.96f},
+                   {0.2f, 0.195f, 0.004f, 0.005f, 0.95f},
+                   {0.5f, 0.49f, 0.0122f, 0.029f, 0.887f},
+                   {0.6f, 0.59f, 0.055f, 0.061f, 0.833f}};
+        s.curve_bound = 0.02f;
+        s.curve_dense_ppl = 36.16f;
+        s.curve_tokens = 504;
+        s.recommended_sparsity = 0.5f;
+        s.default_sparsity = 0.5f;
+        write_sidecar(path, s);
+        const Sidecar r = read_sidecar(path, s.model_hash);
+        QCOMPARE(r.curve.size(), s.curve.size());
+        for (size_t i = 0; i < s.curve.size(); ++i) {
+            QCOMPARE(r.curve[i].level, s.curve[i].level);
+            QCOMPARE(r.curve[i].delivered, s.curve[i].delivered);
+            QCOMPARE(r.curve[i].ppl_rise, s.curve[i].ppl_rise);
+            QCOMPARE(r.curve[i].mean_kl, s.curve[i].mean_kl);
+            QCOMPARE(r.curve[i].top1, s.curve[i].top1);
+        }
+        QCOMPARE(r.curve_bound, 0.02f);
+        QCOMPARE(r.curve_dense_ppl, 36.16f);
+        QCOMPARE(r.curve_tokens, uint64_t(504));
+        QCOMPARE(r.recommended_sparsity, 0.5f);
+        QCOMPARE(r.default_sparsity, 0.5f);
+
+        // The default level: -1 runs at default_sparsity (0.5 -> the 0.02
+        // threshold), not at the target's threshold (0.01).
+        Weights w = make_weights(GgmlType::Q4_0, 3);
+        tensor::ThreadPool pool(1);
+        ExactSparseFfn exact(pool, w.views, r);
+        exact.set_level(-1);
+        QCOMPARE(exact.effective_level(), 0.5);
+        QCOMPARE(exact.default_level(), 0.5);
+        ExactSparseFfn legacy(pool, w.views, old);
+        legacy.set_level(-1);
+        QCOMPARE(legacy.effective_level(), double(old.target_sparsity));
+        const auto x = random_x(9);
+        std::vector<float> y(kEmbd);
+        int64_t want = 0;
+        masked_reference(w.views[0], x.data(), 0.02, want);
+        QVERIFY(std::llabs(exact.run(0, x.data(), y.data()).active - want) <= 2);
+
+        // Levels out of order: refused.
+        s.curve[1].level = 0.7f;
+        write_sidecar(path, s);
+        QVERIFY_THROWS_EXCEPTION(SidecarError, read_sidecar(path));
+    }
+
     void hybridEqualsDenseWhenAllActive_data() {
         QTest::addColumn<double>("hot");
         QTest::newRow("all cold") << 0.0;

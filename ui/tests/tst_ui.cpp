@@ -70,6 +70,13 @@ public:
         script.tokens = {"Here",  " is",    " **code**", ":\n\n", "```cpp\n", "int main() {}\n",
                          "```\n", "\nDone", "."};
         script.tokenDelay = std::chrono::milliseconds(2);
+        // A calibrated sidecar's curve (SmolLM2's, docs/benchmarks.md).
+        script.curve.bound = 0.02;
+        script.curve.recommended = 0.5;
+        script.curve.default_level = 0.5;
+        script.curve.points = {{0.0, 0.0, 0.0017, 0.0033, 0.965}, {0.2, 0.195, 0.0, 0.0041, 0.955},
+                               {0.4, 0.395, 0.0062, 0.0139, 0.928}, {0.5, 0.495, 0.0128, 0.029, 0.891},
+                               {0.6, 0.594, 0.0529, 0.0594, 0.836}, {0.7, 0.693, 0.101, 0.1288, 0.767}};
         store_ = std::make_unique<ChatStore>(dir_.filePath("conversations.sqlite"));
         client_ = std::make_unique<EngineClient>([this, script](const powerinfer::LoadOptions& o) {
             auto engine = FakeEngine::load(o, script);

@@ -22,6 +22,7 @@ namespace powerinfer {
 enum class CalibrationPhase {
     Reading,  // opening the model, tokenizing the corpus
     Corpus,   // the dense model over the corpus (done/total: tokens)
+    Curve,    // the sparsity curve on held-out text (done/total: window x level steps)
     Layers,   // thresholds, statistics and predictors (done/total: layer x target steps)
     Writing,  // the sidecars
     Done,
@@ -48,8 +49,10 @@ struct CalibrationOptions {
     std::filesystem::path model_path;
     std::filesystem::path corpus_path;
     std::filesystem::path output_path;  // empty: MODEL.powerinfer.gguf next to the model
-    int64_t tokens = 20000;             // corpus tokens to run
-    double target_sparsity = 0.5;       // fraction of (token, neuron) pairs counted inactive
+    int64_t tokens = 8192;              // corpus tokens to run
+    // Fraction of (token, neuron) pairs counted inactive (the thresholds and
+    // predictors); < 0: the measured recommendation (0.5 without a curve).
+    double target_sparsity = 0.5;
     // Several targets from one corpus run (each its own sidecar, named
     // "<output stem>.sNN.gguf"); empty: just target_sparsity.
     std::vector<double> target_sparsities;
@@ -69,6 +72,21 @@ struct CalibrationOptions {
     // deviations of |u_j| / ||x|| (lower skips more up rows, and may skip a
     // neuron that would have passed the threshold).
     double up_sigmas = 4.0;
+    // The sparsity curve (docs/architecture.md, "Calibration"): held-out
+    // tokens (the corpus past the calibration tokens; a shorter corpus gives
+    // up its last part, at most a quarter) in windows of curve_window, the
+    // first half of each as context, the second scored, at every level of
+    // curve_levels through the exact CPU path against dense. At most
+    // tokens / 4 (whole windows). 0: no curve.
+    int64_t curve_tokens = 2048;
+    int64_t curve_window = 256;
+    // Empty: 0, 0.2, 0.3, 0.4, 0.5, 0.6, higher while within the bound, then
+    // the midpoint past the highest level within it.
+    std::vector<double> curve_levels;
+    double max_ppl_rise = 0.02;  // the bound the recommendation keeps
+    // The sidecar's default (activation_sparsity -1) is the recommendation;
+    // false: the target's threshold (an explicit choice).
+    bool default_to_recommended = true;
     uint64_t seed = 42;
     std::function<void(const std::string&)> log;  // progress lines (stderr in the tool)
     // Called at every step (each corpus window, each layer and target, before
@@ -94,6 +112,9 @@ struct CalibrationReport {
     int64_t tokens = 0;
     double run_seconds = 0, train_seconds = 0;
     std::vector<CalibrationTargetReport> targets;
+    SparsityCurve curve;  // empty points: not measured (see curve_note)
+    std::string curve_note;
+    double curve_seconds = 0;
 };
 
 class CalibrationCancelled : public LoadCancelled {

@@ -202,6 +202,23 @@ struct MemoryReport {
     std::string note;
 };
 
+// The sidecar's measured sparsity curve (powerinfer-calibrate): the CPU's
+// exact path at a few levels over held-out text, against dense.
+struct SparsityCurvePoint {
+    double level = 0, delivered = 0;  // asked for / delivered sparsity
+    double ppl_rise = 0;              // perplexity / dense perplexity - 1
+    double mean_kl = 0, top1 = 0;     // KL(dense || sparse), argmax agreement
+};
+struct SparsityCurve {
+    std::vector<SparsityCurvePoint> points;  // ascending levels; empty: not measured
+    double bound = 0;         // the perplexity-rise bound (0.02)
+    double recommended = -1;  // the highest level within it (-1: none)
+    // What activation_sparsity -1 runs at (-1: the calibrated target).
+    double default_level = -1;
+    double dense_ppl = 0;
+    int64_t tokens_scored = 0;  // per level
+};
+
 struct ModelInfo {
     std::string architecture;  // e.g. "llama"
     std::string name;
@@ -218,6 +235,7 @@ struct ModelInfo {
     std::string tool_call_format;
     bool has_sidecar = false;
     std::string sparse_status;     // "sparse: ..." or why it runs dense
+    SparsityCurve sparsity_curve;  // of the sidecar in use (sparse mode)
     std::string device;            // where it runs
     int gpu_layers = 0;            // layers running on the GPU (layer offload)
     int gpu_attention_layers = 0;  // sparse mode: layers whose attention runs on the GPU

@@ -1,0 +1,90 @@
+import QtQuick
+import QtQuick.Controls
+import QtTest
+import PowerInfer.Ui
+import PowerInfer.App
+
+// After calibration the tuning panel draws the sidecar's measured curve
+// (perplexity rise per delivered sparsity) with the bound, the current point
+// and, once "Compare with dense" ran, the measured speed. The controller runs
+// on the FakeEngine, whose sidecar carries a curve (tst_ui.cpp).
+TestCase {
+    id: testCase
+    name: "TuningCurve"
+    when: windowShown
+    visible: true
+    width: 1280
+    height: 800
+
+    Component {
+        id: tuningComponent
+        TuningPanel {
+            controller: testController
+            height: 800
+        }
+    }
+
+    function cleanup() {
+        testController.sparse.resetToDefaults()
+    }
+
+    function test_curveIsDrawnWithTheCurrentPoint() {
+        const drawer = createTemporaryObject(tuningComponent, testCase)
+        drawer.open()
+        tryCompare(drawer, "opened", true)
+        const box = findChild(drawer, "sparsityCurve")
+        const canvas = findChild(drawer, "curveCanvas")
+        verify(box.visible)
+        compare(testController.sparse.curve.length, 6)
+        compare(testController.sparse.recommendedSparsity, 0.5)
+        // -1 (the default): the current point is the recommended level.
+        compare(testController.sparse.activationSparsity, -1)
+        compare(testController.sparse.currentSparsity, 0.5)
+        tryCompare(canvas, "drawnPoints", 6, 3000)
+        verify(canvas.currentX > 0)
+        const summary = findChild(drawer, "curveSummary")
+        verify(summary.text.indexOf("Recommended: 50 %") >= 0, summary.text)
+        verify(summary.text.indexOf("+1.3 %") >= 0, summary.text)
+
+        // The knob moves the current point along the curve.
+        const x50 = canvas.currentX
+        testController.sparse.setValue("activation_sparsity", 0.2)
+        compare(testController.sparse.currentSparsity, 0.2)
+        tryVerify(() => canvas.currentX > 0 && canvas.currentX < x50 - 10, 3000)
+        verify(summary.text.indexOf("Now 20 %") >= 0, summary.text)
+
+        // A measured speed joins the curve.
+        compare(canvas.drawnSpeeds, 0)
+        testController.sparse.setValue("activation_sparsity", -1)
+        testController.newConversation()
+        testController.send("hello")
+        tryCompare(testController, "generating", true, 3000)
+        tryCompare(testController, "generating", false, 5000)
+        testController.compareWithDense()
+        tryCompare(testController.sparse, "comparing", false, 10000)
+        tryVerify(() => testController.sparse.speedPoints.length === 1, 10000)
+        compare(testController.sparse.speedPoints[0].level, 0.5)
+        tryCompare(canvas, "drawnSpeeds", 1, 3000)
+    }
+
+    function test_cpuOnlySaysWhichKnobsHaveNoEffect() {
+        const drawer = createTemporaryObject(tuningComponent, testCase)
+        drawer.open()
+        tryCompare(drawer, "opened", true)
+        verify(testController.sparse.metrics.simulated)
+        const scroll = findChild(drawer, "tuningScroll")
+        let found = 0
+        const walk = item => {
+            for (let i = 0; i < item.children.length; ++i) {
+                const c = item.children[i]
+                if (c.text !== undefined && typeof c.text === "string"
+                        && c.text.indexOf("No effect on this machine") === 0)
+                    ++found
+                walk(c)
+            }
+        }
+        walk(scroll.contentItem)
+        // Hot-neuron threshold, predictor threshold, prefetch depth, cache window.
+        compare(found, 4)
+    }
+}
