@@ -133,9 +133,14 @@ FitEstimate estimate_fit(const FitModelShape& s, int n_ctx, const FitMachine& m,
         e.summary = "CPU only: " + gib(e.ram_bytes) + " of RAM" +
                     (ram >= 0 ? " (" + gib(ram) + " available)" : std::string());
     }
+    // The probe decodes a model of about 100 MB, which may sit in a large
+    // L3 cache; what reads more per token than the bandwidth measurement's
+    // buffer streams from RAM, so there the read bandwidth caps the rate.
     double rate = m.host_read_bytes_per_s;
     if (m.decode_bytes_per_s > 0) {
-        rate = rate > 0 ? std::min(rate, m.decode_bytes_per_s) : m.decode_bytes_per_s;
+        rate = rate > 0 && cpu_read > kFitBandwidthBufferBytes
+                   ? std::min(rate, m.decode_bytes_per_s)
+                   : m.decode_bytes_per_s;
         e.tokens_per_s_is_bound = false;
     }
     if (rate > 0 && cpu_read > 0) e.tokens_per_s = rate / double(cpu_read);

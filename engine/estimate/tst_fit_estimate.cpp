@@ -59,8 +59,9 @@ private slots:
         QVERIFY(QString::fromStdString(e.summary).contains("up to 182 tok/s"));
     }
 
-    // The decode probe's rate makes the speed an estimate ("about"); the
-    // read bandwidth still caps it (a probe that sat in a cache).
+    // The decode probe's rate makes the speed an estimate ("about"); for a
+    // model that reads more than the bandwidth buffer per token (from RAM,
+    // not a cache) the read bandwidth caps it.
     void theDecodeProbesRateGivesAnEstimate() {
         FitMachine m = cpuMachine();
         m.decode_bytes_per_s = 5e9;
@@ -68,9 +69,14 @@ private slots:
         QVERIFY(!e.tokens_per_s_is_bound);
         QCOMPARE(qRound64(e.tokens_per_s * 1000), qRound64(5e9 / 110158912.0 * 1000));
         QVERIFY2(QString::fromStdString(e.summary).endsWith(", about 45 tok/s"), e.summary.c_str());
-        m.decode_bytes_per_s = 40e9;
+        m.decode_bytes_per_s = 40e9;  // in cache: above the read bandwidth, kept
         e = estimate_fit(smollm2(), 2048, m);
-        QCOMPARE(qRound64(e.tokens_per_s * 1000), qRound64(20e9 / 110158912.0 * 1000));
+        QCOMPARE(qRound64(e.tokens_per_s * 1000), qRound64(40e9 / 110158912.0 * 1000));
+        FitModelShape big = smollm2();
+        big.weight_bytes = int64_t(4) << 30;  // from RAM: the read bandwidth caps it
+        e = estimate_fit(big, 2048, m);
+        QCOMPARE(qRound64(e.tokens_per_s * 1000),
+                 qRound64(20e9 / double(big.weight_bytes + 11796480) * 1000));
         QVERIFY(estimate_fit(smollm2(), 2048, cpuMachine()).tokens_per_s_is_bound);
     }
 

@@ -61,8 +61,9 @@ struct FitEstimate {
     // Decode tokens/s: the bytes the CPU reads per token (the weights it
     // holds, the output head included, plus the KV cache of a 512-token
     // chat) at the host's measured rate: the decode probe's rate when there
-    // is one (capped by the read bandwidth), else the read bandwidth alone,
-    // an upper bound ("up to"; compute-bound small models are far from it).
+    // is one (capped by the read bandwidth for models that read more than
+    // kFitBandwidthBufferBytes per token), else the read bandwidth alone
+    // ("up to"; not a true bound for a model that sits in a large L3).
     // 0 when unknown, or when the GPU holds everything (its bandwidth is
     // not measured).
     double tokens_per_s = 0;
@@ -74,6 +75,8 @@ struct FitEstimate {
 // the driver's context (as the engine's "auto" budget does).
 inline constexpr int64_t kFitRamReserveBytes = int64_t(512) << 20;
 inline constexpr int64_t kFitVramReserveBytes = int64_t(512) << 20;
+// The buffer measure_host_read_bandwidth reads (beyond most L3 caches).
+inline constexpr int64_t kFitBandwidthBufferBytes = int64_t(256) << 20;
 
 // F16 K and V per layer at n_ctx tokens (as the engine keeps them).
 int64_t fit_kv_cache_bytes(const FitModelShape& shape, int n_ctx);
