@@ -363,7 +363,7 @@ QVariant DownloadCatalog::data(const QModelIndex& index, int role) const {
             return e.id == defaultId_;
         case CheckTextRole:
             return checkText(e);
-        case CheckedRole:
+        case CheckNoteRole:
             return e.checked;
         default:
             return {};
@@ -395,7 +395,7 @@ QHash<int, QByteArray> DownloadCatalog::roleNames() const {
             {DownloadTextRole, "downloadText"},
             {IsDefaultRole, "isDefault"},
             {CheckTextRole, "checkText"},
-            {CheckedRole, "checked"}};
+            {CheckNoteRole, "checkNote"}};
 }
 
 void DownloadCatalog::refreshAll() {

@@ -87,7 +87,7 @@ public:
         DownloadTextRole,  // "45 MB of 98 MB · 12 MB/s · 4 s left", or the error
         IsDefaultRole,
         CheckTextRole,  // "size and SHA-256 checked" / "unverified entry: size approximate, …"
-        CheckedRole,    // the catalog's note on how it was checked ("" : not checked)
+        CheckNoteRole,    // the catalog's note on how it was checked ("" : not checked)
     };
 
     DownloadCatalog(AppSettings* settings, ModelDownloads* downloads, ModelCatalog* localModels,

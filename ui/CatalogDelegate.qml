@@ -29,7 +29,7 @@ ItemDelegate {
     required property bool isDefault
     // How far the catalog's size and SHA-256 were checked ("size approximate", …).
     required property string checkText
-    required property string checked
+    required property string checkNote
     // For an installed entry: its calibration ("calibrated", …) and whether
     // a background calibration can start now.
     property string calibrationStatus: ""
@@ -143,8 +143,8 @@ ItemDelegate {
             HoverHandler {
                 id: checkHover
             }
-            ToolTip.visible: checkHover.hovered && row.checked !== ""
-            ToolTip.text: row.checked
+            ToolTip.visible: checkHover.hovered && row.checkNote !== ""
+            ToolTip.text: row.checkNote
         }
         Label {
             visible: row.supported && row.note !== ""
