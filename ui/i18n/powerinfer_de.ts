@@ -1079,42 +1079,42 @@
         <translation>Größe und SHA-256 geprüft</translation>
     </message>
     <message>
-        <location filename="../../app/download_catalog.cpp" line="46"/>
+        <location filename="../../app/download_catalog.cpp" line="45"/>
         <source>exact size</source>
         <translation>genaue Größe</translation>
     </message>
     <message>
-        <location filename="../../app/download_catalog.cpp" line="46"/>
+        <location filename="../../app/download_catalog.cpp" line="45"/>
         <source>size approximate</source>
         <translation>Größe ungefähr</translation>
     </message>
     <message>
-        <location filename="../../app/download_catalog.cpp" line="48"/>
+        <location filename="../../app/download_catalog.cpp" line="46"/>
         <source>SHA-256 in the catalog</source>
         <translation>SHA-256 im Katalog</translation>
     </message>
     <message>
-        <location filename="../../app/download_catalog.cpp" line="49"/>
+        <location filename="../../app/download_catalog.cpp" line="47"/>
         <source>SHA-256 from the server at download</source>
         <translation>SHA-256 beim Download vom Server</translation>
     </message>
     <message>
-        <location filename="../../app/download_catalog.cpp" line="50"/>
+        <location filename="../../app/download_catalog.cpp" line="48"/>
         <source>Unverified entry: %1, %2</source>
         <translation>Ungeprüfter Eintrag: %1, %2</translation>
     </message>
     <message>
-        <location filename="../../app/download_catalog.cpp" line="63"/>
+        <location filename="../../app/download_catalog.cpp" line="61"/>
         <source>The catalog is not valid JSON (%1 at offset %2).</source>
         <translation>Der Katalog ist kein gültiges JSON (%1 an Position %2).</translation>
     </message>
     <message>
-        <location filename="../../app/download_catalog.cpp" line="70"/>
+        <location filename="../../app/download_catalog.cpp" line="68"/>
         <source>The catalog has version %1; this app reads version %2.</source>
         <translation>Der Katalog hat Version %1; diese App liest Version %2.</translation>
     </message>
     <message>
-        <location filename="../../app/download_catalog.cpp" line="119"/>
+        <location filename="../../app/download_catalog.cpp" line="117"/>
         <source>Catalog entry &quot;%1&quot; skipped: %2 missing or wrong.</source>
         <translation>Katalogeintrag „%1“ übersprungen: %2 fehlt oder ist falsch.</translation>
     </message>
@@ -2268,67 +2268,67 @@
 <context>
     <name>powerinfer::app::DownloadCatalog</name>
     <message>
-        <location filename="../../app/download_catalog.cpp" line="166"/>
+        <location filename="../../app/download_catalog.cpp" line="164"/>
         <source>The model catalog %1 cannot be read: %2</source>
         <translation>Der Modellkatalog %1 kann nicht gelesen werden: %2</translation>
     </message>
     <message>
-        <location filename="../../app/download_catalog.cpp" line="256"/>
+        <location filename="../../app/download_catalog.cpp" line="254"/>
         <source>RAM %1 (%2 available)</source>
         <translation>RAM %1 (%2 verfügbar)</translation>
     </message>
     <message>
-        <location filename="../../app/download_catalog.cpp" line="257"/>
+        <location filename="../../app/download_catalog.cpp" line="255"/>
         <source>GPU: %1, %2 free</source>
         <translation>GPU: %1, %2 frei</translation>
     </message>
     <message>
-        <location filename="../../app/download_catalog.cpp" line="258"/>
+        <location filename="../../app/download_catalog.cpp" line="256"/>
         <source>no GPU: models run on the CPU</source>
         <translation>keine GPU: Modelle laufen auf der CPU</translation>
     </message>
     <message>
-        <location filename="../../app/download_catalog.cpp" line="260"/>
+        <location filename="../../app/download_catalog.cpp" line="258"/>
         <source>measuring memory bandwidth…</source>
         <translation>Speicherbandbreite wird gemessen…</translation>
     </message>
     <message>
-        <location filename="../../app/download_catalog.cpp" line="262"/>
+        <location filename="../../app/download_catalog.cpp" line="260"/>
         <source>memory bandwidth %1/s (measured)</source>
         <translation>Speicherbandbreite %1/s (gemessen)</translation>
     </message>
     <message>
-        <location filename="../../app/download_catalog.cpp" line="265"/>
+        <location filename="../../app/download_catalog.cpp" line="263"/>
         <source>decode %1/s of weights (measured)</source>
         <translation>Dekodieren %1/s an Gewichten (gemessen)</translation>
     </message>
     <message>
-        <location filename="../../app/download_catalog.cpp" line="268"/>
+        <location filename="../../app/download_catalog.cpp" line="266"/>
         <source>decode probe failed: %1</source>
         <translation>Dekodier-Messung fehlgeschlagen: %1</translation>
     </message>
     <message>
-        <location filename="../../app/download_catalog.cpp" line="269"/>
+        <location filename="../../app/download_catalog.cpp" line="267"/>
         <source>context %1 tokens</source>
         <translation>Kontext %1 Token</translation>
     </message>
     <message>
-        <location filename="../../app/download_catalog.cpp" line="319"/>
+        <location filename="../../app/download_catalog.cpp" line="317"/>
         <source>about %1 (size approximate)</source>
         <translation>etwa %1 (Größe ungefähr)</translation>
     </message>
     <message>
-        <location filename="../../app/download_catalog.cpp" line="337"/>
+        <location filename="../../app/download_catalog.cpp" line="335"/>
         <source>The engine does not run the %1 architecture yet.</source>
         <translation>Die Engine unterstützt die Architektur %1 noch nicht.</translation>
     </message>
     <message>
-        <location filename="../../app/download_catalog.cpp" line="409"/>
+        <location filename="../../app/download_catalog.cpp" line="407"/>
         <source>No such catalog entry.</source>
         <translation>Diesen Katalogeintrag gibt es nicht.</translation>
     </message>
     <message>
-        <location filename="../../app/download_catalog.cpp" line="424"/>
+        <location filename="../../app/download_catalog.cpp" line="422"/>
         <source>Downloads are not available.</source>
         <translation>Downloads sind nicht verfügbar.</translation>
     </message>
