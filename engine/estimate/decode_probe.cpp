@@ -37,13 +37,13 @@ double measure_decode_rate(const std::filesystem::path& scratch_dir, int threads
     const std::unique_ptr<Engine> engine = Engine::load(o);
     GenerateRequest r;
     r.prompt = "The decode probe";
-    r.max_tokens = 24;
+    r.max_tokens = 16;
     r.sampling.temperature = 0;
     r.reuse_cache = false;
     double best = 0;
     // The first run warms the caches and the thread pool. A reply that
     // ended early (random weights may pick the end token) does not count.
-    for (int run = 0; run < 6; ++run) {
+    for (int run = 0; run < 4; ++run) {
         const GenerateResult g = engine->generate(r, nullptr);
         if (run > 0 && g.generated_tokens >= r.max_tokens / 2)
             best = std::max(best, g.decode_tokens_per_s);
