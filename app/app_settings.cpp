@@ -78,6 +78,9 @@ void AppSettings::resetSampling() {
 void AppSettings::setHostReadBandwidth(double v) {
     assign(hostReadBandwidth_, std::max(0.0, v), "host_read_bandwidth");
 }
+void AppSettings::setHostDecodeRate(double v) {
+    assign(hostDecodeRate_, std::max(0.0, v), "host_decode_rate");
+}
 void AppSettings::setRemoteUrl(const QString& v) { assign(remoteUrl_, v.trimmed(), "remote_url"); }
 void AppSettings::setRemoteModel(const QString& v) {
     assign(remoteModel_, v.trimmed(), "remote_model");
@@ -101,6 +104,7 @@ void AppSettings::restore(const QHash<QString, QString>& stored) {
     number("repeat_penalty", [this](double v) { setRepeatPenalty(v); });
     number("last_conversation", [this](double v) { setLastConversationId(qint64(v)); });
     number("host_read_bandwidth", [this](double v) { setHostReadBandwidth(v); });
+    number("host_decode_rate", [this](double v) { setHostDecodeRate(v); });
     if (stored.contains(QStringLiteral("remote_url")))
         setRemoteUrl(stored.value(QStringLiteral("remote_url")));
     if (stored.contains(QStringLiteral("remote_model")))

@@ -41,6 +41,9 @@ class AppSettings : public QObject {
     // estimates; 0 until measured.
     Q_PROPERTY(double hostReadBandwidth READ hostReadBandwidth WRITE setHostReadBandwidth NOTIFY
                    changed)
+    // The decode probe's rate (weight bytes/s of a real decode, see
+    // powerinfer::measure_decode_rate), measured once; 0 until measured.
+    Q_PROPERTY(double hostDecodeRate READ hostDecodeRate WRITE setHostDecodeRate NOTIFY changed)
     // The remote backend (an OpenAI-compatible server): its address and
     // model id. The API key is never here: it lives in the OS keychain.
     Q_PROPERTY(QString remoteUrl READ remoteUrl WRITE setRemoteUrl NOTIFY changed)
@@ -64,9 +67,11 @@ public:
     qint64 lastConversationId() const { return lastConversationId_; }
     double repeatPenalty() const { return repeatPenalty_; }
     double hostReadBandwidth() const { return hostReadBandwidth_; }
+    double hostDecodeRate() const { return hostDecodeRate_; }
     QString remoteUrl() const { return remoteUrl_; }
     QString remoteModel() const { return remoteModel_; }
     void setHostReadBandwidth(double v);
+    void setHostDecodeRate(double v);
     void setRemoteUrl(const QString& v);
     void setRemoteModel(const QString& v);
 
@@ -122,6 +127,7 @@ private:
     qint64 lastConversationId_ = 0;
     double repeatPenalty_ = 1.0;
     double hostReadBandwidth_ = 0;
+    double hostDecodeRate_ = 0;
     QString remoteUrl_, remoteModel_;
     bool restoring_ = false;
 };

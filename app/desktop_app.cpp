@@ -669,6 +669,8 @@ int runDesktopApp(int argc, char** argv, DesktopServices services) {
         const GpuFacts gpu = services.gpuProbe();
         controller.catalog()->setGpu(gpu.present, gpu.freeBytes, gpu.description);
     }
+    if (services.decodeProbe) controller.catalog()->setDecodeProbe(services.decodeProbe);
+    if (services.fitPreviewer) controller.catalog()->setPlacementPreviewer(services.fitPreviewer);
     QQmlApplicationEngine qml;
     // Static QML modules live in the resources under their URI path.
     qml.addImportPath(QStringLiteral("qrc:/"));

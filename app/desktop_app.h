@@ -2,6 +2,7 @@
 // powerinfer::Engine::load) and the demo/test executable (a FakeEngine).
 #pragma once
 
+#include "download_catalog.h"
 #include "engine_worker.h"
 #include "model_catalog.h"
 
@@ -20,6 +21,9 @@ struct DesktopServices {
     Calibrator calibrator;               // null: "Calibrate…" reports it cannot
     PlacementPreviewer previewer;        // null: no placement preview
     std::function<GpuFacts()> gpuProbe;  // null: no GPU
+    // The fit estimate's decode probe and placement preview (catalog); null: none.
+    DownloadCatalog::DecodeProbe decodeProbe;
+    DownloadCatalog::PlacementPreviewer fitPreviewer;
 };
 
 // Parses the command line, builds the services, shows the window. With

@@ -7,6 +7,7 @@
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <QTemporaryDir>
 #include <QtConcurrent/QtConcurrentRun>
 
 #include "app_settings.h"
@@ -36,6 +37,16 @@ QString verdictName(powerinfer::FitVerdict v) {
 }
 
 }  // namespace
+
+QString checkText(const CatalogEntry& e) {
+    const QString link = e.urlChecked ? QString() : QObject::tr(", link not tested");
+    if (!e.checked.isEmpty() && e.sizeExact && !e.sha256.isEmpty())
+        return QObject::tr("Size and SHA-256 checked") + link;
+    const QString size = e.sizeExact ? QObject::tr("exact size") : QObject::tr("size approximate");
+    const QString sha = !e.sha256.isEmpty() ? QObject::tr("SHA-256 in the catalog")
+                                            : QObject::tr("SHA-256 from the server at download");
+    return QObject::tr("Unverified entry: %1, %2").arg(size, sha) + link;
+}
 
 QString catalogSource() {
     const QString env = qEnvironmentVariable("POWERINFER_CATALOG");
@@ -80,6 +91,8 @@ CatalogDocument parseCatalog(const QByteArray& json) {
         e.note = o.value("note").toString();
         e.sizeBytes = qint64(o.value("size_bytes").toDouble());
         e.sizeExact = o.value("size_exact").toBool();
+        e.checked = o.value("checked").toString();
+        e.urlChecked = o.value("url_checked").toBool();
         e.contextLength = o.value("context_length").toInt();
         e.supported = supported.contains(e.architecture);
         const QJsonObject shape = o.value("shape").toObject();
@@ -98,6 +111,8 @@ CatalogDocument parseCatalog(const QByteArray& json) {
         if (!e.fileName.endsWith(QLatin1String(".gguf"))) missing << "file_name";
         if (!downloadUrlProblem(QUrl(e.url)).isEmpty()) missing << "url";
         if (e.sizeBytes <= 0) missing << "size_bytes";
+        // An exact size or a SHA-256 must say where it came from.
+        if ((e.sizeExact || !e.sha256.isEmpty()) && e.checked.isEmpty()) missing << "checked";
         if (!missing.isEmpty()) {
             doc.problems << QObject::tr("Catalog entry \"%1\" skipped: %2 missing or wrong.")
                                 .arg(e.id.isEmpty() ? e.name : e.id, missing.join(", "));
@@ -180,18 +195,45 @@ void DownloadCatalog::setRam(qint64 totalBytes, qint64 availableBytes) {
 }
 
 void DownloadCatalog::ensureBandwidth() {
-    if (measuring_ || !settings_ || settings_->hostReadBandwidth() > 0) return;
+    if (measuring_ || !settings_) return;
+    const bool bandwidth = settings_->hostReadBandwidth() <= 0;
+    const DecodeProbe probe =
+        decodeProbe_ && settings_->hostDecodeRate() <= 0 ? decodeProbe_ : DecodeProbe();
+    if (!bandwidth && !probe) return;
     measuring_ = true;
     emit machineChanged();
-    auto* watcher = new QFutureWatcher<double>(this);
+    struct Rates {
+        double bandwidth = 0, decode = 0;
+        QString error;
+    };
+    auto* watcher = new QFutureWatcher<Rates>(this);
     connect(watcher, &QFutureWatcherBase::finished, this, [this, watcher] {
         watcher->deleteLater();
         measuring_ = false;
+        const Rates r = watcher->result();
+        probeError_ = r.error;
         // Through the settings: stored, and measured once per data folder.
-        if (settings_) settings_->setHostReadBandwidth(watcher->result());
+        if (settings_ && r.bandwidth > 0) settings_->setHostReadBandwidth(r.bandwidth);
+        if (settings_ && r.decode > 0) settings_->setHostDecodeRate(r.decode);
         emit machineChanged();
     });
-    watcher->setFuture(QtConcurrent::run([] { return powerinfer::measure_host_read_bandwidth(); }));
+    watcher->setFuture(QtConcurrent::run([bandwidth, probe] {
+        Rates r;
+        if (bandwidth) r.bandwidth = powerinfer::measure_host_read_bandwidth();
+        if (probe) {
+            QTemporaryDir scratch;
+            try {
+                r.decode = probe(scratch.path());
+            } catch (const std::exception& e) {
+                r.error = QString::fromUtf8(e.what());
+            }
+        }
+        return r;
+    }));
+}
+
+bool DownloadCatalog::speedIsBound() const {
+    return !settings_ || settings_->hostDecodeRate() <= 0;
 }
 
 powerinfer::FitMachine DownloadCatalog::machine() const {
@@ -201,6 +243,7 @@ powerinfer::FitMachine DownloadCatalog::machine() const {
     m.gpu = gpu_;
     m.vram_free_bytes = vramFree_;
     m.host_read_bytes_per_s = settings_ ? settings_->hostReadBandwidth() : 0;
+    m.decode_bytes_per_s = settings_ ? settings_->hostDecodeRate() : 0;
     return m;
 }
 
@@ -216,6 +259,11 @@ QString DownloadCatalog::machineText() const {
     else if (settings_ && settings_->hostReadBandwidth() > 0)
         parts << tr("memory bandwidth %1/s (measured)")
                      .arg(formatBytes(qint64(settings_->hostReadBandwidth())));
+    if (!measuring_ && settings_ && settings_->hostDecodeRate() > 0)
+        parts << tr("decode %1/s of weights (measured)")
+                     .arg(formatBytes(qint64(settings_->hostDecodeRate())));
+    else if (!probeError_.isEmpty())
+        parts << tr("decode probe failed: %1").arg(probeError_);
     if (settings_) parts << tr("context %1 tokens").arg(settings_->contextLength());
     return parts.join(QStringLiteral(" · "));
 }
@@ -266,7 +314,7 @@ QVariant DownloadCatalog::data(const QModelIndex& index, int role) const {
             return e.fileName;
         case SizeTextRole:
             return e.sizeExact ? formatBytes(e.sizeBytes)
-                               : tr("about %1").arg(formatBytes(e.sizeBytes));
+                               : tr("about %1 (size approximate)").arg(formatBytes(e.sizeBytes));
         case UrlRole:
             return e.url;
         case Sha256Role:
@@ -286,11 +334,11 @@ QVariant DownloadCatalog::data(const QModelIndex& index, int role) const {
                        ? e.note
                        : tr("The engine does not run the %1 architecture yet.").arg(e.architecture);
         case FitVerdictRole:
-            return verdictName(estimateFor(e.shape).verdict);
+            return verdictName(rowEstimate(e, folder).verdict);
         case FitSummaryRole:
-            return QString::fromStdString(estimateFor(e.shape).summary);
+            return QString::fromStdString(rowEstimate(e, folder).summary);
         case TokensPerSecondRole:
-            return estimateFor(e.shape).tokens_per_s;
+            return rowEstimate(e, folder).tokens_per_s;
         case InstalledRole:
             return !folder.isEmpty() && QFileInfo::exists(QDir(folder).filePath(e.fileName));
         case DownloadStateRole:
@@ -313,6 +361,10 @@ QVariant DownloadCatalog::data(const QModelIndex& index, int role) const {
         }
         case IsDefaultRole:
             return e.id == defaultId_;
+        case CheckTextRole:
+            return checkText(e);
+        case CheckNoteRole:
+            return e.checked;
         default:
             return {};
     }
@@ -341,7 +393,9 @@ QHash<int, QByteArray> DownloadCatalog::roleNames() const {
             {DownloadStateRole, "downloadState"},
             {DownloadProgressRole, "downloadProgress"},
             {DownloadTextRole, "downloadText"},
-            {IsDefaultRole, "isDefault"}};
+            {IsDefaultRole, "isDefault"},
+            {CheckTextRole, "checkText"},
+            {CheckNoteRole, "checkNote"}};
 }
 
 void DownloadCatalog::refreshAll() {
@@ -370,16 +424,52 @@ QString DownloadCatalog::downloadUrl(const QString& url, const QString& sha256) 
     return {};
 }
 
+powerinfer::FitPlacement DownloadCatalog::placementFor(const QString& path) const {
+    // Only a GPU plan has a hybrid split, and only a sidecar has hot neurons.
+    if (!gpu_ || !previewer_) return {};
+    const QString sidecar = sidecarPathFor(path);
+    if (sidecar.isEmpty()) return {};
+    const int nCtx = settings_ ? settings_->contextLength() : 2048;
+    const QString key = QStringLiteral("%1|%2|%3|%4")
+                            .arg(path)
+                            .arg(QFileInfo(sidecar).lastModified().toMSecsSinceEpoch())
+                            .arg(nCtx)
+                            .arg(vramFree_);
+    const auto it = placements_.constFind(key);
+    if (it != placements_.constEnd()) return *it;
+    powerinfer::FitPlacement p;
+    try {
+        p = previewer_(path, nCtx);
+    } catch (const std::exception&) {
+        p = {};  // a model or sidecar the engine refuses: the byte share
+    }
+    placements_.insert(key, p);
+    return p;
+}
+
+powerinfer::FitEstimate DownloadCatalog::rowEstimate(const CatalogEntry& e,
+                                                     const QString& folder) const {
+    // Installed: the file's own placement preview where it has a sidecar.
+    if (!folder.isEmpty()) return estimateForFile(QDir(folder).filePath(e.fileName), e.shape);
+    return estimateFor(e.shape);
+}
+
+powerinfer::FitEstimate DownloadCatalog::estimateForFile(
+    const QString& path, const powerinfer::FitModelShape& shape) const {
+    return powerinfer::estimate_fit(shape, settings_ ? settings_->contextLength() : 2048, machine(),
+                                    placementFor(path));
+}
+
 QString DownloadCatalog::fitSummaryForFile(const QString& path) const {
     const ModelFileInfo* info = localModels_ ? localModels_->find(path) : nullptr;
     if (!info || info->nLayers <= 0) return {};
-    return QString::fromStdString(estimateFor(shapeOf(*info)).summary);
+    return QString::fromStdString(estimateForFile(path, shapeOf(*info)).summary);
 }
 
 double DownloadCatalog::estimatedTokensPerSecondForFile(const QString& path) const {
     const ModelFileInfo* info = localModels_ ? localModels_->find(path) : nullptr;
     if (!info || info->nLayers <= 0) return 0;
-    return estimateFor(shapeOf(*info)).tokens_per_s;
+    return estimateForFile(path, shapeOf(*info)).tokens_per_s;
 }
 
 }  // namespace powerinfer::app

@@ -8,8 +8,10 @@
 #include <qqmlintegration.h>
 
 #include <QAbstractListModel>
+#include <QHash>
 #include <QPointer>
 #include <QStringList>
+#include <functional>
 
 #include "powerinfer/fit_estimate.h"
 
@@ -25,6 +27,11 @@ struct CatalogEntry {
         note;
     qint64 sizeBytes = 0;
     bool sizeExact = false;
+    // How the size and SHA-256 were established ("" : not checked, the size
+    // is approximate and the SHA-256 comes from the server), and whether the
+    // link itself was fetched and served these bytes.
+    QString checked;
+    bool urlChecked = false;
     int contextLength = 0;
     bool supported = false;
     powerinfer::FitModelShape shape;
@@ -38,6 +45,8 @@ struct CatalogDocument {
 };
 // Parses a catalog; entries missing a required field are skipped with a note.
 CatalogDocument parseCatalog(const QByteArray& json);
+// What the UI says about how far an entry was checked.
+QString checkText(const CatalogEntry& e);
 // The catalog the app ships (:/catalog/models.json), or $POWERINFER_CATALOG.
 QString catalogSource();
 
@@ -48,6 +57,8 @@ class DownloadCatalog : public QAbstractListModel {
     Q_PROPERTY(int count READ rowCount NOTIFY countChanged)
     Q_PROPERTY(QString machineText READ machineText NOTIFY machineChanged)
     Q_PROPERTY(bool measuringBandwidth READ measuringBandwidth NOTIFY machineChanged)
+    // The speeds are read-bandwidth bounds ("up to"): no decode probe rate yet.
+    Q_PROPERTY(bool speedIsBound READ speedIsBound NOTIFY machineChanged)
     Q_PROPERTY(QString problems READ problems NOTIFY countChanged)
     Q_PROPERTY(int defaultRow READ defaultRow NOTIFY countChanged)
 public:
@@ -75,6 +86,8 @@ public:
         DownloadProgressRole,
         DownloadTextRole,  // "45 MB of 98 MB · 12 MB/s · 4 s left", or the error
         IsDefaultRole,
+        CheckTextRole,  // "size and SHA-256 checked" / "unverified entry: size approximate, …"
+        CheckNoteRole,    // the catalog's note on how it was checked ("" : not checked)
     };
 
     DownloadCatalog(AppSettings* settings, ModelDownloads* downloads, ModelCatalog* localModels,
@@ -91,10 +104,23 @@ public:
     void setGpu(bool present, qint64 freeBytes, const QString& description);
     // Overrides the host's RAM (tests); else host_memory().
     void setRam(qint64 totalBytes, qint64 availableBytes);
-    // Measures the host's read bandwidth on a pool thread unless the settings
-    // already hold it; the estimates gain their tok/s when it arrives.
+    // The decode probe (powerinfer::measure_decode_rate with a scratch
+    // folder; the executable injects it, it needs the engine): run once by
+    // ensureBandwidth() on a pool thread, its rate kept in the settings.
+    using DecodeProbe = std::function<double(const QString& scratchDir)>;
+    void setDecodeProbe(DecodeProbe probe) { decodeProbe_ = std::move(probe); }
+    // The engine's placement preview for a model with a sidecar on this
+    // machine's GPU (the executable injects it); the hybrid split of a local
+    // file's estimate comes from it. Only asked when there is a GPU.
+    using PlacementPreviewer =
+        std::function<powerinfer::FitPlacement(const QString& modelPath, int nCtx)>;
+    void setPlacementPreviewer(PlacementPreviewer previewer) { previewer_ = std::move(previewer); }
+    // Measures the host's read bandwidth (and runs the decode probe) on a
+    // pool thread unless the settings already hold them; the estimates gain
+    // their tok/s when they arrive.
     Q_INVOKABLE void ensureBandwidth();
     bool measuringBandwidth() const { return measuring_; }
+    bool speedIsBound() const;
     QString machineText() const;
     QString problems() const { return problems_.join(QLatin1Char('\n')); }
     int defaultRow() const;
@@ -119,6 +145,11 @@ signals:
 
 private:
     void refreshAll();
+    // The preview for a local file (cached by file, sidecar time and context).
+    powerinfer::FitPlacement placementFor(const QString& path) const;
+    powerinfer::FitEstimate rowEstimate(const CatalogEntry& e, const QString& folder) const;
+    powerinfer::FitEstimate estimateForFile(const QString& path,
+                                            const powerinfer::FitModelShape& shape) const;
 
     QPointer<AppSettings> settings_;
     QPointer<ModelDownloads> downloads_;
@@ -131,6 +162,10 @@ private:
     QString gpuDescription_;
     qint64 ramTotal_ = -1, ramAvailable_ = -1;
     bool measuring_ = false;
+    QString probeError_;
+    DecodeProbe decodeProbe_;
+    PlacementPreviewer previewer_;
+    mutable QHash<QString, powerinfer::FitPlacement> placements_;
 };
 
 // The fit shape of a local file, from what its header said.

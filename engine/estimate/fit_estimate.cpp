@@ -18,12 +18,14 @@ std::string gib(int64_t bytes) {
     return buf;
 }
 
-std::string speed(double tps) {
+std::string speed(double tps, bool bound) {
     char buf[48];
     if (tps <= 0) return {};
-    // A bound: compute, attention and sampling only take from it (measured
-    // on SmolLM2 135M, a 2-core Xeon: bound 59-124, CLI 49, GUI 26-29 tok/s).
-    std::snprintf(buf, sizeof buf, tps >= 10 ? ", up to %.0f tok/s" : ", up to %.1f tok/s", tps);
+    // A bound ("up to") from the read bandwidth alone: compute, attention
+    // and sampling only take from it. With the decode probe's rate, an
+    // estimate ("about"); docs/benchmarks.md compares both with decodes.
+    const char* word = bound ? "up to" : "about";
+    std::snprintf(buf, sizeof buf, tps >= 10 ? ", %s %.0f tok/s" : ", %s %.1f tok/s", word, tps);
     return buf;
 }
 
@@ -37,6 +39,11 @@ int64_t fit_kv_cache_bytes(const FitModelShape& s, int n_ctx) {
 }
 
 FitEstimate estimate_fit(const FitModelShape& s, int n_ctx, const FitMachine& m) {
+    return estimate_fit(s, n_ctx, m, FitPlacement{});
+}
+
+FitEstimate estimate_fit(const FitModelShape& s, int n_ctx, const FitMachine& m,
+                         const FitPlacement& placement) {
     FitEstimate e;
     e.weight_bytes = s.weight_bytes;
     e.kv_cache_bytes = fit_kv_cache_bytes(s, n_ctx);
@@ -68,7 +75,27 @@ FitEstimate estimate_fit(const FitModelShape& s, int n_ctx, const FitMachine& m)
         e.summary = "fits on the GPU: " + gib(e.total_bytes) + " of " + gib(vram) + " free VRAM";
         return e;
     }
-    if (m.gpu) {
+    const bool preview = m.gpu && placement.valid && placement.total_neurons > 0;
+    if (preview) {
+        // The engine's own plan: attention of gpu_attention_layers layers
+        // with their KV cache, and the hot neurons that fit after them.
+        e.gpu_bytes = placement.device_bytes;
+        e.gpu_hot_fraction = placement.wanted_hot_bytes > 0
+                                 ? std::min(1.0, double(placement.hot_neuron_bytes) /
+                                                     double(placement.wanted_hot_bytes))
+                                 : 0;
+        const double neurons_on_gpu =
+            double(placement.hot_neurons) / double(placement.total_neurons);
+        e.gpu_ffn_fraction = neurons_on_gpu;
+        const double cpu_layers =
+            placement.n_layers > 0
+                ? 1.0 - double(placement.gpu_attention_layers) / double(placement.n_layers)
+                : 1.0;
+        // The CPU's share read densely (its cold neurons, the attention and
+        // KV cache of its layers): sparse skipping only lowers it.
+        cpu_read = int64_t(double(e.ffn_bytes) * (1.0 - neurons_on_gpu) +
+                           double(e.weight_bytes - e.ffn_bytes + speed_kv) * cpu_layers);
+    } else if (m.gpu) {
         // As the engine's sparse placement: attention, KV cache and buffers
         // first, then as many FFN bytes (hot neurons) as the rest holds.
         const int64_t fixed = e.total_bytes - e.ffn_bytes;
@@ -85,21 +112,39 @@ FitEstimate estimate_fit(const FitModelShape& s, int n_ctx, const FitMachine& m)
                     " available" + (m.gpu ? " beside the GPU's share" : "");
         return e;
     }
-    if (e.gpu_bytes > 0) {
+    char line[160];
+    if (e.gpu_bytes > 0 && preview) {
         e.verdict = FitVerdict::Hybrid;
-        char pct[64];
-        std::snprintf(pct, sizeof pct, "hybrid: %.0f %% of the FFN on the GPU",
+        std::snprintf(line, sizeof line,
+                      "hybrid: %.0f %% of hot neurons on the GPU (%lld of %lld FFN neurons)",
+                      100.0 * e.gpu_hot_fraction, static_cast<long long>(placement.hot_neurons),
+                      static_cast<long long>(placement.total_neurons));
+        e.summary = line;
+    } else if (e.gpu_bytes > 0) {
+        e.verdict = FitVerdict::Hybrid;
+        // Without a sidecar there is no hot set yet: a share of the bytes.
+        std::snprintf(line, sizeof line,
+                      "hybrid: about %.0f %% of the FFN on the GPU (calibrate for the hot neurons)",
                       100.0 * e.gpu_ffn_fraction);
-        e.summary = pct;
+        e.summary = line;
     } else {
         e.verdict = FitVerdict::CpuOnly;
         cpu_read = e.weight_bytes + speed_kv;
         e.summary = "CPU only: " + gib(e.ram_bytes) + " of RAM" +
                     (ram >= 0 ? " (" + gib(ram) + " available)" : std::string());
     }
-    if (m.host_read_bytes_per_s > 0 && cpu_read > 0)
-        e.tokens_per_s = m.host_read_bytes_per_s / double(cpu_read);
-    e.summary += speed(e.tokens_per_s);
+    // The probe decodes a model of about 100 MB, which may sit in a large
+    // L3 cache; what reads more per token than the bandwidth measurement's
+    // buffer streams from RAM, so there the read bandwidth caps the rate.
+    double rate = m.host_read_bytes_per_s;
+    if (m.decode_bytes_per_s > 0) {
+        rate = rate > 0 && cpu_read > kFitBandwidthBufferBytes
+                   ? std::min(rate, m.decode_bytes_per_s)
+                   : m.decode_bytes_per_s;
+        e.tokens_per_s_is_bound = false;
+    }
+    if (rate > 0 && cpu_read > 0) e.tokens_per_s = rate / double(cpu_read);
+    e.summary += speed(e.tokens_per_s, e.tokens_per_s_is_bound);
     return e;
 }
 

@@ -51,7 +51,7 @@ double measure_host_read_bandwidth(int threads) {
     if (threads <= 0) threads = int(std::max(1u, std::thread::hardware_concurrency()));
     // Far larger than any L3 cache (480 MB on some Xeons is not reached:
     // bandwidth-bound decode only matters for models beyond it anyway).
-    const size_t bytes = size_t(256) << 20;
+    const auto bytes = size_t(kFitBandwidthBufferBytes);
     std::vector<uint64_t> buffer(bytes / sizeof(uint64_t));
     for (size_t i = 0; i < buffer.size(); i += 512) buffer[i] = i;  // touch every page
     std::vector<uint64_t> sums(size_t(threads), 0);

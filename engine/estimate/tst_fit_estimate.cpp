@@ -59,6 +59,60 @@ private slots:
         QVERIFY(QString::fromStdString(e.summary).contains("up to 182 tok/s"));
     }
 
+    // The decode probe's rate makes the speed an estimate ("about"); for a
+    // model that reads more than the bandwidth buffer per token (from RAM,
+    // not a cache) the read bandwidth caps it.
+    void theDecodeProbesRateGivesAnEstimate() {
+        FitMachine m = cpuMachine();
+        m.decode_bytes_per_s = 5e9;
+        FitEstimate e = estimate_fit(smollm2(), 2048, m);
+        QVERIFY(!e.tokens_per_s_is_bound);
+        QCOMPARE(qRound64(e.tokens_per_s * 1000), qRound64(5e9 / 110158912.0 * 1000));
+        QVERIFY2(QString::fromStdString(e.summary).endsWith(", about 45 tok/s"), e.summary.c_str());
+        m.decode_bytes_per_s = 40e9;  // in cache: above the read bandwidth, kept
+        e = estimate_fit(smollm2(), 2048, m);
+        QCOMPARE(qRound64(e.tokens_per_s * 1000), qRound64(40e9 / 110158912.0 * 1000));
+        FitModelShape big = smollm2();
+        big.weight_bytes = int64_t(4) << 30;  // from RAM: the read bandwidth caps it
+        e = estimate_fit(big, 2048, m);
+        QCOMPARE(qRound64(e.tokens_per_s * 1000),
+                 qRound64(20e9 / double(big.weight_bytes + 11796480) * 1000));
+        QVERIFY(estimate_fit(smollm2(), 2048, cpuMachine()).tokens_per_s_is_bound);
+    }
+
+    // With the engine's placement preview (its numbers given here; the
+    // preview itself in tst_fit_placement): the hot share, bytes exact.
+    void aPreviewGivesTheHotNeuronShare() {
+        FitMachine m = cpuMachine();
+        m.gpu = true;
+        m.vram_free_bytes = kFitVramReserveBytes + 150000000;
+        FitPlacement p;
+        p.valid = true;
+        p.n_layers = 30;
+        p.gpu_attention_layers = 30;
+        p.hot_neurons = 11520;  // a quarter of 30 x 1536
+        p.total_neurons = 46080;
+        p.hot_neuron_bytes = 30000000;
+        p.wanted_hot_bytes = 40000000;
+        p.device_bytes = 140000000;
+        const FitEstimate e = estimate_fit(smollm2(), 2048, m, p);
+        QCOMPARE(e.verdict, FitVerdict::Hybrid);
+        QCOMPARE(e.gpu_bytes, int64_t(140000000));
+        QCOMPARE(e.ram_bytes, int64_t(179496000 - 140000000));
+        QCOMPARE(e.gpu_hot_fraction, 0.75);
+        QCOMPARE(e.gpu_ffn_fraction, 0.25);
+        QVERIFY2(QString::fromStdString(e.summary).startsWith(
+                     "hybrid: 75 % of hot neurons on the GPU (11520 of 46080 FFN "
+                     "neurons), up to "),
+                 e.summary.c_str());
+        // All attention on the GPU: the CPU reads three quarters of the FFN bytes.
+        QVERIFY(qAbs(e.tokens_per_s - 20e9 / double(int64_t(58225700 * 0.75))) < 1e-6);
+        // An invalid preview falls back to the byte share.
+        p.valid = false;
+        QVERIFY(QString::fromStdString(estimate_fit(smollm2(), 2048, m, p).summary)
+                    .startsWith("hybrid: about 49 %"));
+    }
+
     void withoutABandwidthThereIsNoSpeed() {
         FitMachine m = cpuMachine();
         m.host_read_bytes_per_s = 0;
@@ -92,7 +146,8 @@ private slots:
         QCOMPARE(e.ram_bytes, int64_t(179496000 - 150000000));
         // The CPU reads the FFN bytes left to it: 29,496,000 per token.
         QVERIFY(qAbs(e.tokens_per_s - 20e9 / 29496000.0) < 0.01);
-        QVERIFY2(QString::fromStdString(e.summary).startsWith("hybrid: 49 % of the FFN on the GPU"),
+        QVERIFY2(QString::fromStdString(e.summary).startsWith(
+                     "hybrid: about 49 % of the FFN on the GPU (calibrate for the hot neurons)"),
                  e.summary.c_str());
     }
 

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "powerinfer/engine.h"
+#include "powerinfer/fit_estimate.h"
 
 namespace powerinfer {
 
@@ -83,5 +84,19 @@ struct PlacementPreview {
 // the sidecar (a few MB), not the weights. Throws EngineError for a missing
 // or corrupt model; a refused sidecar gives a dense preview with the reason.
 PlacementPreview preview_placement(const LoadOptions& options, const GpuStatus& gpu = {});
+
+// What the fit estimate takes from a preview (valid for a sparse GPU plan).
+inline FitPlacement fit_placement(const PlacementPreview& p) {
+    FitPlacement f;
+    f.valid = p.sparse && p.on_gpu;
+    f.n_layers = p.n_layers;
+    f.gpu_attention_layers = p.gpu_attention_layers;
+    f.hot_neurons = p.hot_neurons;
+    f.total_neurons = p.total_neurons;
+    f.hot_neuron_bytes = p.hot_neuron_bytes;
+    f.wanted_hot_bytes = p.wanted_hot_bytes;
+    f.device_bytes = p.device_bytes;
+    return f;
+}
 
 }  // namespace powerinfer
