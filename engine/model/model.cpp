@@ -447,6 +447,7 @@ std::string Model::set_plan(const GraphPlan& asked, backend::Compute* device) {
                            static_cast<int64_t>(output_.row_bytes) * output_.rows);
             device_head_ = output_;
             device_head_.data = o + costs.output.head;
+            device_head_.panels = nullptr;
             device_out_norm_ = reinterpret_cast<const float*>(o + costs.output.norm);
             device_logits_ = reinterpret_cast<float*>(o + costs.output.logits);
             plan_.output = Site::Device;
