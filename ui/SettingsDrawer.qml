@@ -239,6 +239,38 @@ Drawer {
                     { mode: "dark", label: qsTr("Dark") }
                 ]
                 Accessible.name: qsTr("Theme")
+                objectName: "themeBox"
+                // The Basic style draws the current row in the highlighted
+                // text colour (white) on a white row: "Follow the system"
+                // was invisible. The rows use the theme's colours instead.
+                delegate: ItemDelegate {
+                    id: themeRow
+                    required property var modelData
+                    required property int index
+                    width: themeBox.width
+                    text: modelData.label
+                    highlighted: themeBox.highlightedIndex === index
+                    font.family: Theme.fontFamily
+                    font.pixelSize: Theme.fontSize
+                    font.weight: themeBox.currentIndex === index ? Font.DemiBold : Font.Normal
+                    contentItem: Text {
+                        text: themeRow.text
+                        font: themeRow.font
+                        color: Theme.text
+                        elide: Text.ElideRight
+                        verticalAlignment: Text.AlignVCenter
+                    }
+                    background: Rectangle {
+                        color: themeRow.highlighted || themeRow.down ? Theme.hover : "transparent"
+                        radius: 6
+                    }
+                }
+                popup.background: Rectangle {
+                    color: Theme.surfaceRaised
+                    border.width: 1
+                    border.color: Theme.border
+                    radius: 8
+                }
                 Component.onCompleted: currentIndex = indexOfValue(drawer.settings.themeMode)
                 onActivated: drawer.settings.themeMode = currentValue
             }
