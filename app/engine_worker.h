@@ -151,6 +151,10 @@ class EngineWorker : public QObject {
     Q_OBJECT
 public:
     EngineWorker(EngineFactory factory, std::chrono::milliseconds batchInterval);
+    // Conversations whose KV cache the engine keeps (Engine::set_conversation_contexts):
+    // at most this many, in at most this much memory besides the first one's.
+    static constexpr int kMaxConversationContexts = 4;
+    static constexpr int64_t kConversationContextBytes = int64_t{512} << 20;
     ~EngineWorker() override;
 
     // Run on the worker thread only (posted by EngineClient).
