@@ -88,6 +88,7 @@ void EngineWorker::load(quint64 id, powerinfer::LoadOptions options, CancelFlag 
             perContext > 0 ? int(std::clamp<int64_t>(1 + kConversationContextBytes / perContext, 1,
                                                      kMaxConversationContexts))
                            : 1);
+        outcome.conversationContexts = engine_->conversation_contexts();
         outcome.info = engine_->info();
         outcome.memory = engine_->memory();
         outcome.deviceName = fromUtf8(outcome.memory.device_name);

@@ -43,6 +43,8 @@ struct LoadOutcome {
     // loaded before is loaded again: info, memory, tuning and modelPath
     // describe that one, error says why the new one did not load.
     bool restored = false;
+    // Conversations whose KV cache the engine keeps (1: the last one only).
+    int conversationContexts = 1;
 };
 
 // An immutable snapshot of everything one generation needs, taken on the GUI

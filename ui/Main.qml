@@ -10,6 +10,8 @@ ApplicationWindow {
     required property ChatController controller
     // Smoke mode (--show-tuning): open the tuning panel once the window is up.
     property bool openTuningAtStart: false
+    // Smoke mode (--show-settings): open the chat settings.
+    property bool openSettingsAtStart: false
     // --show-catalog, and a newcomer's first start (no model anywhere).
     property bool openCatalogAtStart: false
 
@@ -283,6 +285,8 @@ ApplicationWindow {
         composer.focusInput()
         if (openTuningAtStart)
             tuningPanel.open()
+        if (openSettingsAtStart)
+            settingsDrawer.open()
         if (openCatalogAtStart)
             catalogPage.open()
     }

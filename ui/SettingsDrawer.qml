@@ -67,6 +67,7 @@ Drawer {
     }
 
     ScrollView {
+        objectName: "settingsScroll"
         anchors.fill: parent
         contentWidth: availableWidth
 

@@ -56,6 +56,22 @@ TestCase {
         return null
     }
 
+    // With PI_SCREENSHOT_DIR set: the window at 800x600 and 1920x1080 with
+    // `show` (re)opening what is shot, saved as NAME-WIDTHxHEIGHT.png.
+    function shoot(window, name, show) {
+        if (testScreenshotDir === "")
+            return
+        for (const size of [[800, 600], [1920, 1080]]) {
+            window.width = size[0]
+            window.height = size[1]
+            tryVerify(() => window.contentItem.width === size[0], 2000)
+            show()
+            wait(400)
+            verify(grabImage(window.contentItem).save(
+                       testScreenshotDir + "/" + name + "-" + size[0] + "x" + size[1] + ".png"))
+        }
+    }
+
     function openWindow(mode) {
         testController.settings.themeMode = mode
         const component = Qt.createComponent("qrc:/PowerInfer/Ui/Main.qml")
@@ -123,6 +139,14 @@ TestCase {
                        + row.highlighted + ") has contrast " + contrast.toFixed(2))
             }
             compare(labels, ["Follow the system", "Light", "Dark"])
+            shoot(window, "theme-list-" + mode, () => {
+                combo.popup.close()
+                const flick = findChild(drawer.contentItem, "settingsScroll").contentItem
+                flick.contentY = Math.max(0, Math.min(flick.contentHeight - flick.height,
+                    combo.mapToItem(flick.contentItem, 0, 0).y - 200))
+                wait(100)
+                combo.popup.open()
+            })
             combo.popup.close()
             closeWindow(window)
         }
@@ -148,6 +172,12 @@ TestCase {
             verify(maxContrast(first, bg.color) > 0.35, mode + ": the menu's text is readable")
             verify(Qt.colorEqual(menu.itemAt(1).contentItem.color, Theme.danger),
                    "Delete reads as a destructive action")
+            shoot(window, "conversation-menu-" + mode, () => {
+                menu.close()
+                const list = findChild(window.contentItem, "conversationList")
+                const row = list.itemAtIndex(0)
+                menu.popup(row, row.width - 40, row.height)
+            })
             menu.close()
             tryVerify(() => !menu.visible, 2000)
         }
