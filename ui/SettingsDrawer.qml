@@ -60,6 +60,20 @@ Drawer {
         Slider {
             id: slider
             Layout.fillWidth: true
+            // The theme's colours set on the control itself: Qt 6.4 does not pass a
+            // palette change on to controls inside a popup (this drawer), so they
+            // kept the colours they were created with until it was reopened.
+            palette.window: Theme.surfaceRaised
+            palette.base: Theme.surface
+            palette.text: Theme.text
+            palette.button: Theme.surfaceRaised
+            palette.buttonText: Theme.text
+            palette.highlight: Theme.accent
+            palette.highlightedText: Theme.accentText
+            palette.mid: Theme.border
+            palette.dark: Theme.textMuted
+            palette.light: Theme.surfaceRaised
+            palette.midlight: Theme.border
             value: sliderRow.value
             Accessible.name: sliderRow.label
             onMoved: sliderRow.moved(value)
@@ -140,7 +154,7 @@ Drawer {
                     color: Theme.text
                     Layout.fillWidth: true
                 }
-                SpinBox {
+                ThemedSpinBox {
                     from: 0
                     to: 1000
                     editable: true
@@ -156,7 +170,7 @@ Drawer {
                     color: Theme.text
                     Layout.fillWidth: true
                 }
-                SpinBox {
+                ThemedSpinBox {
                     from: 1
                     to: 32768
                     stepSize: 64
@@ -195,7 +209,7 @@ Drawer {
                     color: Theme.text
                     Layout.fillWidth: true
                 }
-                SpinBox {
+                ThemedSpinBox {
                     id: contextBox
                     objectName: "contextLengthBox"
                     from: 256
@@ -231,6 +245,17 @@ Drawer {
             }
             ComboBox {
                 id: themeBox
+                palette.window: Theme.surfaceRaised
+                palette.base: Theme.surface
+                palette.text: Theme.text
+                palette.button: Theme.surfaceRaised
+                palette.buttonText: Theme.text
+                palette.highlight: Theme.accent
+                palette.highlightedText: Theme.accentText
+                palette.mid: Theme.border
+                palette.dark: Theme.textMuted
+                palette.light: Theme.surfaceRaised
+                palette.midlight: Theme.border
                 Layout.fillWidth: true
                 textRole: "label"
                 valueRole: "mode"
@@ -289,6 +314,17 @@ Drawer {
                 }
                 Switch {
                     objectName: "apiServerSwitch"
+                    palette.window: Theme.surfaceRaised
+                    palette.base: Theme.surface
+                    palette.text: Theme.text
+                    palette.button: Theme.surfaceRaised
+                    palette.buttonText: Theme.text
+                    palette.highlight: Theme.accent
+                    palette.highlightedText: Theme.accentText
+                    palette.mid: Theme.border
+                    palette.dark: Theme.textMuted
+                    palette.light: Theme.surfaceRaised
+                    palette.midlight: Theme.border
                     checked: drawer.settings.apiServerEnabled
                     Accessible.name: qsTr("Local API server")
                     onToggled: drawer.settings.apiServerEnabled = checked
@@ -301,7 +337,7 @@ Drawer {
                     color: Theme.text
                     Layout.fillWidth: true
                 }
-                SpinBox {
+                ThemedSpinBox {
                     from: 1024
                     to: 65535
                     editable: true

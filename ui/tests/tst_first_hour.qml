@@ -51,7 +51,8 @@ TestCase {
                                    && c.placeholderText !== undefined)
         verify(search)
         tryVerify(() => search.activeFocus, 2000)
-        keySequence("narwhal")
+        for (const ch of "narwhal")
+            keyClick(ch)
         compare(search.text, "narwhal")
         tryCompare(testController, "searchText", "narwhal", 3000)
         keyClick(Qt.Key_Escape)
@@ -89,9 +90,15 @@ TestCase {
         const window = openWindow()
         testController.openConversation(id)
         tryCompare(testController.messages, "count", 2, 3000)
+        // The code block (found by its properties), then its highlighter (a
+        // plain QObject inside it: TestCase.findChild reaches it from there).
         let highlighter = null
-        tryVerify(() => (highlighter = findChild(window.contentItem, "codeHighlighter")) !== null,
-                  3000)
+        tryVerify(() => {
+            const block = findBy(window.contentItem, c => c.code !== undefined
+                                                          && c.language === "cpp")
+            highlighter = block ? findChild(block, "codeHighlighter") : null
+            return highlighter !== null
+        }, 3000)
         verify(highlighter.knownLanguage)
         const at = word => code.indexOf(word)
         compare(highlighter.kindAt(at("add two")), "comment")

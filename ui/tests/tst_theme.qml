@@ -155,7 +155,10 @@ TestCase {
     function test_theConversationMenuIsThemed() {
         testStore.seedReply("A question for the menu", "An answer.", "complete")
         const window = openWindow("light")
-        const menu = findChild(window, "conversationMenu")
+        // A delegate's menu (a popup: TestCase.findChild reaches it from its row).
+        const list = findChild(window.contentItem, "conversationList")
+        tryVerify(() => list.count > 0 && list.itemAtIndex(0) !== null, 3000)
+        const menu = findChild(list.itemAtIndex(0), "conversationMenu")
         verify(menu, "the conversation menu is the themed AppMenu")
         for (const mode of ["light", "dark"]) {
             testController.settings.themeMode = mode
