@@ -417,6 +417,13 @@ MemoryReport LocalEngine::memory() const {
 void LocalEngine::reset() {
     cached_.clear();
     for (auto& c : slot_cached_) c.clear();
+    slot_prefilled_.assign(slot_prefilled_.size(), 0);
+}
+
+size_t& LocalEngine::prefilled(int slot) {
+    if (slot_prefilled_.size() <= static_cast<size_t>(slot))
+        slot_prefilled_.resize(static_cast<size_t>(slot) + 1, 0);
+    return slot_prefilled_[static_cast<size_t>(slot)];
 }
 
 void LocalEngine::apply_pending_tuning() {
@@ -511,6 +518,8 @@ bool LocalEngine::evaluate(const std::vector<int32_t>& tokens, size_t from,
     const auto chunk = static_cast<size_t>(model_->chunk_size());
     std::vector<int32_t>& cache = slot_tokens(gen_slot_);
     cache.resize(from);
+    size_t& exact = prefilled(gen_slot_);
+    exact = std::min(exact, from);
     while (from < tokens.size()) {
         if (cancel && cancel->load()) return false;
         const size_t n = std::min(chunk, tokens.size() - from);
@@ -519,6 +528,7 @@ bool LocalEngine::evaluate(const std::vector<int32_t>& tokens, size_t from,
                         last ? 1 : 0, last ? logits_.data() : nullptr, gen_slot_);
         cache.insert(cache.end(), tokens.begin() + static_cast<std::ptrdiff_t>(from),
                      tokens.begin() + static_cast<std::ptrdiff_t>(from + n));
+        if (exact == from) exact = cache.size();
         from += n;
     }
     return true;
@@ -663,8 +673,12 @@ GenerateResult LocalEngine::generate(const GenerateRequest& request,
     // logits are fresh.
     gen_slot_ = pick_context(prompt, request.reuse_cache);
     std::vector<int32_t>& cached = slot_tokens(gen_slot_);
+    // Only the keys and values a prompt evaluation wrote are reused: a
+    // decoded token's (one row at a time) differ in their last bits from
+    // the same token's in a prompt, and a reply must be the one a fresh
+    // context gives, so the last reply is evaluated again with the new turn.
     size_t n_keep = request.reuse_cache ? common_prefix(cached, prompt) : 0;
-    n_keep = std::min(n_keep, prompt.size() - 1);
+    n_keep = std::min({n_keep, prefilled(gen_slot_), prompt.size() - 1});
     const auto t_prompt = Clock::now();
     if (!evaluate(prompt, n_keep, cancel)) {
         // Stopped during the prompt: what was evaluated stays cached.
@@ -780,6 +794,8 @@ void LocalEngine::set_max_sequences(int n) {
     // Slot 0 keeps its cache (the model keeps its KV); the others start empty.
     slot_cached_.assign(static_cast<size_t>(n), {});
     slot_used_.assign(static_cast<size_t>(n), 0);
+    slot_prefilled_.resize(1);
+    slot_prefilled_.resize(static_cast<size_t>(n), 0);
     gen_slot_ = 0;
 }
 
@@ -816,7 +832,8 @@ int LocalEngine::start_sequence(const GenerateRequest& request) {
         throw EngineError(seqs_.empty()
                               ? "batched generation is off (set_max_sequences)"
                               : "all " + std::to_string(seqs_.size()) + " sequences are busy");
-    seq->n_keep = request.reuse_cache ? std::min(best, seq->prompt.size() - 1) : 0;
+    seq->n_keep = request.reuse_cache ? std::min({best, prefilled(slot), seq->prompt.size() - 1}) : 0;
+    prefilled(slot) = std::min(prefilled(slot), seq->n_keep);
     seq->evaluated = seq->n_keep;
     slot_tokens(slot).resize(seq->n_keep);
     seq->request = request;
@@ -885,6 +902,7 @@ std::vector<SequenceUpdate> LocalEngine::step() {
         auto& cache = slot_tokens(slot);
         cache.insert(cache.end(), q.prompt.begin() + static_cast<std::ptrdiff_t>(q.evaluated),
                      q.prompt.begin() + static_cast<std::ptrdiff_t>(q.evaluated + n));
+        if (prefilled(slot) == q.evaluated) prefilled(slot) = cache.size();
         q.evaluated += n;
         if (last) {
             q.decoding = true;

@@ -166,6 +166,10 @@ private:
     // last use (for the least recently used one).
     int gen_slot_ = 0;
     std::vector<uint64_t> slot_used_;
+    // Per slot: how many leading cached tokens a prompt evaluation wrote
+    // (the rest were decoded one at a time: not reused, see generate()).
+    std::vector<size_t> slot_prefilled_;
+    size_t& prefilled(int slot);
     uint64_t use_clock_ = 0;
     // The last prompt's text and tokens (prompt_tokens()).
     mutable std::mutex memo_mutex_;

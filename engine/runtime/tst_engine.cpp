@@ -366,11 +366,12 @@ private slots:
                 QCOMPARE(ra.evaluated_prompt_tokens, ra.prompt_tokens);
                 continue;
             }
-            // Only the new turn: the previous prompt (and reply) came from
-            // the cache although the other conversation ran in between.
+            // Only the last reply and the new turn: the previous prompt came
+            // from the cache although the other conversation ran in between
+            // (a decoded reply's keys and values are not reused: they differ
+            // in their last bits from a prompt evaluation's).
             QVERIFY(rb.evaluated_prompt_tokens <= rb.prompt_tokens - pb);
-            QVERIFY2(ra.evaluated_prompt_tokens <= ra.prompt_tokens - pa &&
-                         ra.evaluated_prompt_tokens < ra.prompt_tokens / 2,
+            QVERIFY2(ra.evaluated_prompt_tokens <= ra.prompt_tokens - pa,
                      qPrintable(QString("turn %1: %2 of %3 evaluated")
                                     .arg(t + 1)
                                     .arg(ra.evaluated_prompt_tokens)
@@ -388,8 +389,8 @@ private slots:
             QCOMPARE(ra.evaluated_prompt_tokens, ra.prompt_tokens);
             engine_->reset();
             turn(fb, b[size_t(t)], false, &tb);
-            QCOMPARE(ta, reused_a[size_t(t)]);
-            QCOMPARE(tb, reused_b[size_t(t)]);
+            QVERIFY2(ta == reused_a[size_t(t)], qPrintable(QString("turn %1 of A").arg(t + 1)));
+            QVERIFY2(tb == reused_b[size_t(t)], qPrintable(QString("turn %1 of B").arg(t + 1)));
             QCOMPARE(fa.back().content, text_a[size_t(t)]);
             QCOMPARE(fb.back().content, text_b[size_t(t)]);
         }
