@@ -56,19 +56,23 @@ TestCase {
         return null
     }
 
-    // With PI_SCREENSHOT_DIR set: the window at 800x600 and 1920x1080 with
-    // `show` (re)opening what is shot, saved as NAME-WIDTHxHEIGHT.png.
+    // With PI_SCREENSHOT_DIR set: the window at 800x600 with `show`
+    // (re)opening what is shot, saved as NAME-800x600.png (TestCase.grabImage
+    // cannot save a window larger than the offscreen test screen).
     function shoot(window, name, show) {
-        if (testScreenshotDir === "")
+        // One theme per run (PI_SCREENSHOT_THEME): a second grab in the
+        // same run saves nothing.
+        if (testScreenshotDir === "" || name.indexOf("-" + testScreenshotTheme) < 0)
             return
-        for (const size of [[800, 600], [1920, 1080]]) {
+        for (const size of [[800, 600]]) {
             window.width = size[0]
             window.height = size[1]
             tryVerify(() => window.contentItem.width === size[0], 2000)
             show()
             wait(400)
-            verify(grabImage(window.contentItem).save(
-                       testScreenshotDir + "/" + name + "-" + size[0] + "x" + size[1] + ".png"))
+            // (save() reports nothing in Qt 6.4: the script lists the files.)
+            grabImage(window.contentItem).save(
+                testScreenshotDir + "/" + name + "-" + size[0] + "x" + size[1] + ".png")
         }
     }
 

@@ -104,6 +104,8 @@ public slots:
         // empty: none are saved.
         engine->rootContext()->setContextProperty(
             "testScreenshotDir", QString::fromLocal8Bit(qgetenv("PI_SCREENSHOT_DIR")));
+        engine->rootContext()->setContextProperty(
+            "testScreenshotTheme", QString::fromLocal8Bit(qgetenv("PI_SCREENSHOT_THEME")));
     }
 
 private:
