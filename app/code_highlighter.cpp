@@ -25,8 +25,8 @@ HighlightRules HighlightRules::forLanguage(const QString& language) {
     const QString l = language.trimmed().toLower();
     HighlightRules r;
     r.known = true;
-    if (l == "c" || l == "cpp" || l == "c++" || l == "cc" || l == "cxx" || l == "h" ||
-        l == "hpp" || l == "cuda" || l == "objc") {
+    if (l == "c" || l == "cpp" || l == "c++" || l == "cc" || l == "cxx" || l == "h" || l == "hpp" ||
+        l == "cuda" || l == "objc") {
         r.keywords = words(
             "alignas alignof auto bool break case catch char char8_t char16_t char32_t class "
             "co_await co_return co_yield concept const consteval constexpr constinit const_cast "
@@ -249,11 +249,16 @@ void CodeHighlighter::update() {
 QString CodeHighlighter::kindAt(int position) const {
     if (!highlighter_) return {};
     switch (highlighter_->kindAt(position)) {
-        case CodeSyntaxHighlighter::Keyword: return QStringLiteral("keyword");
-        case CodeSyntaxHighlighter::String: return QStringLiteral("string");
-        case CodeSyntaxHighlighter::Comment: return QStringLiteral("comment");
-        case CodeSyntaxHighlighter::Number: return QStringLiteral("number");
-        case CodeSyntaxHighlighter::Plain: break;
+        case CodeSyntaxHighlighter::Keyword:
+            return QStringLiteral("keyword");
+        case CodeSyntaxHighlighter::String:
+            return QStringLiteral("string");
+        case CodeSyntaxHighlighter::Comment:
+            return QStringLiteral("comment");
+        case CodeSyntaxHighlighter::Number:
+            return QStringLiteral("number");
+        case CodeSyntaxHighlighter::Plain:
+            break;
     }
     return {};
 }
