@@ -542,7 +542,7 @@ QCoro::Task<bool> ChatController::loadModelFile(QString path) {
         if (device_.isEmpty()) device_ = QString::fromStdString(info.device);
         contextSize_ = info.n_ctx;
         requestedContext_ = int(options.n_ctx);
-        modelShape_ = {info.n_layers,  info.n_embd,          info.n_head,
+        modelShape_ = {info.n_layers,  info.n_embd,      info.n_head,
                        info.n_head_kv, info.n_ctx_train, out.conversationContexts};
         contextUsed_ = 0;
         settings_->setLastModelPath(path);

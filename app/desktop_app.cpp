@@ -332,8 +332,9 @@ public:
     // Frames of a window rendered on this thread (the software renderer).
     void watch(QQuickWindow* window) {
         if (!window || traceMs_ < 0) return;
-        connect(window, &QQuickWindow::beforeSynchronizing, this, [this] { frame_.start(); },
-                Qt::DirectConnection);
+        connect(
+            window, &QQuickWindow::beforeSynchronizing, this, [this] { frame_.start(); },
+            Qt::DirectConnection);
         connect(
             window, &QQuickWindow::afterRendering, this,
             [this] {

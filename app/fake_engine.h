@@ -3,9 +3,9 @@
 // produces metrics, so the app can be exercised without a model or runtime.
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
-#include <algorithm>
 #include <memory>
 #include <mutex>
 #include <string>

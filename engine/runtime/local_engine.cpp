@@ -694,7 +694,7 @@ GenerateResult LocalEngine::generate(const GenerateRequest& request,
     sampler_.reset(request.sampling);
     StreamingDetokenizer detok(*tokenizer_);
     StopStringMatcher stops(stop_strings(request, matcher != nullptr));
-    int shift_keep = -1;  // worked out on the first shift (it tokenizes the system prompt)
+    int shift_keep = -1;     // worked out on the first shift (it tokenizes the system prompt)
     auto t_token = t_start;  // the first token's time includes the prompt
     Clock::time_point t_first;
     int dropped = 0;
@@ -832,7 +832,8 @@ int LocalEngine::start_sequence(const GenerateRequest& request) {
         throw EngineError(seqs_.empty()
                               ? "batched generation is off (set_max_sequences)"
                               : "all " + std::to_string(seqs_.size()) + " sequences are busy");
-    seq->n_keep = request.reuse_cache ? std::min({best, prefilled(slot), seq->prompt.size() - 1}) : 0;
+    seq->n_keep =
+        request.reuse_cache ? std::min({best, prefilled(slot), seq->prompt.size() - 1}) : 0;
     prefilled(slot) = std::min(prefilled(slot), seq->n_keep);
     seq->evaluated = seq->n_keep;
     slot_tokens(slot).resize(seq->n_keep);

@@ -338,14 +338,14 @@ private slots:
             r.max_tokens = 16;
             r.sampling.temperature = 0;
             r.reuse_cache = reuse;
-            const auto result = engine_->generate(
-                r, [&](const TokenEvent& ev) {
-                    if (tokens && ev.token >= 0) tokens->push_back(ev.token);
-                });
+            const auto result = engine_->generate(r, [&](const TokenEvent& ev) {
+                if (tokens && ev.token >= 0) tokens->push_back(ev.token);
+            });
             history.push_back({"assistant", result.text});
             return result;
         };
-        const std::vector<std::string> a = {"Name a color.", "And another one?", "Which is warmer?"};
+        const std::vector<std::string> a = {"Name a color.", "And another one?",
+                                            "Which is warmer?"};
         const std::vector<std::string> b = {"What is 2+2?", "And 3+3?", "Add them up."};
         std::vector<ChatMessage> ha = {{"system", "You are a helpful assistant."}};
         std::vector<ChatMessage> hb = ha;
