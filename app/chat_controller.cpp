@@ -542,7 +542,8 @@ QCoro::Task<bool> ChatController::loadModelFile(QString path) {
         if (device_.isEmpty()) device_ = QString::fromStdString(info.device);
         contextSize_ = info.n_ctx;
         requestedContext_ = int(options.n_ctx);
-        modelShape_ = {info.n_layers, info.n_embd, info.n_head, info.n_head_kv, info.n_ctx_train};
+        modelShape_ = {info.n_layers,  info.n_embd,      info.n_head,
+                       info.n_head_kv, info.n_ctx_train, out.conversationContexts};
         contextUsed_ = 0;
         settings_->setLastModelPath(path);
         loadProgress_ = 1;
@@ -799,6 +800,10 @@ QString ChatController::contextMemoryText(int tokens) const {
                                                    modelShape_.heads, modelShape_.kvHeads, tokens);
     if (bytes <= 0) return tr("memory: load a model to see the cost");
     QString text = tr("KV cache: %1 of memory").arg(formatBytes(bytes));
+    if (modelShape_.conversationContexts > 1)
+        text += tr(" per conversation; the %1 most recent keep theirs, so going back to one "
+                   "reads only its new turn")
+                    .arg(modelShape_.conversationContexts);
     if (modelShape_.trainedContext > 0 && tokens > modelShape_.trainedContext)
         text += tr(" · the model was trained on %1 tokens: longer contexts are capped there")
                     .arg(modelShape_.trainedContext);

@@ -243,6 +243,7 @@ private:
     int requestedContext_ = 0;
     struct ModelShape {
         int layers = 0, embd = 0, heads = 0, kvHeads = 0, trainedContext = 0;
+        int conversationContexts = 1;  // conversations whose KV cache the engine keeps
     } modelShape_;
     QString notice_;
     FileChooser fileChooser_;

@@ -40,6 +40,7 @@ struct Options {
     QStringList tuning;  // key=value
     bool showMetrics = false;
     bool showTuning = false;
+    bool showSettings = false;
     int screenshotAfterTokens = 0;
     QString calibrate;  // bundled, conversations or a text file
     int calibrationTokens = 0;
@@ -152,6 +153,8 @@ Options parseOptions(const QCoreApplication& app) {
         "key=value");
     const QCommandLineOption showMetrics(
         "show-metrics", QApplication::translate("main", "Show the metrics panel."));
+    const QCommandLineOption showSettings(
+        "show-settings", QApplication::translate("main", "Open the chat settings."));
     const QCommandLineOption showTuning("show-tuning",
                                         QApplication::translate("main", "Open the tuning panel."));
     const QCommandLineOption afterTokens(
@@ -231,6 +234,7 @@ Options parseOptions(const QCoreApplication& app) {
                   tuning,
                   showMetrics,
                   showTuning,
+                  showSettings,
                   afterTokens,
                   calibrate,
                   calibrationTokens,
@@ -258,6 +262,7 @@ Options parseOptions(const QCoreApplication& app) {
     o.tuning = p.values(tuning);
     o.showMetrics = p.isSet(showMetrics);
     o.showTuning = p.isSet(showTuning);
+    o.showSettings = p.isSet(showSettings);
     o.screenshotAfterTokens = p.value(afterTokens).toInt();
     o.calibrate = p.value(calibrate);
     o.calibrationTokens = p.value(calibrationTokens).toInt();
@@ -301,19 +306,47 @@ void fail(const QString& message) {
 }
 
 // Measures the GUI thread's responsiveness: a 5 ms timer whose longest gap
-// between ticks is the longest time the event loop was blocked.
+// between ticks is the longest time the event loop was blocked. With
+// PI_STALL_TRACE=MS every gap over MS ms is printed with what ran in it (the
+// frames the window rendered, the streamed batches applied).
 class StallMeter : public QObject {
 public:
     StallMeter() {
+        const QByteArray trace = qgetenv("PI_STALL_TRACE");
+        traceMs_ = trace.isEmpty() ? -1 : std::max(1, trace.toInt() > 0 ? trace.toInt() : 20);
         timer_.setInterval(5);
         timer_.setTimerType(Qt::PreciseTimer);
         connect(&timer_, &QTimer::timeout, this, [this] {
             const qint64 gap = clock_.restart();
-            if (gap > 20 && qEnvironmentVariableIsSet("PI_STALL_TRACE"))
-                std::fprintf(stderr, "stall %lld ms at %lld ms\n", (long long)gap,
-                             (long long)total_.elapsed());
+            if (traceMs_ > 0 && gap > traceMs_)
+                std::fprintf(stderr,
+                             "stall %lld ms at %lld ms: %d frames (longest %.1f ms), %d batches "
+                             "(%.1f ms)\n",
+                             (long long)gap, (long long)total_.elapsed(), frames_, longestFrameMs_,
+                             batches_, batchMs_);
+            frames_ = batches_ = 0;
+            longestFrameMs_ = batchMs_ = 0;
             maxGapMs_ = std::max(maxGapMs_, gap);
         });
+    }
+    // Frames of a window rendered on this thread (the software renderer).
+    void watch(QQuickWindow* window) {
+        if (!window || traceMs_ < 0) return;
+        connect(
+            window, &QQuickWindow::beforeSynchronizing, this, [this] { frame_.start(); },
+            Qt::DirectConnection);
+        connect(
+            window, &QQuickWindow::afterRendering, this,
+            [this] {
+                if (!frame_.isValid()) return;
+                ++frames_;
+                longestFrameMs_ = std::max(longestFrameMs_, frame_.nsecsElapsed() / 1e6);
+            },
+            Qt::DirectConnection);
+    }
+    void batchApplied(qint64 ns) {
+        ++batches_;
+        batchMs_ += double(ns) / 1e6;
     }
     void start() {
         maxGapMs_ = 0;
@@ -328,7 +361,11 @@ private:
     QTimer timer_;
     QElapsedTimer clock_;
     QElapsedTimer total_;
+    QElapsedTimer frame_;
     qint64 maxGapMs_ = 0;
+    int traceMs_ = -1;
+    int frames_ = 0, batches_ = 0;
+    double longestFrameMs_ = 0, batchMs_ = 0;
 };
 
 // Mean GUI-thread cost of a streamed batch in the last tenth of the reply
@@ -461,9 +498,11 @@ QCoro::Task<> runSmoke(ChatController* controller, QQmlApplicationEngine* qml, O
         batches.clear();
         const QMetaObject::Connection cost =
             QObject::connect(controller, &ChatController::streamBatchApplied, controller,
-                             [&batches](int tokens, qint64 ns) {
+                             [&batches, &meter](int tokens, qint64 ns) {
                                  batches.append({tokens, ns});
+                                 meter.batchApplied(ns);
                              });
+        meter.watch(window);
         meter.start();
         const bool ok = co_await controller->sendMessage(options.prompt);
         meter.stop();
@@ -570,6 +609,7 @@ QCoro::Task<> startUp(ChatController* controller, QQmlApplicationEngine* qml, Op
     qml->setInitialProperties(
         {{QStringLiteral("controller"), QVariant::fromValue(controller)},
          {QStringLiteral("openTuningAtStart"), options.showTuning},
+         {QStringLiteral("openSettingsAtStart"), options.showSettings},
          {QStringLiteral("openCatalogAtStart"), options.showCatalog || newcomer}});
     if (const QStringList missing = missingQmlModules(*qml); !missing.isEmpty()) {
         const QString message = QStringLiteral("Qt Quick modules are missing: %1")

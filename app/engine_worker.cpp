@@ -14,12 +14,12 @@ namespace {
 
 QString fromUtf8(const std::string& s) { return QString::fromUtf8(s.data(), qsizetype(s.size())); }
 
-// The prompt's length as the engine will tokenize it (a template that writes
-// its own BOS may make it one more); 0 if the engine cannot say.
+// The prompt's length as the engine will see it (the in-process engine
+// remembers the tokens, so generate() does not encode the turn again); 0 if
+// the engine cannot say.
 int countPromptTokens(const powerinfer::Engine& engine, const powerinfer::GenerateRequest& r) {
     try {
-        const std::string text = r.messages.empty() ? r.prompt : engine.format_chat(r.messages);
-        return int(engine.tokenize(text, true).size());
+        return engine.count_prompt_tokens(r);
     } catch (const std::exception&) {
         return 0;  // generate() reports the problem itself
     }
@@ -80,6 +80,15 @@ void EngineWorker::load(quint64 id, powerinfer::LoadOptions options, CancelFlag 
     engine_.reset();
     loadedOptions_.reset();
     const auto fill = [&](const powerinfer::LoadOptions& loaded) {
+        // A few conversations keep their KV cache, so that going back to one
+        // evaluates only its new turn: as many as kConversationContextBytes
+        // hold besides the first (at most kMaxConversationContexts).
+        const int64_t perContext = engine_->memory().host_kv_cache;
+        engine_->set_conversation_contexts(
+            perContext > 0 ? int(std::clamp<int64_t>(1 + kConversationContextBytes / perContext, 1,
+                                                     kMaxConversationContexts))
+                           : 1);
+        outcome.conversationContexts = engine_->conversation_contexts();
         outcome.info = engine_->info();
         outcome.memory = engine_->memory();
         outcome.deviceName = fromUtf8(outcome.memory.device_name);

@@ -43,6 +43,8 @@ struct LoadOutcome {
     // loaded before is loaded again: info, memory, tuning and modelPath
     // describe that one, error says why the new one did not load.
     bool restored = false;
+    // Conversations whose KV cache the engine keeps (1: the last one only).
+    int conversationContexts = 1;
 };
 
 // An immutable snapshot of everything one generation needs, taken on the GUI
@@ -151,6 +153,10 @@ class EngineWorker : public QObject {
     Q_OBJECT
 public:
     EngineWorker(EngineFactory factory, std::chrono::milliseconds batchInterval);
+    // Conversations whose KV cache the engine keeps (Engine::set_conversation_contexts):
+    // at most this many, in at most this much memory besides the first one's.
+    static constexpr int kMaxConversationContexts = 4;
+    static constexpr int64_t kConversationContextBytes = int64_t{512} << 20;
     ~EngineWorker() override;
 
     // Run on the worker thread only (posted by EngineClient).

@@ -179,6 +179,7 @@ powerinfer::MemoryReport FakeEngine::memory() const {
         m.hot_neurons = std::max<int64_t>(0, m.hot_neurons);
     }
     m.host_weights = 90 * MiB;
+    m.host_kv_cache = script_.hostKvCacheBytes;
     return m;
 }
 

@@ -3,6 +3,7 @@
 // produces metrics, so the app can be exercised without a model or runtime.
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <memory>
@@ -37,6 +38,10 @@ struct FakeScript {
     double sparseTokensPerSecond = 0;
     // The sidecar's measured sparsity curve (ModelInfo::sparsity_curve).
     powerinfer::SparsityCurve curve;
+    // The KV cache reported in RAM (MemoryReport::host_kv_cache) and how many
+    // conversation contexts the engine can keep (Engine::set_conversation_contexts).
+    int64_t hostKvCacheBytes = 0;
+    int maxConversationContexts = 1;
 };
 
 class FakeEngine : public powerinfer::Engine {
@@ -61,6 +66,10 @@ public:
     }
     powerinfer::MemoryReport memory() const override;
     void reset() override { ++resets_; }
+    void set_conversation_contexts(int n) override {
+        contexts_ = std::clamp(n, 1, std::max(1, script_.maxConversationContexts));
+    }
+    int conversation_contexts() const override { return contexts_; }
 
     // What the last request asked for (tests inspect it).
     const powerinfer::GenerateRequest& lastRequest() const { return lastRequest_; }
@@ -84,6 +93,7 @@ private:
     powerinfer::TokenMetrics last_;
     powerinfer::GenerateRequest lastRequest_;
     int resets_ = 0;
+    int contexts_ = 1;
     int threads_ = 0;
     bool low_priority_ = false;
     std::atomic<int> generate_nice_{-100};

@@ -133,6 +133,27 @@ private slots:
         QCOMPARE(out.deviceName, QStringLiteral("CPU (fake engine)"));
     }
 
+    // The engine keeps as many conversations' KV caches as 512 MiB hold
+    // besides the first (at most 4), where it can keep several.
+    void loadAsksForConversationContextsWithinTheMemoryBound() {
+        constexpr int64_t MiB = 1 << 20;
+        for (const auto& [kv, expected] :
+             {std::pair<int64_t, int>{200 * MiB, 3}, {100 * MiB, 4}, {600 * MiB, 1}, {0, 1}}) {
+            FakeScript script;
+            script.hostKvCacheBytes = kv;
+            script.maxConversationContexts = 16;
+            EngineClient client(fakeFactory(script));
+            const LoadOutcome out = QCoro::waitFor(client.load(options()));
+            QVERIFY(out.ok);
+            QCOMPARE(out.conversationContexts, expected);
+        }
+        // An engine that keeps one says so.
+        FakeScript one;
+        one.hostKvCacheBytes = 10 * MiB;
+        EngineClient client(fakeFactory(one));
+        QCOMPARE(QCoro::waitFor(client.load(options())).conversationContexts, 1);
+    }
+
     void regenerateRunsAgain() {
         FakeScript script;
         script.tokens = {"x", "y"};

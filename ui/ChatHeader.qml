@@ -122,29 +122,29 @@ Rectangle {
             iconName: "more"
             tip: qsTr("More actions")
             onClicked: moreMenu.popup()
-            Menu {
+            AppMenu {
                 id: moreMenu
-                MenuItem {
+                AppMenuItem {
                     text: qsTr("Regenerate last reply")
                     enabled: root.controller.messages.count > 0 && !root.controller.generating
                     onTriggered: root.controller.regenerate()
                 }
-                MenuSeparator {}
-                MenuItem {
+                AppMenuSeparator {}
+                AppMenuItem {
                     text: qsTr("Export as Markdown…")
                     enabled: root.controller.messages.count > 0
                     onTriggered: root.controller.exportInteractive("markdown")
                 }
-                MenuItem {
+                AppMenuItem {
                     text: qsTr("Export as JSON…")
                     enabled: root.controller.messages.count > 0
                     onTriggered: root.controller.exportInteractive("json")
                 }
-                MenuItem {
+                AppMenuItem {
                     text: qsTr("Export all conversations…")
                     onTriggered: root.controller.exportAllInteractive()
                 }
-                MenuItem {
+                AppMenuItem {
                     text: qsTr("Import conversations…")
                     onTriggered: root.controller.importInteractive()
                 }

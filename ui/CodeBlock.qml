@@ -1,6 +1,7 @@
 import QtQuick
 import QtQuick.Controls
 import QtQuick.Layouts
+import PowerInfer.App
 
 // A fenced code block: language label, Copy button, monospace body.
 Rectangle {
@@ -99,6 +100,16 @@ Rectangle {
             font.pixelSize: Theme.fontSize - 1
             Accessible.role: Accessible.StaticText
             Accessible.name: qsTr("Code: %1").arg(block.code)
+        }
+        // Keywords, strings, comments and numbers of the fence's language.
+        CodeHighlighter {
+            objectName: "codeHighlighter"
+            document: body.textDocument
+            language: block.language
+            keywordColor: Theme.syntaxKeyword
+            stringColor: Theme.syntaxString
+            commentColor: Theme.syntaxComment
+            numberColor: Theme.syntaxNumber
         }
     }
 }

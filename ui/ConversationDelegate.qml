@@ -97,14 +97,16 @@ ItemDelegate {
             implicitHeight: 26
             padding: 4
             onClicked: menu.popup()
-            Menu {
+            AppMenu {
                 id: menu
-                MenuItem {
+                objectName: "conversationMenu"
+                AppMenuItem {
                     text: qsTr("Rename")
                     onTriggered: row.startRename()
                 }
-                MenuItem {
+                AppMenuItem {
                     text: qsTr("Delete…")
+                    destructive: true
                     onTriggered: row.deleteRequested(row.conversationId, row.title)
                 }
             }

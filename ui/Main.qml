@@ -10,6 +10,8 @@ ApplicationWindow {
     required property ChatController controller
     // Smoke mode (--show-tuning): open the tuning panel once the window is up.
     property bool openTuningAtStart: false
+    // Smoke mode (--show-settings): open the chat settings.
+    property bool openSettingsAtStart: false
     // --show-catalog, and a newcomer's first start (no model anywhere).
     property bool openCatalogAtStart: false
 
@@ -55,6 +57,22 @@ ApplicationWindow {
     palette.disabled.buttonText: Theme.textFaint
     palette.disabled.windowText: Theme.textFaint
     palette.disabled.dark: Theme.border
+    // The same colours as the application palette: Qt 6.4 does not pass a
+    // palette change on to controls inside popups (the settings drawer's
+    // spin boxes stayed white in the dark theme until it was reopened), and
+    // Qt's widget dialogs (QFileDialog) draw with the application palette.
+    readonly property var themeColors: ({
+        window: Theme.background, windowText: Theme.text, base: Theme.surface,
+        alternateBase: Theme.sidebar, text: Theme.text, button: Theme.surfaceRaised,
+        buttonText: Theme.text, highlight: Theme.accent, highlightedText: Theme.accentText,
+        placeholderText: Theme.textFaint, mid: Theme.border, dark: Theme.textMuted,
+        light: Theme.surfaceRaised, midlight: Theme.border, toolTipBase: Theme.surfaceRaised,
+        toolTipText: Theme.text, link: Theme.accent, brightText: Theme.accentText,
+        "disabled.highlight": Theme.border, "disabled.text": Theme.textFaint,
+        "disabled.buttonText": Theme.textFaint, "disabled.windowText": Theme.textFaint,
+        "disabled.dark": Theme.border
+    })
+    onThemeColorsChanged: ThemePalette.apply(themeColors)
 
     Binding {
         target: Theme
@@ -263,9 +281,12 @@ ApplicationWindow {
     }
 
     Component.onCompleted: {
+        ThemePalette.apply(themeColors)
         composer.focusInput()
         if (openTuningAtStart)
             tuningPanel.open()
+        if (openSettingsAtStart)
+            settingsDrawer.open()
         if (openCatalogAtStart)
             catalogPage.open()
     }

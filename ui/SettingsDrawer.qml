@@ -60,6 +60,20 @@ Drawer {
         Slider {
             id: slider
             Layout.fillWidth: true
+            // The theme's colours set on the control itself: Qt 6.4 does not pass a
+            // palette change on to controls inside a popup (this drawer), so they
+            // kept the colours they were created with until it was reopened.
+            palette.window: Theme.surfaceRaised
+            palette.base: Theme.surface
+            palette.text: Theme.text
+            palette.button: Theme.surfaceRaised
+            palette.buttonText: Theme.text
+            palette.highlight: Theme.accent
+            palette.highlightedText: Theme.accentText
+            palette.mid: Theme.border
+            palette.dark: Theme.textMuted
+            palette.light: Theme.surfaceRaised
+            palette.midlight: Theme.border
             value: sliderRow.value
             Accessible.name: sliderRow.label
             onMoved: sliderRow.moved(value)
@@ -67,6 +81,7 @@ Drawer {
     }
 
     ScrollView {
+        objectName: "settingsScroll"
         anchors.fill: parent
         contentWidth: availableWidth
 
@@ -139,7 +154,7 @@ Drawer {
                     color: Theme.text
                     Layout.fillWidth: true
                 }
-                SpinBox {
+                ThemedSpinBox {
                     from: 0
                     to: 1000
                     editable: true
@@ -155,7 +170,7 @@ Drawer {
                     color: Theme.text
                     Layout.fillWidth: true
                 }
-                SpinBox {
+                ThemedSpinBox {
                     from: 1
                     to: 32768
                     stepSize: 64
@@ -194,7 +209,7 @@ Drawer {
                     color: Theme.text
                     Layout.fillWidth: true
                 }
-                SpinBox {
+                ThemedSpinBox {
                     id: contextBox
                     objectName: "contextLengthBox"
                     from: 256
@@ -230,6 +245,17 @@ Drawer {
             }
             ComboBox {
                 id: themeBox
+                palette.window: Theme.surfaceRaised
+                palette.base: Theme.surface
+                palette.text: Theme.text
+                palette.button: Theme.surfaceRaised
+                palette.buttonText: Theme.text
+                palette.highlight: Theme.accent
+                palette.highlightedText: Theme.accentText
+                palette.mid: Theme.border
+                palette.dark: Theme.textMuted
+                palette.light: Theme.surfaceRaised
+                palette.midlight: Theme.border
                 Layout.fillWidth: true
                 textRole: "label"
                 valueRole: "mode"
@@ -239,6 +265,38 @@ Drawer {
                     { mode: "dark", label: qsTr("Dark") }
                 ]
                 Accessible.name: qsTr("Theme")
+                objectName: "themeBox"
+                // The Basic style draws the current row in the highlighted
+                // text colour (white) on a white row: "Follow the system"
+                // was invisible. The rows use the theme's colours instead.
+                delegate: ItemDelegate {
+                    id: themeRow
+                    required property var modelData
+                    required property int index
+                    width: themeBox.width
+                    text: modelData.label
+                    highlighted: themeBox.highlightedIndex === index
+                    font.family: Theme.fontFamily
+                    font.pixelSize: Theme.fontSize
+                    font.weight: themeBox.currentIndex === index ? Font.DemiBold : Font.Normal
+                    contentItem: Text {
+                        text: themeRow.text
+                        font: themeRow.font
+                        color: Theme.text
+                        elide: Text.ElideRight
+                        verticalAlignment: Text.AlignVCenter
+                    }
+                    background: Rectangle {
+                        color: themeRow.highlighted || themeRow.down ? Theme.hover : "transparent"
+                        radius: 6
+                    }
+                }
+                popup.background: Rectangle {
+                    color: Theme.surfaceRaised
+                    border.width: 1
+                    border.color: Theme.border
+                    radius: 8
+                }
                 Component.onCompleted: currentIndex = indexOfValue(drawer.settings.themeMode)
                 onActivated: drawer.settings.themeMode = currentValue
             }
@@ -256,6 +314,17 @@ Drawer {
                 }
                 Switch {
                     objectName: "apiServerSwitch"
+                    palette.window: Theme.surfaceRaised
+                    palette.base: Theme.surface
+                    palette.text: Theme.text
+                    palette.button: Theme.surfaceRaised
+                    palette.buttonText: Theme.text
+                    palette.highlight: Theme.accent
+                    palette.highlightedText: Theme.accentText
+                    palette.mid: Theme.border
+                    palette.dark: Theme.textMuted
+                    palette.light: Theme.surfaceRaised
+                    palette.midlight: Theme.border
                     checked: drawer.settings.apiServerEnabled
                     Accessible.name: qsTr("Local API server")
                     onToggled: drawer.settings.apiServerEnabled = checked
@@ -268,7 +337,7 @@ Drawer {
                     color: Theme.text
                     Layout.fillWidth: true
                 }
-                SpinBox {
+                ThemedSpinBox {
                     from: 1024
                     to: 65535
                     editable: true

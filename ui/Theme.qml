@@ -33,6 +33,11 @@ QtObject {
     readonly property color codeBackground: dark ? "#0d0e11" : "#f6f7f9"
     readonly property color codeHeader: dark ? "#17181c" : "#eceef1"
     readonly property color codeText: dark ? "#d7dae0" : "#24292f"
+    // Code block syntax colours (CodeHighlighter).
+    readonly property color syntaxKeyword: dark ? "#c792ea" : "#8839c9"
+    readonly property color syntaxString: dark ? "#a5d6a7" : "#116329"
+    readonly property color syntaxComment: dark ? "#7f8591" : "#6e7781"
+    readonly property color syntaxNumber: dark ? "#f7b267" : "#b35900"
     readonly property color danger: dark ? "#ff6b6b" : "#d93036"
     readonly property color success: dark ? "#4cc38a" : "#1f9d55"
     readonly property color warning: dark ? "#f5b84a" : "#b7791f"

@@ -417,7 +417,17 @@ MemoryReport LocalEngine::memory() const {
     return m;
 }
 
-void LocalEngine::reset() { cached_.clear(); }
+void LocalEngine::reset() {
+    cached_.clear();
+    for (auto& c : slot_cached_) c.clear();
+    slot_prefilled_.assign(slot_prefilled_.size(), 0);
+}
+
+size_t& LocalEngine::prefilled(int slot) {
+    if (slot_prefilled_.size() <= static_cast<size_t>(slot))
+        slot_prefilled_.resize(static_cast<size_t>(slot) + 1, 0);
+    return slot_prefilled_[static_cast<size_t>(slot)];
+}
 
 void LocalEngine::apply_pending_tuning() {
     Tuning t;
@@ -431,17 +441,77 @@ void LocalEngine::apply_pending_tuning() {
 }
 
 std::vector<int32_t> LocalEngine::prompt_tokens(const GenerateRequest& request) const {
-    if (!request.messages.empty() || !request.chat_json.empty()) {
-        const std::string text =
-            request.chat_json.empty()
-                ? format_chat(request.messages)
-                : render_tool_conversation(*template_, tool_native_, request.chat_json);
+    const bool chat = !request.messages.empty() || !request.chat_json.empty();
+    std::string text;
+    if (chat)
+        text = request.chat_json.empty()
+                   ? format_chat(request.messages)
+                   : render_tool_conversation(*template_, tool_native_, request.chat_json);
+    const std::string& key = chat ? text : request.prompt;
+    {
+        // The same prompt as last time (count_prompt_tokens() and then
+        // generate() for one turn): its tokens, not a second encoding.
+        std::lock_guard lock(memo_mutex_);
+        if (memo_valid_ && memo_chat_ == chat && memo_text_ == key) return memo_tokens_;
+    }
+    std::vector<int32_t> tokens;
+    if (chat) {
         // Templates that write the BOS text themselves must not get a second one.
         const bool has_bos =
             tokenizer_->bos() >= 0 && text.rfind(tokenizer_->token_text(tokenizer_->bos()), 0) == 0;
-        return tokenizer_->encode(text, !has_bos, true);
+        tokens = tokenizer_->encode(text, !has_bos, true);
+    } else {
+        tokens = tokenizer_->encode(request.prompt, true, false);
     }
-    return tokenizer_->encode(request.prompt, true, false);
+    prompt_encodings_.fetch_add(1, std::memory_order_relaxed);
+    std::lock_guard lock(memo_mutex_);
+    memo_valid_ = true;
+    memo_chat_ = chat;
+    memo_text_ = key;
+    memo_tokens_ = tokens;
+    return tokens;
+}
+
+int LocalEngine::count_prompt_tokens(const GenerateRequest& request) const {
+    return static_cast<int>(prompt_tokens(request).size());
+}
+
+void LocalEngine::set_conversation_contexts(int n) {
+    n = std::clamp(n, 1, 16);
+    if (n == max_sequences() || (n == 1 && seqs_.empty())) return;
+    try {
+        set_max_sequences(n);
+    } catch (const EngineError&) {
+        // An architecture or a GPU plan with one KV cache: the last
+        // conversation's context only, as before.
+    }
+}
+
+int LocalEngine::pick_context(const std::vector<int32_t>& prompt, bool reuse) {
+    const auto n = static_cast<int>(std::max<size_t>(1, seqs_.size()));
+    if (slot_used_.size() != static_cast<size_t>(n)) slot_used_.assign(static_cast<size_t>(n), 0);
+    // The free context holding this conversation: the longest shared
+    // prefix that is at least half of what that context holds (a next turn
+    // shares all of it, a regenerated reply all but the old reply). A short
+    // shared start (BOS, a common system prompt) is another conversation's:
+    // that one keeps its context and the least recently used is taken.
+    int best = -1, lru = -1;
+    size_t best_common = 0;
+    for (int i = 0; i < n; ++i) {
+        if (!seqs_.empty() && seqs_[static_cast<size_t>(i)]) continue;
+        const std::vector<int32_t>& cache = slot_tokens(i);
+        const size_t common = reuse ? common_prefix(cache, prompt) : 0;
+        if (common > best_common && 2 * common >= cache.size()) {
+            best = i;
+            best_common = common;
+        }
+        if (lru < 0 || slot_used_[static_cast<size_t>(i)] < slot_used_[static_cast<size_t>(lru)])
+            lru = i;
+    }
+    if (lru < 0) throw EngineError("every context is busy with a batched sequence");
+    const int slot = best >= 0 ? best : lru;
+    slot_used_[static_cast<size_t>(slot)] = ++use_clock_;
+    return slot;
 }
 
 bool LocalEngine::evaluate(const std::vector<int32_t>& tokens, size_t from,
@@ -449,15 +519,19 @@ bool LocalEngine::evaluate(const std::vector<int32_t>& tokens, size_t from,
     // Chunk by chunk (the model's own batching, so results are unchanged),
     // so that Stop also interrupts a long prompt.
     const auto chunk = static_cast<size_t>(model_->chunk_size());
-    cached_.resize(from);
+    std::vector<int32_t>& cache = slot_tokens(gen_slot_);
+    cache.resize(from);
+    size_t& exact = prefilled(gen_slot_);
+    exact = std::min(exact, from);
     while (from < tokens.size()) {
         if (cancel && cancel->load()) return false;
         const size_t n = std::min(chunk, tokens.size() - from);
         const bool last = from + n == tokens.size();
         model_->forward(tokens.data() + from, static_cast<int64_t>(n), static_cast<int64_t>(from),
-                        last ? 1 : 0, last ? logits_.data() : nullptr);
-        cached_.insert(cached_.end(), tokens.begin() + static_cast<std::ptrdiff_t>(from),
-                       tokens.begin() + static_cast<std::ptrdiff_t>(from + n));
+                        last ? 1 : 0, last ? logits_.data() : nullptr, gen_slot_);
+        cache.insert(cache.end(), tokens.begin() + static_cast<std::ptrdiff_t>(from),
+                     tokens.begin() + static_cast<std::ptrdiff_t>(from + n));
+        if (exact == from) exact = cache.size();
         from += n;
     }
     return true;
@@ -479,11 +553,12 @@ int LocalEngine::keep_on_shift(const GenerateRequest& request,
 }
 
 int LocalEngine::shift_context(int n_keep) {
-    const int n_past = static_cast<int>(cached_.size());
+    const std::vector<int32_t>& cache = slot_tokens(gen_slot_);
+    const int n_past = static_cast<int>(cache.size());
     const int n_discard = (n_past - n_keep) / 2;
     if (n_discard <= 0) return 0;
-    std::vector<int32_t> kept(cached_.begin(), cached_.begin() + n_keep);
-    kept.insert(kept.end(), cached_.begin() + n_keep + n_discard, cached_.end());
+    std::vector<int32_t> kept(cache.begin(), cache.begin() + n_keep);
+    kept.insert(kept.end(), cache.begin() + n_keep + n_discard, cache.end());
     // Positions after the dropped block change, so their keys (rotated by
     // position) are recomputed; the kept prefix stays valid in the cache.
     evaluate(kept, static_cast<size_t>(n_keep));
@@ -596,14 +671,22 @@ GenerateResult LocalEngine::generate(const GenerateRequest& request,
     result.prompt_tokens = static_cast<int>(prompt.size());
     const std::unique_ptr<GrammarMatcher> matcher = constraint_matcher(request);
 
-    // Reuse the cached prefix; the last prompt token is always evaluated so
-    // that its logits are fresh.
-    size_t n_keep = request.reuse_cache ? common_prefix(cached_, prompt) : 0;
-    n_keep = std::min(n_keep, prompt.size() - 1);
+    // The conversation's own context (a free sequence slot whose cache
+    // starts with this prompt, else the least recently used one); reuse the
+    // cached prefix; the last prompt token is always evaluated so that its
+    // logits are fresh.
+    gen_slot_ = pick_context(prompt, request.reuse_cache);
+    std::vector<int32_t>& cached = slot_tokens(gen_slot_);
+    // Only the keys and values a prompt evaluation wrote are reused: a
+    // decoded token's (one row at a time) differ in their last bits from
+    // the same token's in a prompt, and a reply must be the one a fresh
+    // context gives, so the last reply is evaluated again with the new turn.
+    size_t n_keep = request.reuse_cache ? common_prefix(cached, prompt) : 0;
+    n_keep = std::min({n_keep, prefilled(gen_slot_), prompt.size() - 1});
     const auto t_prompt = Clock::now();
     if (!evaluate(prompt, n_keep, cancel)) {
         // Stopped during the prompt: what was evaluated stays cached.
-        result.evaluated_prompt_tokens = static_cast<int>(cached_.size() - n_keep);
+        result.evaluated_prompt_tokens = static_cast<int>(cached.size() - n_keep);
         result.finish = FinishReason::Cancelled;
         return result;
     }
@@ -615,7 +698,7 @@ GenerateResult LocalEngine::generate(const GenerateRequest& request,
     sampler_.reset(request.sampling);
     StreamingDetokenizer detok(*tokenizer_);
     StopStringMatcher stops(stop_strings(request, matcher != nullptr));
-    const int shift_keep = keep_on_shift(request, prompt);
+    int shift_keep = -1;     // worked out on the first shift (it tokenizes the system prompt)
     auto t_token = t_start;  // the first token's time includes the prompt
     Clock::time_point t_first;
     int dropped = 0;
@@ -639,8 +722,8 @@ GenerateResult LocalEngine::generate(const GenerateRequest& request,
             break;
         }
         const size_t hist = std::min(
-            cached_.size(), static_cast<size_t>(std::max(0, request.sampling.repeat_last_n)));
-        const std::span<const int32_t> recent(cached_.data() + cached_.size() - hist, hist);
+            cached.size(), static_cast<size_t>(std::max(0, request.sampling.repeat_last_n)));
+        const std::span<const int32_t> recent(cached.data() + cached.size() - hist, hist);
         const int32_t token =
             sample_token(sampler_, logits_.data(), recent, matcher.get(),
                          int64_t{request.max_tokens} - result.generated_tokens - 1);
@@ -671,7 +754,8 @@ GenerateResult LocalEngine::generate(const GenerateRequest& request,
             continue;
         }
         apply_pending_tuning();
-        if (static_cast<int64_t>(cached_.size()) >= n_ctx) {
+        if (static_cast<int64_t>(cached.size()) >= n_ctx) {
+            if (shift_keep < 0) shift_keep = keep_on_shift(request, prompt);
             const int n = shift_context(shift_keep);
             if (n == 0) {
                 result.finish = FinishReason::ContextFull;
@@ -679,9 +763,9 @@ GenerateResult LocalEngine::generate(const GenerateRequest& request,
             }
             dropped += n;
         }
-        cached_.push_back(token);
-        model_->forward(&cached_.back(), 1, static_cast<int64_t>(cached_.size() - 1), 1,
-                        logits_.data());
+        cached.push_back(token);
+        model_->forward(&cached.back(), 1, static_cast<int64_t>(cached.size() - 1), 1,
+                        logits_.data(), gen_slot_);
     }
     // Whatever was held back (an incomplete character, a partial stop string
     // that never completed) goes out with a final event carrying no token.
@@ -711,7 +795,12 @@ void LocalEngine::set_max_sequences(int n) {
     model_->set_sequence_slots(n);
     seqs_.clear();
     seqs_.resize(static_cast<size_t>(n));
+    // Slot 0 keeps its cache (the model keeps its KV); the others start empty.
     slot_cached_.assign(static_cast<size_t>(n), {});
+    slot_used_.assign(static_cast<size_t>(n), 0);
+    slot_prefilled_.resize(1);
+    slot_prefilled_.resize(static_cast<size_t>(n), 0);
+    gen_slot_ = 0;
 }
 
 int LocalEngine::active_sequences() const {
@@ -747,7 +836,9 @@ int LocalEngine::start_sequence(const GenerateRequest& request) {
         throw EngineError(seqs_.empty()
                               ? "batched generation is off (set_max_sequences)"
                               : "all " + std::to_string(seqs_.size()) + " sequences are busy");
-    seq->n_keep = request.reuse_cache ? std::min(best, seq->prompt.size() - 1) : 0;
+    seq->n_keep =
+        request.reuse_cache ? std::min({best, prefilled(slot), seq->prompt.size() - 1}) : 0;
+    prefilled(slot) = std::min(prefilled(slot), seq->n_keep);
     seq->evaluated = seq->n_keep;
     slot_tokens(slot).resize(seq->n_keep);
     seq->request = request;
@@ -816,6 +907,7 @@ std::vector<SequenceUpdate> LocalEngine::step() {
         auto& cache = slot_tokens(slot);
         cache.insert(cache.end(), q.prompt.begin() + static_cast<std::ptrdiff_t>(q.evaluated),
                      q.prompt.begin() + static_cast<std::ptrdiff_t>(q.evaluated + n));
+        if (prefilled(slot) == q.evaluated) prefilled(slot) = cache.size();
         q.evaluated += n;
         if (last) {
             q.decoding = true;

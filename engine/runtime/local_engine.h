@@ -3,6 +3,7 @@
 // shift when generation fills the context.
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <memory>
 #include <mutex>
@@ -81,10 +82,21 @@ public:
     sparse::HybridFfn* sparse_ffn() { return sparse_.get(); }
     const Tokenizer& tokenizer() const { return *tokenizer_; }
     tensor::ThreadPool& pool() { return *pool_; }
-    // Tokens whose keys/values are in the cache, in order.
-    const std::vector<int32_t>& cached_tokens() const { return cached_; }
-    // The prompt tokens generate() would evaluate for this request.
+    // Tokens whose keys/values are in the cache of the last generate()'s
+    // context, in order.
+    const std::vector<int32_t>& cached_tokens() const {
+        return gen_slot_ == 0 ? cached_ : slot_cached_[static_cast<size_t>(gen_slot_)];
+    }
+    // The context (sequence slot) the last generate() ran in.
+    int last_context() const { return gen_slot_; }
+    // The prompt tokens generate() would evaluate for this request (the
+    // last prompt's tokens are remembered: asking again costs no encoding).
     std::vector<int32_t> prompt_tokens(const GenerateRequest& request) const;
+    // How many times a prompt was encoded (tests: one per chat turn).
+    int64_t prompt_encodings() const { return prompt_encodings_.load(); }
+    int count_prompt_tokens(const GenerateRequest& request) const override;
+    void set_conversation_contexts(int n) override;
+    int conversation_contexts() const override { return std::max(1, max_sequences()); }
 
 private:
     LocalEngine() = default;
@@ -102,6 +114,8 @@ private:
     // first (cached_ then holds what was evaluated).
     bool evaluate(const std::vector<int32_t>& tokens, size_t from,
                   const std::atomic<bool>* cancel = nullptr);
+    // The context for a generate() of this prompt (see set_conversation_contexts).
+    int pick_context(const std::vector<int32_t>& prompt, bool reuse);
     // Frees room when the context is full; returns the number of dropped tokens.
     int shift_context(int n_keep);
     int keep_on_shift(const GenerateRequest& request, const std::vector<int32_t>& prompt) const;
@@ -153,6 +167,22 @@ private:
 
     std::vector<int32_t> cached_;
     std::vector<float> logits_;
+    // Conversation contexts: the slot generate() runs in and each slot's
+    // last use (for the least recently used one).
+    int gen_slot_ = 0;
+    std::vector<uint64_t> slot_used_;
+    // Per slot: how many leading cached tokens a prompt evaluation wrote
+    // (the rest were decoded one at a time: not reused, see generate()).
+    std::vector<size_t> slot_prefilled_;
+    size_t& prefilled(int slot);
+    uint64_t use_clock_ = 0;
+    // The last prompt's text and tokens (prompt_tokens()).
+    mutable std::mutex memo_mutex_;
+    mutable bool memo_valid_ = false;
+    mutable bool memo_chat_ = false;
+    mutable std::string memo_text_;
+    mutable std::vector<int32_t> memo_tokens_;
+    mutable std::atomic<int64_t> prompt_encodings_{0};
 
     mutable std::mutex mutex_;  // guards the members below (read from other threads)
     Tuning tuning_;

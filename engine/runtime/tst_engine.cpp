@@ -8,6 +8,7 @@
 #include <QTemporaryDir>
 #include <QtTest>
 #include <fstream>
+#include <utility>
 
 #include "gguf/gguf.h"
 #include "model/model.h"
@@ -316,6 +317,115 @@ private slots:
         const auto fresh = engine_->generate(second, nullptr);
         QCOMPARE(fresh.evaluated_prompt_tokens, fresh.prompt_tokens);
         QCOMPARE(r2.text, fresh.text);
+    }
+
+    // Issue 17, "the chat path does each thing once": the engine keeps a
+    // context per conversation (tokens and KV cache), so that going back to
+    // a conversation evaluates only its new turn, and one turn encodes its
+    // prompt once (count_prompt_tokens() and generate() share the tokens).
+    // Greedy replies are the bits a fresh engine gives each turn.
+    void conversationContextsKeepEachConversation() {
+        if (!have_model())
+            QSKIP("POWERINFER_MODEL is not set: export it to the default model's path");
+        engine_->reset();
+        engine_->set_conversation_contexts(3);
+        QCOMPARE(engine_->conversation_contexts(), 3);
+        const auto turn = [&](std::vector<ChatMessage>& history, const std::string& user,
+                              bool reuse, std::vector<int32_t>* tokens) {
+            history.push_back({"user", user});
+            GenerateRequest r;
+            r.messages = history;
+            r.max_tokens = 16;
+            r.sampling.temperature = 0;
+            r.reuse_cache = reuse;
+            const auto result = engine_->generate(r, [&](const TokenEvent& ev) {
+                if (tokens && ev.token >= 0) tokens->push_back(ev.token);
+            });
+            history.push_back({"assistant", result.text});
+            return result;
+        };
+        const std::vector<std::string> a = {"Name a color.", "And another one?",
+                                            "Which is warmer?"};
+        const std::vector<std::string> b = {"What is 2+2?", "And 3+3?", "Add them up."};
+        std::vector<ChatMessage> ha = {{"system", "You are a helpful assistant."}};
+        std::vector<ChatMessage> hb = ha;
+        std::vector<std::vector<int32_t>> reused_a(3), reused_b(3);
+        std::vector<std::string> text_a, text_b;
+        int prev_a = 0, prev_b = 0;
+        for (int t = 0; t < 3; ++t) {
+            // The conversations take turns: each comes back to its own context.
+            const auto ra = turn(ha, a[size_t(t)], true, &reused_a[size_t(t)]);
+            const int context_a = engine_->last_context();
+            const auto rb = turn(hb, b[size_t(t)], true, &reused_b[size_t(t)]);
+            QVERIFY(engine_->last_context() != context_a);
+            text_a.push_back(ha.back().content);
+            text_b.push_back(hb.back().content);
+            const int pa = std::exchange(prev_a, ra.prompt_tokens);
+            const int pb = std::exchange(prev_b, rb.prompt_tokens);
+            if (t == 0) {
+                QCOMPARE(ra.evaluated_prompt_tokens, ra.prompt_tokens);
+                continue;
+            }
+            // Only the last reply and the new turn: the previous prompt came
+            // from the cache although the other conversation ran in between
+            // (a decoded reply's keys and values are not reused: they differ
+            // in their last bits from a prompt evaluation's).
+            QVERIFY(rb.evaluated_prompt_tokens <= rb.prompt_tokens - pb);
+            QVERIFY2(ra.evaluated_prompt_tokens <= ra.prompt_tokens - pa,
+                     qPrintable(QString("turn %1: %2 of %3 evaluated")
+                                    .arg(t + 1)
+                                    .arg(ra.evaluated_prompt_tokens)
+                                    .arg(ra.prompt_tokens)));
+            QVERIFY(rb.evaluated_prompt_tokens < rb.prompt_tokens / 2);
+        }
+        // A fresh context every turn gives the same tokens.
+        engine_->set_conversation_contexts(1);
+        std::vector<ChatMessage> fa = {{"system", "You are a helpful assistant."}};
+        std::vector<ChatMessage> fb = fa;
+        for (int t = 0; t < 3; ++t) {
+            std::vector<int32_t> ta, tb;
+            engine_->reset();
+            const auto ra = turn(fa, a[size_t(t)], false, &ta);
+            QCOMPARE(ra.evaluated_prompt_tokens, ra.prompt_tokens);
+            engine_->reset();
+            turn(fb, b[size_t(t)], false, &tb);
+            QVERIFY2(ta == reused_a[size_t(t)], qPrintable(QString("turn %1 of A").arg(t + 1)));
+            QVERIFY2(tb == reused_b[size_t(t)], qPrintable(QString("turn %1 of B").arg(t + 1)));
+            QCOMPARE(fa.back().content, text_a[size_t(t)]);
+            QCOMPARE(fb.back().content, text_b[size_t(t)]);
+        }
+        // With one context, the other conversation's turn evicts it.
+        engine_->reset();
+        std::vector<ChatMessage> one = {{"user", a[0]}};
+        turn(one, a[1], true, nullptr);
+        std::vector<ChatMessage> other = {{"user", b[0]}};
+        turn(other, b[1], true, nullptr);
+        one.push_back({"user", a[2]});
+        GenerateRequest back;
+        back.messages = one;
+        back.max_tokens = 4;
+        back.sampling.temperature = 0;
+        const auto evicted = engine_->generate(back, nullptr);
+        QVERIFY(evicted.evaluated_prompt_tokens > evicted.prompt_tokens / 2);
+    }
+
+    void aTurnEncodesItsPromptOnce() {
+        if (!have_model())
+            QSKIP("POWERINFER_MODEL is not set: export it to the default model's path");
+        GenerateRequest r;
+        r.messages = {{"system", "You are a helpful assistant."},
+                      {"user", "Say something about the sea."}};
+        r.max_tokens = 2;
+        r.sampling.temperature = 0;
+        const int64_t before = engine_->prompt_encodings();
+        const int counted = engine_->count_prompt_tokens(r);
+        const auto result = engine_->generate(r, nullptr);
+        QCOMPARE(engine_->prompt_encodings() - before, int64_t{1});
+        QCOMPARE(counted, result.prompt_tokens);
+        // A different prompt is encoded afresh.
+        r.messages.back().content = "Say something about the mountains.";
+        QVERIFY(engine_->count_prompt_tokens(r) > 0);
+        QCOMPARE(engine_->prompt_encodings() - before, int64_t{2});
     }
 
     void cancellation() {

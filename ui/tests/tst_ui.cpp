@@ -107,6 +107,12 @@ public slots:
         engine->rootContext()->setContextProperty("testController", controller_.get());
         engine->rootContext()->setContextProperty("testEngine", &probe_);
         engine->rootContext()->setContextProperty("testStore", &seeder_);
+        // Where tests save screenshots of the views they check (docs/screenshots);
+        // empty: none are saved.
+        engine->rootContext()->setContextProperty(
+            "testScreenshotDir", QString::fromLocal8Bit(qgetenv("PI_SCREENSHOT_DIR")));
+        engine->rootContext()->setContextProperty(
+            "testScreenshotTheme", QString::fromLocal8Bit(qgetenv("PI_SCREENSHOT_THEME")));
     }
 
 private:

@@ -305,6 +305,24 @@ public:
     // sparse model computes the FFN of steps with several sequences dense.
     virtual std::string batching_note() const { return {}; }
 
+    // Conversation contexts: generate() keeps the tokens and KV cache of up
+    // to n conversations (sequence slots; n = 1: the last one only) and runs
+    // each request in the one whose tokens its prompt continues, so that
+    // switching between conversations evaluates only each one's new turn;
+    // without one, in the least recently used. Engines that cannot keep
+    // several ignore it and keep one (conversation_contexts() says how many).
+    // Same slots as set_max_sequences().
+    virtual void set_conversation_contexts(int n) { (void)n; }
+    virtual int conversation_contexts() const { return 1; }
+    // The prompt's length in tokens as generate() will see it (the engine
+    // that remembers the last prompt's tokens encodes a turn once).
+    virtual int count_prompt_tokens(const GenerateRequest& request) const {
+        const std::string text = request.messages.empty() && request.chat_json.empty()
+                                     ? request.prompt
+                                     : format_chat(request.messages);
+        return static_cast<int>(tokenize(text, true).size());
+    }
+
     // Formats messages with the model's chat template (with generation prompt).
     virtual std::string format_chat(const std::vector<ChatMessage>& messages) const = 0;
     virtual std::vector<int32_t> tokenize(const std::string& text, bool add_special) const = 0;
