@@ -87,10 +87,9 @@ WeightView WeightView::slice(int64_t r0, int64_t r1) const {
     WeightView s = *this;
     s.data = row(r0);
     s.rows = r1 - r0;
-    const bool aligned = r0 % kPanelRows == 0 && (r1 % kPanelRows == 0 || r1 == rows);
-    s.panels = panels && aligned && s.rows % kPanelRows == 0
-                   ? panels + static_cast<size_t>(r0) * row_bytes
-                   : nullptr;
+    // A matrix has panels only when its rows are a multiple of kPanelRows.
+    const bool aligned = r0 % kPanelRows == 0 && r1 % kPanelRows == 0;
+    s.panels = panels && aligned ? panels + static_cast<size_t>(r0) * row_bytes : nullptr;
     return s;
 }
 
@@ -107,7 +106,8 @@ void matvec_q(ThreadPool& pool, const WeightView& w, const QuantizedVector& xq, 
         throw EngineError("activations do not match the weight matrix (type or length)");
     const kernels::TypeKernels& k = kernels_for(w);
     const void* x = xq.data.data();
-    if (const kernels::DotPanelFn f = panel_kernel(w, k)) return panel_product(pool, f, w, x, 0, 1, y, 0);
+    if (const kernels::DotPanelFn f = panel_kernel(w, k))
+        return panel_product(pool, f, w, x, 0, 1, y, 0);
     const kernels::DotRowsFn dot_rows = k.dot_rows;
     auto rows = [&](int64_t begin, int64_t end, int) {
         dot_rows(w.cols, w.row(begin), w.row_bytes, end - begin, x, y + begin);

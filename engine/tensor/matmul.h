@@ -24,7 +24,7 @@ struct WeightView {
     const uint8_t* panels = nullptr;
     const uint8_t* row(int64_t r) const { return data + static_cast<size_t>(r) * row_bytes; }
     // Rows [r0, r1); keeps the panels when the slice starts and ends on a
-    // panel boundary (or at the last row).
+    // panel boundary (every kPanelRows rows).
     WeightView slice(int64_t r0, int64_t r1) const;
 };
 
