@@ -20,6 +20,7 @@
 #include "gguf/gguf.h"
 #include "model/expert_placement.h"
 #include "model/model.h"
+#include "model/plan_test_support.h"
 #include "model/moe_offload.h"
 #include "tensor/thread_pool.h"
 
@@ -197,26 +198,7 @@ void test_coverage(plaintest::Counter& c) {
             "coverage 0: nothing pinned");
 }
 
-// Greedy: a 6-token prompt in one batch, then decoding; `between(step)`
-// runs before each decode step. The logits of every step.
-std::vector<std::vector<float>> run_plan(model::Model& m, int steps,
-                                         const std::function<void(int)>& between = {}) {
-    const int64_t V = m.config().n_vocab;
-    std::vector<std::vector<float>> out;
-    std::vector<int32_t> tokens = {1, 300, 301, 302, 303, 304};
-    std::vector<float> logits(static_cast<size_t>(6 * V));
-    m.forward(tokens.data(), 6, 0, 6, logits.data());
-    out.push_back(logits);
-    for (int pos = 6; pos < 6 + steps; ++pos) {
-        if (between) between(pos - 6);
-        const float* last = out.back().data() + (out.back().size() - static_cast<size_t>(V));
-        tokens.push_back(static_cast<int32_t>(std::max_element(last, last + V) - last));
-        std::vector<float> step(static_cast<size_t>(V));
-        m.forward(&tokens.back(), 1, pos, 1, step.data());
-        out.push_back(std::move(step));
-    }
-    return out;
-}
+using model::testing::run_plan;
 
 bool same_logits(const std::vector<std::vector<float>>& a,
                  const std::vector<std::vector<float>>& b) {

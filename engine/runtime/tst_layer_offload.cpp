@@ -27,6 +27,7 @@
 #include "backend/device.h"
 #include "model/layer_plan.h"
 #include "model/model.h"
+#include "model/plan_test_support.h"
 #include "powerinfer/engine.h"
 #include "runtime/local_engine.h"
 #include "tensor/thread_pool.h"
@@ -61,25 +62,7 @@ std::string greedy(runtime::LocalEngine& e) {
     return e.generate(r, nullptr).text;
 }
 
-// Greedy, one token at a time, and a batched prompt: the logits of every
-// step, for comparing plans bit for bit.
-std::vector<std::vector<float>> run_plan(model::Model& m, int steps) {
-    const int64_t V = m.config().n_vocab;
-    std::vector<std::vector<float>> out;
-    // A 6-token prompt in one batch (the batched ops), then decoding.
-    std::vector<int32_t> tokens = {1, 300, 301, 302, 303, 304};
-    std::vector<float> logits(static_cast<size_t>(6 * V));
-    m.forward(tokens.data(), 6, 0, 6, logits.data());
-    out.push_back(logits);
-    for (int pos = 6; pos < 6 + steps; ++pos) {
-        const float* last = out.back().data() + (out.back().size() - static_cast<size_t>(V));
-        tokens.push_back(static_cast<int32_t>(std::max_element(last, last + V) - last));
-        std::vector<float> step(static_cast<size_t>(V));
-        m.forward(&tokens.back(), 1, pos, 1, step.data());
-        out.push_back(std::move(step));
-    }
-    return out;
-}
+using model::testing::run_plan;
 
 // The graph's plans on a stand-in for the GPU (the CPU backend on a budgeted
 // CPU device: the same op code, so the plans must agree bit for bit with the
