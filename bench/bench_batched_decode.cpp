@@ -12,6 +12,10 @@
 //     server runs without --concurrency) for the reference.
 //
 //   bench_batched_decode [MODEL] [--threads 2] [--runs 5] [--tokens 32] [--requests 2]
+//                        [--layout rows|panels|all] [--batch B] [--step-only]
+//
+// --layout and --batch narrow table 1 to one layout or one batch size, and
+// --step-only skips table 2 (to profile one step shape under perf).
 //
 // Table 1 is measured for both weight layouts in the same run, alternating
 // step by step: the GGUF's rows and the row panels (tensor/panels.h; where
@@ -66,7 +70,9 @@ const char* kPrompts[] = {
 
 int main(int argc, char** argv) {
     std::string model = std::getenv("POWERINFER_MODEL") ? std::getenv("POWERINFER_MODEL") : "";
-    int threads = 2, runs = 5, tokens = 32, requests = 2;
+    int threads = 2, runs = 5, tokens = 32, requests = 2, only_batch = 0;
+    std::string layout = "all";
+    bool step_only = false;
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
         auto next = [&] { return i + 1 < argc ? std::atoi(argv[++i]) : 0; };
@@ -78,6 +84,12 @@ int main(int argc, char** argv) {
             tokens = std::max(2, next());
         else if (a == "--requests")
             requests = std::max(1, next());
+        else if (a == "--batch")
+            only_batch = next();
+        else if (a == "--step-only")
+            step_only = true;
+        else if (a == "--layout" && i + 1 < argc)
+            layout = argv[++i];
         else if (a[0] != '-')
             model = a;
         else {
@@ -87,6 +99,14 @@ int main(int argc, char** argv) {
     }
     if (model.empty()) {
         std::fprintf(stderr, "usage: bench_batched_decode MODEL (or set POWERINFER_MODEL)\n");
+        return 2;
+    }
+    if (layout != "all" && layout != "rows" && layout != "panels") {
+        std::fprintf(stderr, "--layout takes rows, panels or all, not %s\n", layout.c_str());
+        return 2;
+    }
+    if (only_batch != 0 && (only_batch < 1 || only_batch > 8)) {
+        std::fprintf(stderr, "--batch takes 1 to 8\n");
         return 2;
     }
     LoadOptions o;
@@ -114,8 +134,14 @@ int main(int argc, char** argv) {
         const char* name;
         model::Model* m;
     };
-    std::vector<Layout> layouts{{"rows", &rows_engine[0]->model()}};
-    if (engine->model().panel_bytes() > 0) layouts.push_back({"panels", &engine->model()});
+    std::vector<Layout> layouts;
+    if (layout != "panels") layouts.push_back({"rows", &rows_engine[0]->model()});
+    if (layout != "rows" && engine->model().panel_bytes() > 0)
+        layouts.push_back({"panels", &engine->model()});
+    if (layouts.empty()) {
+        std::fprintf(stderr, "this CPU has no panel kernels: use --layout rows\n");
+        return 2;
+    }
     const int max_batch = 8;
     const int64_t V = engine->model().config().n_vocab;
     std::vector<int32_t> prompt;
@@ -131,6 +157,7 @@ int main(int argc, char** argv) {
     std::printf("| --- | ---: | ---: | ---: | ---: | ---: |\n");
     std::vector<double> one(layouts.size(), 0);
     for (const int b : {1, 2, 4, 8}) {
+        if (only_batch != 0 && b != only_batch) continue;
         std::vector<int32_t> toks(static_cast<size_t>(b));
         std::vector<int> slots(static_cast<size_t>(b));
         std::vector<int64_t> pos(static_cast<size_t>(b));
@@ -150,12 +177,13 @@ int main(int argc, char** argv) {
         }
         for (size_t li = 0; li < layouts.size(); ++li) {
             const double step = median(ms[li]);
-            if (b == 1) one[li] = step;
+            if (b == 1 || b == only_batch) one[li] = step;
             std::printf("| %s | %d | %.2f | %.1f | %.2fx | %.2f |\n", layouts[li].name, b, step,
                         b * 1000.0 / step, step / one[li], step / (b * one[li]));
         }
     }
     rows_engine.clear();
+    if (step_only) return 0;
 
     // 2. Batched generation through the facade.
     std::printf("\n%d requests per slot, %d tokens each (greedy chat):\n\n", requests, tokens);

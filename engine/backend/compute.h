@@ -144,6 +144,18 @@ public:
     // holds the rows' own).
     virtual void attention(const AttentionShape& shape, const float* q, const void* k_cache,
                            const void* v_cache, int64_t rows, int64_t pos0, float* out) = 0;
+    // The rows of a step over several sequences: row r is one query of its
+    // own sequence at positions[r], over that sequence's caches k_caches[r]
+    // and v_caches[r] (already holding its own key and value). The same
+    // bits as attention() one row at a time, which is what it does unless
+    // the backend runs them together.
+    virtual void attention_rows(const AttentionShape& shape, const float* q,
+                                const void* const* k_caches, const void* const* v_caches,
+                                const int64_t* positions, int64_t rows, float* out) {
+        for (int64_t r = 0; r < rows; ++r)
+            attention(shape, q + r * shape.n_head * shape.head_dim, k_caches[r], v_caches[r], 1,
+                      positions[r], out + r * shape.n_head * shape.head_dim_v);
+    }
     // out[r] = down(act(gate x[r]) * up x[r]) (the dense FFN).
     virtual void gated_ffn(const GatedFfnWeights& w, const float* x, int64_t rows,
                            float* out) = 0;

@@ -76,6 +76,10 @@ public:
     void matmul(std::span<const tensor::WeightView> ws, const float* x, int64_t rows,
                 std::span<float* const> ys) override {
         if (rows > 1) {
+            // Several tokens: one quantized copy of x and one pool dispatch
+            // for matrices that take the same activations.
+            if (ws.size() > 1 && tensor::can_fuse(ws))
+                return tensor::matmul_fused(pool_, ws, x, rows, ys);
             for (size_t k = 0; k < ws.size(); ++k) tensor::matmul(pool_, ws[k], x, rows, ys[k]);
             return;
         }
@@ -139,61 +143,24 @@ public:
             for (int64_t h = 0; h < n_head; ++h) {
                 const float* s = src + (r * n_head + h) * dim;
                 uint16_t* dst = c16 + (h * n_ctx + pos0 + r) * dim;
-                for (int64_t d = 0; d < dim; ++d) dst[d] = tensor::fp32_to_fp16(s[d]);
+                tensor::to_f16(s, dst, dim);
             }
     }
 
     // Parallel over (token, head) pairs.
     void attention(const AttentionShape& a, const float* q, const void* k_cache,
                    const void* v_cache, int64_t rows, int64_t pos0, float* out) override {
-        const size_t workers = static_cast<size_t>(pool_.size());
-        const size_t mix_floats = static_cast<size_t>(tensor::mix_f16_scratch_floats(a.head_dim_v));
-        if (scores_.size() < workers * static_cast<size_t>(a.n_ctx))
-            scores_.assign(workers * static_cast<size_t>(a.n_ctx), 0.0f);
-        if (q16_.size() < workers * static_cast<size_t>(a.head_dim))
-            q16_.assign(workers * static_cast<size_t>(a.head_dim), 0);
-        if (mix_.size() < workers * mix_floats) mix_.assign(workers * mix_floats, 0.0f);
-        struct Job {
-            CpuCompute* self;
-            const AttentionShape* a;
-            const float* q;
-            const uint16_t* K;
-            const uint16_t* V;
-            int64_t pos0;
-            float* out;
-            size_t mix_floats;
-            bool batched;  // ggml multiplies 2+ tokens in another order than one
-        } job{this, &a, q, static_cast<const uint16_t*>(k_cache),
-              static_cast<const uint16_t*>(v_cache), pos0, out, mix_floats, rows > 1};
-        pool_.parallel_for(rows * a.n_head, [&job](int64_t begin, int64_t end, int worker) {
-            const AttentionShape& c = *job.a;
-            CpuCompute& m = *job.self;
-            const int64_t hd = c.head_dim, hdv = c.head_dim_v;
-            const int64_t group = c.n_head / c.n_head_kv;
-            float* scores = m.scores_.data() + static_cast<size_t>(worker) * c.n_ctx;
-            uint16_t* qh = m.q16_.data() + static_cast<size_t>(worker) * hd;
-            float* mix = m.mix_.data() + static_cast<size_t>(worker) * job.mix_floats;
-            for (int64_t item = begin; item < end; ++item) {
-                const int64_t i = item / c.n_head, h = item % c.n_head;
-                const int64_t g = h / group;
-                const int64_t n_keys = job.pos0 + i + 1;
-                // q in F16 like the cache (ggml converts it for the product).
-                const float* qf = job.q + (i * c.n_head + h) * hd;
-                for (int64_t d = 0; d < hd; ++d) qh[d] = tensor::fp32_to_fp16(qf[d]);
-                tensor::scores_f16(job.K + g * c.n_ctx * hd, n_keys, hd, qh, c.scale, job.batched,
-                                   scores);
-                // Keys outside the sliding window are masked (-inf), as
-                // llama.cpp masks them in the row it normalises.
-                if (c.window > 0)
-                    for (int64_t t = 0; t < n_keys - c.window; ++t) scores[t] = -INFINITY;
-                tensor::softmax(scores, n_keys);
-                // The probabilities enter the product with V as F16, as in ggml.
-                for (int64_t t = 0; t < n_keys; ++t)
-                    scores[t] = tensor::fp16_to_fp32(tensor::fp32_to_fp16(scores[t]));
-                tensor::mix_f16(scores, job.V + g * c.n_ctx * hdv, n_keys, hdv, hdv, job.batched,
-                                job.out + (i * c.n_head + h) * hdv, mix);
-            }
-        });
+        // ggml multiplies 2+ tokens of one sequence in another order than one.
+        const AttentionRows job{q, &k_cache, &v_cache, nullptr, pos0, rows > 1};
+        run_attention(a, job, rows, out);
+    }
+
+    // Every sequence's row in one dispatch, each as attention() with one row.
+    void attention_rows(const AttentionShape& a, const float* q, const void* const* k_caches,
+                        const void* const* v_caches, const int64_t* positions, int64_t rows,
+                        float* out) override {
+        const AttentionRows job{q, k_caches, v_caches, positions, 0, false};
+        run_attention(a, job, rows, out);
     }
 
     void gated_ffn(const GatedFfnWeights& w, const float* x, int64_t rows, float* out) override {
@@ -211,6 +178,67 @@ public:
     }
 
 private:
+    // Where row r's keys, values and first position are: one sequence's
+    // caches (positions null: row r at pos0 + r) or one per row.
+    struct AttentionRows {
+        const float* q;
+        const void* const* k;
+        const void* const* v;
+        const int64_t* positions;
+        int64_t pos0;
+        bool batched;
+    };
+
+    void run_attention(const AttentionShape& a, const AttentionRows& rows_of, int64_t rows,
+                       float* out) {
+        const size_t workers = static_cast<size_t>(pool_.size());
+        const size_t mix_floats = static_cast<size_t>(tensor::mix_f16_scratch_floats(a.head_dim_v));
+        if (scores_.size() < workers * static_cast<size_t>(a.n_ctx))
+            scores_.assign(workers * static_cast<size_t>(a.n_ctx), 0.0f);
+        if (q16_.size() < workers * static_cast<size_t>(a.head_dim))
+            q16_.assign(workers * static_cast<size_t>(a.head_dim), 0);
+        if (mix_.size() < workers * mix_floats) mix_.assign(workers * mix_floats, 0.0f);
+        struct Job {
+            CpuCompute* self;
+            const AttentionShape* a;
+            const AttentionRows* rows;
+            float* out;
+            size_t mix_floats;
+        } job{this, &a, &rows_of, out, mix_floats};
+        pool_.parallel_for(rows * a.n_head, [&job](int64_t begin, int64_t end, int worker) {
+            const AttentionShape& c = *job.a;
+            const AttentionRows& rs = *job.rows;
+            CpuCompute& m = *job.self;
+            const int64_t hd = c.head_dim, hdv = c.head_dim_v;
+            const int64_t group = c.n_head / c.n_head_kv;
+            float* scores = m.scores_.data() + static_cast<size_t>(worker) * c.n_ctx;
+            uint16_t* qh = m.q16_.data() + static_cast<size_t>(worker) * hd;
+            float* mix = m.mix_.data() + static_cast<size_t>(worker) * job.mix_floats;
+            for (int64_t item = begin; item < end; ++item) {
+                const int64_t i = item / c.n_head, h = item % c.n_head;
+                const int64_t g = h / group;
+                const size_t seq = rs.positions ? static_cast<size_t>(i) : 0;
+                const auto* K = static_cast<const uint16_t*>(rs.k[seq]);
+                const auto* V = static_cast<const uint16_t*>(rs.v[seq]);
+                const int64_t n_keys = rs.positions ? rs.positions[i] + 1 : rs.pos0 + i + 1;
+                // q in F16 like the cache (ggml converts it for the product).
+                const float* qf = rs.q + (i * c.n_head + h) * hd;
+                tensor::to_f16(qf, qh, hd);
+                tensor::scores_f16(K + g * c.n_ctx * hd, n_keys, hd, qh, c.scale, rs.batched,
+                                   scores);
+                // Keys outside the sliding window are masked (-inf), as
+                // llama.cpp masks them in the row it normalises.
+                if (c.window > 0)
+                    for (int64_t t = 0; t < n_keys - c.window; ++t) scores[t] = -INFINITY;
+                tensor::softmax(scores, n_keys);
+                // The probabilities enter the product with V as F16, as in ggml.
+                tensor::round_to_f16(scores, n_keys);
+                tensor::mix_f16(scores, V + g * c.n_ctx * hdv, n_keys, hdv, hdv, rs.batched,
+                                job.out + (i * c.n_head + h) * hdv, mix);
+            }
+        });
+    }
+
     struct Buffer {
         MemCategory category;
         int64_t bytes;

@@ -13,6 +13,7 @@
 //   -> output norm -> head matmul -> logits (host)
 #include <algorithm>
 #include <cmath>
+#include <vector>
 
 #include "model/model.h"
 #include "tensor/quant.h"
@@ -35,20 +36,28 @@ void Model::attention_block(int il, backend::Compute& be, Scratch& s, int64_t n,
     if (L.k_norm) be.rms_norm(s.k, L.k_norm, s.k, n * c.n_head_kv, hd, c.rms_eps);
     const float scale = 1.0f / std::sqrt(static_cast<float>(hd));
     if (rows_) {
-        // Several sequences: each row at its own position, in its own cache.
+        // Several sequences: each row at its own position, in its own cache;
+        // the rows' attention in one op.
+        thread_local std::vector<const void*> keys, values;
+        keys.resize(static_cast<size_t>(n));
+        values.resize(static_cast<size_t>(n));
         for (int64_t i = 0; i < n; ++i) {
-            Scratch row = s;
-            row.q += i * c.q_dim();
-            row.k += i * c.kv_dim();
-            row.v += i * c.v_dim();
-            row.attn += i * c.n_head * c.head_dim_v;
             const int64_t pos = rows_->positions[i];
-            be.rope(row.q, 1, c.n_head, hd, s.rope, pos);
-            be.rope(row.k, 1, c.n_head_kv, hd, s.rope, pos);
+            float* q = s.q + i * c.q_dim();
+            float* k = s.k + i * c.kv_dim();
+            be.rope(q, 1, c.n_head, hd, s.rope, pos);
+            be.rope(k, 1, c.n_head_kv, hd, s.rope, pos);
             slot_ = rows_->seq_slots[i];
-            cached_attention(il, be, row, 1, pos, scale, 0);
+            void* kc = kv_of(il);
+            void* vc = static_cast<uint8_t*>(kc) + resident_[static_cast<size_t>(il)].kv_values;
+            be.store_kv(k, kc, 1, c.n_head_kv, n_ctx_, hd, pos);
+            be.store_kv(s.v + i * c.v_dim(), vc, 1, c.n_head_kv, n_ctx_, c.head_dim_v, pos);
+            keys[static_cast<size_t>(i)] = kc;
+            values[static_cast<size_t>(i)] = vc;
         }
         slot_ = 0;
+        be.attention_rows(attention_shape(scale, 0), s.q, keys.data(), values.data(),
+                          rows_->positions, n, s.attn);
     } else {
         be.rope(s.q, n, c.n_head, hd, s.rope, n_past);
         be.rope(s.k, n, c.n_head_kv, hd, s.rope, n_past);
@@ -68,15 +77,19 @@ void Model::cached_attention(int il, backend::Compute& be, Scratch& s, int64_t n
     void* values = static_cast<uint8_t*>(keys) + r.kv_values;
     be.store_kv(s.k, keys, n, c.n_head_kv, n_ctx_, c.head_dim, n_past);
     be.store_kv(s.v, values, n, c.n_head_kv, n_ctx_, c.head_dim_v, n_past);
+    be.attention(attention_shape(scale, window), s.q, keys, values, n, n_past, s.attn);
+}
+
+backend::AttentionShape Model::attention_shape(float scale, int64_t window) const {
     backend::AttentionShape shape;
-    shape.n_head = c.n_head;
-    shape.n_head_kv = c.n_head_kv;
-    shape.head_dim = c.head_dim;
-    shape.head_dim_v = c.head_dim_v;
+    shape.n_head = cfg_.n_head;
+    shape.n_head_kv = cfg_.n_head_kv;
+    shape.head_dim = cfg_.head_dim;
+    shape.head_dim_v = cfg_.head_dim_v;
     shape.n_ctx = n_ctx_;
     shape.scale = scale;
     shape.window = window;
-    be.attention(shape, s.q, keys, values, n, n_past, s.attn);
+    return shape;
 }
 
 void Model::ffn_block(int il, backend::Compute& be, Scratch& s, int64_t n) {

@@ -185,6 +185,7 @@ private:
     void gemma3_layer(int il, backend::Compute& be, Scratch& s, int64_t n, int64_t n_past);
     void cached_attention(int il, backend::Compute& be, Scratch& s, int64_t n, int64_t n_past,
                           float scale, int64_t window);
+    backend::AttentionShape attention_shape(float scale, int64_t window) const;
     // The FFN of a layer on `be` or through the host executor: tmp = FFN(xn).
     void run_ffn(int il, backend::Compute& be, Scratch& s, int64_t n);
     void output_block(backend::Compute& be, Scratch& s, int64_t from, int64_t n, float* logits);

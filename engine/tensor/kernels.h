@@ -85,6 +85,10 @@ struct MathKernels {
                        float scale, bool batched, float* out);
     void (*mix_f16)(const float* w, const uint16_t* v, int64_t n, int64_t dim, int64_t v_stride,
                     bool batched, float* out, float* scratch);
+    // IEEE conversions to F16 (round to nearest even) as F16C does them:
+    // y[i] = f16(x[i]), and x[i] = f32(f16(x[i])) in place.
+    void (*to_f16)(const float* x, uint16_t* y, int64_t n);
+    void (*round_f16)(float* x, int64_t n);
 };
 
 // One token's column-sparse down product (tensor/sparse_down.h): plain

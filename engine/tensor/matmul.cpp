@@ -119,28 +119,32 @@ void matvec_q(ThreadPool& pool, const WeightView& w, const QuantizedVector& xq, 
     pool.parallel_for(w.rows, rows, 16);
 }
 
-void matmul(ThreadPool& pool, const WeightView& w, const float* X, int64_t n, float* Y) {
-    check_view(w);
-    if (n <= 0) return;
-    if (n == 1) return matvec(pool, w, X, Y);
-    const kernels::TypeKernels& k = kernels_for(w);
-    const GgmlType act = vec_dot_type(w.type);
-    const size_t stride = *ggml_row_bytes(act, static_cast<uint64_t>(w.cols));
+namespace {
 
-    // Quantize every token once, in parallel over tokens.
-    thread_local std::vector<uint8_t> xq;
-    xq.resize(stride * static_cast<size_t>(n));
-    uint8_t* xq_data = xq.data();
-    pool.parallel_for(n, [&](int64_t begin, int64_t end, int) {
+// Quantizes n tokens of X into xq (one activation row every `stride` bytes),
+// on the calling thread when it is cheaper than waking the workers.
+void quantize_tokens(ThreadPool& pool, GgmlType weight_type, const float* X, int64_t cols,
+                     int64_t n, size_t stride, uint8_t* xq) {
+    auto tokens = [&](int64_t begin, int64_t end, int) {
         QuantizedVector one;
         for (int64_t t = begin; t < end; ++t) {
-            quantize_activations(w.type, X + t * w.cols, w.cols, one);
-            std::copy(one.data.begin(), one.data.end(), xq_data + static_cast<size_t>(t) * stride);
+            quantize_activations(weight_type, X + t * cols, cols, one);
+            std::copy(one.data.begin(), one.data.end(), xq + static_cast<size_t>(t) * stride);
         }
-    });
+    };
+    // A few decode steps' tokens take a microsecond or two to quantize.
+    constexpr int64_t kSerialElements = 16 * 1024;
+    if (pool.size() == 1 || n * cols <= kSerialElements) return tokens(0, n, 0);
+    pool.parallel_for(n, tokens);
+}
 
+// Y[t * y_stride + r] = W.row(r) . token t of the quantized tokens xq, for
+// every row of w; nested in a pool job it runs on the calling thread.
+void product_q(ThreadPool& pool, const WeightView& w, const uint8_t* xq, size_t stride, int64_t n,
+               float* Y, size_t y_stride) {
+    const kernels::TypeKernels& k = kernels_for(w);
     if (const kernels::DotPanelFn f = panel_kernel(w, k))
-        return panel_product(pool, f, w, xq_data, stride, n, Y, static_cast<size_t>(w.rows));
+        return panel_product(pool, f, w, xq, stride, n, Y, y_stride);
 
     // Each worker owns a contiguous range of rows (outputs), cut into slices
     // that stay in L2 while every token tile passes over them; the kernel
@@ -160,15 +164,68 @@ void matmul(ThreadPool& pool, const WeightView& w, const float* X, int64_t n, fl
                     const int64_t tiled = count - count % kTileTokens;
                     if (tiled > 0)
                         k.dot_tile(w.cols, w.row(r0), w.row_bytes, r1 - r0,
-                                   xq_data + static_cast<size_t>(t0) * stride, stride, tiled,
-                                   Y + t0 * w.rows + r0, static_cast<size_t>(w.rows));
+                                   xq + static_cast<size_t>(t0) * stride, stride, tiled,
+                                   Y + static_cast<size_t>(t0) * y_stride + r0, y_stride);
                     for (int64_t t = t0 + tiled; t < t0 + count; ++t)
                         k.dot_rows(w.cols, w.row(r0), w.row_bytes, r1 - r0,
-                                   xq_data + static_cast<size_t>(t) * stride, Y + t * w.rows + r0);
+                                   xq + static_cast<size_t>(t) * stride,
+                                   Y + static_cast<size_t>(t) * y_stride + r0);
                 }
             }
         },
         16);
+}
+
+}  // namespace
+
+void matmul(ThreadPool& pool, const WeightView& w, const float* X, int64_t n, float* Y) {
+    check_view(w);
+    if (n <= 0) return;
+    if (n == 1) return matvec(pool, w, X, Y);
+    const size_t stride = *ggml_row_bytes(vec_dot_type(w.type), static_cast<uint64_t>(w.cols));
+    thread_local std::vector<uint8_t> xq;
+    xq.resize(stride * static_cast<size_t>(n));
+    quantize_tokens(pool, w.type, X, w.cols, n, stride, xq.data());
+    product_q(pool, w, xq.data(), stride, n, Y, static_cast<size_t>(w.rows));
+}
+
+void matmul_fused(ThreadPool& pool, std::span<const WeightView> ws, const float* X, int64_t n,
+                  std::span<float* const> ys) {
+    if (n <= 0 || ws.empty()) return;
+    for (const WeightView& w : ws) {
+        check_view(w);
+        if (w.cols != ws[0].cols || vec_dot_type(w.type) != vec_dot_type(ws[0].type))
+            throw EngineError("fused products need one activation format and length");
+    }
+    const int64_t cols = ws[0].cols;
+    const size_t stride = *ggml_row_bytes(vec_dot_type(ws[0].type), static_cast<uint64_t>(cols));
+    thread_local std::vector<uint8_t> xq;
+    xq.resize(stride * static_cast<size_t>(n));
+    quantize_tokens(pool, ws[0].type, X, cols, n, stride, xq.data());
+    int64_t total = 0;
+    size_t bytes = 0;
+    for (const WeightView& w : ws) {
+        total += w.rows;
+        bytes += w.row_bytes * static_cast<size_t>(w.rows);
+    }
+    // Each worker takes a contiguous range of the concatenated rows and runs
+    // its slice of every matrix it overlaps (whole panels when the matrices'
+    // rows are multiples of kPanelRows, as the grain keeps the cuts there).
+    const uint8_t* x = xq.data();
+    auto rows = [&](int64_t begin, int64_t end, int) {
+        int64_t base = 0;
+        for (size_t k = 0; k < ws.size(); ++k) {
+            const WeightView& w = ws[k];
+            const int64_t r0 = std::max(begin, base) - base;
+            const int64_t r1 = std::min(end, base + w.rows) - base;
+            base += w.rows;
+            if (r0 < r1)
+                product_q(pool, w.slice(r0, r1), x, stride, n, ys[k] + r0,
+                          static_cast<size_t>(w.rows));
+        }
+    };
+    if (!worth_parallel(pool, bytes)) return rows(0, total, 0);
+    pool.parallel_for(total, rows, kPanelRows);
 }
 
 void matvec_rows(ThreadPool& pool, const WeightView& w, const QuantizedVector& xq,

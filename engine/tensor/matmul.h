@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <span>
 
 #include "common/ggml_types.h"
 #include "tensor/quant.h"
@@ -34,6 +35,11 @@ void matvec(ThreadPool& pool, const WeightView& w, const float* x, float* y);
 void matvec_q(ThreadPool& pool, const WeightView& w, const QuantizedVector& xq, float* y);
 // Y[n][rows] = X[n][cols] * W^T for a small batch (prefill).
 void matmul(ThreadPool& pool, const WeightView& w, const float* X, int64_t n, float* Y);
+// ys[k][n][ws[k].rows] = X[n][cols] * ws[k]^T for matrices that take the same
+// activations (q/k/v, gate/up of a batched step): X is quantized once and all
+// products run in one pool dispatch. The same bits as matmul per matrix.
+void matmul_fused(ThreadPool& pool, std::span<const WeightView> ws, const float* X, int64_t n,
+                  std::span<float* const> ys);
 
 // Row-sparse product: y[i] = W.row(idx[i]) . x for i < count.
 void matvec_rows(ThreadPool& pool, const WeightView& w, const QuantizedVector& xq,

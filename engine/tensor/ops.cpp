@@ -108,6 +108,10 @@ void mix_f16(const float* w, const uint16_t* v, int64_t n, int64_t dim, int64_t 
     kernels::active_table().math.mix_f16(w, v, n, dim, v_stride, batched, out, scratch);
 }
 
+void to_f16(const float* x, uint16_t* y, int64_t n) { kernels::active_table().math.to_f16(x, y, n); }
+
+void round_to_f16(float* x, int64_t n) { kernels::active_table().math.round_f16(x, n); }
+
 void add(float* y, const float* x, int64_t n) {
     for (int64_t i = 0; i < n; ++i) y[i] += x[i];
 }

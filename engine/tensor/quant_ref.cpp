@@ -431,6 +431,13 @@ void gm_h2f_row(const uint16_t* src, float* dst, int64_t n) {
 }
 #include "tensor/ggml_math.inc"
 
+void to_f16_scalar(const float* x, uint16_t* y, int64_t n) {
+    for (int64_t i = 0; i < n; ++i) y[i] = fp32_to_fp16_portable(x[i]);
+}
+void round_f16_scalar(float* x, int64_t n) {
+    for (int64_t i = 0; i < n; ++i) x[i] = fp16_to_fp32_portable(fp32_to_fp16_portable(x[i]));
+}
+
 // The reference of the neuron-major down product: per output, the integer
 // sum of each group, then the two fused multiply-adds the SIMD forms use.
 void sparse_down_scalar(const SparseDownArgs& A, int64_t c0, int64_t c1, float* y) {
@@ -488,7 +495,7 @@ KernelTable make_scalar_table() {
     t.quantize_act[kActQ8_0] = quantize_act_q8_0;
     t.quantize_act[kActQ8_1] = quantize_q8_1;
     t.quantize_act[kActQ8_K] = quantize_q8_k;
-    t.math = {gm_swiglu, gm_softmax, gm_scores_f16, gm_mix_f16};
+    t.math = {gm_swiglu, gm_softmax, gm_scores_f16, gm_mix_f16, to_f16_scalar, round_f16_scalar};
     t.sparse_down = sparse_down_scalar;
     return t;
 }

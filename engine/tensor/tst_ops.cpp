@@ -1,6 +1,7 @@
 // Elementwise and normalisation ops against float64 references.
 #include <QTest>
 #include <algorithm>
+#include <cstring>
 #include <cmath>
 #include <random>
 #include <vector>
@@ -222,6 +223,39 @@ private slots:
                 want_mix[size_t(d)] += p[size_t(t)] / sum * fp16_to_fp32(vals[size_t(t * dim + d)]);
         // F16 probabilities: about 2^-11 relative per term.
         for (int b = 0; b < 2; ++b) expect_close(ref.mix[b], want_mix, 2e-3, 2e-3);
+    }
+
+    // The row conversions to F16 give fp32_to_fp16's bits on every level:
+    // normal values, ties, denormals, overflow to infinity, signed zero.
+    void f16RowConversionsMatchTheScalarOne() {
+        testing::LevelGuard guard;
+        std::vector<float> x = random_vec(1003, 8.0f, 21);
+        for (size_t i = 0; i < 200; ++i) x[i] *= 1e-5f;  // F16 denormals
+        x[200] = 65504.0f;
+        x[201] = 65520.0f;  // rounds to infinity
+        x[202] = -1e9f;
+        x[203] = -0.0f;
+        x[204] = 1.0f + 1.0f / 2048.0f;  // a tie: rounds to even
+        x[205] = 5.96e-8f;               // the smallest denormal
+        std::vector<uint16_t> want(x.size());
+        std::vector<float> want_round(x.size());
+        for (size_t i = 0; i < x.size(); ++i) {
+            want[i] = fp32_to_fp16(x[i]);
+            want_round[i] = fp16_to_fp32(want[i]);
+        }
+        for (const auto& level : testing::simd_levels()) {
+            QVERIFY(force_simd_level(level));
+            for (const int64_t n : {int64_t(1003), int64_t(7), int64_t(16)}) {
+                std::vector<uint16_t> y(size_t(n), 0x5555);
+                to_f16(x.data(), y.data(), n);
+                QVERIFY2(std::equal(y.begin(), y.end(), want.begin()), level.c_str());
+                std::vector<float> r(x.begin(), x.begin() + n);
+                round_to_f16(r.data(), n);
+                for (int64_t i = 0; i < n; ++i)
+                    QVERIFY2(std::memcmp(&r[size_t(i)], &want_round[size_t(i)], 4) == 0,
+                             level.c_str());
+            }
+        }
     }
 
     void addAccumulates() {
