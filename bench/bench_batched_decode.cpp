@@ -27,6 +27,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "model/model.h"
@@ -169,6 +170,9 @@ int main(int argc, char** argv) {
                 pos[size_t(i)] = int64_t(prompt.size()) + r;  // rewrites the same positions
             }
             for (size_t li = 0; li < layouts.size(); ++li) {
+                // The other engine's workers spin for a while after its step
+                // (tensor/thread_pool.cpp): let them go to sleep first.
+                if (layouts.size() > 1) std::this_thread::sleep_for(std::chrono::milliseconds(2));
                 const auto t0 = Clock::now();
                 layouts[li].m->forward_sequences(toks.data(), slots.data(), pos.data(), b,
                                                  logits.data());

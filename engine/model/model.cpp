@@ -226,8 +226,9 @@ void Model::pack_panels() {
     for (auto& L : layers_)
         for (tensor::WeightView* w : {&L.q, &L.k, &L.v, &L.o, &L.ffn.gate, &L.ffn.up, &L.ffn.down})
             pack(*w);
-    // A tied head shares the embedding's bytes, which the lookup still reads.
-    if (!tied_output_) pack(output_);
+    // A tied head shares the embedding's bytes: the lookup faults back in
+    // the pages of the rows it reads (one row per token).
+    pack(output_);
 }
 
 // Host activations for chunk_size tokens (reused; decoding allocates nothing).

@@ -21,9 +21,12 @@ bool panels_enabled() {
 }
 
 bool panels_available(const WeightView& w) {
-    return panels_enabled() && w.type == GgmlType::Q4_1 && w.data && w.rows > 0 &&
-           w.rows % kPanelRows == 0 && w.cols % blocks::kQK == 0 &&
-           w.cols / blocks::kQK <= kMaxPanelBlocks;
+    if (!g_enabled.load() || !w.data || w.rows <= 0 || w.rows % kPanelRows != 0 ||
+        w.cols % blocks::kQK != 0 || w.cols / blocks::kQK > kMaxPanelBlocks)
+        return false;
+    const int i = kernels::type_index(w.type);
+    return (w.type == GgmlType::Q4_1 || w.type == GgmlType::Q8_0) && i >= 0 &&
+           kernels::active_table().types[i].dot_panel != nullptr;
 }
 
 std::vector<uint8_t> pack_panels(const WeightView& w) {
@@ -31,14 +34,29 @@ std::vector<uint8_t> pack_panels(const WeightView& w) {
     const int64_t nb = w.cols / blocks::kQK;
     std::vector<uint8_t> out(static_cast<size_t>(w.rows) * w.row_bytes);
     uint8_t* dst = out.data();
+    const bool q8 = w.type == GgmlType::Q8_0;
+    const size_t block = q8 ? sizeof(blocks::BlockQ8_0) : sizeof(blocks::BlockQ4_1);
+    const size_t panel_block = kPanelRows * block;
     for (int64_t p = 0; p < w.rows / kPanelRows; ++p)
-        for (int64_t ib = 0; ib < nb; ++ib, dst += kPanelBlockBytes)
+        for (int64_t ib = 0; ib < nb; ++ib, dst += panel_block)
             for (int64_t r = 0; r < kPanelRows; ++r) {
-                blocks::BlockQ4_1 b;
-                std::memcpy(&b, w.row(p * kPanelRows + r) + ib * sizeof(b), sizeof(b));
-                std::memcpy(dst + 2 * r, &b.d, 2);
-                std::memcpy(dst + 32 + 2 * r, &b.m, 2);
-                for (int k = 0; k < 4; ++k) std::memcpy(dst + 64 + 64 * k + 4 * r, b.qs + 4 * k, 4);
+                const uint8_t* src = w.row(p * kPanelRows + r) + ib * block;
+                if (q8) {
+                    blocks::BlockQ8_0 b;
+                    std::memcpy(&b, src, sizeof(b));
+                    std::memcpy(dst + 2 * r, &b.d, 2);
+                    for (int k = 0; k < 8; ++k)
+                        for (int j = 0; j < 4; ++j)
+                            dst[32 + 64 * k + 4 * r + j] =
+                                static_cast<uint8_t>(static_cast<uint8_t>(b.qs[4 * k + j]) ^ 0x80);
+                } else {
+                    blocks::BlockQ4_1 b;
+                    std::memcpy(&b, src, sizeof(b));
+                    std::memcpy(dst + 2 * r, &b.d, 2);
+                    std::memcpy(dst + 32 + 2 * r, &b.m, 2);
+                    for (int k = 0; k < 4; ++k)
+                        std::memcpy(dst + 64 + 64 * k + 4 * r, b.qs + 4 * k, 4);
+                }
             }
     return out;
 }

@@ -1,16 +1,18 @@
-// Row panels: a second layout of a Q4_1 weight matrix in which 16 rows are
-// interleaved block by block, so that one AVX-512 instruction works on the
-// same 4 elements of 16 rows (one row per lane). Per 32-element block of a
-// panel, 320 bytes (the same bytes as the 16 rows' blocks, reordered):
-//   d[16]  (fp16, one per row)
-//   m[16]  (fp16)
-//   for k = 0..3: 16 x qs[4k..4k+3] (row r's four bytes at 4r)
-// Byte qs[j] holds element j (low nibble) and element j + 16 (high nibble),
-// so the low nibbles of group k are elements 4k..4k+3 and the high ones
-// 16+4k..16+4k+3: exactly the eight 4-element partial sums that the row
-// kernels (and llama.cpp's) convert and accumulate, one lane each. The panel
-// kernel keeps those eight accumulators apart and adds them up in the row
-// kernel's order, so both layouts give the same bits.
+// Row panels: a second layout of a Q4_1 or Q8_0 weight matrix in which 16
+// rows are interleaved block by block, so that one AVX-512 instruction works
+// on the same 4 elements of 16 rows (one row per lane). Per 32-element block
+// of a panel, the 16 rows' block bytes reordered:
+//   Q4_1 (320 bytes): d[16], m[16] (fp16, one per row), then for k = 0..3:
+//     16 x qs[4k..4k+3] (row r's four bytes at 4r). Byte qs[j] holds element
+//     j (low nibble) and element j + 16 (high nibble), so the low nibbles of
+//     group k are elements 4k..4k+3 and the high ones 16+4k..16+4k+3.
+//   Q8_0 (544 bytes): d[16], then for k = 0..7: 16 x (qs[4k..4k+3] + 128)
+//     (unsigned, as the u8 x s8 dot instruction takes them; the kernel takes
+//     the offset back out of each integer sum exactly).
+// Either way a lane's eight 4-element groups are exactly the eight partial
+// sums that the row kernels (and llama.cpp's) convert and accumulate. The
+// panel kernel keeps those eight accumulators apart and adds them up in the
+// row kernel's order, so both layouts give the same bits.
 //
 // Internal header: not part of the public API.
 #pragma once
@@ -24,7 +26,6 @@
 namespace powerinfer::tensor {
 
 constexpr int64_t kPanelRows = 16;
-constexpr size_t kPanelBlockBytes = 320;  // 16 rows x 20 bytes
 
 // Whether the active kernels have a panel form for this matrix (type, shape)
 // and panels are enabled.
@@ -33,7 +34,7 @@ bool panels_available(const WeightView& w);
 // benchmarks compare both layouts in one process.
 void set_panels_enabled(bool on);
 // Whether Q4_1 matrices are packed into panels now (enabled, and the active
-// kernels have the panel form).
+// kernels have the panel form; Q8_0's comes with it).
 bool panels_enabled();
 // The matrix in panel layout (w.rows * w.row_bytes bytes); empty where
 // panels_available is false.

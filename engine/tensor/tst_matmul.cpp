@@ -289,9 +289,15 @@ private slots:
         int levels_with_panels = 0;
         for (const auto& level : simd_levels()) {
             QVERIFY(force_simd_level(level));
+            for (const GgmlType type : {GgmlType::Q4_1, GgmlType::Q8_0})
             for (const auto& [rows, cols] : {std::pair<int64_t, int64_t>{16, 32}, {48, 576},
                                              {80, 1536}, {1536, 576}}) {
-                const Matrix m = make_matrix(GgmlType::Q4_1, rows, cols, unsigned(rows + cols));
+                Matrix m = make_matrix(type, rows, cols, unsigned(rows + cols));
+                if (type == GgmlType::Q8_0)  // the quants' extremes, -128 included
+                    for (int64_t r = 0; r < 3; ++r)
+                        for (int64_t j = 0; j < 32; ++j)
+                            m.bytes[size_t(r) * m.view.row_bytes + 2 + size_t(j)] =
+                                uint8_t(j % 3 == 0 ? 0x80 : (j % 3 == 1 ? 0x7F : 0x81));
                 const std::vector<uint8_t> packed = pack_panels(m.view);
                 if (packed.empty()) continue;
                 ++levels_with_panels;
@@ -303,14 +309,15 @@ private slots:
                     std::vector<float> want(size_t(n * rows)), got(want.size());
                     matmul(pool, m.view, X.data(), n, want.data());
                     matmul(pool, pv, X.data(), n, got.data());
-                    QVERIFY2(got == want, qPrintable(QString("%1 %2x%3 n=%4")
+                    QVERIFY2(got == want, qPrintable(QString("%1 %2 %3x%4 n=%5")
                                                          .arg(level.c_str())
+                                                         .arg(QString::fromUtf8(ggml_type_name(type)))
                                                          .arg(rows)
                                                          .arg(cols)
                                                          .arg(n)));
                 }
                 QuantizedVector xq;
-                quantize_activations(GgmlType::Q4_1, random_floats(rng, cols).data(), cols, xq);
+                quantize_activations(type, random_floats(rng, cols).data(), cols, xq);
                 std::vector<float> want(static_cast<size_t>(rows)), got(want.size());
                 matvec_q(pool, m.view, xq, want.data());
                 matvec_q(pool, pv, xq, got.data());
@@ -329,7 +336,8 @@ private slots:
         // A matrix whose rows are not a multiple of 16 keeps the row layout.
         const Matrix odd = make_matrix(GgmlType::Q4_1, 40, 64, 9);
         QVERIFY(pack_panels(odd.view).empty());
-        QVERIFY(pack_panels(make_matrix(GgmlType::Q8_0, 32, 64, 9).view).empty());
+        QVERIFY(pack_panels(make_matrix(GgmlType::Q8_0, 40, 64, 9).view).empty());
+        QVERIFY(pack_panels(make_matrix(GgmlType::Q4_0, 32, 64, 9).view).empty());
         const auto levels = simd_levels();
         if (std::find(levels.begin(), levels.end(), "avx512") != levels.end())
             QVERIFY(levels_with_panels > 0);
