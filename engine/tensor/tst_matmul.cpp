@@ -9,6 +9,7 @@
 
 #include "common/error.h"
 #include "tensor/fp16.h"
+#include "tensor/kernels.h"
 #include "tensor/matmul.h"
 #include "tensor/panels.h"
 #include "tensor/quant.h"
@@ -274,6 +275,79 @@ private slots:
                                                 .arg(n)
                                                 .arg(tok)
                                                 .arg(r)));
+                }
+            }
+        }
+    }
+
+    // The K-quant token-tile kernels (Q4_K, Q6_K) give each token the
+    // single-row dot's bits: every token count the tile splits (1-3 tokens
+    // left over, whole tiles, both), row slices, padded activation and output
+    // strides, and matmul's split of a batch into tiles and single rows.
+    void kQuantTilesGiveTheDotBits() {
+        LevelGuard guard;
+        ThreadPool pool(2);
+        std::mt19937 rng(12);
+        const int64_t rows = 37, cols = 1536;  // six K-quant blocks per row
+        for (GgmlType t : {GgmlType::Q4_K, GgmlType::Q6_K}) {
+            const Matrix m = make_matrix(t, rows, cols, 13);
+            const size_t act = row_bytes(vec_dot_type(t), cols);
+            const size_t x_stride = act + 64;  // padding the kernel must skip
+            const size_t out_stride = static_cast<size_t>(rows) + 5;
+            constexpr int64_t kMaxTokens = 11;
+            const auto X = random_floats(rng, kMaxTokens * cols);
+            for (const auto& level : simd_levels()) {
+                QVERIFY(force_simd_level(level));
+                std::vector<QuantizedVector> xq(kMaxTokens);
+                std::vector<uint8_t> xs(x_stride * kMaxTokens, 0xA5);
+                for (int64_t k = 0; k < kMaxTokens; ++k) {
+                    quantize_activations(t, X.data() + k * cols, cols, xq[size_t(k)]);
+                    QCOMPARE(xq[size_t(k)].data.size(), act);
+                    std::copy(xq[size_t(k)].data.begin(), xq[size_t(k)].data.end(),
+                              xs.begin() + static_cast<std::ptrdiff_t>(k * x_stride));
+                }
+                const auto tile = kernels::active_table().types[kernels::type_index(t)].dot_tile;
+                for (int64_t count = 1; count <= kMaxTokens; ++count)
+                    for (const auto& [r0, r1] :
+                         {std::pair<int64_t, int64_t>{0, rows}, {5, 6}, {3, 30}}) {
+                        std::vector<float> out(out_stride * size_t(count), -7.0f);
+                        tile(cols, m.view.row(r0), m.view.row_bytes, r1 - r0, xs.data(), x_stride,
+                             count, out.data(), out_stride);
+                        for (int64_t k = 0; k < count; ++k)
+                            for (int64_t r = 0; r < int64_t(out_stride); ++r) {
+                                const float got = out[size_t(k) * out_stride + size_t(r)];
+                                const float want =
+                                    r < r1 - r0
+                                        ? vec_dot(t, cols, m.view.row(r0 + r), xq[size_t(k)])
+                                        : -7.0f;  // outside the tile: untouched
+                                QVERIFY2(same_bits(&got, &want, 1),
+                                         qPrintable(QString("%1 %2 count %3 rows %4-%5 token %6 "
+                                                            "row %7: %8 vs %9")
+                                                        .arg(ggml_type_name(t).data())
+                                                        .arg(level.c_str())
+                                                        .arg(count)
+                                                        .arg(r0)
+                                                        .arg(r1)
+                                                        .arg(k)
+                                                        .arg(r)
+                                                        .arg(got, 0, 'g', 9)
+                                                        .arg(want, 0, 'g', 9)));
+                            }
+                    }
+                for (int64_t n = 1; n <= kMaxTokens; ++n) {
+                    std::vector<float> Y(static_cast<size_t>(n * rows));
+                    matmul(pool, m.view, X.data(), n, Y.data());
+                    for (int64_t k = 0; k < n; ++k)
+                        for (int64_t r = 0; r < rows; ++r) {
+                            const float want = vec_dot(t, cols, m.view.row(r), xq[size_t(k)]);
+                            QVERIFY2(same_bits(&Y[size_t(k * rows + r)], &want, 1),
+                                     qPrintable(QString("%1 %2 matmul n=%3 token %4 row %5")
+                                                    .arg(ggml_type_name(t).data())
+                                                    .arg(level.c_str())
+                                                    .arg(n)
+                                                    .arg(k)
+                                                    .arg(r)));
+                        }
                 }
             }
         }
