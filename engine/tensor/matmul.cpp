@@ -146,6 +146,7 @@ void product_q(ThreadPool& pool, const WeightView& w, const uint8_t* xq, size_t 
     if (const kernels::DotPanelFn f = panel_kernel(w, k))
         return panel_product(pool, f, w, xq, stride, n, Y, y_stride);
 
+    const bool tail_tiles = w.type == GgmlType::Q4_K || w.type == GgmlType::Q6_K;
     // Each worker owns a contiguous range of rows (outputs), cut into slices
     // that stay in L2 while every token tile passes over them; the kernel
     // decodes each weight block once per few tokens.
@@ -160,8 +161,11 @@ void product_q(ThreadPool& pool, const WeightView& w, const uint8_t* xq, size_t 
                     // Whole tiles of kTileTokens through the tile kernel; the
                     // last 1-3 tokens through the row kernel, which is faster
                     // one token at a time (the same bits: both are the
-                    // single-row dot's sums in its order).
-                    const int64_t tiled = count - count % kTileTokens;
+                    // single-row dot's sums in its order). The K-quant tiles
+                    // take 2-3 tokens faster than the row kernel does (a
+                    // prefill's experts often get no more).
+                    const int64_t rest = count % kTileTokens;
+                    const int64_t tiled = tail_tiles && rest >= 2 ? count : count - rest;
                     if (tiled > 0)
                         k.dot_tile(w.cols, w.row(r0), w.row_bytes, r1 - r0,
                                    xq + static_cast<size_t>(t0) * stride, stride, tiled,
