@@ -7,7 +7,11 @@
 //
 //   bench_sparse_ffn MODEL SIDECAR [--text tests/data/frankenstein.txt]
 //                    [--skip 100000] [--tokens 64] [--threads 1] [--runs 7]
-//                    [--sparsity S]
+//                    [--sparsity S] [--dump FILE]
+//
+// --dump FILE writes the recorded FFN inputs instead of timing (for offline
+// studies of predictors): int32 n_layer, n_embd, count, then per record an
+// int32 layer and n_embd floats, in the order the forward pass ran them.
 //
 // Prints the CPU, a table (microseconds per token for all layers' FFNs,
 // the ratio, delivered sparsity and the fraction of up rows computed) and a
@@ -63,7 +67,7 @@ int main(int argc, char** argv) {
     if (argc < 3) {
         std::fprintf(stderr,
                      "usage: bench_sparse_ffn MODEL SIDECAR [--text F] [--skip CHARS] "
-                     "[--tokens N] [--threads T] [--runs R] [--sparsity S]\n");
+                     "[--tokens N] [--threads T] [--runs R] [--sparsity S] [--dump FILE]\n");
         return 2;
     }
     const std::string model_path = argv[1], sidecar_path = argv[2];
@@ -71,6 +75,7 @@ int main(int argc, char** argv) {
     size_t skip = 100000;
     int n_tokens = 64, threads = 1, runs = 7;
     double sparsity = -1;
+    std::string dump_path;
     for (int i = 3; i < argc; ++i) {
         const std::string a = argv[i];
         const std::string v = i + 1 < argc ? argv[i + 1] : "";
@@ -87,6 +92,8 @@ int main(int argc, char** argv) {
             runs = std::stoi(v);
         else if (a == "--sparsity")
             sparsity = std::stod(v);
+        else if (a == "--dump")
+            dump_path = v;
         else {
             std::fprintf(stderr, "error: unknown option %s\n", a.c_str());
             return 2;
@@ -112,6 +119,20 @@ int main(int argc, char** argv) {
         std::vector<float> logits(size_t(m.config().n_vocab));
         for (int i = 0; i < n_tokens; ++i) m.forward(&ids[size_t(i)], 1, i, 1, logits.data());
         m.set_ffn_executor(nullptr);
+        if (!dump_path.empty()) {
+            std::ofstream f(dump_path, std::ios::binary);
+            const int32_t head[3] = {int32_t(n_layer), int32_t(n_embd), int32_t(rec.inputs.size())};
+            f.write(reinterpret_cast<const char*>(head), sizeof head);
+            for (const auto& [layer, x] : rec.inputs) {
+                const int32_t l = layer;
+                f.write(reinterpret_cast<const char*>(&l), sizeof l);
+                f.write(reinterpret_cast<const char*>(x.data()),
+                        std::streamsize(x.size() * sizeof(float)));
+            }
+            if (!f) throw std::runtime_error("cannot write " + dump_path);
+            std::printf("wrote %zu FFN inputs to %s\n", rec.inputs.size(), dump_path.c_str());
+            return 0;
+        }
 
         std::vector<model::FfnWeights> ffn;
         for (int64_t l = 0; l < n_layer; ++l) ffn.push_back(m.ffn_weights(int(l)));
