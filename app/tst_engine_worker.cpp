@@ -4,15 +4,17 @@
 #include <QtTest>
 
 #include "engine_worker.h"
-#include "fake_engine.h"
+#include "scripted_engine.h"
 
 using namespace powerinfer::app;
+using powerinfer::testing::EngineScript;
+using powerinfer::testing::ScriptedEngine;
 using namespace std::chrono_literals;
 
 namespace {
 
-EngineFactory fakeFactory(FakeScript script) {
-    return [script](const powerinfer::LoadOptions& o) { return FakeEngine::load(o, script); };
+EngineFactory fakeFactory(EngineScript script) {
+    return [script](const powerinfer::LoadOptions& o) { return ScriptedEngine::load(o, script); };
 }
 
 powerinfer::LoadOptions options() {
@@ -34,7 +36,7 @@ class TestEngineWorker : public QObject {
     Q_OBJECT
 private slots:
     void batchesPiecesAndKeepsAllText() {
-        FakeScript script;
+        EngineScript script;
         script.tokens.assign(150, "ab");
         script.tokenDelay = 1ms;
         EngineClient client(fakeFactory(script), nullptr, 25ms);
@@ -60,7 +62,7 @@ private slots:
     }
 
     void stopKeepsThePartialReply() {
-        FakeScript script;
+        EngineScript script;
         script.endless = true;
         script.tokenDelay = 2ms;
         EngineClient client(fakeFactory(script));
@@ -84,7 +86,7 @@ private slots:
     }
 
     void cancelDuringLoad() {
-        FakeScript script;
+        EngineScript script;
         script.loadSteps.assign(50, 0.5f);
         script.loadStepDelay = 20ms;
         EngineClient client(fakeFactory(script));
@@ -104,7 +106,7 @@ private slots:
     }
 
     void errorDuringLoadIsReported() {
-        FakeScript script;
+        EngineScript script;
         script.loadError = "model.gguf: not a GGUF file (bad magic) at offset 0";
         EngineClient client(fakeFactory(script));
         QSignalSpy progress(&client, &EngineClient::loadProgress);
@@ -139,7 +141,7 @@ private slots:
         constexpr int64_t MiB = 1 << 20;
         for (const auto& [kv, expected] :
              {std::pair<int64_t, int>{200 * MiB, 3}, {100 * MiB, 4}, {600 * MiB, 1}, {0, 1}}) {
-            FakeScript script;
+            EngineScript script;
             script.hostKvCacheBytes = kv;
             script.maxConversationContexts = 16;
             EngineClient client(fakeFactory(script));
@@ -148,14 +150,14 @@ private slots:
             QCOMPARE(out.conversationContexts, expected);
         }
         // An engine that keeps one says so.
-        FakeScript one;
+        EngineScript one;
         one.hostKvCacheBytes = 10 * MiB;
         EngineClient client(fakeFactory(one));
         QCOMPARE(QCoro::waitFor(client.load(options())).conversationContexts, 1);
     }
 
     void regenerateRunsAgain() {
-        FakeScript script;
+        EngineScript script;
         script.tokens = {"x", "y"};
         EngineClient client(fakeFactory(script));
         QVERIFY(QCoro::waitFor(client.load(options())).ok);
