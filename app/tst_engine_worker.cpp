@@ -1,9 +1,11 @@
 #include <qcoro/qcorotask.h>
 
 #include <QSignalSpy>
+#include <type_traits>
 #include <QtTest>
 
 #include "engine_worker.h"
+#include "metrics_model.h"
 #include "scripted_engine.h"
 
 using namespace powerinfer::app;
@@ -35,6 +37,44 @@ GenerationJob job(int maxTokens = 512) {
 class TestEngineWorker : public QObject {
     Q_OBJECT
 private slots:
+    // Issue 17: each token's metrics were copied about four times on the way
+    // to the GUI (into the batch, into the by-value signal argument, into the
+    // queued event, into the metrics model's window). Now the worker's
+    // push_back is the one copy: every receiver of a batch sees the same
+    // shared samples, and the metrics model keeps those very objects.
+    void aTokensMetricsAreCopiedOnceOnTheWayToTheGui() {
+        static_assert(std::is_same_v<decltype(StreamChunk::samples), TokenSamples>);
+        EngineScript script;
+        script.tokens.assign(60, "ab");
+        script.tokenDelay = 1ms;
+        EngineClient client(fakeFactory(script), nullptr, 10ms);
+        QVERIFY(QCoro::waitFor(client.load(options())).ok);
+        MetricsModel model(256);
+        std::vector<TokenSamples> viaPieces, viaGeneration;
+        connect(&client, &EngineClient::piecesReady, this, [&](const StreamChunk& c) {
+            viaPieces.push_back(c.samples);
+            model.addSamples(c.samples);
+        });
+        connect(&client, &EngineClient::generationPieces, this,
+                [&](quint64, const StreamChunk& c) { viaGeneration.push_back(c.samples); });
+        QVERIFY(QCoro::waitFor(client.generate(job())).ok);
+        QTRY_COMPARE(model.totalTokens(), qint64(60));
+        QVERIFY(viaPieces.size() >= 2);
+        QCOMPARE(viaGeneration.size(), viaPieces.size());
+        int slot = 0;
+        for (size_t b = 0; b < viaPieces.size(); ++b) {
+            QVERIFY(viaPieces[b]);
+            QCOMPARE(viaGeneration[b].get(), viaPieces[b].get());  // one batch, two receivers
+            for (const powerinfer::TokenMetrics& m : *viaPieces[b]) {
+                QCOMPARE(model.sampleAt(slot), &m);  // the model holds the delivered sample
+                QCOMPARE(model.sampleAt(slot)->layer_hit_rate.data(), m.layer_hit_rate.data());
+                ++slot;
+            }
+        }
+        QCOMPARE(slot, 60);
+        QVERIFY(model.layerHitRateAt(0, 0) >= 0);
+    }
+
     void batchesPiecesAndKeepsAllText() {
         EngineScript script;
         script.tokens.assign(150, "ab");
