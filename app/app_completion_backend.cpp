@@ -48,7 +48,7 @@ AppCompletionBackend::AppCompletionBackend(EngineClient* engine, QObject* parent
             [this](quint64 id, const StreamChunk& chunk) {
                 if (!running_ || running_->id != id) return;
                 memory_ = chunk.memory;
-                if (!chunk.samples.empty()) lastToken_ = chunk.samples.back();
+                if (chunk.samples) lastToken_ = chunk.samples;  // the batch, not a copy
                 if (chunk.text.isEmpty() || !running_->job) return;
                 JobEvent piece;
                 piece.piece = chunk.text.toStdString();
@@ -89,7 +89,7 @@ BackendStatus AppCompletionBackend::status() const {
     s.queued = int(queue_.size());
     s.running = running_ ? 1 : 0;
     s.memory = memory_;
-    s.lastToken = lastToken_;
+    if (lastToken_ && !lastToken_->empty()) s.lastToken = lastToken_->back();
     return s;
 }
 

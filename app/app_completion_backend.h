@@ -46,7 +46,7 @@ private:
     QString modelPath_;
     powerinfer::ModelInfo info_;
     std::optional<powerinfer::MemoryReport> memory_;
-    std::optional<powerinfer::TokenMetrics> lastToken_;
+    TokenSamples lastToken_;  // the latest batch (its last sample is the last token)
     std::deque<Pending> queue_;
     std::optional<Running> running_;
     // The HTTP layer cancels a job by flipping its flag; this carries it to

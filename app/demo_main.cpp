@@ -1,4 +1,4 @@
-// powerinfer-desktop-demo: the desktop app on a scripted FakeEngine, for
+// powerinfer-desktop-demo: the desktop app on the scripted engine, for
 // layout work, screenshots and tests on machines without a model or runtime.
 // Any --model path "loads" instantly; replies are a fixed Markdown sample.
 #include <QRegularExpression>
@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "desktop_app.h"
-#include "fake_engine.h"
+#include "scripted_engine.h"
 
 namespace {
 
@@ -72,7 +72,7 @@ int main(int argc, char** argv) {
     std::vector<char*> args;
     const DemoOptions demo = takeDemoOptions(argc, argv, args);
     int appArgc = int(args.size()) - 1;
-    powerinfer::app::FakeScript script;
+    powerinfer::testing::EngineScript script;
     script.tokens = sampleReplyTokens();
     int tokenMs = qEnvironmentVariableIntValue("FAKE_TOKEN_MS") > 0
                       ? qEnvironmentVariableIntValue("FAKE_TOKEN_MS")
@@ -83,7 +83,7 @@ int main(int argc, char** argv) {
     script.modelName = "SmolLM2 135M Instruct (demo)";
     powerinfer::app::DesktopServices services;
     services.engineFactory = [script](const powerinfer::LoadOptions& options) {
-        return powerinfer::app::FakeEngine::load(options, script);
+        return powerinfer::testing::ScriptedEngine::load(options, script);
     };
     return powerinfer::app::runDesktopApp(appArgc, args.data(), std::move(services));
 }

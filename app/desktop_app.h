@@ -1,5 +1,6 @@
 // The desktop app's main(), shared by the real executable (which injects
-// powerinfer::Engine::load) and the demo/test executable (a FakeEngine).
+// powerinfer::Engine::load) and the demo/test executable (the scripted
+// engine, testsupport/scripted_engine.h).
 #pragma once
 
 #include "download_catalog.h"

@@ -200,7 +200,12 @@ void EngineWorker::generate(quint64 id, GenerationJob job, CancelFlag cancel) {
         chunk.promptTokens = promptTokens;
         const double seconds = std::chrono::duration<double>(now - firstToken).count();
         chunk.tokensPerSecond = seconds > 0 && totalTokens > 1 ? (totalTokens - 1) / seconds : 0;
-        chunk.samples.swap(samples);
+        // Moved, not copied: the batch's one copy of each sample is the
+        // push_back below.
+        if (!samples.empty())
+            chunk.samples =
+                std::make_shared<const std::vector<powerinfer::TokenMetrics>>(std::move(samples));
+        samples.clear();
         chunk.memory = engine_->memory();
         pending.clear();
         pendingTokens = 0;

@@ -22,6 +22,7 @@
 #include <string>
 #include <vector>
 
+#include "metrics_model.h"
 #include "powerinfer/engine.h"
 
 namespace powerinfer::app {
@@ -77,8 +78,10 @@ struct StreamChunk {
     int promptTokens = 0;
     double tokensPerSecond = 0;  // decode speed so far
     // The batch's per-token engine samples (at most kMaxSamplesPerChunk, the
-    // latest) and the memory report at the time of the batch.
-    std::vector<powerinfer::TokenMetrics> samples;
+    // latest; null when none) and the memory report at the time of the
+    // batch. Shared and read-only: copying a chunk (the queued signal does)
+    // copies no sample.
+    TokenSamples samples;
     powerinfer::MemoryReport memory;
 };
 inline constexpr size_t kMaxSamplesPerChunk = 128;
@@ -182,7 +185,7 @@ public:
 signals:
     void loadProgress(quint64 id, double fraction);
     void loadFinished(quint64 id, powerinfer::app::LoadOutcome outcome);
-    void piecesReady(quint64 id, powerinfer::app::StreamChunk chunk);
+    void piecesReady(quint64 id, const powerinfer::app::StreamChunk& chunk);
     void generationFinished(quint64 id, powerinfer::app::GenerationOutcome outcome);
     void tuningApplied(powerinfer::Tuning tuning, powerinfer::MemoryReport memory);
     void calibrationProgress(quint64 id, double fraction, double eta, QString line);

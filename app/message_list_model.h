@@ -106,6 +106,14 @@ public:
     void truncateFrom(int row);
 
     int indexOfUid(const QString& uid) const;
+    // A row's text, read when needed (copy, edit) rather than bound: the view
+    // binds no role that grows with the reply, so a batch of a long reply
+    // costs the QML engine no copy of the whole text (its strings count
+    // towards the JavaScript heap: a 4,000-token reply made it collect
+    // garbage mid-stream, the demo's worst stalls).
+    Q_INVOKABLE QString contentAt(int row) const {
+        return row >= 0 && row < rows_.size() ? rows_[row].record.content : QString();
+    }
     const MessageRecord& at(int row) const { return rows_[row].record; }
     QList<MessageRecord> records() const;
 

@@ -18,9 +18,23 @@ void MetricsView::setSource(MetricsModel* source) {
     if (source_ == source) return;
     if (source_) disconnect(source_, nullptr, this, nullptr);
     source_ = source;
-    if (source_) connect(source_, &MetricsModel::updated, this, [this] { update(); });
+    if (source_)
+        connect(source_, &MetricsModel::updated, this, [this] {
+            if (isVisible())
+                refresh();
+            else
+                stale_ = true;
+        });
     emit sourceChanged();
     update();
+}
+
+void MetricsView::itemChange(ItemChange change, const ItemChangeData& value) {
+    QQuickPaintedItem::itemChange(change, value);
+    if (change == ItemVisibleHasChanged && value.boolValue && stale_) {
+        stale_ = false;
+        refresh();
+    }
 }
 
 void HitRateChart::paint(QPainter* p) {
@@ -84,10 +98,7 @@ void HitRateChart::paint(QPainter* p) {
 }
 
 LayerHeatmap::LayerHeatmap(QQuickItem* parent) : MetricsView(parent) {
-    connect(this, &MetricsView::sourceChanged, this, [this] {
-        if (source_) connect(source_, &MetricsModel::updated, this, &LayerHeatmap::updateRange);
-        updateRange();
-    });
+    connect(this, &MetricsView::sourceChanged, this, &LayerHeatmap::updateRange);
     connect(this, &LayerHeatmap::modeChanged, this, [this] {
         updateRange();
         update();

@@ -32,7 +32,13 @@ signals:
     void colorsChanged();
 
 protected:
+    // The source's samples changed: recompute and repaint. A hidden view
+    // (the metrics panel closed) only notes it and catches up when shown, so
+    // a streamed batch costs it nothing (it used to repaint unseen charts).
+    virtual void refresh() { update(); }
+    void itemChange(ItemChange change, const ItemChangeData& value) override;
     QPointer<MetricsModel> source_;
+    bool stale_ = false;
     QColor primary_{0x5b, 0x5b, 0xd6}, secondary_{0x1f, 0x9d, 0x55}, grid_{0xe3, 0xe5, 0xea},
         text_{0x64, 0x6a, 0x75}, empty_{0xf5, 0xf6, 0xf8};
 };
@@ -60,6 +66,10 @@ class LayerHeatmap : public MetricsView {
 public:
     explicit LayerHeatmap(QQuickItem* parent = nullptr);
     void paint(QPainter* painter) override;
+    void refresh() override {
+        updateRange();
+        update();
+    }
     double low() const { return low_; }
     double high() const { return high_; }
 signals:

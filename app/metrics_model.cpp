@@ -20,19 +20,23 @@ const MetricsModel::Sample& MetricsModel::at(int i) const {
 }
 
 float MetricsModel::layerHitRateAt(int i, int layer) const {
-    const auto& v = at(i).layerHit;
+    const powerinfer::TokenMetrics* m = at(i).metrics();
+    if (!m) return -1.0f;
+    const auto& v = m->layer_hit_rate;
     return layer >= 0 && size_t(layer) < v.size() ? v[size_t(layer)] : -1.0f;
 }
 
 float MetricsModel::layerActiveFractionAt(int i, int layer) const {
-    const auto& v = at(i).layerActive;
+    const powerinfer::TokenMetrics* m = at(i).metrics();
+    if (!m) return -1.0f;
+    const auto& v = m->layer_active_fraction;
     return layer >= 0 && size_t(layer) < v.size() ? v[size_t(layer)] : -1.0f;
 }
 
 double MetricsModel::expertShare(int layer, int expert) const {
     if (expertCount_ <= 0 || expert < 0 || expert >= expertCount_ || layer < 0) return -1;
     const size_t i = size_t(layer) * size_t(expertCount_) + size_t(expert);
-    return i < heatmap_.size() ? double(heatmap_[i]) : -1.0;
+    return heatmap_ && i < heatmap_->size() ? double((*heatmap_)[i]) : -1.0;
 }
 
 QVariantList MetricsModel::hitRateSeries() const {
@@ -43,10 +47,11 @@ QVariantList MetricsModel::hitRateSeries() const {
     return out;
 }
 
-void MetricsModel::addSamples(const std::vector<powerinfer::TokenMetrics>& samples) {
-    if (samples.empty()) return;
+void MetricsModel::addSamples(const TokenSamples& samples) {
+    if (!samples || samples->empty()) return;
     const int cap = capacity();
-    for (const auto& m : samples) {
+    for (size_t k = 0; k < samples->size(); ++k) {
+        const powerinfer::TokenMetrics& m = (*samples)[k];
         Sample& s = ring_[size_t(head_)];
         s.sparse = isSparseSample(m);
         // No active neuron (e.g. a token served before the predictors ran):
@@ -58,14 +63,15 @@ void MetricsModel::addSamples(const std::vector<powerinfer::TokenMetrics>& sampl
         s.predictorMs = m.predictor_ms;
         s.deviceMs = m.device_ms;
         s.cpuMs = m.cpu_ms;
-        s.layerHit = m.layer_hit_rate;
-        s.layerActive = m.layer_active_fraction;
+        s.batch = samples;
+        s.index = k;
         s.expertsRouted = m.experts_routed;
         s.expertHits = m.expert_hits;
         s.expertCacheHits = m.expert_cache_hits;
         if (m.n_expert > 0 && !m.expert_heatmap.empty()) {
             expertCount_ = m.n_expert;
-            heatmap_ = m.expert_heatmap;
+            heatmapBatch_ = samples;
+            heatmap_ = &m.expert_heatmap;
         }
         head_ = (head_ + 1) % cap;
         count_ = std::min(count_ + 1, cap);
@@ -87,7 +93,9 @@ void MetricsModel::recompute() {
         dev += s.deviceMs;
         cpu += s.cpuMs;
         tok += s.tokenMs;
-        layers = std::max(layers, int(std::max(s.layerHit.size(), s.layerActive.size())));
+        if (const powerinfer::TokenMetrics* m = s.metrics())
+            layers = std::max(layers, int(std::max(m->layer_hit_rate.size(),
+                                                   m->layer_active_fraction.size())));
         if (s.recall >= 0) recall_ = s.recall;  // the latest validation sample
         if (!s.sparse) continue;
         if (s.hitRate >= 0 && s.hitRate < 1) split = true;
@@ -118,7 +126,9 @@ void MetricsModel::recompute() {
     expertsRouted_ = routed;
     expertHitRate_ = routed ? double(hits) / double(routed) : 0;
     expertCacheShare_ = routed ? double(cached) / double(routed) : 0;
-    shareMax_ = heatmap_.empty() ? 0 : double(*std::max_element(heatmap_.begin(), heatmap_.end()));
+    shareMax_ = !heatmap_ || heatmap_->empty()
+                    ? 0
+                    : double(*std::max_element(heatmap_->begin(), heatmap_->end()));
 }
 
 void MetricsModel::setMemory(const powerinfer::MemoryReport& memory) {
@@ -158,7 +168,8 @@ void MetricsModel::setSpeeds(double decodeTokensPerSecond, double promptTokensPe
 void MetricsModel::clear() {
     head_ = count_ = 0;
     total_ = 0;
-    heatmap_.clear();
+    heatmap_ = nullptr;
+    heatmapBatch_.reset();
     expertCount_ = 0;
     recompute();
     emit updated();

@@ -9,11 +9,19 @@
 #include <QObject>
 #include <QVariantList>
 #include <algorithm>
+#include <memory>
 #include <vector>
 
 #include "powerinfer/engine.h"
 
 namespace powerinfer::app {
+
+// A batch of the engine's per-token samples, shared read-only between the
+// engine thread that filled it and every GUI-thread reader: the one copy of
+// a token's metrics on the way to the GUI is the engine worker's, when the
+// token arrives (the engine's event is transient); the queued signal, the
+// metrics model and the API backend keep this pointer, not copies.
+using TokenSamples = std::shared_ptr<const std::vector<powerinfer::TokenMetrics>>;
 
 class MetricsModel : public QObject {
     Q_OBJECT
@@ -100,7 +108,7 @@ public:
     // Of the window's routings, the share the expert cache served.
     double expertCacheShare() const { return expertCacheShare_; }
     qint64 expertsRouted() const { return expertsRouted_; }
-    int expertLayers() const { return expertCount_ ? int(heatmap_.size()) / expertCount_ : 0; }
+    int expertLayers() const { return expertCount_ ? (heatmap_ ? int(heatmap_->size()) : 0) / expertCount_ : 0; }
     int expertCount() const { return expertCount_; }
     double expertShareMax() const { return shareMax_; }
     // The latest heatmap: share of the layer's routings expert e took (-1
@@ -109,8 +117,18 @@ public:
     bool hasSidecar() const { return hasSidecar_; }
     QString sparseStatus() const { return sparseStatus_; }
 
-    // One batch of samples (oldest first): one `updated` signal.
-    void addSamples(const std::vector<powerinfer::TokenMetrics>& samples);
+    // One batch of samples (oldest first): one `updated` signal. The window
+    // keeps the batch (no copy of its samples).
+    void addSamples(const TokenSamples& samples);
+    // Tests' convenience: wraps the vector into a batch.
+    void addSamples(std::vector<powerinfer::TokenMetrics> samples) {
+        addSamples(std::make_shared<const std::vector<powerinfer::TokenMetrics>>(std::move(samples)));
+    }
+    // The engine's sample behind window slot i (0 = oldest), as delivered:
+    // the tests compare its address with the batch's.
+    const powerinfer::TokenMetrics* sampleAt(int i) const {
+        return i >= 0 && i < count_ ? at(i).metrics() : nullptr;
+    }
     void setMemory(const powerinfer::MemoryReport& memory);
     void setModel(bool hasSidecar, const QString& sparseStatus);
     // Whether the engine runs sparse before any token says so (after a load
@@ -139,8 +157,13 @@ private:
         bool sparse = false;
         double hitRate = 0, recall = -1, sparsity = 0;
         double tokenMs = 0, predictorMs = 0, deviceMs = 0, cpuMs = 0;
-        std::vector<float> layerHit, layerActive;
         qint64 expertsRouted = 0, expertHits = 0, expertCacheHits = 0;
+        // The per-layer arrays stay in the engine's sample, in its batch.
+        TokenSamples batch;
+        size_t index = 0;
+        const powerinfer::TokenMetrics* metrics() const {
+            return batch && index < batch->size() ? &(*batch)[index] : nullptr;
+        }
     };
     const Sample& at(int i) const;
     void recompute();
@@ -163,7 +186,9 @@ private:
     double expertHitRate_ = 0, expertCacheShare_ = 0, shareMax_ = 0;
     qint64 expertsRouted_ = 0;
     int expertCount_ = 0;
-    std::vector<float> heatmap_;
+    // The latest expert heatmap, in its sample (MetricsModel::expertShare).
+    TokenSamples heatmapBatch_;
+    const std::vector<float>* heatmap_ = nullptr;
 };
 
 }  // namespace powerinfer::app

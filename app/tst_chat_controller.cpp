@@ -10,9 +10,11 @@
 #include <cstdio>
 
 #include "chat_controller.h"
-#include "fake_engine.h"
+#include "scripted_engine.h"
 
 using namespace powerinfer::app;
+using powerinfer::testing::EngineScript;
+using powerinfer::testing::ScriptedEngine;
 using namespace std::chrono_literals;
 
 namespace {
@@ -24,17 +26,17 @@ T await(QFuture<T> future) {
 }
 
 // Everything a controller needs, on a fake engine; `engine` points at the
-// loaded FakeEngine so tests can see the request it received.
+// loaded ScriptedEngine so tests can see the request it received.
 // `precheck` may throw to make a load fail (e.g. for one file only).
 using LoadPrecheck = std::function<void(const powerinfer::LoadOptions&)>;
 
 struct Harness {
-    explicit Harness(const QString& dir, FakeScript script = {}, LoadPrecheck precheck = {},
+    explicit Harness(const QString& dir, EngineScript script = {}, LoadPrecheck precheck = {},
                      ModelInspector inspector = nullptr)
         : store(dir + "/conversations.sqlite"),
           client([this, script, precheck](const powerinfer::LoadOptions& o) {
               if (precheck) precheck(o);
-              auto e = FakeEngine::load(o, script);
+              auto e = ScriptedEngine::load(o, script);
               engine = e.get();
               ++loads;
               return e;
@@ -52,7 +54,7 @@ struct Harness {
     AppSettings settings;
     ModelCatalog models;
     ChatController controller;
-    FakeEngine* engine = nullptr;
+    ScriptedEngine* engine = nullptr;
     int loads = 0;
 };
 
@@ -61,7 +63,7 @@ void throwForBrokenFiles(const powerinfer::LoadOptions& o) {
         throw powerinfer::EngineError("broken.gguf: tensor data outside the file at offset 1234");
 }
 
-QString joined(const FakeScript& s) {
+QString joined(const EngineScript& s) {
     std::string out;
     for (const auto& t : s.tokens) out += t;
     return QString::fromStdString(out);
@@ -71,7 +73,7 @@ QString joined(const FakeScript& s) {
 // checkpoint, until the parent test kills it.
 int runCrashHelper(int argc, char** argv, const QString& dir) {
     QCoreApplication app(argc, argv);
-    FakeScript script;
+    EngineScript script;
     script.endless = true;
     script.tokenDelay = 3ms;
     script.tokens = {"lorem ", "ipsum ", "dolor "};
@@ -99,7 +101,7 @@ private slots:
     }
 
     void sendStreamsIntoTheLastRowAndSaves() {
-        FakeScript script;
+        EngineScript script;
         script.tokens = {"Hi", " there", ",", " friend", "."};
         script.tokenDelay = 30ms;  // slower than the batch interval: several updates
         Harness h(sub_, script);
@@ -146,7 +148,7 @@ private slots:
     // The status bar's "Context used / size" follows the reply while it
     // streams (it once stayed at 0 until the reply ended).
     void contextUseFollowsTheStream() {
-        FakeScript script;
+        EngineScript script;
         script.tokens = {"One", " two", " three", " four", " five", " six"};
         script.tokenDelay = 30ms;  // slower than the batch interval: several updates
         Harness h(sub_, script);
@@ -204,7 +206,7 @@ private slots:
     }
 
     void stopKeepsAndSavesThePartialReply() {
-        FakeScript script;
+        EngineScript script;
         script.endless = true;
         script.tokenDelay = 3ms;
         Harness h(sub_, script);
@@ -256,7 +258,7 @@ private slots:
     }
 
     void failedLoadKeepsTheAppUsable() {
-        FakeScript bad;
+        EngineScript bad;
         bad.loadError = "broken.gguf: tensor data outside the file at offset 1234";
         Harness h(sub_, bad);
         QVERIFY(h.start(false));
@@ -420,7 +422,7 @@ private slots:
     }
 
     void cancelledLoadReturnsToNoModel() {
-        FakeScript slow;
+        EngineScript slow;
         slow.loadSteps.assign(100, 0.1f);
         slow.loadStepDelay = 10ms;
         Harness h(sub_, slow);

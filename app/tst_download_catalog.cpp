@@ -14,11 +14,13 @@
 #include "background_calibration.h"
 #include "download_catalog.h"
 #include "engine_worker.h"
-#include "fake_engine.h"
+#include "scripted_engine.h"
 #include "model_catalog.h"
 #include "model_downloader.h"
 
 using namespace powerinfer::app;
+using powerinfer::testing::EngineScript;
+using powerinfer::testing::ScriptedEngine;
 
 // (Raw strings inside a Q_OBJECT class confuse moc 6.4: kept out here.)
 const QByteArray kVersion9 = R"({"catalog_version": 9})";
@@ -172,7 +174,7 @@ private slots:
         QTRY_COMPARE(calibration.statusFor(model), QString("calibrating 50 %"));
 
         EngineClient engine(
-            [](const powerinfer::LoadOptions& o) { return FakeEngine::load(o, FakeScript{}); });
+            [](const powerinfer::LoadOptions& o) { return ScriptedEngine::load(o, EngineScript{}); });
         powerinfer::LoadOptions o;
         o.model_path = "/models/fake.gguf";
         QVERIFY(QCoro::waitFor(engine.load(o)).ok);

@@ -1,18 +1,22 @@
 #include <qcoro/qcorotask.h>
 
 #include <QSignalSpy>
+#include <type_traits>
 #include <QtTest>
 
 #include "engine_worker.h"
-#include "fake_engine.h"
+#include "metrics_model.h"
+#include "scripted_engine.h"
 
 using namespace powerinfer::app;
+using powerinfer::testing::EngineScript;
+using powerinfer::testing::ScriptedEngine;
 using namespace std::chrono_literals;
 
 namespace {
 
-EngineFactory fakeFactory(FakeScript script) {
-    return [script](const powerinfer::LoadOptions& o) { return FakeEngine::load(o, script); };
+EngineFactory fakeFactory(EngineScript script) {
+    return [script](const powerinfer::LoadOptions& o) { return ScriptedEngine::load(o, script); };
 }
 
 powerinfer::LoadOptions options() {
@@ -33,8 +37,46 @@ GenerationJob job(int maxTokens = 512) {
 class TestEngineWorker : public QObject {
     Q_OBJECT
 private slots:
+    // Issue 17: each token's metrics were copied about four times on the way
+    // to the GUI (into the batch, into the by-value signal argument, into the
+    // queued event, into the metrics model's window). Now the worker's
+    // push_back is the one copy: every receiver of a batch sees the same
+    // shared samples, and the metrics model keeps those very objects.
+    void aTokensMetricsAreCopiedOnceOnTheWayToTheGui() {
+        static_assert(std::is_same_v<decltype(StreamChunk::samples), TokenSamples>);
+        EngineScript script;
+        script.tokens.assign(60, "ab");
+        script.tokenDelay = 1ms;
+        EngineClient client(fakeFactory(script), nullptr, 10ms);
+        QVERIFY(QCoro::waitFor(client.load(options())).ok);
+        MetricsModel model(256);
+        std::vector<TokenSamples> viaPieces, viaGeneration;
+        connect(&client, &EngineClient::piecesReady, this, [&](const StreamChunk& c) {
+            viaPieces.push_back(c.samples);
+            model.addSamples(c.samples);
+        });
+        connect(&client, &EngineClient::generationPieces, this,
+                [&](quint64, const StreamChunk& c) { viaGeneration.push_back(c.samples); });
+        QVERIFY(QCoro::waitFor(client.generate(job())).ok);
+        QTRY_COMPARE(model.totalTokens(), qint64(60));
+        QVERIFY(viaPieces.size() >= 2);
+        QCOMPARE(viaGeneration.size(), viaPieces.size());
+        int slot = 0;
+        for (size_t b = 0; b < viaPieces.size(); ++b) {
+            QVERIFY(viaPieces[b]);
+            QCOMPARE(viaGeneration[b].get(), viaPieces[b].get());  // one batch, two receivers
+            for (const powerinfer::TokenMetrics& m : *viaPieces[b]) {
+                QCOMPARE(model.sampleAt(slot), &m);  // the model holds the delivered sample
+                QCOMPARE(model.sampleAt(slot)->layer_hit_rate.data(), m.layer_hit_rate.data());
+                ++slot;
+            }
+        }
+        QCOMPARE(slot, 60);
+        QVERIFY(model.layerHitRateAt(0, 0) >= 0);
+    }
+
     void batchesPiecesAndKeepsAllText() {
-        FakeScript script;
+        EngineScript script;
         script.tokens.assign(150, "ab");
         script.tokenDelay = 1ms;
         EngineClient client(fakeFactory(script), nullptr, 25ms);
@@ -60,7 +102,7 @@ private slots:
     }
 
     void stopKeepsThePartialReply() {
-        FakeScript script;
+        EngineScript script;
         script.endless = true;
         script.tokenDelay = 2ms;
         EngineClient client(fakeFactory(script));
@@ -84,7 +126,7 @@ private slots:
     }
 
     void cancelDuringLoad() {
-        FakeScript script;
+        EngineScript script;
         script.loadSteps.assign(50, 0.5f);
         script.loadStepDelay = 20ms;
         EngineClient client(fakeFactory(script));
@@ -104,7 +146,7 @@ private slots:
     }
 
     void errorDuringLoadIsReported() {
-        FakeScript script;
+        EngineScript script;
         script.loadError = "model.gguf: not a GGUF file (bad magic) at offset 0";
         EngineClient client(fakeFactory(script));
         QSignalSpy progress(&client, &EngineClient::loadProgress);
@@ -139,7 +181,7 @@ private slots:
         constexpr int64_t MiB = 1 << 20;
         for (const auto& [kv, expected] :
              {std::pair<int64_t, int>{200 * MiB, 3}, {100 * MiB, 4}, {600 * MiB, 1}, {0, 1}}) {
-            FakeScript script;
+            EngineScript script;
             script.hostKvCacheBytes = kv;
             script.maxConversationContexts = 16;
             EngineClient client(fakeFactory(script));
@@ -148,14 +190,14 @@ private slots:
             QCOMPARE(out.conversationContexts, expected);
         }
         // An engine that keeps one says so.
-        FakeScript one;
+        EngineScript one;
         one.hostKvCacheBytes = 10 * MiB;
         EngineClient client(fakeFactory(one));
         QCOMPARE(QCoro::waitFor(client.load(options())).conversationContexts, 1);
     }
 
     void regenerateRunsAgain() {
-        FakeScript script;
+        EngineScript script;
         script.tokens = {"x", "y"};
         EngineClient client(fakeFactory(script));
         QVERIFY(QCoro::waitFor(client.load(options())).ok);

@@ -1,5 +1,5 @@
 // The "Local API server" switch end to end: AppSettings -> LocalApiServer ->
-// ApiServer -> AppCompletionBackend -> EngineClient -> FakeEngine, with real
+// ApiServer -> AppCompletionBackend -> EngineClient -> ScriptedEngine, with real
 // HTTP requests to 127.0.0.1.
 #include <qcoro/qcorotask.h>
 
@@ -14,10 +14,12 @@
 
 #include "app_settings.h"
 #include "engine_worker.h"
-#include "fake_engine.h"
+#include "scripted_engine.h"
 #include "local_api_server.h"
 
 using namespace powerinfer::app;
+using powerinfer::testing::EngineScript;
+using powerinfer::testing::ScriptedEngine;
 using namespace std::chrono_literals;
 
 namespace {
@@ -25,9 +27,9 @@ namespace {
 const QString kScripted = QStringLiteral("Hello! How can I help?");
 
 struct Fixture {
-    explicit Fixture(FakeScript script = {}, bool load = true)
+    explicit Fixture(EngineScript script = {}, bool load = true)
         : client([this, script](const powerinfer::LoadOptions& o) {
-              auto engine = FakeEngine::load(o, script);
+              auto engine = ScriptedEngine::load(o, script);
               fake = engine.get();
               return engine;
           }),
@@ -44,7 +46,7 @@ struct Fixture {
     }
 
     EngineClient client;
-    FakeEngine* fake = nullptr;  // owned by the engine thread; read after a reply
+    ScriptedEngine* fake = nullptr;  // owned by the engine thread; read after a reply
     bool loaded = false;
     AppSettings settings;
     LocalApiServer server;
@@ -264,7 +266,7 @@ private slots:
     }
 
     void apiRequestWaitsForTheUsersChat() {
-        FakeScript script;
+        EngineScript script;
         script.tokenDelay = 40ms;  // the chat reply takes ~280 ms
         Fixture f(script);
         QVERIFY(f.loaded);

@@ -7,18 +7,20 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
-#include "fake_engine.h"
+#include "scripted_engine.h"
 #include "sparse_controller.h"
 
 using namespace powerinfer::app;
+using powerinfer::testing::EngineScript;
+using powerinfer::testing::ScriptedEngine;
 using namespace std::chrono_literals;
 
 namespace {
 
 struct Harness {
-    explicit Harness(FakeScript script = {}) {
+    explicit Harness(EngineScript script = {}) {
         client = std::make_unique<EngineClient>([this, script](const powerinfer::LoadOptions& o) {
-            auto e = FakeEngine::load(o, script);
+            auto e = ScriptedEngine::load(o, script);
             fake = e.get();
             return e;
         });
@@ -34,7 +36,7 @@ struct Harness {
         if (out.ok) sparse->modelLoaded(model, out);
         return out.ok;
     }
-    std::atomic<FakeEngine*> fake{nullptr};
+    std::atomic<ScriptedEngine*> fake{nullptr};
     std::unique_ptr<EngineClient> client;
     std::unique_ptr<SparseController> sparse;
 };
@@ -110,7 +112,7 @@ private slots:
     }
 
     void tuningReachesTheEngineMidReplyAndChangesTheMetrics() {
-        FakeScript script;
+        EngineScript script;
         script.endless = true;
         script.tokenDelay = 4ms;
         Harness h(script);
@@ -210,7 +212,7 @@ private slots:
     // Issue 17, defect 6: the preview stayed stale while a reply streamed
     // (its request waited behind the generation in the command queue).
     void previewFollowsTheSlidersWhileAReplyStreams() {
-        FakeScript script;
+        EngineScript script;
         script.endless = true;
         script.tokenDelay = 4ms;
         Harness h(script);
@@ -247,7 +249,7 @@ private slots:
         QVERIFY(h.sparse->metrics()->sparse());
         h.sparse->setValue("sparse", false);
         QVERIFY(!h.sparse->metrics()->sparse());
-        FakeScript dense;
+        EngineScript dense;
         dense.sidecar = false;
         Harness d(dense);
         QVERIFY(d.load(dir.filePath("n.gguf")));
@@ -298,7 +300,7 @@ private slots:
     // Issue 17, defect 8: sparse mode switched itself on after calibration
     // although it was slower; the ETA read 54 s at 33 % of a 323 s run.
     void afterCalibrationTheMeasuredComparisonDecides() {
-        FakeScript script;  // the same speed either way (scripted: CI machines are noisy)
+        EngineScript script;  // the same speed either way (scripted: CI machines are noisy)
         script.denseTokensPerSecond = script.sparseTokensPerSecond = 40;
         Harness h(script);
         QTemporaryDir dir;
@@ -333,7 +335,7 @@ private slots:
     }
 
     void aClearlyFasterSparsePathStaysOn() {
-        FakeScript script;
+        EngineScript script;
         script.denseTokensPerSecond = 40;
         script.sparseTokensPerSecond = 44;  // 10 % faster, the same tokens
         Harness h(script);

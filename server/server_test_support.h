@@ -20,9 +20,12 @@
 
 #include "api_server.h"
 #include "engine_thread_backend.h"
-#include "fake_engine.h"
+#include "scripted_engine.h"
 
 namespace powerinfer::server::testing {
+
+using ::powerinfer::testing::EngineScript;
+using ::powerinfer::testing::ScriptedEngine;
 
 struct Response {
     int status = 0;
@@ -70,7 +73,7 @@ struct Harness {
 
 inline std::unique_ptr<ScriptedEngine> scripted(
     std::chrono::milliseconds delay = std::chrono::milliseconds(1)) {
-    ScriptedEngine::Script s;
+    EngineScript s = EngineScript::words();
     s.tokenDelay = delay;
     return std::make_unique<ScriptedEngine>(s);
 }

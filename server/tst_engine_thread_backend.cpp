@@ -11,15 +11,16 @@
 #include <thread>
 
 #include "engine_thread_backend.h"
-#include "fake_engine.h"
+#include "scripted_engine.h"
 
 using namespace powerinfer::server;
-using namespace powerinfer::server::testing;
+using powerinfer::testing::EngineScript;
+using powerinfer::testing::ScriptedEngine;
 
 namespace {
 
 std::unique_ptr<ScriptedEngine> scriptedEngine(std::chrono::milliseconds delay) {
-    ScriptedEngine::Script s;
+    EngineScript s = EngineScript::words();
     s.tokenDelay = delay;
     return std::make_unique<ScriptedEngine>(s);
 }

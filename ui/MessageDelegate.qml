@@ -12,7 +12,9 @@ Item {
     required property int index
     required property string uid
     required property string role
-    required property string content
+    // No `content` role: it grows with a streaming reply, and every batch
+    // would copy the whole text into the QML engine (garbage collections
+    // mid-stream). The text is read from the model where it is needed.
     // A SegmentListModel: while a reply streams only its last row changes.
     required property QtObject segmentModel
     required property string state
@@ -32,7 +34,9 @@ Item {
 
     implicitHeight: column.implicitHeight + 20
     Accessible.role: Accessible.ListItem
-    Accessible.name: (isUser ? qsTr("You") : qsTr("Assistant")) + ": " + content
+    // Read again when the reply stops streaming (not per batch).
+    Accessible.name: (isUser ? qsTr("You") : qsTr("Assistant")) + ": "
+                     + (streaming ? "" : controller.messages.contentAt(index))
 
     HoverHandler {
         id: hover
@@ -68,7 +72,8 @@ Item {
                 x: 16
                 y: 11
                 width: bubble.width - 32
-                text: message.isUser ? message.content : ""
+                // A user's message does not stream: read once per row.
+                text: message.isUser ? message.controller.messages.contentAt(message.index) : ""
                 textFormat: TextEdit.PlainText
                 readOnly: true
                 selectByMouse: true
@@ -99,6 +104,9 @@ Item {
                     anchors.centerIn: parent
                     source: "icons/logo.svg"
                     sourceSize: Qt.size(18, 18)
+                    // Decoded off the GUI thread: a new reply's row is
+                    // created while the previous frame is due.
+                    asynchronous: true
                     Accessible.ignored: true
                 }
             }
@@ -123,7 +131,8 @@ Item {
                     Repeater {
                         // Rows are added at the end and only the last one's text
                         // grows: existing delegates stay, nothing is re-read.
-                        model: message.isUser ? null : message.segmentModel
+                        id: segmentRepeater
+                    model: message.isUser ? null : message.segmentModel
                         delegate: MessageSegment {
                             width: replyColumn.width
                             controller: message.controller
@@ -132,7 +141,7 @@ Item {
                 }
 
                 TypingIndicator {
-                    visible: message.streaming && message.content === ""
+                    visible: message.streaming && segmentRepeater.count === 0
                 }
 
                 Label {
@@ -177,7 +186,8 @@ Item {
                 implicitWidth: 28
                 implicitHeight: 28
                 padding: 6
-                onClicked: message.controller.copyText(message.content)
+                onClicked: message.controller.copyText(
+                               message.controller.messages.contentAt(message.index))
             }
             IconButton {
                 visible: message.isUser
@@ -187,7 +197,8 @@ Item {
                 implicitHeight: 28
                 padding: 6
                 enabled: !message.controller.generating
-                onClicked: message.editRequested(message.uid, message.content)
+                onClicked: message.editRequested(
+                               message.uid, message.controller.messages.contentAt(message.index))
             }
             IconButton {
                 objectName: "continueButton"

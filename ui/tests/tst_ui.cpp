@@ -1,5 +1,5 @@
 // Qt Quick Test runner for the views. The controller under test runs on a
-// FakeEngine and a throw-away database; tests reach it as `testController`.
+// ScriptedEngine and a throw-away database; tests reach it as `testController`.
 #include <QtQml/qqmlextensionplugin.h>
 #include <qcoro/qcorotask.h>
 
@@ -13,18 +13,20 @@
 #include <QtQuickTest>
 
 #include "chat_controller.h"
-#include "fake_engine.h"
+#include "scripted_engine.h"
 
 Q_IMPORT_QML_PLUGIN(PowerInfer_UiPlugin)
 Q_IMPORT_QML_PLUGIN(PowerInfer_AppPlugin)
 
 using namespace powerinfer::app;
+using powerinfer::testing::EngineScript;
+using powerinfer::testing::ScriptedEngine;
 
-// What the FakeEngine received, for the tuning tests.
+// What the ScriptedEngine received, for the tuning tests.
 class EngineProbe : public QObject {
     Q_OBJECT
 public:
-    std::atomic<FakeEngine*> engine{nullptr};
+    std::atomic<ScriptedEngine*> engine{nullptr};
     Q_INVOKABLE int tuningCalls() const {
         return engine ? int(engine.load()->tuningCalls().size()) : 0;
     }
@@ -66,7 +68,7 @@ class Setup : public QObject {
     Q_OBJECT
 public:
     Setup() {
-        FakeScript script;
+        EngineScript script;
         script.tokens = {"Here",  " is",    " **code**", ":\n\n", "```cpp\n", "int main() {}\n",
                          "```\n", "\nDone", "."};
         script.tokenDelay = std::chrono::milliseconds(2);
@@ -79,7 +81,7 @@ public:
                                {0.6, 0.594, 0.0529, 0.0594, 0.836}, {0.7, 0.693, 0.101, 0.1288, 0.767}};
         store_ = std::make_unique<ChatStore>(dir_.filePath("conversations.sqlite"));
         client_ = std::make_unique<EngineClient>([this, script](const powerinfer::LoadOptions& o) {
-            auto engine = FakeEngine::load(o, script);
+            auto engine = ScriptedEngine::load(o, script);
             probe_.engine = engine.get();
             return engine;
         });

@@ -1,6 +1,13 @@
-// A scripted powerinfer::Engine for tests and the demo executable: it streams
-// given tokens with delays, reports scripted load progress or errors, and
-// produces metrics, so the app can be exercised without a model or runtime.
+// The one scripted powerinfer::Engine of the project, for the tests of the
+// app and of the server and for the desktop demo executable: it streams the
+// pieces of a script with a delay, reports scripted load progress or errors,
+// produces per-token metrics shaped by the tuning (sparse with a sidecar,
+// dense without), and honours max_tokens, stop strings, seeds, cancellation
+// and the context the way the facade promises, so that everything above the
+// facade can be exercised without a model or the runtime.
+//
+// It depends only on the facade header (engine/include) and pi_common, so
+// both pi_app's and pi_server's test targets may link it.
 #pragma once
 
 #include <algorithm>
@@ -13,21 +20,38 @@
 
 #include "powerinfer/engine.h"
 
-namespace powerinfer::app {
+namespace powerinfer::testing {
 
-struct FakeScript {
+struct EngineScript {
+    // The reply's pieces, in order (cycled when a reply is longer).
     std::vector<std::string> tokens = {"Hello", "!", " How", " can", " I", " help", "?"};
     std::chrono::milliseconds tokenDelay{5};
-    // Stream tokens (cycling) until max_tokens or cancel, ignoring EOS.
+    // Stream pieces (cycling) until max_tokens or cancel, ignoring EOS;
+    // otherwise a reply ends (FinishReason::Stop) after the last piece.
     bool endless = false;
     // > 0: every reply is exactly this many tokens (cycling, whatever
     // max_tokens asks), then ends as at an end of turn (the demo's long replies).
     int replyTokens = 0;
+    // With a temperature above 0 the request's seed picks the first piece
+    // (the same seed, the same reply); greedy requests start at piece 0.
+    bool seededStart = false;
+    // How text becomes tokens: one per byte, or BOS plus one per
+    // whitespace-separated word.
+    enum class Tokenizer { Bytes, Words };
+    Tokenizer tokenizer = Tokenizer::Bytes;
+    // > 0: GenerateResult::prompt_tokens is this many per message; 0: the
+    // tokenizer's count of the formatted prompt.
+    int promptTokensPerMessage = 10;
+    // > 0: the context length (else LoadOptions::n_ctx). A prompt that does
+    // not fit is refused; with stopAtContextEnd a reply that fills the
+    // context ends with FinishReason::ContextFull.
+    int nCtx = 0;
+    bool stopAtContextEnd = false;
+
     std::vector<float> loadSteps = {0.0f, 0.25f, 0.5f, 0.75f, 1.0f};
     std::chrono::milliseconds loadStepDelay{5};
     std::string loadError;  // non-empty: load throws EngineError with it
     std::string modelName = "Fake model";
-    int promptTokensPerMessage = 10;
     // With a sidecar the engine reports sparse metrics (per-layer arrays,
     // shaped by the tuning) while tuning.sparse is on; without one it is dense.
     bool sidecar = true;
@@ -38,17 +62,35 @@ struct FakeScript {
     double sparseTokensPerSecond = 0;
     // The sidecar's measured sparsity curve (ModelInfo::sparsity_curve).
     powerinfer::SparsityCurve curve;
-    // The KV cache reported in RAM (MemoryReport::host_kv_cache) and how many
-    // conversation contexts the engine can keep (Engine::set_conversation_contexts).
+    // The KV cache reported in RAM (MemoryReport::host_kv_cache), the device
+    // KV cache's growth per token served (so /metrics can be seen following
+    // the engine), and how many conversation contexts the engine can keep
+    // (Engine::set_conversation_contexts).
     int64_t hostKvCacheBytes = 0;
+    int64_t kvBytesPerToken = 0;
     int maxConversationContexts = 1;
+
+    // The server tests' script: the words of `text` (each with its leading
+    // space), endless, word tokens, seeded starts, a 2,048-token context.
+    static EngineScript words(std::string text = kDefaultText);
+    static constexpr const char* kDefaultText =
+        "It was on a dreary night of November that I beheld the accomplishment of my toils. "
+        "With an anxiety that almost amounted to agony, I collected the instruments of life "
+        "around me, that I might infuse a spark of being into the lifeless thing that lay at "
+        "my feet.";
 };
 
-class FakeEngine : public powerinfer::Engine {
+class ScriptedEngine : public powerinfer::Engine {
 public:
+    using Script = EngineScript;
+    // Prompts containing these make generate() throw, to test error paths.
+    static constexpr const char* kRejectMarker = "<<reject>>";  // EngineError
+    static constexpr const char* kCrashMarker = "<<crash>>";    // std::runtime_error
+
+    explicit ScriptedEngine(EngineScript script, const powerinfer::LoadOptions& options = {});
     // Plays the load script (progress, cancel, error), then returns the engine.
-    static std::unique_ptr<FakeEngine> load(const powerinfer::LoadOptions& options,
-                                            FakeScript script);
+    static std::unique_ptr<ScriptedEngine> load(const powerinfer::LoadOptions& options,
+                                                EngineScript script);
 
     const powerinfer::ModelInfo& info() const override { return info_; }
     powerinfer::GenerateResult generate(
@@ -71,6 +113,8 @@ public:
     }
     int conversation_contexts() const override { return contexts_; }
 
+    // The piece a request with this sampling starts from.
+    size_t startPiece(const powerinfer::SamplingParams& sampling) const;
     // What the last request asked for (tests inspect it).
     const powerinfer::GenerateRequest& lastRequest() const { return lastRequest_; }
     int resets() const { return resets_; }
@@ -85,13 +129,14 @@ public:
     powerinfer::TokenMetrics metricsFor(int64_t i) const;
 
 private:
-    FakeScript script_;
+    EngineScript script_;
     powerinfer::ModelInfo info_;
     mutable std::mutex mutex_;
     powerinfer::Tuning tuning_;
     std::vector<powerinfer::Tuning> tuningCalls_;
     powerinfer::TokenMetrics last_;
     powerinfer::GenerateRequest lastRequest_;
+    int64_t tokensServed_ = 0;
     int resets_ = 0;
     int contexts_ = 1;
     int threads_ = 0;
@@ -99,4 +144,4 @@ private:
     std::atomic<int> generate_nice_{-100};
 };
 
-}  // namespace powerinfer::app
+}  // namespace powerinfer::testing
