@@ -10,6 +10,8 @@
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QIcon>
+#include <QKeyEvent>
+#include <QKeySequence>
 #include <QLibraryInfo>
 #include <QMessageBox>
 #include <QQmlApplicationEngine>
@@ -46,6 +48,7 @@ struct Options {
     int calibrationTokens = 0;
     bool compare = false;
     bool quitAfterReply = false;
+    QString keysAfterReply;  // a key sequence typed into the window after the reply
     QSize windowSize;  // empty: the window's own default
     bool showCatalog = false;
     bool calibrateBackground = false;
@@ -216,6 +219,12 @@ Options parseOptions(const QCoreApplication& app) {
         QApplication::translate("main",
                                 "Smoke mode: wait until the downloads end before the screenshot "
                                 "(exit 1 if one failed)."));
+    const QCommandLineOption keysAfterReply(
+        "keys-after-reply",
+        QApplication::translate("main",
+                                "Smoke mode: type this key sequence into the window after the "
+                                "reply (e.g. Ctrl+Q), then fail unless the app quits."),
+        "keys");
     const QCommandLineOption screenshotDelay(
         "screenshot-delay-ms",
         QApplication::translate("main", "Smoke mode: wait this long before the screenshot."), "ms");
@@ -251,7 +260,8 @@ Options parseOptions(const QCoreApplication& app) {
                   showCatalog,
                   downloadEntry,
                   waitDownload,
-                  screenshotDelay});
+                  screenshotDelay,
+                  keysAfterReply});
     // The desktop file passes a model as %f.
     p.addPositionalArgument(
         "model.gguf", QApplication::translate("main", "A GGUF model to load (same as --model)."),
@@ -278,6 +288,7 @@ Options parseOptions(const QCoreApplication& app) {
     o.screenshot = p.value(screenshot);
     o.theme = p.value(theme);
     o.quitAfterReply = p.isSet(quit);
+    o.keysAfterReply = p.value(keysAfterReply);
     o.showCatalog = p.isSet(showCatalog);
     o.calibrateBackground = p.isSet(calibrateBackground);
     o.downloadEntry = p.value(downloadEntry);
@@ -562,6 +573,30 @@ QCoro::Task<> runSmoke(ChatController* controller, QQmlApplicationEngine* qml, O
         std::printf("batch_cost_ratio: %.2f\n", ratio);
     std::printf("gui_max_stall_ms: %lld\n", static_cast<long long>(meter.maxGapMs()));
     std::fflush(stdout);
+    if (!options.keysAfterReply.isEmpty()) {
+        // Through the window's own key handling, as a user's keyboard would:
+        // the shortcut has to quit the app (saving what the history holds).
+        const QKeySequence keys(options.keysAfterReply);
+        if (keys.isEmpty() || !window) {
+            fail(QStringLiteral("cannot type %1 into the window").arg(options.keysAfterReply));
+            finish(1);
+            co_return;
+        }
+        window->requestActivate();
+        for (int i = 0; i < keys.count(); ++i) {
+            const QKeyCombination k = keys[i];
+            QKeyEvent press(QEvent::KeyPress, k.key(), k.keyboardModifiers());
+            QKeyEvent release(QEvent::KeyRelease, k.key(), k.keyboardModifiers());
+            QCoreApplication::sendEvent(window, &press);
+            QCoreApplication::sendEvent(window, &release);
+        }
+        std::printf("keys typed: %s\n", qPrintable(keys.toString()));
+        std::fflush(stdout);
+        co_await QCoro::sleepFor(std::chrono::seconds(5));
+        fail(QStringLiteral("%1 did not quit the app").arg(options.keysAfterReply));
+        finish(5);
+        co_return;
+    }
     if (options.quitAfterReply) finish(0);
 }
 

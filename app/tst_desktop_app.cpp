@@ -5,6 +5,8 @@
 #include <QImage>
 #include <QProcess>
 #include <QRegularExpression>
+#include <QSqlDatabase>
+#include <QSqlQuery>
 #include <QTemporaryDir>
 #include <QtTest>
 
@@ -140,6 +142,39 @@ private slots:
         QCOMPARE(r.exitCode, 4);
         QVERIFY2(r.err.contains("Qt.Labs.NotInstalled") && r.err.contains("install"),
                  qPrintable(r.err));
+    }
+
+    // ... and Ctrl+Q, typed into the window after a reply, quits the app
+    // cleanly with the conversation saved (the app fails with exit code 5
+    // when the keys do nothing).
+    void ctrlQQuitsWithTheHistorySaved() {
+        QTemporaryDir dir;
+        const Run r = run(DESKTOP_DEMO_EXE,
+                          {"--data-dir", dir.path(), "--prompt", "Remember this question",
+                           "--keys-after-reply", "Ctrl+Q"},
+                          60000);
+        QVERIFY2(r.exitCode == 0, qPrintable(r.out + r.err));
+        QVERIFY2(r.out.contains("keys typed: Ctrl+Q"), qPrintable(r.out));
+        {
+            QSqlDatabase db = QSqlDatabase::addDatabase("QSQLITE", "ctrl-q");
+            db.setDatabaseName(dir.filePath("conversations.sqlite"));
+            QVERIFY(db.open());
+            QSqlQuery q(db);
+            QVERIFY(q.exec("SELECT role, content FROM messages ORDER BY id"));
+            QStringList rows;
+            while (q.next()) rows << q.value(0).toString() + ": " + q.value(1).toString();
+            QVERIFY2(rows.size() == 2 && rows[0] == "user: Remember this question" &&
+                         rows[1].startsWith("assistant: ") && rows[1].size() > 12,
+                     qPrintable(rows.join(" | ")));
+        }
+        QSqlDatabase::removeDatabase("ctrl-q");
+        // A key that quits nothing is reported as such.
+        const Run other = run(DESKTOP_DEMO_EXE,
+                              {"--data-dir", dir.path(), "--prompt", "hi", "--keys-after-reply",
+                               "Ctrl+J"},
+                              60000);
+        QCOMPARE(other.exitCode, 5);
+        QVERIFY2(other.err.contains("did not quit"), qPrintable(other.err));
     }
 
     void refusesANewerDatabase() {
