@@ -57,14 +57,19 @@ TestCase {
     }
 
     // With PI_SCREENSHOT_DIR set: the window at 800x600 with `show`
-    // (re)opening what is shot, saved as NAME-800x600.png (TestCase.grabImage
-    // cannot save a window larger than the offscreen test screen).
+    // (re)opening what is shot, saved as NAME-800x600.png, and at 1920x1080
+    // where the screen holds it (TestCase.grabImage cannot save a window
+    // larger than the screen: the offscreen one is 800x600, so
+    // scripts/screenshots-theme runs this under Xvfb at 1920x1080).
     function shoot(window, name, show) {
         // One theme per run (PI_SCREENSHOT_THEME): a second grab in the
         // same run saves nothing.
         if (testScreenshotDir === "" || name.indexOf("-" + testScreenshotTheme) < 0)
             return
-        for (const size of [[800, 600]]) {
+        const sizes = [[800, 600]]
+        if (window.screen && window.screen.width >= 1920 && window.screen.height >= 1080)
+            sizes.push([1920, 1080])
+        for (const size of sizes) {
             window.width = size[0]
             window.height = size[1]
             tryVerify(() => window.contentItem.width === size[0], 2000)
