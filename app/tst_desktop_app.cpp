@@ -1,5 +1,5 @@
 // The desktop executable end to end, in its headless smoke mode: on the
-// FakeEngine (always), and on the real default model when the runtime is
+// scripted engine (testsupport/scripted_engine.h, always), and on the real default model when the runtime is
 // built and POWERINFER_MODEL is set.
 #include <QFile>
 #include <QImage>
