@@ -1,6 +1,6 @@
 // The desktop executable end to end, in its headless smoke mode: on the
-// scripted engine (testsupport/scripted_engine.h, always), and on the real default model when the runtime is
-// built and POWERINFER_MODEL is set.
+// scripted engine (testsupport/scripted_engine.h, always), and on the real
+// default model when the runtime is built and POWERINFER_MODEL is set.
 #include <QFile>
 #include <QImage>
 #include <QProcess>
