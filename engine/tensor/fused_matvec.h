@@ -15,7 +15,6 @@ namespace powerinfer::tensor {
 void matvec_fused(ThreadPool& pool, std::span<const WeightView> ws,
                   std::span<float* const> ys, const QuantizedVector& xq);
 
-// Whether matvec_fused can take these matrices with one quantized input.
-bool can_fuse(std::span<const WeightView> ws);
+// (can_fuse, in tensor/matmul.h, says whether matrices share the input.)
 
-}  // namespace powerinfer::model
+}  // namespace powerinfer::tensor

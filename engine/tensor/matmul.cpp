@@ -151,9 +151,7 @@ void product_q(ThreadPool& pool, const WeightView& w, const uint8_t* xq, size_t 
     // that stay in L2 while every token tile passes over them; the kernel
     // decodes each weight block once per few tokens.
     const size_t slice_rows = std::max<size_t>(16, kSliceBytes / w.row_bytes);
-    pool.parallel_for(
-        w.rows,
-        [&](int64_t begin, int64_t end, int) {
+    const auto rows = [&](int64_t begin, int64_t end, int) {
             for (int64_t r0 = begin; r0 < end; r0 += static_cast<int64_t>(slice_rows)) {
                 const int64_t r1 = std::min(end, r0 + static_cast<int64_t>(slice_rows));
                 for (int64_t t0 = 0; t0 < n; t0 += kTokenTile) {
@@ -176,8 +174,12 @@ void product_q(ThreadPool& pool, const WeightView& w, const uint8_t* xq, size_t 
                                    Y + static_cast<size_t>(t) * y_stride + r0);
                 }
             }
-        },
-        16);
+    };
+    if (!worth_parallel(pool, w.row_bytes * static_cast<size_t>(w.rows * n))) {
+        if (w.rows > 0) rows(0, w.rows, 0);
+        return;
+    }
+    pool.parallel_for(w.rows, rows, 16);
 }
 
 }  // namespace
@@ -196,26 +198,34 @@ void matmul(ThreadPool& pool, const WeightView& w, const float* X, int64_t n, fl
 void matmul_fused(ThreadPool& pool, std::span<const WeightView> ws, const float* X, int64_t n,
                   std::span<float* const> ys) {
     if (n <= 0 || ws.empty()) return;
-    for (const WeightView& w : ws) {
-        check_view(w);
-        if (w.cols != ws[0].cols || vec_dot_type(w.type) != vec_dot_type(ws[0].type))
-            throw EngineError("fused products need one activation format and length");
-    }
+    if (!can_fuse(ws)) throw EngineError("fused products need one activation format and length");
     const int64_t cols = ws[0].cols;
     const size_t stride = *ggml_row_bytes(vec_dot_type(ws[0].type), static_cast<uint64_t>(cols));
     thread_local std::vector<uint8_t> xq;
     xq.resize(stride * static_cast<size_t>(n));
     quantize_tokens(pool, ws[0].type, X, cols, n, stride, xq.data());
+    matmul_fused_q(pool, ws, xq.data(), stride, n, ys);
+}
+
+bool can_fuse(std::span<const WeightView> ws) {
+    for (const auto& w : ws)
+        if (w.cols != ws[0].cols || vec_dot_type(w.type) != vec_dot_type(ws[0].type)) return false;
+    return true;
+}
+
+void matmul_fused_q(ThreadPool& pool, std::span<const WeightView> ws, const uint8_t* xq,
+                    size_t stride, int64_t n, std::span<float* const> ys) {
     int64_t total = 0;
     size_t bytes = 0;
     for (const WeightView& w : ws) {
+        check_view(w);
         total += w.rows;
         bytes += w.row_bytes * static_cast<size_t>(w.rows);
     }
     // Each worker takes a contiguous range of the concatenated rows and runs
     // its slice of every matrix it overlaps (whole panels when the matrices'
-    // rows are multiples of kPanelRows, as the grain keeps the cuts there).
-    const uint8_t* x = xq.data();
+    // rows are multiples of kPanelRows, as the grain keeps the cuts there);
+    // nested in the job, the products run on the worker's thread.
     auto rows = [&](int64_t begin, int64_t end, int) {
         int64_t base = 0;
         for (size_t k = 0; k < ws.size(); ++k) {
@@ -224,7 +234,7 @@ void matmul_fused(ThreadPool& pool, std::span<const WeightView> ws, const float*
             const int64_t r1 = std::min(end, base + w.rows) - base;
             base += w.rows;
             if (r0 < r1)
-                product_q(pool, w.slice(r0, r1), x, stride, n, ys[k] + r0,
+                product_q(pool, w.slice(r0, r1), xq, stride, n, ys[k] + r0,
                           static_cast<size_t>(w.rows));
         }
     };

@@ -40,6 +40,12 @@ void matmul(ThreadPool& pool, const WeightView& w, const float* X, int64_t n, fl
 // products run in one pool dispatch. The same bits as matmul per matrix.
 void matmul_fused(ThreadPool& pool, std::span<const WeightView> ws, const float* X, int64_t n,
                   std::span<float* const> ys);
+// The same over tokens already quantized (xq: n rows of `stride` bytes in
+// the matrices' activation format), one pool dispatch.
+void matmul_fused_q(ThreadPool& pool, std::span<const WeightView> ws, const uint8_t* xq,
+                    size_t stride, int64_t n, std::span<float* const> ys);
+// Whether these matrices take the same activations (format and length).
+bool can_fuse(std::span<const WeightView> ws);
 
 // Row-sparse product: y[i] = W.row(idx[i]) . x for i < count.
 void matvec_rows(ThreadPool& pool, const WeightView& w, const QuantizedVector& xq,
