@@ -6,6 +6,7 @@
 
 #include "common/error.h"
 #include "model/expert_placement.h"
+#include "model/layer_plan.h"
 #include "runtime/device_select.h"
 #include "sparse/sidecar.h"
 
@@ -99,7 +100,18 @@ MoeRuntime::MoeRuntime(model::Model& model, const LoadOptions& options,
         if (choice.device && !choice.device->memory().simulated && choice.device->compute())
             gpu = std::move(choice.device);
     }
-    const int64_t room = gpu ? std::max<int64_t>(0, gpu->memory().available()) : -1;
+    int64_t room = gpu ? std::max<int64_t>(0, gpu->memory().available()) : -1;
+    // Attention first: with gpu_layers the layer offload (its own device,
+    // set up after this one) puts the MoE layers' attention halves on the
+    // GPU; the experts get what its plan and its device's arena leave.
+    int64_t attention = 0;
+    if (gpu && options.gpu_layers != 0) {
+        const model::LayerPlan plan = model::plan_layer_offload(
+            model::layer_offload_costs(model, model::Model::kDeviceTokenBatch), options.gpu_layers,
+            room);
+        if (plan.n_gpu_layers > 0) attention = plan.bytes + gpu->memory().used_total();
+        room = std::max<int64_t>(0, room - attention);
+    }
     ExpertSetupChoice choice =
         choose_expert_setup(model, options, sidecar, gpu ? gpu->name() : std::string(), room);
     status = choice.status;
@@ -110,6 +122,7 @@ MoeRuntime::MoeRuntime(model::Model& model, const LoadOptions& options,
         gpu_ = true;
         own_bytes_ = gpu->memory().used_total();  // its transfer arena
         auto_budget_ = budget;
+        reserved_ = attention;
         device_ = std::move(gpu);
         compute_ = device_->compute();
     } else {
@@ -148,6 +161,9 @@ MoeRuntime::MoeRuntime(model::Model& model, const LoadOptions& options,
               " (" + share + " of the calibration's routings), expert cache " +
               mib(offload_->cache().cache_bytes()) + ", scratch " +
               mib(offload_->scratch_bytes()) + ", the rest on the CPU";
+    if (attention > 0)
+        status += " (" + mib(attention) + " of the GPU kept for attention, gpu_layers " +
+                  std::to_string(options.gpu_layers) + ")";
     if (gpu_)
         status += " at the same time; uploads through " + mib(offload_->host_staging_bytes()) +
                   " of pinned host memory";
@@ -181,7 +197,7 @@ void MoeRuntime::set_tuning(const Tuning& tuning) {
         // (-1) what was free at load less the safety margin.
         int64_t budget = 0;
         if (tuning.sparse && tuning.vram_budget_mb > 0)
-            budget = std::max<int64_t>(0, (tuning.vram_budget_mb << 20) - own_bytes_);
+            budget = std::max<int64_t>(0, (tuning.vram_budget_mb << 20) - own_bytes_ - reserved_);
         else if (tuning.sparse && gpu_ && tuning.vram_budget_mb < 0)
             budget = auto_budget_;
         offload_->request_retune(budget, tuning.hot_neuron_threshold, knobs_of(tuning));

@@ -6,7 +6,8 @@
 // Where the placed experts go: a CUDA GPU when the build has the CUDA
 // backend, one is present and the options allow it (choose_device; the
 // budget is vram_budget_mb, or what is free less the safety margin, after
-// the device's own transfer arena): the placed and cached experts live in
+// the device's own transfer arena and, with gpu_layers, after the attention
+// the layer offload will place): the placed and cached experts live in
 // its memory and run there (CudaCompute's gated_ffn) while the CPU runs the
 // others. Without a GPU and with vram_budget_mb > 0, a simulated device: the
 // budgeted CPU stand-in, whose copies of the placed experts cost RAM and
@@ -86,6 +87,7 @@ private:
     bool gpu_ = false;
     int64_t own_bytes_ = 0;    // what the device holds of its own (a GPU's transfer arena)
     int64_t auto_budget_ = 0;  // a GPU's budget at load (vram_budget_mb auto)
+    int64_t reserved_ = 0;     // kept for attention (gpu_layers) on a GPU
     std::unique_ptr<model::ExpertOffload> offload_;
     model::ExpertCacheStats last_;
     mutable std::mutex mutex_;
