@@ -223,12 +223,7 @@ void test_hybrid_plans(plaintest::Counter& c, const fs::path& dir, const std::st
     const auto want = run_plan(m, steps);
 
     // The routing of that run stands in for a calibration's.
-    model::ExpertRoutingStats stats;
-    stats.n_layer = cfg.n_layer;
-    stats.n_expert = cfg.n_expert;
-    stats.n_expert_used = cfg.n_expert_used;
-    stats.calib_tokens = 6 + steps;
-    stats.counts = m.moe_ffn()->expert_counts();
+    const model::ExpertRoutingStats stats = model::testing::routing_stats(m, 6 + steps);
     const int64_t B = m.layer(0).moe.expert_bytes();
     const int64_t all = cfg.n_layer * cfg.n_expert;
     const int64_t routed = cfg.n_layer * cfg.n_expert_used * (6 + steps);
@@ -374,11 +369,7 @@ void test_device_contract(plaintest::Counter& c, const fs::path& dir) {
     const model::ModelConfig& cfg = m.config();
     model::testing::run_plan(m, 2);
     model::ExpertOffload::Setup setup;
-    setup.stats.n_layer = cfg.n_layer;
-    setup.stats.n_expert = cfg.n_expert;
-    setup.stats.n_expert_used = cfg.n_expert_used;
-    setup.stats.calib_tokens = 8;
-    setup.stats.counts = m.moe_ffn()->expert_counts();
+    setup.stats = model::testing::routing_stats(m, 8);
     setup.budget_bytes = int64_t{64} << 20;  // every expert placed
     std::vector<model::MoeWeights> layers;
     for (int il = 0; il < cfg.n_layer; ++il) layers.push_back(m.layer(il).moe);

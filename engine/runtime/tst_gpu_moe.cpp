@@ -29,6 +29,7 @@
 #include "model/expert_placement.h"
 #include "model/model.h"
 #include "model/moe_offload.h"
+#include "model/plan_test_support.h"
 #include "powerinfer/engine.h"
 #include "runtime/gpu_test.h"
 #include "runtime/local_engine.h"
@@ -79,12 +80,7 @@ void test_offload(gputest::Counter& c, const fs::path& path, tensor::ThreadPool&
     const Run want = run_greedy(cpu, {});
     const int64_t V = cfg.n_vocab;
 
-    model::ExpertRoutingStats stats;
-    stats.n_layer = cfg.n_layer;
-    stats.n_expert = cfg.n_expert;
-    stats.n_expert_used = cfg.n_expert_used;
-    stats.calib_tokens = 6 + kSteps;
-    stats.counts = cpu.moe_ffn()->expert_counts();
+    const model::ExpertRoutingStats stats = model::testing::routing_stats(cpu, 6 + kSteps);
     const int64_t B = cpu.layer(0).moe.expert_bytes();
     const int64_t all = cfg.n_layer * cfg.n_expert;
     std::vector<model::MoeWeights> layers;
@@ -104,7 +100,9 @@ void test_offload(gputest::Counter& c, const fs::path& path, tensor::ThreadPool&
     const Case cases[] = {
         {"3 placed, no cache", 3, 1.0, {0, 0}, 256},
         {"placed + cache + prefetch", 12, 0.3, {2, 2}, 256},
-        {"cache only, rows of 4 (the prompt in groups)", 6, 0.0, {4, 1}, 4},
+        {"cache only", 6, 0.0, {4, 1}, 256},
+        // The prompt's device experts in groups of 4 rows.
+        {"placed + cache, rows of 4", 10, 0.3, {4, 1}, 4},
         {"every expert placed", all, 1.0, {8, 2}, 256},
     };
     for (const Case& k : cases) {
@@ -197,15 +195,10 @@ void test_engine(gputest::Counter& c, const fs::path& path) {
     const auto file = std::shared_ptr<const gguf::GgufFile>(gguf::GgufFile::open(path));
     tensor::ThreadPool pool(2);
     model::Model m(file, pool, 64);
-    const Run calib = run_greedy(m, {});
-    model::ExpertRoutingStats stats;
+    run_greedy(m, {});  // the routing counts of the sidecar
+    model::ExpertRoutingStats stats = model::testing::routing_stats(m, 6 + kSteps);
     stats.model_hash = sparse::model_hash(*file);
     stats.model_bytes = file->file_size();
-    stats.n_layer = m.config().n_layer;
-    stats.n_expert = m.config().n_expert;
-    stats.n_expert_used = m.config().n_expert_used;
-    stats.calib_tokens = 6 + kSteps;
-    stats.counts = m.moe_ffn()->expert_counts();
     const fs::path sidecar = path.parent_path() / "experts.sidecar.gguf";
     model::write_expert_sidecar(sidecar, stats);
     const int64_t B = m.layer(0).moe.expert_bytes();
@@ -254,7 +247,6 @@ void test_engine(gputest::Counter& c, const fs::path& path) {
                 b.text.c_str());
     std::printf("  engine decode tok/s: CPU %.1f, GPU experts %.1f\n", a.decode_tokens_per_s,
                 b.decode_tokens_per_s);
-    (void)calib;
 }
 
 }  // namespace
