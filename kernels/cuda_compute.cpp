@@ -84,6 +84,22 @@ public:
     }
     backend::MemoryUse memory_use() const override { return use_; }
 
+    // Pinned, so that copies from and to it are asynchronous (a pageable
+    // source or destination makes cudaMemcpyAsync wait for the stream).
+    void* allocate_host(int64_t bytes) override {
+        void* p = nullptr;
+        if (cudaHostAlloc(&p, size_t(std::max<int64_t>(bytes, 1)), cudaHostAllocDefault) !=
+            cudaSuccess) {
+            cudaGetLastError();
+            throw EngineError("could not pin " + std::to_string((bytes + (1 << 20) - 1) >> 20) +
+                              " MiB of host memory for GPU transfers");
+        }
+        return p;
+    }
+    void release_host(void* host) override {
+        if (host) cudaFreeHost(host);
+    }
+
     void upload(void* dst, const void* src, int64_t bytes) override {
         check(cudaMemcpyAsync(dst, src, size_t(bytes), cudaMemcpyHostToDevice, stream_),
               "copy to the GPU");

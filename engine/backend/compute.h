@@ -102,6 +102,13 @@ public:
     virtual void upload(void* dst, const void* host_src, int64_t bytes) = 0;
     virtual void download(void* host_dst, const void* src, int64_t bytes) = 0;
     virtual void fill_zero(void* dst, int64_t bytes) = 0;
+    // Host memory the backend copies from and to without blocking the
+    // caller: pinned (page-locked) on a GPU, where a copy from or to
+    // pageable memory makes cudaMemcpyAsync wait; plain host memory on the
+    // CPU. Not accounted (it is RAM, not the device's). Throws EngineError
+    // when none can be had.
+    virtual void* allocate_host(int64_t bytes);
+    virtual void release_host(void* host);
     // Hands the backend its temporary memory (ignored on the CPU, which has
     // its own); valid until the next call or release of the buffer it lies in.
     virtual void set_workspace(const Workspace&) {}

@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <map>
+#include <new>
 #include <vector>
 
 #include "backend/compute.h"
@@ -263,6 +264,15 @@ private:
 };
 
 }  // namespace
+
+// Plain host memory, 64-byte aligned (what a backend without pinned memory
+// copies through).
+void* Compute::allocate_host(int64_t bytes) {
+    return ::operator new(static_cast<size_t>(std::max<int64_t>(bytes, 1)), std::align_val_t{64});
+}
+void Compute::release_host(void* host) {
+    if (host) ::operator delete(host, std::align_val_t{64});
+}
 
 std::unique_ptr<Compute> make_cpu_compute(tensor::ThreadPool& pool) {
     return std::make_unique<CpuCompute>(pool, nullptr);

@@ -137,30 +137,115 @@ ExpertOffload::ExpertOffload(backend::Compute& device, tensor::ThreadPool& pool,
                              Setup setup)
     : device_(device), pool_(pool), cfg_(cfg), layers_(layers), setup_(std::move(setup)) {
     if (!cfg_.moe()) throw EngineError("expert placement needs a mixture-of-experts model");
-    for (const MoeWeights& w : layers_) layer_bytes_.push_back(w.expert_bytes());
+    // Every expert matrix needs the device's kernels: refused here, at load,
+    // rather than at the first token routed to the device.
+    for (size_t l = 0; l < layers_.size(); ++l)
+        for (const ExpertStack* s : {&layers_[l].gate, &layers_[l].up, &layers_[l].down})
+            if (const std::string why = device_.unsupported(s->first); !why.empty())
+                throw EngineError("the experts of layer " + std::to_string(l) +
+                                  " cannot run on " + device_.name() + ": " + why);
+    int64_t largest = 0;
+    for (const MoeWeights& w : layers_) {
+        layer_bytes_.push_back(w.expert_bytes());
+        largest = std::max(largest, w.expert_bytes());
+    }
     buffers_.assign(layers_.size() * static_cast<size_t>(cfg_.n_expert), nullptr);
     max_rows_ = std::max<int64_t>(setup_.max_rows, cfg_.n_expert_used);
+    rows_bytes_ = max_rows_ * cfg_.n_embd * static_cast<int64_t>(sizeof(float));
+    host_x_ = HostBuffer(device_, rows_bytes_);
+    host_y_ = HostBuffer(device_, rows_bytes_);
+    const int64_t want = setup_.upload_staging_bytes;
+    stage_bytes_ = want > 0    ? std::max(want, largest)
+                   : want == 0 ? 0
+                   : device_.host_memory() ? 0
+                                           : std::max<int64_t>(int64_t{32} << 20, 2 * largest);
+    if (stage_bytes_ > 0) stage_ = HostBuffer(device_, stage_bytes_);
     scratch_bytes_ = plan_for(cfg_, layer_bytes_, setup_).scratch_bytes;
     scratch_ = device_.allocate(backend::MemCategory::Scratch, scratch_bytes_);
-    plan(setup_.coverage, setup_.knobs);
+    try {
+        if (setup_.device_workspace) set_workspace();
+        plan(setup_.coverage, setup_.knobs);
+    } catch (...) {
+        release_all();
+        throw;
+    }
 }
 
-ExpertOffload::~ExpertOffload() {
+ExpertOffload::~ExpertOffload() { release_all(); }
+
+void ExpertOffload::release_all() {
     try {
-        device_.synchronize();
+        synchronize();
     } catch (const EngineError&) {
     }
-    for (void* b : buffers_)
-        if (b) device_.release(b);
+    if (setup_.device_workspace) device_.set_workspace({});
+    for (void*& b : buffers_)
+        if (b) {
+            device_.release(b);
+            b = nullptr;
+        }
     device_.release(scratch_);
+    scratch_ = nullptr;
+}
+
+namespace {
+
+int64_t align256(int64_t b) { return (b + 255) / 256 * 256; }
+
+// Where gated_ffn's workspace lies in the scratch, after the x and output
+// rows (offsets from the scratch's start).
+struct WorkspaceLayout {
+    int64_t gate = 0, up = 0, x16 = 0, w16 = 0, blas = 0, end = 0;
+    int64_t ffn_floats = 0, x16_halves = 0, w16_halves = 0;
+};
+WorkspaceLayout workspace_layout(const ModelConfig& cfg, int64_t rows, int64_t start) {
+    const int64_t E = cfg.n_embd, F = cfg.n_ff_exp;
+    WorkspaceLayout w;
+    w.ffn_floats = rows * F;
+    // The batched products' F16 copy of their input (x, then the SwiGLU
+    // rows) and the largest weight tile of gate/up (F x E) and down (E x F).
+    w.x16_halves = rows * std::max(E, F);
+    w.w16_halves = std::max(std::min(backend::gemm_tile_rows(E), F) * E,
+                            std::min(backend::gemm_tile_rows(F), E) * F);
+    w.gate = align256(start);
+    w.up = w.gate + align256(w.ffn_floats * 4);
+    w.x16 = w.up + align256(w.ffn_floats * 4);
+    w.w16 = w.x16 + align256(w.x16_halves * 2);
+    w.blas = w.w16 + align256(w.w16_halves * 2);
+    w.end = w.blas + backend::kGemmWorkspaceBytes;
+    return w;
+}
+
+}  // namespace
+
+int64_t ExpertOffload::workspace_bytes(const ModelConfig& cfg, int64_t rows) {
+    return workspace_layout(cfg, rows, 0).end;
+}
+
+void ExpertOffload::set_workspace() {
+    const WorkspaceLayout l = workspace_layout(cfg_, max_rows_, 2 * rows_bytes_);
+    auto* base = static_cast<uint8_t*>(scratch_);
+    backend::Workspace ws;
+    ws.ffn_gate = reinterpret_cast<float*>(base + l.gate);
+    ws.ffn_up = reinterpret_cast<float*>(base + l.up);
+    ws.ffn_floats = l.ffn_floats;
+    ws.x16 = base + l.x16;
+    ws.x16_halves = l.x16_halves;
+    ws.w16 = base + l.w16;
+    ws.w16_halves = l.w16_halves;
+    ws.blas = base + l.blas;
+    device_.set_workspace(ws);
 }
 
 ExpertOffload::Plan ExpertOffload::plan_for(const ModelConfig& cfg,
                                             const std::vector<int64_t>& layer_expert_bytes,
                                             const Setup& setup) {
     Plan p;
-    p.scratch_bytes = 2 * std::max<int64_t>(setup.max_rows, cfg.n_expert_used) * cfg.n_embd *
-                      static_cast<int64_t>(sizeof(float));
+    const int64_t rows = std::max<int64_t>(setup.max_rows, cfg.n_expert_used);
+    const int64_t rows_bytes = 2 * rows * cfg.n_embd * static_cast<int64_t>(sizeof(float));
+    p.scratch_bytes = setup.device_workspace
+                          ? workspace_layout(cfg, rows, rows_bytes).end
+                          : rows_bytes;
     const int64_t room = std::max<int64_t>(0, setup.budget_bytes - p.scratch_bytes);
     p.placement = plan_expert_placement(layer_expert_bytes, setup.stats, room, setup.coverage);
     p.cache_bytes = room - p.placement.placed_bytes;
@@ -170,7 +255,7 @@ ExpertOffload::Plan ExpertOffload::plan_for(const ModelConfig& cfg,
 // Placement in what the budget leaves after the scratch; the cache gets the
 // rest. Every device copy is made again.
 void ExpertOffload::plan(double coverage, const ExpertCacheKnobs& knobs) {
-    device_.synchronize();
+    synchronize();
     ExpertCacheStats stats;
     if (cache_) stats = cache_->stats();
     for (size_t i = 0; i < buffers_.size(); ++i)
@@ -210,7 +295,7 @@ void ExpertOffload::plan(double coverage, const ExpertCacheKnobs& knobs) {
 
 void ExpertOffload::retune(int64_t budget_bytes, double coverage, const ExpertCacheKnobs& knobs) {
     if (budget_bytes != setup_.budget_bytes) {
-        device_.synchronize();
+        synchronize();
         setup_.budget_bytes = budget_bytes;
         if (setup_.on_budget) setup_.on_budget(budget_bytes);
         plan(coverage, knobs);
@@ -232,17 +317,32 @@ void ExpertOffload::upload(int layer, int32_t expert, backend::MemCategory categ
     buffers_[static_cast<size_t>(layer) * static_cast<size_t>(cfg_.n_expert) +
              static_cast<size_t>(expert)] = buf;
     int64_t off = 0;
+    if (!stage_.data) {
+        for (const ExpertStack* s : {&w.gate, &w.up, &w.down}) {
+            device_.upload(buf + off, s->expert(expert).data,
+                           static_cast<int64_t>(s->expert_bytes));
+            off += static_cast<int64_t>(s->expert_bytes);
+        }
+        return;
+    }
+    // Through the arena: the copy from the mmap here, one asynchronous
+    // upload (a full arena waits for the uploads it holds).
+    const int64_t bytes = w.expert_bytes();
+    if (stage_used_ + bytes > stage_bytes_) synchronize();
+    uint8_t* h = stage_.data + stage_used_;
     for (const ExpertStack* s : {&w.gate, &w.up, &w.down}) {
-        device_.upload(buf + off, s->expert(expert).data, static_cast<int64_t>(s->expert_bytes));
+        std::memcpy(h + off, s->expert(expert).data, s->expert_bytes);
         off += static_cast<int64_t>(s->expert_bytes);
     }
+    device_.upload(buf, h, bytes);
+    stage_used_ += (bytes + 63) / 64 * 64;
 }
 
 void ExpertOffload::drop(int layer, int32_t expert) {
     void*& b = buffers_[static_cast<size_t>(layer) * static_cast<size_t>(cfg_.n_expert) +
                         static_cast<size_t>(expert)];
     if (!b) return;
-    device_.synchronize();  // no enqueued op may still read it
+    synchronize();  // no enqueued op may still read it
     device_.release(b);
     b = nullptr;
 }
@@ -310,15 +410,27 @@ void ExpertOffload::run(int layer, int32_t expert, const float* x, int64_t m, fl
     float* X = static_cast<float*>(scratch_) + rows_used_ * E;
     float* Y = static_cast<float*>(scratch_) + (max_rows_ + rows_used_) * E;
     const int64_t bytes = m * E * static_cast<int64_t>(sizeof(float));
-    device_.upload(X, x, bytes);
+    // Host staging on both sides, so that neither copy waits (x may change
+    // and y is written only at synchronize()).
+    float* hx = reinterpret_cast<float*>(host_x_.data) + rows_used_ * E;
+    float* hy = reinterpret_cast<float*>(host_y_.data) + rows_used_ * E;
+    std::memcpy(hx, x, static_cast<size_t>(bytes));
+    device_.upload(X, hx, bytes);
     device_.gated_ffn(d, X, m, Y);
-    device_.download(y, Y, bytes);
+    device_.download(hy, Y, bytes);
+    outputs_.push_back({y, rows_used_, m});
     rows_used_ += m;
 }
 
 void ExpertOffload::synchronize() {
     device_.synchronize();
+    const int64_t E = cfg_.n_embd;
+    for (const Output& o : outputs_)
+        std::memcpy(o.y, reinterpret_cast<const float*>(host_y_.data) + o.row0 * E,
+                    static_cast<size_t>(o.m * E) * sizeof(float));
+    outputs_.clear();
     rows_used_ = 0;
+    stage_used_ = 0;
 }
 
 void ExpertOffload::after_layer(int layer, const float* x, int64_t n_tokens) {

@@ -30,6 +30,14 @@
 // a copy on the stand-in) and runs an expert there with the backend's
 // gated_ffn op, which computes what MoeFfn computes on the CPU: on the
 // stand-in the hybrid plan equals the CPU plan bit for bit.
+//
+// Nothing in run() waits for the device: the x rows are copied into host
+// staging of the backend's (Compute::allocate_host: pinned on a GPU), the
+// upload, gated_ffn and the download into host staging are enqueued, and the
+// outputs reach the caller's rows at synchronize(). Expert uploads go
+// through a host staging arena as well (one copy from the mmap, one
+// asynchronous upload), recycled whenever the device is synchronised. On a
+// GPU the scratch also holds gated_ffn's workspace (Setup::device_workspace).
 #pragma once
 
 #include <cstdint>
@@ -143,6 +151,15 @@ public:
         // Called with a new budget before the placement is planned again
         // (the owner sets its device's budget); may be empty.
         std::function<void(int64_t)> on_budget;
+        // The backend computes in its own memory (a GPU): the scratch also
+        // holds gated_ffn's workspace for max_rows rows (gate and up
+        // activations, F16 tiles and a BLAS workspace for batches).
+        bool device_workspace = false;
+        // Host staging for expert uploads, recycled at each synchronisation:
+        // -1 = none on a host-memory backend (its upload is a plain copy),
+        // else the larger of 32 MiB and two experts; 0 = none; > 0 that
+        // many bytes (at least one expert).
+        int64_t upload_staging_bytes = -1;
     };
     // What a Setup gives on a device that has the whole budget: the scratch
     // (x and output rows), the placement in the rest, the cache's room.
@@ -152,8 +169,12 @@ public:
     };
     static Plan plan_for(const ModelConfig& cfg, const std::vector<int64_t>& layer_expert_bytes,
                          const Setup& setup);
+    // The gated_ffn workspace of Setup::device_workspace for `rows` rows.
+    static int64_t workspace_bytes(const ModelConfig& cfg, int64_t rows);
     // `device` and `pool` must outlive this; `layers` are views of the host
-    // (mmap'd) weights, which must too. Throws DeviceOutOfMemory when not even the scratch fits.
+    // (mmap'd) weights, which must too. Throws DeviceOutOfMemory when not
+    // even the scratch fits, EngineError when the device has no kernel for
+    // the experts' matrices (their quant type or row length).
     ExpertOffload(backend::Compute& device, tensor::ThreadPool& pool, const ModelConfig& cfg,
                   const std::vector<MoeWeights>& layers, Setup setup);
     ~ExpertOffload();
@@ -177,6 +198,8 @@ public:
     int64_t placed_bytes() const { return placement_.placed_bytes; }
     int64_t cached_bytes() const { return cache_->cached_bytes(); }
     int64_t scratch_bytes() const { return scratch_bytes_; }
+    // Host staging held (x and output rows, the upload arena).
+    int64_t host_staging_bytes() const { return 2 * rows_bytes_ + stage_bytes_; }
 
     // ---- called by MoeFfn ----------------------------------------------
     // Layer 0 of a forward pass over n_tokens: the previous step ended.
@@ -190,6 +213,7 @@ public:
     // synchronize()). At most max_rows rows between synchronizations.
     void run(int layer, int32_t expert, const float* x, int64_t m, float* y);
     int64_t rows_left() const { return max_rows_ - rows_used_; }
+    // Waits for the device; the outputs of run() are then in their rows.
     void synchronize();
     // After a decoded token's layer: stagings of its misses, and prefetch
     // for the next prefetch_depth layers from x (the layer's FFN input).
@@ -200,6 +224,31 @@ private:
     void upload(int layer, int32_t expert, backend::MemCategory category);
     void drop(int layer, int32_t expert);
     void plan(double coverage, const ExpertCacheKnobs& knobs);
+    void release_all();
+    void set_workspace();  // gated_ffn's, in the scratch after the rows
+
+    // Host memory of the backend's (Compute::allocate_host).
+    struct HostBuffer {
+        backend::Compute* owner = nullptr;
+        uint8_t* data = nullptr;
+        HostBuffer() = default;
+        HostBuffer(backend::Compute& c, int64_t bytes)
+            : owner(&c), data(static_cast<uint8_t*>(c.allocate_host(bytes))) {}
+        HostBuffer(HostBuffer&& o) noexcept : owner(o.owner), data(o.data) { o.data = nullptr; }
+        HostBuffer& operator=(HostBuffer&& o) noexcept {
+            std::swap(owner, o.owner);
+            std::swap(data, o.data);
+            return *this;
+        }
+        ~HostBuffer() {
+            if (data) owner->release_host(data);
+        }
+    };
+    // An enqueued download: rows [row0, row0 + m) of host_y_ go to y.
+    struct Output {
+        float* y;
+        int64_t row0, m;
+    };
 
     backend::Compute& device_;
     tensor::ThreadPool& pool_;
@@ -210,8 +259,12 @@ private:
     ExpertPlacement placement_;
     std::unique_ptr<ExpertCache> cache_;
     std::vector<void*> buffers_;  // [layer][expert] device copy or null
-    void* scratch_ = nullptr;     // x rows, then output rows
-    int64_t scratch_bytes_ = 0, max_rows_ = 0, rows_used_ = 0;
+    void* scratch_ = nullptr;     // x rows, output rows, [gated_ffn's workspace]
+    int64_t scratch_bytes_ = 0, max_rows_ = 0, rows_used_ = 0, rows_bytes_ = 0;
+    HostBuffer host_x_, host_y_;  // the rows of run(), as the device reads and writes them
+    std::vector<Output> outputs_;
+    HostBuffer stage_;  // expert uploads (empty: straight from the mmap)
+    int64_t stage_bytes_ = 0, stage_used_ = 0;
     int64_t open_tokens_ = 0;  // tokens of the step in progress
     std::mutex pending_mutex_;
     bool pending_ = false;

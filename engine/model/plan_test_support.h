@@ -1,5 +1,6 @@
 // Test support: the logits of a fixed greedy run through a Model, for
-// comparing placement plans bit for bit (tst_layer_offload, tst_moe_offload).
+// comparing placement plans bit for bit (tst_layer_offload, tst_moe_offload);
+// a MoE run's routing counts as a calibration's.
 #pragma once
 
 #include <algorithm>
@@ -7,7 +8,9 @@
 #include <functional>
 #include <vector>
 
+#include "model/expert_placement.h"
 #include "model/model.h"
+#include "model/moe_ffn.h"
 
 namespace powerinfer::model::testing {
 
@@ -31,6 +34,18 @@ inline std::vector<std::vector<float>> run_plan(Model& m, int steps,
         out.push_back(std::move(step));
     }
     return out;
+}
+
+// A MoE model's routing counts since it was loaded, as a calibration's
+// (tst_moe_offload, tst_gpu_moe): `tokens` tokens went through it.
+inline ExpertRoutingStats routing_stats(Model& m, uint64_t tokens) {
+    ExpertRoutingStats stats;
+    stats.n_layer = m.config().n_layer;
+    stats.n_expert = m.config().n_expert;
+    stats.n_expert_used = m.config().n_expert_used;
+    stats.calib_tokens = tokens;
+    stats.counts = m.moe_ffn()->expert_counts();
+    return stats;
 }
 
 }  // namespace powerinfer::model::testing

@@ -3,7 +3,9 @@
 // the hybrid plans (experts split between the budgeted CPU stand-in for a
 // GPU and the CPU, with cache and prefetch, retuned mid-run) against the CPU
 // plan, bit for bit, on tiny random-weight qwen3moe, qwen2moe and
-// Mixtral-style models.
+// Mixtral-style models (one case with the GPU's upload path through a host
+// arena); what a GPU needs of the offload (outputs at synchronize(), experts
+// without the device's kernels refused at load).
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
@@ -221,12 +223,7 @@ void test_hybrid_plans(plaintest::Counter& c, const fs::path& dir, const std::st
     const auto want = run_plan(m, steps);
 
     // The routing of that run stands in for a calibration's.
-    model::ExpertRoutingStats stats;
-    stats.n_layer = cfg.n_layer;
-    stats.n_expert = cfg.n_expert;
-    stats.n_expert_used = cfg.n_expert_used;
-    stats.calib_tokens = 6 + steps;
-    stats.counts = m.moe_ffn()->expert_counts();
+    const model::ExpertRoutingStats stats = model::testing::routing_stats(m, 6 + steps);
     const int64_t B = m.layer(0).moe.expert_bytes();
     const int64_t all = cfg.n_layer * cfg.n_expert;
     const int64_t routed = cfg.n_layer * cfg.n_expert_used * (6 + steps);
@@ -240,6 +237,7 @@ void test_hybrid_plans(plaintest::Counter& c, const fs::path& dir, const std::st
         model::ExpertCacheKnobs knobs;
         int64_t max_rows;
         bool retune;  // new knobs halfway
+        int64_t staging = -1;  // Setup::upload_staging_bytes (-1: none on the stand-in)
     };
     const Case cases[] = {
         {"3 placed, no cache", 3, 1.0, {0, 0}, 256, false},
@@ -247,6 +245,9 @@ void test_hybrid_plans(plaintest::Counter& c, const fs::path& dir, const std::st
         {"cache only, scratch of 4 rows", 6, 0.0, {4, 1}, 4, false},
         {"every expert placed", all, 1.0, {8, 2}, 256, false},
         {"retuned halfway", 10, 0.5, {8, 2}, 256, true},
+        // The GPU's upload path: every staged expert through a host arena
+        // of one expert, so that each upload waits for the previous one.
+        {"uploads through a one-expert arena", 12, 0.3, {2, 2}, 256, false, 1},
     };
     for (const Case& k : cases) {
         const std::string name = preset + ", " + k.what;
@@ -255,6 +256,7 @@ void test_hybrid_plans(plaintest::Counter& c, const fs::path& dir, const std::st
         setup.coverage = k.coverage;
         setup.knobs = k.knobs;
         setup.max_rows = k.max_rows;
+        setup.upload_staging_bytes = k.staging;
         const int64_t scratch = 2 * std::max<int64_t>(k.max_rows, cfg.n_expert_used) * cfg.n_embd *
                                 static_cast<int64_t>(sizeof(float));
         setup.budget_bytes = scratch + k.experts * B;
@@ -264,6 +266,11 @@ void test_hybrid_plans(plaintest::Counter& c, const fs::path& dir, const std::st
         if (k.coverage == 1.0)
             c.check(offload->placement().placed_experts == std::min(k.experts, all),
                     name + ": the budget's experts placed");
+        if (k.staging > 0)
+            c.check(offload->host_staging_bytes() ==
+                        scratch + B,  // host twins of the x and output rows, one expert
+                    name + ": host staging of the rows and one expert (" +
+                        std::to_string(offload->host_staging_bytes()) + " bytes)");
         m.moe_ffn()->set_offload(offload.get());
         const auto got = run_plan(m, steps, [&](int step) {
             if (k.retune && step == steps / 2) offload->retune(scratch + 5 * B, 0.0, {1, 3});
@@ -296,6 +303,111 @@ void test_hybrid_plans(plaintest::Counter& c, const fs::path& dir, const std::st
     }
 }
 
+// The stand-in with the kernels of a GPU that lacks one quant type: every
+// op is the stand-in's, unsupported() refuses `missing`.
+class WithoutType final : public backend::Compute {
+public:
+    WithoutType(backend::Compute& base, GgmlType missing) : b_(base), missing_(missing) {}
+    std::string name() const override { return "a GPU without " + std::string(ggml_type_name(missing_)); }
+    bool host_memory() const override { return b_.host_memory(); }
+    void* allocate(backend::MemCategory c, int64_t n) override { return b_.allocate(c, n); }
+    void release(void* p) override { b_.release(p); }
+    backend::MemoryUse memory_use() const override { return b_.memory_use(); }
+    void upload(void* d, const void* s, int64_t n) override { b_.upload(d, s, n); }
+    void download(void* d, const void* s, int64_t n) override { b_.download(d, s, n); }
+    void fill_zero(void* d, int64_t n) override { b_.fill_zero(d, n); }
+    void synchronize() override { b_.synchronize(); }
+    std::string unsupported(const tensor::WeightView& w) const override {
+        return w.type == missing_ ? "no kernel for " + std::string(ggml_type_name(w.type)) : "";
+    }
+    using Compute::matmul;
+    void matmul(std::span<const tensor::WeightView> ws, const float* x, int64_t rows,
+                std::span<float* const> ys) override {
+        b_.matmul(ws, x, rows, ys);
+    }
+    void rms_norm(const float* x, const float* w, float* y, int64_t rows, int64_t n,
+                  float eps) override {
+        b_.rms_norm(x, w, y, rows, n, eps);
+    }
+    void add(float* y, const float* x, int64_t n) override { b_.add(y, x, n); }
+    void scale(float* v, int64_t n, float s) override { b_.scale(v, n, s); }
+    void add_bias(float* v, const float* bias, int64_t rows, int64_t n) override {
+        b_.add_bias(v, bias, rows, n);
+    }
+    void rope(float* v, int64_t rows, int64_t n_head, int64_t head_dim,
+              const backend::RopeTable& t, int64_t pos0) override {
+        b_.rope(v, rows, n_head, head_dim, t, pos0);
+    }
+    void store_kv(const float* src, void* cache, int64_t rows, int64_t n_head, int64_t n_ctx,
+                  int64_t dim, int64_t pos0) override {
+        b_.store_kv(src, cache, rows, n_head, n_ctx, dim, pos0);
+    }
+    void attention(const backend::AttentionShape& a, const float* q, const void* k,
+                   const void* v, int64_t rows, int64_t pos0, float* out) override {
+        b_.attention(a, q, k, v, rows, pos0, out);
+    }
+    void gated_ffn(const backend::GatedFfnWeights& w, const float* x, int64_t rows,
+                   float* out) override {
+        b_.gated_ffn(w, x, rows, out);
+    }
+
+private:
+    backend::Compute& b_;
+    GgmlType missing_;
+};
+
+// What a GPU needs of the offload, on the stand-in: run() writes the
+// caller's rows only at synchronize() (the device's output lands in host
+// staging first), and experts of a type the device has no kernel for are
+// refused when the offload is made, with nothing left allocated.
+void test_device_contract(plaintest::Counter& c, const fs::path& dir) {
+    const fs::path path = dir / "contract.gguf";
+    calibrate::write_synthetic_moe_model(path, calibrate::synth_moe_preset("tiny-qwen3moe"));
+    const auto file = std::shared_ptr<const gguf::GgufFile>(gguf::GgufFile::open(path));
+    tensor::ThreadPool pool(2);
+    model::Model m(file, pool, 64);
+    const model::ModelConfig& cfg = m.config();
+    model::testing::run_plan(m, 2);
+    model::ExpertOffload::Setup setup;
+    setup.stats = model::testing::routing_stats(m, 8);
+    setup.budget_bytes = int64_t{64} << 20;  // every expert placed
+    std::vector<model::MoeWeights> layers;
+    for (int il = 0; il < cfg.n_layer; ++il) layers.push_back(m.layer(il).moe);
+    auto device = backend::make_cpu_device({});
+    auto stand_in = backend::make_budgeted_cpu_compute(pool, *device);
+    {
+        model::ExpertOffload offload(*stand_in, pool, cfg, layers, setup);
+        const size_t E = static_cast<size_t>(cfg.n_embd);
+        std::vector<float> x(E), y(E, -7.0f), again(E, -7.0f);
+        for (size_t i = 0; i < E; ++i) x[i] = 0.01f * static_cast<float>(i % 17) - 0.05f;
+        offload.run(0, 0, x.data(), 1, y.data());
+        x.assign(E, 0.0f);  // the offload copied x when run() was called
+        c.check(std::all_of(y.begin(), y.end(), [](float v) { return v == -7.0f; }),
+                "run(): the caller's output rows are untouched until synchronize()");
+        offload.synchronize();
+        c.check(std::any_of(y.begin(), y.end(), [](float v) { return v != -7.0f; }),
+                "synchronize(): the expert's outputs are in the rows");
+        for (size_t i = 0; i < E; ++i) x[i] = 0.01f * static_cast<float>(i % 17) - 0.05f;
+        offload.run(0, 0, x.data(), 1, again.data());
+        offload.synchronize();
+        c.check(again == y, "the same input gives the same outputs");
+    }
+    c.check(device->memory().used_total() == 0, "contract: all released");
+    const GgmlType down = m.layer(0).moe.down.first.type;
+    WithoutType gpu(*stand_in, down);
+    std::string why;
+    try {
+        model::ExpertOffload offload(gpu, pool, cfg, layers, setup);
+    } catch (const EngineError& e) {
+        why = e.what();
+    }
+    c.check(why.find("cannot run on a GPU without " + std::string(ggml_type_name(down))) !=
+                    std::string::npos &&
+                why.find("no kernel for") != std::string::npos,
+            "experts without the device's kernels are refused at load (" + why + ")");
+    c.check(device->memory().used_total() == 0, "refused: nothing allocated");
+}
+
 }  // namespace
 
 int main() {
@@ -307,6 +419,7 @@ int main() {
     fs::create_directories(dir);
     for (const char* preset : {"tiny-qwen3moe", "tiny-qwen2moe", "tiny-mixtral"})
         test_hybrid_plans(c, dir, preset);
+    test_device_contract(c, dir);
     fs::remove_all(dir);
     return c.finish();
 }

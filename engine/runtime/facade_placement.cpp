@@ -83,7 +83,8 @@ PlacementPreview preview_placement(const LoadOptions& options, const GpuStatus& 
         p.total_experts = cfg.n_layer * cfg.n_expert;
         p.host_expert_bytes = p.expert_bytes;
         const runtime::ExpertSetupChoice choice = runtime::choose_expert_setup(
-            m, options, sidecar_path, gpu.present ? gpu.description : std::string());
+            m, options, sidecar_path, gpu.present ? gpu.description : std::string(),
+            gpu.present ? runtime::gpu_expert_room(options, gpu.free_bytes, gpu.held_bytes) : -1);
         p.status = choice.status;
         if (!choice.run) return p;
         const model::ExpertOffload::Plan plan =
@@ -97,7 +98,9 @@ PlacementPreview preview_placement(const LoadOptions& options, const GpuStatus& 
         p.host_expert_bytes = p.expert_bytes - p.placed_expert_bytes;
         p.expert_routed_share = plan.placement.routed_share;
         p.device_bytes = p.placed_expert_bytes + p.expert_cache_bytes + p.expert_scratch_bytes;
-        p.note = "simulated device: the placed experts are copied into RAM";
+        p.note = gpu.present ? "the placed experts are copied into " + gpu.description +
+                                   "'s memory; the others run on the CPU"
+                             : "simulated device: the placed experts are copied into RAM";
         return p;
     }
     if (!options.tuning.sparse) {

@@ -6,6 +6,7 @@
 
 #include "common/error.h"
 #include "model/expert_placement.h"
+#include "model/layer_plan.h"
 #include "runtime/device_select.h"
 #include "sparse/sidecar.h"
 
@@ -31,9 +32,18 @@ std::vector<int64_t> layer_expert_bytes(const model::Model& model) {
     return out;
 }
 
+int64_t gpu_expert_room(const LoadOptions& options, int64_t free_bytes, int64_t held_bytes) {
+    if (free_bytes < 0) return -1;
+    if (options.tuning.vram_budget_mb == 0) return 0;  // nothing on the GPU
+    const int64_t total = options.tuning.vram_budget_mb > 0
+                              ? std::min(options.tuning.vram_budget_mb << 20, free_bytes + held_bytes)
+                              : free_bytes + held_bytes - kGpuSafetyMargin;
+    return std::max<int64_t>(0, total - held_bytes);
+}
+
 ExpertSetupChoice choose_expert_setup(const model::Model& model, const LoadOptions& options,
                                       const std::filesystem::path& sidecar,
-                                      const std::string& gpu_name) {
+                                      const std::string& gpu_name, int64_t gpu_room) {
     const model::ModelConfig& c = model.config();
     ExpertSetupChoice r;
     r.status = "mixture of experts: " + std::to_string(c.n_expert_used) + " of " +
@@ -59,15 +69,19 @@ ExpertSetupChoice choose_expert_setup(const model::Model& model, const LoadOptio
             "the expert sidecar's shape does not match the model: run "
             "powerinfer-calibrate again");
     if (parse_device(options.device) < 0) return on_cpu("the device is set to cpu");
-    if (!gpu_name.empty())
-        return on_cpu("expert placement on " + gpu_name +
-                      " is not built in this version; without a GPU, vram_budget_mb > 0 "
-                      "simulates one");
-    if (options.tuning.vram_budget_mb <= 0)
+    if (!gpu_name.empty()) {
+        if (gpu_room <= 0)
+            return on_cpu(gpu_name + " has no room for experts (vram_budget_mb " +
+                          std::to_string(options.tuning.vram_budget_mb) + ")");
+        r.setup.budget_bytes = gpu_room;
+        r.setup.device_workspace = true;
+    } else if (options.tuning.vram_budget_mb <= 0) {
         return on_cpu("no GPU; vram_budget_mb > 0 simulates a device of that size for the experts");
+    } else {
+        r.setup.budget_bytes = options.tuning.vram_budget_mb << 20;
+    }
     r.run = true;
     r.setup.stats = std::move(stats);
-    r.setup.budget_bytes = options.tuning.vram_budget_mb << 20;
     r.setup.coverage = options.tuning.hot_neuron_threshold;
     r.setup.knobs = knobs_of(options.tuning);
     r.setup.max_rows = std::max(1, options.tuning.chunk_size);
@@ -77,33 +91,65 @@ ExpertSetupChoice choose_expert_setup(const model::Model& model, const LoadOptio
 MoeRuntime::MoeRuntime(model::Model& model, const LoadOptions& options,
                        const std::filesystem::path& sidecar, std::string& status)
     : model_(model) {
-    std::string gpu;
+    // A real GPU when the build has one, one is present and the options
+    // allow it (choose_device); its budget is vram_budget_mb or what is free
+    // less the safety margin.
+    std::unique_ptr<backend::Device> gpu;
     if (parse_device(options.device) >= 0) {
         DeviceChoice choice = choose_device(options);
-        if (choice.device && !choice.device->memory().simulated) gpu = choice.device->name();
+        if (choice.device && !choice.device->memory().simulated && choice.device->compute())
+            gpu = std::move(choice.device);
     }
-    ExpertSetupChoice choice = choose_expert_setup(model, options, sidecar, gpu);
+    int64_t room = gpu ? std::max<int64_t>(0, gpu->memory().available()) : -1;
+    // Attention first: with gpu_layers the layer offload (its own device,
+    // set up after this one) puts the MoE layers' attention halves on the
+    // GPU; the experts get what its plan and its device's arena leave.
+    int64_t attention = 0;
+    if (gpu && options.gpu_layers != 0) {
+        const model::LayerPlan plan = model::plan_layer_offload(
+            model::layer_offload_costs(model, model::Model::kDeviceTokenBatch), options.gpu_layers,
+            room);
+        if (plan.n_gpu_layers > 0) attention = plan.bytes + gpu->memory().used_total();
+        room = std::max<int64_t>(0, room - attention);
+    }
+    ExpertSetupChoice choice =
+        choose_expert_setup(model, options, sidecar, gpu ? gpu->name() : std::string(), room);
     status = choice.status;
     if (!choice.run) return;
     const model::ModelConfig& c = model.config();
     const int64_t budget = choice.setup.budget_bytes;
-    backend::CpuDeviceOptions dev;
-    dev.budget_bytes = budget;
-    device_ = backend::make_cpu_device(dev);
-    compute_ = backend::make_budgeted_cpu_compute(model.pool(), *device_);
+    if (gpu) {
+        gpu_ = true;
+        own_bytes_ = gpu->memory().used_total();  // its transfer arena
+        auto_budget_ = budget;
+        reserved_ = attention;
+        device_ = std::move(gpu);
+        compute_ = device_->compute();
+    } else {
+        backend::CpuDeviceOptions dev;
+        dev.budget_bytes = budget;
+        device_ = backend::make_cpu_device(dev);
+        own_compute_ = backend::make_budgeted_cpu_compute(model.pool(), *device_);
+        compute_ = own_compute_.get();
+    }
     backend::Device* device = device_.get();
-    choice.setup.on_budget = [device](int64_t bytes) { device->set_budget(bytes); };
+    const int64_t own = own_bytes_;
+    choice.setup.on_budget = [device, own](int64_t bytes) { device->set_budget(bytes + own); };
     std::vector<model::MoeWeights> layers;
     for (int il = 0; il < static_cast<int>(c.n_layer); ++il) layers.push_back(model.layer(il).moe);
+    const std::string where = gpu_ ? device_->name() : "the simulated device";
     try {
         offload_ = std::make_unique<model::ExpertOffload>(*compute_, model.pool(), c, layers,
                                                           std::move(choice.setup));
-    } catch (const backend::DeviceOutOfMemory& e) {
-        compute_.reset();
+    } catch (const EngineError& e) {
+        // DeviceOutOfMemory (not even the scratch fits), a matrix the GPU
+        // has no kernel for, a CUDA error: every expert on the CPU.
+        const bool oom = dynamic_cast<const backend::DeviceOutOfMemory*>(&e) != nullptr;
+        compute_ = nullptr;
+        own_compute_.reset();
         device_.reset();
-        status +=
-            ", on the CPU (the simulated device's budget is too small: " + std::string(e.what()) +
-            ")";
+        status += ", on the CPU (" +
+                  (oom ? where + "'s budget is too small: " : std::string()) + e.what() + ")";
         return;
     }
     model.moe_ffn()->set_offload(offload_.get());
@@ -111,9 +157,16 @@ MoeRuntime::MoeRuntime(model::Model& model, const LoadOptions& options,
     char share[32];
     std::snprintf(share, sizeof share, "%.0f %%", 100.0 * p.routed_share);
     status += "; " + std::to_string(p.placed_experts) + " of " + std::to_string(p.total_experts) +
-              " experts (" + mib(p.placed_bytes) + ") placed on the simulated device of " +
-              mib(budget) + " (" + share + " of the calibration's routings), expert cache " +
-              mib(offload_->cache().cache_bytes()) + ", the rest on the CPU";
+              " experts (" + mib(p.placed_bytes) + ") placed on " + where + " of " + mib(budget) +
+              " (" + share + " of the calibration's routings), expert cache " +
+              mib(offload_->cache().cache_bytes()) + ", scratch " +
+              mib(offload_->scratch_bytes()) + ", the rest on the CPU";
+    if (attention > 0)
+        status += " (" + mib(attention) + " of the GPU kept for attention, gpu_layers " +
+                  std::to_string(options.gpu_layers) + ")";
+    if (gpu_)
+        status += " at the same time; uploads through " + mib(offload_->host_staging_bytes()) +
+                  " of pinned host memory";
     snapshot_memory();
 }
 
@@ -125,7 +178,9 @@ void MoeRuntime::snapshot_memory() {
     mem.budget_bytes = d.budget_bytes;
     mem.hot_neurons = d.used_by(backend::MemCategory::HotNeurons);
     mem.neuron_cache = d.used_by(backend::MemCategory::NeuronCache);
-    mem.scratch = d.used_by(backend::MemCategory::Scratch);
+    // The offload's rows and workspace, and the device's own transfer arena.
+    mem.scratch =
+        d.used_by(backend::MemCategory::Scratch) + d.used_by(backend::MemCategory::Staging);
     std::lock_guard lock(mutex_);
     memory_ = mem;
 }
@@ -138,8 +193,13 @@ void MoeRuntime::set_tuning(const Tuning& tuning) {
     if (offload_) {
         // vram_budget_mb 0 or auto, or sparse off: nothing placed (every
         // expert back on the CPU; the results are the same either way).
-        const int64_t budget =
-            tuning.sparse && tuning.vram_budget_mb > 0 ? tuning.vram_budget_mb << 20 : 0;
+        // On a GPU the budget is the device's less its own arena, auto
+        // (-1) what was free at load less the safety margin.
+        int64_t budget = 0;
+        if (tuning.sparse && tuning.vram_budget_mb > 0)
+            budget = std::max<int64_t>(0, (tuning.vram_budget_mb << 20) - own_bytes_ - reserved_);
+        else if (tuning.sparse && gpu_ && tuning.vram_budget_mb < 0)
+            budget = auto_budget_;
         offload_->request_retune(budget, tuning.hot_neuron_threshold, knobs_of(tuning));
         return;
     }

@@ -3,13 +3,19 @@
 // its live knobs, and the expert metrics (hit rate, per-layer routing
 // heatmap) and memory that LocalEngine reports.
 //
-// Where the placed experts go: on a simulated device (no GPU, or device
-// "cpu" is not set and vram_budget_mb > 0: the budgeted CPU stand-in, whose
-// copies of the placed experts cost RAM and which shows the hit rates a GPU
-// of that budget would get). A CUDA GPU does not take experts in this
-// version: they run on the CPU and the status says so. Without a sidecar,
-// with sparse off or vram_budget_mb 0/auto on the CPU, every expert runs on
-// the CPU (the heatmap is reported all the same).
+// Where the placed experts go: a CUDA GPU when the build has the CUDA
+// backend, one is present and the options allow it (choose_device; the
+// budget is vram_budget_mb, or what is free less the safety margin, after
+// the device's own transfer arena and, with gpu_layers, after the attention
+// the layer offload will place): the placed and cached experts live in
+// its memory and run there (CudaCompute's gated_ffn) while the CPU runs the
+// others. Without a GPU and with vram_budget_mb > 0, a simulated device: the
+// budgeted CPU stand-in, whose copies of the placed experts cost RAM and
+// which shows the hit rates a GPU of that budget would get. Without a
+// sidecar, with sparse off, device "cpu" or vram_budget_mb 0/auto without a
+// GPU, every expert runs on the CPU (the heatmap is reported all the same).
+// The CUDA path compiles and its test (tst_gpu_moe) skips without a GPU; it
+// has not run on a GPU yet.
 #pragma once
 
 #include <cstdint>
@@ -30,7 +36,8 @@ namespace powerinfer::runtime {
 // Whether and how a MoE model's experts are placed (LocalEngine::load and
 // preview_placement compute it alike): `run` false with the reason in
 // `status` (ModelInfo::sparse_status), else the offload's setup.
-// gpu_name: the GPU the options would use ("" when none).
+// gpu_name: the GPU the options would use ("" when none); gpu_room: the
+// bytes it leaves for the experts (gpu_expert_room).
 struct ExpertSetupChoice {
     bool run = false;
     std::string status;
@@ -38,7 +45,12 @@ struct ExpertSetupChoice {
 };
 ExpertSetupChoice choose_expert_setup(const model::Model& model, const LoadOptions& options,
                                       const std::filesystem::path& sidecar,
-                                      const std::string& gpu_name);
+                                      const std::string& gpu_name, int64_t gpu_room = -1);
+// Below the driver's free memory when vram_budget_mb is auto.
+inline constexpr int64_t kGpuSafetyMargin = int64_t{512} << 20;
+// What a GPU with free_bytes free that holds held_bytes of its own leaves
+// for the experts under options' vram_budget_mb (-1 when free is unknown).
+int64_t gpu_expert_room(const LoadOptions& options, int64_t free_bytes, int64_t held_bytes);
 // One expert's bytes per layer.
 std::vector<int64_t> layer_expert_bytes(const model::Model& model);
 
@@ -70,7 +82,12 @@ private:
 
     model::Model& model_;
     std::unique_ptr<backend::Device> device_;
-    std::unique_ptr<backend::Compute> compute_;
+    std::unique_ptr<backend::Compute> own_compute_;  // the stand-in's (a GPU owns its own)
+    backend::Compute* compute_ = nullptr;
+    bool gpu_ = false;
+    int64_t own_bytes_ = 0;    // what the device holds of its own (a GPU's transfer arena)
+    int64_t auto_budget_ = 0;  // a GPU's budget at load (vram_budget_mb auto)
+    int64_t reserved_ = 0;     // kept for attention (gpu_layers) on a GPU
     std::unique_ptr<model::ExpertOffload> offload_;
     model::ExpertCacheStats last_;
     mutable std::mutex mutex_;
