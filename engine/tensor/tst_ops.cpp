@@ -258,6 +258,47 @@ private slots:
         }
     }
 
+    // The attention kernels take their fast paths by head size and key count
+    // (16 keys at a time on AVX-512, wider registers for the mix, one key at
+    // a time for the rest): every shape gives the scalar table's bits.
+    void attentionKernelsIdenticalOnEveryLevel() {
+        testing::LevelGuard guard;
+        std::mt19937 rng(5);
+        std::normal_distribution<float> nd(0.0f, 1.0f);
+        for (const int64_t dim : {64, 80, 128, 256, 512})
+            for (const int64_t n_keys : {1, 15, 16, 17, 64, 300}) {
+                std::vector<uint16_t> keys(static_cast<size_t>(n_keys * dim)), vals(keys.size());
+                std::vector<uint16_t> q(static_cast<size_t>(dim));
+                for (auto& h : keys) h = fp32_to_fp16(nd(rng));
+                for (auto& h : vals) h = fp32_to_fp16(nd(rng));
+                for (auto& h : q) h = fp32_to_fp16(nd(rng));
+                std::vector<float> p(static_cast<size_t>(n_keys));
+                for (auto& v : p) v = fp16_to_fp32(fp32_to_fp16(std::abs(nd(rng)) / 8.0f));
+                auto run = [&](bool batched, std::vector<float>& scores, std::vector<float>& mix) {
+                    std::vector<float> scratch(static_cast<size_t>(mix_f16_scratch_floats(dim)));
+                    scores.assign(static_cast<size_t>(n_keys), 0.0f);
+                    scores_f16(keys.data(), n_keys, dim, q.data(), 0.125f, batched, scores.data());
+                    mix.assign(static_cast<size_t>(dim), 0.0f);
+                    mix_f16(p.data(), vals.data(), n_keys, dim, dim, batched, mix.data(),
+                            scratch.data());
+                };
+                for (const bool batched : {false, true}) {
+                    QVERIFY(force_simd_level("scalar"));
+                    std::vector<float> want_scores, want_mix;
+                    run(batched, want_scores, want_mix);
+                    for (const auto& level : testing::simd_levels()) {
+                        QVERIFY(force_simd_level(level));
+                        std::vector<float> scores, mix;
+                        run(batched, scores, mix);
+                        const std::string what = level + " dim " + std::to_string(dim) + ", " +
+                                                 std::to_string(n_keys) + " keys";
+                        QVERIFY2(scores == want_scores, what.c_str());
+                        QVERIFY2(mix == want_mix, what.c_str());
+                    }
+                }
+            }
+    }
+
     void addAccumulates() {
         auto y = random_vec(100, 1.0f, 7);
         const auto x = random_vec(100, 1.0f, 8);
