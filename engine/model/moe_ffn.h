@@ -30,13 +30,22 @@ namespace powerinfer::model {
 class ExpertOffload;
 
 // One of a layer's stacked expert tensors ([n_expert][rows][cols] in the
-// GGUF): expert e's matrix starts e * expert_bytes after expert 0's.
+// GGUF): expert e's matrix starts e * expert_bytes after expert 0's. When
+// first.panels is set the whole stack has a row-panel copy (tensor/panels.h,
+// the same size), expert e's panels e * expert_bytes after expert 0's.
 struct ExpertStack {
     tensor::WeightView first;
     size_t expert_bytes = 0;
     tensor::WeightView expert(int64_t e) const {
         tensor::WeightView w = first;
         w.data += static_cast<size_t>(e) * expert_bytes;
+        if (w.panels) w.panels += static_cast<size_t>(e) * expert_bytes;
+        return w;
+    }
+    // The stack as one matrix of n_expert * first.rows rows (for packing).
+    tensor::WeightView all(int64_t n_expert) const {
+        tensor::WeightView w = first;
+        w.rows *= n_expert;
         return w;
     }
     int64_t bytes(int64_t n_expert) const { return static_cast<int64_t>(expert_bytes) * n_expert; }
