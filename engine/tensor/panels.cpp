@@ -35,8 +35,8 @@ std::vector<uint8_t> pack_panels(const WeightView& w) {
     const int64_t nb = w.cols / blocks::kQK;
     std::vector<uint8_t> out(static_cast<size_t>(w.rows) * w.row_bytes);
     uint8_t* dst = out.data();
-    if (w.type == GgmlType::Q4_K) {
-        pack_panels_q4_k(w, dst);
+    if (w.type == GgmlType::Q4_K || w.type == GgmlType::Q6_K) {
+        (w.type == GgmlType::Q4_K ? pack_panels_q4_k : pack_panels_q6_k)(w, dst);
         return out;
     }
     const bool q8 = w.type == GgmlType::Q8_0;
