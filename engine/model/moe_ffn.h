@@ -119,6 +119,8 @@ private:
     // Decode: the k experts' gate, up (then their SwiGLU) and down outputs.
     std::vector<float> gate_, up_, down_;
     std::vector<tensor::QuantizedVector> act_q_;
+    std::vector<tensor::WeightView> decode_ws_;  // the fused gate/up products' matrices
+    std::vector<float*> decode_ys_;              // and outputs (reserved: no allocation per token)
     tensor::QuantizedVector xq_;
     // Prefill: tokens per expert, gathered rows and the per-slot outputs.
     std::vector<std::vector<int32_t>> slots_;  // per expert: token * k + slot
