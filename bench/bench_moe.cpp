@@ -44,8 +44,8 @@ void print_routing(std::shared_ptr<const gguf::GgufFile> file, const std::vector
     t0 = Clock::now();
     model::Model m(file, pool, 1024, 256);
     const double t_load = std::chrono::duration<double>(Clock::now() - t0).count();
-    std::printf("load: %.0f ms with row panels (%.0f MB packed), %.0f ms without\n",
-                1e3 * t_load, static_cast<double>(m.panel_bytes()) / 1e6, 1e3 * t_plain);
+    std::printf("load: %.0f ms with row panels (%.0f MB packed), %.0f ms without\n", 1e3 * t_load,
+                static_cast<double>(m.panel_bytes()) / 1e6, 1e3 * t_plain);
     std::vector<float> logits(static_cast<size_t>(m.config().n_vocab));
     m.forward(prompt.data(), static_cast<int64_t>(prompt.size()), 0, 1, logits.data());
     int64_t pos = static_cast<int64_t>(prompt.size());

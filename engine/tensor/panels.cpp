@@ -26,8 +26,8 @@ bool panels_available(const WeightView& w) {
         w.cols % blocks::kQK != 0 || w.cols / blocks::kQK > kMaxPanelBlocks)
         return false;
     const int i = kernels::type_index(w.type);
-    return (w.type == GgmlType::Q4_1 || w.type == GgmlType::Q8_0 || k_panels_shape(w)) &&
-           i >= 0 && kernels::active_table().types[i].dot_panel != nullptr;
+    return (w.type == GgmlType::Q4_1 || w.type == GgmlType::Q8_0 || k_panels_shape(w)) && i >= 0 &&
+           kernels::active_table().types[i].dot_panel != nullptr;
 }
 
 std::vector<uint8_t> pack_panels(const WeightView& w) {

@@ -30,8 +30,10 @@ void pack_panels_q4_k(const WeightView& w, uint8_t* dst) {
                 std::memcpy(&b, w.row(p * kPanelRows + r) + ib * sizeof(BlockQ4_K), sizeof(b));
                 std::memcpy(dst + 2 * r, &b.d, 2);
                 std::memcpy(dst + 32 + 2 * r, &b.dmin, 2);
-                for (int g = 0; g < 3; ++g) std::memcpy(dst + 64 + 64 * g + 4 * r, b.scales + 4 * g, 4);
-                for (int k = 0; k < 32; ++k) std::memcpy(dst + 256 + 64 * k + 4 * r, b.qs + 4 * k, 4);
+                for (int g = 0; g < 3; ++g)
+                    std::memcpy(dst + 64 + 64 * g + 4 * r, b.scales + 4 * g, 4);
+                for (int k = 0; k < 32; ++k)
+                    std::memcpy(dst + 256 + 64 * k + 4 * r, b.qs + 4 * k, 4);
             }
 }
 
