@@ -4,8 +4,8 @@
 // n_expert_used most probable experts in descending order, their
 // probabilities renormalised (sum clamped as ggml clamps it) and optionally
 // scaled, each expert's SwiGLU FFN over the expert's slice of the stacked
-// gate/up/down tensors (views into the mmap, no copies), outputs weighted
-// and summed in slot order.
+// gate/up/down tensors (views into the mmap, with the stack's row-panel copy
+// where the model packed one), outputs weighted and summed in slot order.
 //
 // Decode (one token) runs the k routed experts only: their gate and up rows
 // in one pool dispatch, then their down rows and the weighted sum in
