@@ -21,6 +21,7 @@
 
 #include "bench_support.h"
 #include "calibrate/synth_model.h"
+#include "tensor/panels.h"
 #include "tensor/quant.h"
 
 using namespace powerinfer;
@@ -33,7 +34,18 @@ namespace {
 void print_routing(std::shared_ptr<const gguf::GgufFile> file, const std::vector<int32_t>& prompt,
                    int n_decode) {
     tensor::ThreadPool pool(2);
+    // The load's cost of the row panels (tensor/panels.h): a load with
+    // panels off first (which reads no weights), then the one used here.
+    tensor::set_panels_enabled(false);
+    auto t0 = Clock::now();
+    { model::Model plain(file, pool, 1024, 256); }
+    const double t_plain = std::chrono::duration<double>(Clock::now() - t0).count();
+    tensor::set_panels_enabled(true);
+    t0 = Clock::now();
     model::Model m(file, pool, 1024, 256);
+    const double t_load = std::chrono::duration<double>(Clock::now() - t0).count();
+    std::printf("load: %.0f ms with row panels (%.0f MB packed), %.0f ms without\n", 1e3 * t_load,
+                static_cast<double>(m.panel_bytes()) / 1e6, 1e3 * t_plain);
     std::vector<float> logits(static_cast<size_t>(m.config().n_vocab));
     m.forward(prompt.data(), static_cast<int64_t>(prompt.size()), 0, 1, logits.data());
     int64_t pos = static_cast<int64_t>(prompt.size());

@@ -223,9 +223,18 @@ void Model::pack_panels() {
         panel_bytes_ += static_cast<int64_t>(p.size());
         panel_store_.push_back(std::move(p));
     };
-    for (auto& L : layers_)
+    for (auto& L : layers_) {
         for (tensor::WeightView* w : {&L.q, &L.k, &L.v, &L.o, &L.ffn.gate, &L.ffn.up, &L.ffn.down})
             pack(*w);
+        // Stacked experts: one copy of the whole stack (whole panels per
+        // expert, as the experts' rows are multiples of 16 where it packs).
+        for (ExpertStack* st : {&L.moe.gate, &L.moe.up, &L.moe.down}) {
+            if (!st->first.data || st->first.rows % tensor::kPanelRows != 0) continue;
+            tensor::WeightView w = st->all(cfg_.n_expert);
+            pack(w);
+            st->first.panels = w.panels;
+        }
+    }
     // A tied head shares the embedding's bytes: the lookup faults back in
     // the pages of the rows it reads (one row per token).
     pack(output_);

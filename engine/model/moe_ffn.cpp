@@ -118,6 +118,9 @@ MoeFfn::MoeFfn(tensor::ThreadPool& pool, const ModelConfig& cfg, std::vector<Moe
     up_.resize(gate_.size());
     down_.resize(K * static_cast<size_t>(cfg_.n_embd));
     act_q_.resize(K);
+    decode_ws_.reserve(2 * K);
+    decode_ys_.reserve(2 * K);
+    host_slots_.reserve(K);
     slots_.resize(static_cast<size_t>(cfg_.n_expert));
     for (int i = 0; i < pool_.size(); ++i) solo_.push_back(std::make_unique<tensor::ThreadPool>(1));
     rows_.resize(static_cast<size_t>(pool_.size()));
@@ -197,10 +200,10 @@ void MoeFfn::decode(int layer, const MoeWeights& w, const float* x, float* out) 
             host_slots_.push_back(static_cast<int32_t>(j));
         }
     }
-    std::vector<tensor::WeightView> ws;
-    std::vector<float*> ys;
-    ws.reserve(static_cast<size_t>(2 * K));
-    ys.reserve(static_cast<size_t>(2 * K));
+    std::vector<tensor::WeightView>& ws = decode_ws_;
+    std::vector<float*>& ys = decode_ys_;
+    ws.clear();
+    ys.clear();
     for (int32_t j : host_slots_) {
         const int32_t e = routing_.experts[static_cast<size_t>(j)];
         ws.push_back(w.gate.expert(e));

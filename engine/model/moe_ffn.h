@@ -4,8 +4,8 @@
 // n_expert_used most probable experts in descending order, their
 // probabilities renormalised (sum clamped as ggml clamps it) and optionally
 // scaled, each expert's SwiGLU FFN over the expert's slice of the stacked
-// gate/up/down tensors (views into the mmap, no copies), outputs weighted
-// and summed in slot order.
+// gate/up/down tensors (views into the mmap, with the stack's row-panel copy
+// where the model packed one), outputs weighted and summed in slot order.
 //
 // Decode (one token) runs the k routed experts only: their gate and up rows
 // in one pool dispatch, then their down rows and the weighted sum in
@@ -30,13 +30,22 @@ namespace powerinfer::model {
 class ExpertOffload;
 
 // One of a layer's stacked expert tensors ([n_expert][rows][cols] in the
-// GGUF): expert e's matrix starts e * expert_bytes after expert 0's.
+// GGUF): expert e's matrix starts e * expert_bytes after expert 0's. When
+// first.panels is set the whole stack has a row-panel copy (tensor/panels.h,
+// the same size), expert e's panels e * expert_bytes after expert 0's.
 struct ExpertStack {
     tensor::WeightView first;
     size_t expert_bytes = 0;
     tensor::WeightView expert(int64_t e) const {
         tensor::WeightView w = first;
         w.data += static_cast<size_t>(e) * expert_bytes;
+        if (w.panels) w.panels += static_cast<size_t>(e) * expert_bytes;
+        return w;
+    }
+    // The stack as one matrix of n_expert * first.rows rows (for packing).
+    tensor::WeightView all(int64_t n_expert) const {
+        tensor::WeightView w = first;
+        w.rows *= n_expert;
         return w;
     }
     int64_t bytes(int64_t n_expert) const { return static_cast<int64_t>(expert_bytes) * n_expert; }
@@ -110,6 +119,8 @@ private:
     // Decode: the k experts' gate, up (then their SwiGLU) and down outputs.
     std::vector<float> gate_, up_, down_;
     std::vector<tensor::QuantizedVector> act_q_;
+    std::vector<tensor::WeightView> decode_ws_;  // the fused gate/up products' matrices
+    std::vector<float*> decode_ys_;              // and outputs (reserved: no allocation per token)
     tensor::QuantizedVector xq_;
     // Prefill: tokens per expert, gathered rows and the per-slot outputs.
     std::vector<std::vector<int32_t>> slots_;  // per expert: token * k + slot

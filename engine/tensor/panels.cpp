@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "tensor/kernels.h"
+#include "tensor/panels_k.h"
 #include "tensor/quant_blocks.h"
 
 namespace powerinfer::tensor {
@@ -25,7 +26,7 @@ bool panels_available(const WeightView& w) {
         w.cols % blocks::kQK != 0 || w.cols / blocks::kQK > kMaxPanelBlocks)
         return false;
     const int i = kernels::type_index(w.type);
-    return (w.type == GgmlType::Q4_1 || w.type == GgmlType::Q8_0) && i >= 0 &&
+    return (w.type == GgmlType::Q4_1 || w.type == GgmlType::Q8_0 || k_panels_shape(w)) && i >= 0 &&
            kernels::active_table().types[i].dot_panel != nullptr;
 }
 
@@ -34,6 +35,10 @@ std::vector<uint8_t> pack_panels(const WeightView& w) {
     const int64_t nb = w.cols / blocks::kQK;
     std::vector<uint8_t> out(static_cast<size_t>(w.rows) * w.row_bytes);
     uint8_t* dst = out.data();
+    if (w.type == GgmlType::Q4_K || w.type == GgmlType::Q6_K) {
+        (w.type == GgmlType::Q4_K ? pack_panels_q4_k : pack_panels_q6_k)(w, dst);
+        return out;
+    }
     const bool q8 = w.type == GgmlType::Q8_0;
     const size_t block = q8 ? sizeof(blocks::BlockQ8_0) : sizeof(blocks::BlockQ4_1);
     const size_t panel_block = kPanelRows * block;

@@ -363,9 +363,22 @@ private slots:
         int levels_with_panels = 0;
         for (const auto& level : simd_levels()) {
             QVERIFY(force_simd_level(level));
+            struct Case {
+                GgmlType type;
+                int64_t rows, cols;
+            };
+            std::vector<Case> cases;
             for (const GgmlType type : {GgmlType::Q4_1, GgmlType::Q8_0})
-            for (const auto& [rows, cols] : {std::pair<int64_t, int64_t>{16, 32}, {48, 576},
-                                             {80, 1536}, {1536, 576}}) {
+                for (const auto& [rows, cols] : {std::pair<int64_t, int64_t>{16, 32}, {48, 576},
+                                                 {80, 1536}, {1536, 576}})
+                    cases.push_back({type, rows, cols});
+            // K-quants: one super-block, an expert slice's shape (gate/up,
+            // down), a taller one.
+            for (const GgmlType type : {GgmlType::Q4_K, GgmlType::Q6_K})
+                for (const auto& [rows, cols] : {std::pair<int64_t, int64_t>{16, 256}, {768, 2048},
+                                                 {2048, 768}, {80, 768}})
+                    cases.push_back({type, rows, cols});
+            for (const auto& [type, rows, cols] : cases) {
                 Matrix m = make_matrix(type, rows, cols, unsigned(rows + cols));
                 if (type == GgmlType::Q8_0)  // the quants' extremes, -128 included
                     for (int64_t r = 0; r < 3; ++r)
@@ -412,6 +425,8 @@ private slots:
         QVERIFY(pack_panels(odd.view).empty());
         QVERIFY(pack_panels(make_matrix(GgmlType::Q8_0, 40, 64, 9).view).empty());
         QVERIFY(pack_panels(make_matrix(GgmlType::Q4_0, 32, 64, 9).view).empty());
+        QVERIFY(pack_panels(make_matrix(GgmlType::Q4_K, 40, 256, 9).view).empty());
+        QVERIFY(pack_panels(make_matrix(GgmlType::Q6_K, 24, 256, 9).view).empty());
         const auto levels = simd_levels();
         if (std::find(levels.begin(), levels.end(), "avx512") != levels.end())
             QVERIFY(levels_with_panels > 0);
