@@ -2,11 +2,13 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <string>
 
 #include "common/error.h"
 #include "common/ggml_types.h"
 #include "gguf/gguf.h"
+#include "powerinfer/fit_estimate.h"
 #include "tensor/ops.h"
 #include "tensor/panels.h"
 #include "tensor/quant.h"
@@ -215,7 +217,21 @@ void Model::bind_weights() {
 // leave the resident set (the row layout is still read for sparse gathers
 // and device uploads, from the file). Same bits either way.
 void Model::pack_panels() {
+    // The panels are anonymous memory (the file's pages they replace are
+    // released, but the kernel can no longer drop and re-read them): beyond
+    // what the machine has free they would push it into swap. Matrices past
+    // that (available RAM less 1 GiB at load) keep their rows: the same bits,
+    // slower.
+    const int64_t available = powerinfer::host_memory().available_bytes;
+    const int64_t limit = available > 0 ? available - (int64_t{1} << 30)
+                                        : std::numeric_limits<int64_t>::max();
     auto pack = [&](tensor::WeightView& w) {
+        if (!tensor::panels_available(w)) return;
+        const auto bytes = static_cast<int64_t>(w.row_bytes) * w.rows;
+        if (panel_bytes_ + bytes > limit) {
+            panels_skipped_bytes_ += bytes;
+            return;
+        }
         std::vector<uint8_t> p = tensor::pack_panels(w);
         if (p.empty()) return;
         w.panels = p.data();

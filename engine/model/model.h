@@ -148,6 +148,9 @@ public:
     // Bytes of the row-panel copies the CPU kernels read instead of the
     // file's rows (0 where the CPU has no panel kernels).
     int64_t panel_bytes() const { return panel_bytes_; }
+    // Bytes of panel-capable matrices left in their rows because the panels
+    // would not have fitted in the RAM free at load.
+    int64_t panels_skipped_bytes() const { return panels_skipped_bytes_; }
     // The host KV cache held: the layers this model runs itself.
     int64_t kv_cache_bytes() const;
     int64_t n_params() const { return n_params_; }
@@ -202,7 +205,7 @@ private:
     std::vector<LayerWeights> layers_;
     int64_t weight_bytes_ = 0;
     std::vector<std::vector<uint8_t>> panel_store_;  // row-panel copies (pack_panels)
-    int64_t panel_bytes_ = 0;
+    int64_t panel_bytes_ = 0, panels_skipped_bytes_ = 0;
     int64_t n_params_ = 0;
 
     std::unique_ptr<backend::Compute> host_;
