@@ -232,11 +232,17 @@ void Model::pack_panels() {
             panels_skipped_bytes_ += bytes;
             return;
         }
-        std::vector<uint8_t> p = tensor::pack_panels(w);
-        if (p.empty()) return;
-        w.panels = p.data();
-        file_->release_pages(w.data, w.row_bytes * static_cast<size_t>(w.rows));
-        panel_bytes_ += static_cast<int64_t>(p.size());
+        // Uninitialised: the workers' first writes fault the pages in, in
+        // parallel, as their reads of the file do.
+        std::unique_ptr<uint8_t[]> p(new uint8_t[static_cast<size_t>(bytes)]);
+        const size_t panel_bytes = w.row_bytes * static_cast<size_t>(tensor::kPanelRows);
+        pool_.parallel_for(w.rows / tensor::kPanelRows, [&](int64_t begin, int64_t end, int) {
+            tensor::pack_panels_into(w.slice(begin * tensor::kPanelRows, end * tensor::kPanelRows),
+                                     p.get() + static_cast<size_t>(begin) * panel_bytes);
+        });
+        w.panels = p.get();
+        file_->release_pages(w.data, static_cast<size_t>(bytes));
+        panel_bytes_ += bytes;
         panel_store_.push_back(std::move(p));
     };
     for (auto& L : layers_) {

@@ -32,13 +32,17 @@ bool panels_available(const WeightView& w) {
 
 std::vector<uint8_t> pack_panels(const WeightView& w) {
     if (!panels_available(w)) return {};
-    const int64_t nb = w.cols / blocks::kQK;
     std::vector<uint8_t> out(static_cast<size_t>(w.rows) * w.row_bytes);
-    uint8_t* dst = out.data();
+    pack_panels_into(w, out.data());
+    return out;
+}
+
+void pack_panels_into(const WeightView& w, uint8_t* dst) {
     if (w.type == GgmlType::Q4_K || w.type == GgmlType::Q6_K) {
         (w.type == GgmlType::Q4_K ? pack_panels_q4_k : pack_panels_q6_k)(w, dst);
-        return out;
+        return;
     }
+    const int64_t nb = w.cols / blocks::kQK;
     const bool q8 = w.type == GgmlType::Q8_0;
     const size_t block = q8 ? sizeof(blocks::BlockQ8_0) : sizeof(blocks::BlockQ4_1);
     const size_t panel_block = kPanelRows * block;
@@ -63,7 +67,6 @@ std::vector<uint8_t> pack_panels(const WeightView& w) {
                         std::memcpy(dst + 64 + 64 * k + 4 * r, b.qs + 4 * k, 4);
                 }
             }
-    return out;
 }
 
 }  // namespace powerinfer::tensor

@@ -43,5 +43,10 @@ bool panels_enabled();
 // The matrix in panel layout (w.rows * w.row_bytes bytes); empty where
 // panels_available is false.
 std::vector<uint8_t> pack_panels(const WeightView& w);
+// The same into dst (w.rows * w.row_bytes bytes) for a matrix that
+// panels_available accepts. Panels are whole rows of 16 laid out one after
+// the other, so rows [r0, r1) of a matrix (multiples of kPanelRows) pack into
+// dst + r0 * row_bytes from w.slice(r0, r1): slices can be packed in parallel.
+void pack_panels_into(const WeightView& w, uint8_t* dst);
 
 }  // namespace powerinfer::tensor
