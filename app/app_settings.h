@@ -40,8 +40,8 @@ class AppSettings : public QObject {
     Q_PROPERTY(QString apiServerKey READ apiServerKey WRITE setApiServerKey NOTIFY changed)
     // The host's RAM read bandwidth (bytes/s), measured once for the fit
     // estimates; 0 until measured.
-    Q_PROPERTY(
-        double hostReadBandwidth READ hostReadBandwidth WRITE setHostReadBandwidth NOTIFY changed)
+    Q_PROPERTY(double hostReadBandwidth READ hostReadBandwidth WRITE setHostReadBandwidth NOTIFY
+                   changed)
     // The decode probe's rate (weight bytes/s of a real decode, see
     // powerinfer::measure_decode_rate), measured once; 0 until measured.
     Q_PROPERTY(double hostDecodeRate READ hostDecodeRate WRITE setHostDecodeRate NOTIFY changed)

@@ -49,7 +49,7 @@ struct Options {
     bool compare = false;
     bool quitAfterReply = false;
     QString keysAfterReply;  // a key sequence typed into the window after the reply
-    QSize windowSize;        // empty: the window's own default
+    QSize windowSize;  // empty: the window's own default
     bool showCatalog = false;
     bool calibrateBackground = false;
     QString downloadEntry;  // a catalog entry id to download at start
