@@ -21,10 +21,10 @@ QString AppSettings::defaultModelsFolder() {
 }
 
 template <typename T>
-void AppSettings::assign(T& field, T value, const char* key) {
+void AppSettings::assign(T& field, T value, const char* key, void (AppSettings::*notify)()) {
     if (field == value) return;
     field = value;
-    emit changed();
+    emit(this->*notify)();
     if (!restoring_) emit persistRequested(QString::fromLatin1(key), toText(value));
 }
 
@@ -56,7 +56,8 @@ void AppSettings::setApiServerKey(const QString& v) {
 }
 void AppSettings::setShowSidebar(bool v) { assign(showSidebar_, v, "show_sidebar"); }
 void AppSettings::setLastConversationId(qint64 v) {
-    assign(lastConversationId_, std::max<qint64>(0, v), "last_conversation");
+    assign(lastConversationId_, std::max<qint64>(0, v), "last_conversation",
+           &AppSettings::lastConversationIdChanged);
 }
 void AppSettings::setRepeatPenalty(double v) {
     assign(repeatPenalty_, qBound(1.0, v, 2.0), "repeat_penalty");

@@ -27,9 +27,10 @@ class AppSettings : public QObject {
     Q_PROPERTY(bool showMetrics READ showMetrics WRITE setShowMetrics NOTIFY changed)
     // The conversation sidebar (collapsible from the header).
     Q_PROPERTY(bool showSidebar READ showSidebar WRITE setShowSidebar NOTIFY changed)
-    // Reopened at start (0: none).
+    // Reopened at start (0: none). Its own signal: it changes at every new
+    // chat's first send, and `changed` re-reads every setting's binding.
     Q_PROPERTY(qint64 lastConversationId READ lastConversationId WRITE setLastConversationId NOTIFY
-                   changed)
+                   lastConversationIdChanged)
     Q_PROPERTY(double repeatPenalty READ repeatPenalty WRITE setRepeatPenalty NOTIFY changed)
     // The "Local API server" switch: an OpenAI-compatible API on 127.0.0.1.
     Q_PROPERTY(bool apiServerEnabled READ apiServerEnabled WRITE setApiServerEnabled NOTIFY changed)
@@ -104,12 +105,14 @@ public:
 
 signals:
     void changed();
+    void lastConversationIdChanged();
     // A value the user changed, to be stored.
     void persistRequested(const QString& key, const QString& value);
 
 private:
     template <typename T>
-    void assign(T& field, T value, const char* key);
+    void assign(T& field, T value, const char* key,
+                void (AppSettings::*notify)() = &AppSettings::changed);
 
     double temperature_ = 0.7;
     double topP_ = 0.95;

@@ -9,6 +9,8 @@ Rectangle {
 
     property string code
     property string language
+    // Still streaming: its accessible name waits for the whole code.
+    property bool live: false
     signal copyRequested
 
     implicitHeight: header.height + scroller.height + 24
@@ -99,7 +101,7 @@ Rectangle {
             font.family: Theme.monoFamily
             font.pixelSize: Theme.fontSize - 1
             Accessible.role: Accessible.StaticText
-            Accessible.name: qsTr("Code: %1").arg(block.code)
+            Accessible.name: block.live ? "" : qsTr("Code: %1").arg(block.code)
         }
         // Keywords, strings, comments and numbers of the fence's language.
         CodeHighlighter {

@@ -13,6 +13,12 @@ Loader {
     required property string body
     required property string language
 
+    // A streaming reply's new segment is created off the batch that brought
+    // it (asynchronous: in the window's idle time between frames), so that a
+    // code block's many items never lengthen one event-loop slice; a reply
+    // opened whole loads at once.
+    property bool live: false
+    asynchronous: live
     sourceComponent: kind === "code" ? codeComponent : proseComponent
 
     Component {
@@ -31,7 +37,9 @@ Loader {
             font.pixelSize: Theme.fontSize + 1
             onLinkActivated: link => Qt.openUrlExternally(link)
             Accessible.role: Accessible.StaticText
-            Accessible.name: segment.body
+            // Named once the reply is done, like its message row: a copy of
+            // the growing text per batch only fed the garbage collector.
+            Accessible.name: segment.live ? "" : segment.body
         }
     }
 
@@ -41,6 +49,7 @@ Loader {
             width: segment.width
             code: segment.body
             language: segment.language
+            live: segment.live
             onCopyRequested: segment.controller.copyText(segment.body)
         }
     }

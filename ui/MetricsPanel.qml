@@ -305,7 +305,9 @@ Rectangle {
                 // norms, the output head and sampling.
                 title: qsTr("%1 ms per token").arg(root.metrics.tokenMs.toFixed(1))
                 format: v => v.toFixed(2) + " ms"
-                segments: [
+                // Rebuilt (its bars and legend recreated) on every update:
+                // not while the panel is hidden.
+                segments: !root.visible ? [] : [
                     { label: qsTr("predictor"), value: root.metrics.predictorMs, color: Theme.chart3 },
                     { label: qsTr("device FFN"), value: root.metrics.deviceMs, color: Theme.chart1 },
                     { label: qsTr("CPU FFN"), value: root.metrics.cpuMs, color: Theme.chart4 },
@@ -329,7 +331,7 @@ Rectangle {
                                                                                 : qsTr("Device"))
                 total: root.metrics.budgetBytes
                 format: root.mib
-                segments: [
+                segments: !root.visible ? [] : [
                     { label: qsTr("dense"), value: root.metrics.denseWeights, color: Theme.chart6 },
                     { label: root.metrics.moe ? qsTr("placed experts") : qsTr("hot"),
                       value: root.metrics.hotNeurons, color: Theme.chart1 },
@@ -346,7 +348,7 @@ Rectangle {
                 title: qsTr("RAM")
                 subtitle: root.metrics.simulated ? qsTr("The simulated device's parts live in RAM too.") : ""
                 format: root.mib
-                segments: [
+                segments: !root.visible ? [] : [
                     { label: qsTr("model weights"), value: root.metrics.hostWeights, color: Theme.chart6 },
                     { label: qsTr("device (simulated)"),
                       value: root.metrics.simulated ? root.metrics.deviceUsed : 0,

@@ -105,6 +105,48 @@ TestCase {
         tryVerify(() => list.count >= 1)
     }
 
+    // Issue 17: a new row is created without its actions (copy, edit,
+    // regenerate), which come the first time they are wanted: on hover, and
+    // for the last reply once it is done. Each row creates only its role's part.
+    function test_messageActionsAreCreatedWhenWanted() {
+        const composer = createTemporaryObject(composerComponent, testCase)
+        const view = createTemporaryObject(chatViewComponent, testCase, { y: 100 })
+        sendAndWait(composer, "Show me code")
+        const list = findChild(view, "messageList")
+        tryVerify(() => list.itemAtIndex(0) !== null && list.itemAtIndex(1) !== null, 3000)
+        const user = list.itemAtIndex(0)
+        const reply = list.itemAtIndex(1)
+        verify(findChild(user, "segmentColumn") === null, "a user's row has no reply part")
+        verify(findChild(reply, "segmentColumn") !== null)
+
+        // The finished last reply has its actions, and Regenerate works.
+        const replyActions = findChild(reply, "messageActions")
+        tryVerify(() => replyActions.item !== null, 3000)
+        const regenerate = findChild(reply, "regenerateButton")
+        verify(regenerate.visible && regenerate.enabled)
+        tryCompare(replyActions, "opacity", 1, 2000)
+
+        // The user's row: none until the pointer is over it.
+        const userActions = findChild(user, "messageActions")
+        mouseMove(view, 5, view.height - 5)
+        wait(50)
+        compare(userActions.item, null)
+        verify(findChild(user, "copyMessageButton") === null)
+        mouseMove(user, user.width / 2, 20)
+        tryVerify(() => userActions.item !== null, 2000, "hovering creates the actions")
+        const edit = findChild(user, "editMessageButton")
+        verify(edit.visible)
+        const copy = findChild(user, "copyMessageButton")
+        tryVerify(() => userActions.opacity === 1, 2000)
+        mouseClick(copy)
+        tryCompare(testController, "notice", "Copied to the clipboard")
+
+        mouseClick(regenerate)
+        tryCompare(testController, "generating", true, 3000)
+        tryCompare(testController, "generating", false, 5000)
+        compare(testController.messages.count, 2)
+    }
+
     // Issue 17, defect 1: a reply cut off by kill -9 came back after a
     // restart with only its last paragraph visible (its segments kept stale
     // heights, gaps hid the rest) and without Copy/Regenerate.
