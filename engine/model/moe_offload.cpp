@@ -407,6 +407,10 @@ void ExpertOffload::run(int layer, int32_t expert, const float* x, int64_t m, fl
     d.gate.data = p;
     d.up.data = p + w.gate.expert_bytes;
     d.down.data = p + w.gate.expert_bytes + w.up.expert_bytes;
+    // The device copy is the file's rows: the host's row panels must not be
+    // read in its place (a CPU stand-in would take them and never touch the
+    // copy it is meant to test).
+    d.gate.panels = d.up.panels = d.down.panels = nullptr;
     float* X = static_cast<float*>(scratch_) + rows_used_ * E;
     float* Y = static_cast<float*>(scratch_) + (max_rows_ + rows_used_) * E;
     const int64_t bytes = m * E * static_cast<int64_t>(sizeof(float));
