@@ -31,13 +31,13 @@ std::vector<uint64_t> squeeze(std::vector<uint64_t> shape) {
 }  // namespace
 
 Model::Model(std::shared_ptr<const gguf::GgufFile> file, tensor::ThreadPool& pool, int64_t n_ctx,
-             int64_t chunk_size)
+             int64_t chunk_size, int64_t panel_limit_bytes)
     : file_(std::move(file)), pool_(pool), cfg_(ModelConfig::from_gguf(*file_)) {
     if (n_ctx <= 0) n_ctx = cfg_.n_ctx_train;
     n_ctx_ = std::min<int64_t>(n_ctx, cfg_.n_ctx_train);
     chunk_size_ = std::max<int64_t>(1, chunk_size);
     bind_weights();
-    pack_panels();
+    pack_panels(panel_limit_bytes);
     host_ = backend::make_cpu_compute(pool_);
 
     std::vector<FfnWeights> ffn;
@@ -216,15 +216,17 @@ void Model::bind_weights() {
 // (tensor/panels.h) get that copy; the file's pages of the original then
 // leave the resident set (the row layout is still read for sparse gathers
 // and device uploads, from the file). Same bits either way.
-void Model::pack_panels() {
+void Model::pack_panels(int64_t limit) {
     // The panels are anonymous memory (the file's pages they replace are
     // released, but the kernel can no longer drop and re-read them): beyond
     // what the machine has free they would push it into swap. Matrices past
-    // that (available RAM less 1 GiB at load) keep their rows: the same bits,
-    // slower.
-    const int64_t available = powerinfer::host_memory().available_bytes;
-    const int64_t limit = available > 0 ? available - (int64_t{1} << 30)
-                                        : std::numeric_limits<int64_t>::max();
+    // the limit (by default the RAM available at load less 1 GiB) keep their
+    // rows: the same bits, slower.
+    if (limit < 0) {
+        const int64_t available = powerinfer::host_memory().available_bytes;
+        limit = available > 0 ? available - (int64_t{1} << 30)
+                              : std::numeric_limits<int64_t>::max();
+    }
     auto pack = [&](tensor::WeightView& w) {
         if (!tensor::panels_available(w)) return;
         const auto bytes = static_cast<int64_t>(w.row_bytes) * w.rows;

@@ -51,8 +51,10 @@ public:
     // Binds and validates every tensor (shape and type against the config;
     // a mismatch throws EngineError naming the tensor). n_ctx is capped by
     // the training context. The file and the pool must outlive the model.
+    // panel_limit_bytes caps the row-panel copies (tensor/panels.h); -1: the
+    // RAM free at load less 1 GiB.
     Model(std::shared_ptr<const gguf::GgufFile> file, tensor::ThreadPool& pool, int64_t n_ctx,
-          int64_t chunk_size = 256);
+          int64_t chunk_size = 256, int64_t panel_limit_bytes = -1);
     ~Model();
     Model(const Model&) = delete;
     Model& operator=(const Model&) = delete;
@@ -175,7 +177,7 @@ private:
     };
 
     void bind_weights();
-    void pack_panels();
+    void pack_panels(int64_t limit_bytes);
     void alloc_host_scratch();
     void release_device();
     void place_host_kv(int il);

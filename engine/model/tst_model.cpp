@@ -571,6 +571,32 @@ private slots:
         QVERIFY(max_diff < 0.5);
     }
 
+    // With too little RAM for every row panel, the matrices past the limit
+    // stay in rows: the model says how many bytes, and the logits keep
+    // their bits (prompt and one decoded token).
+    void panelsPastTheRamLimitStayInRows() {
+        if (!real()) QSKIP("POWERINFER_MODEL is not set: export it to the default model's path");
+        Model full(real_, *pool_, 128, 256);
+        if (full.panel_bytes() == 0) QSKIP("this CPU has no panel kernels");
+        QCOMPARE(full.panels_skipped_bytes(), int64_t{0});
+        const int64_t limit = full.panel_bytes() / 2;
+        Model part(real_, *pool_, 128, 256, limit);
+        QVERIFY(part.panel_bytes() > 0);
+        QVERIFY(part.panel_bytes() <= limit);
+        QCOMPARE(part.panel_bytes() + part.panels_skipped_bytes(), full.panel_bytes());
+        std::vector<int32_t> tokens;
+        for (int i = 0; i < 20; ++i) tokens.push_back((1000 + 7919 * i) % 49152);
+        const auto V = static_cast<size_t>(full.config().n_vocab);
+        std::vector<float> a(V), b(V);
+        full.forward(tokens.data(), 20, 0, 1, a.data());
+        part.forward(tokens.data(), 20, 0, 1, b.data());
+        QVERIFY(a == b);
+        const int32_t next = tokens[3];
+        full.forward(&next, 1, 20, 1, a.data());
+        part.forward(&next, 1, 20, 1, b.data());
+        QVERIFY(a == b);
+    }
+
     void realConfig() {
         if (!real()) QSKIP("POWERINFER_MODEL is not set: export it to the default model's path");
         Model m(real_, *pool_, 512, 64);

@@ -220,6 +220,10 @@ std::unique_ptr<LocalEngine> LocalEngine::load(const LoadOptions& options) {
         if (e->sparse_) info.sparsity_curve = e->sparse_->sparsity_curve();
     }
     info.device = "CPU (" + std::to_string(threads) + " threads, " + tensor::simd_level() + ")";
+    if (const int64_t skipped = e->model_->panels_skipped_bytes(); skipped > 0)
+        info.device += "; " + std::to_string(skipped >> 20) +
+                       " MiB of weights in the slower row layout (no free RAM for their row "
+                       "panels at load: close other programs and load again)";
     if (e->sparse_ && !gpu_note.empty()) info.device += "; hot neurons: " + gpu_note;
     if (e->sparse_) {
         e->setup_sparse_attention(options, attention_plan.get(), gpu_note);
