@@ -34,13 +34,6 @@ struct Interpreter::Scope {
 
 namespace {
 
-[[noreturn]] void undefined_error(const Value& v) {
-    const std::string& hint = v.undefined_hint();
-    throw ValueError(hint.empty() ? "a value is undefined" : hint);
-}
-
-std::string quoted_type(const Value& v) { return std::string("'") + v.type_name() + "'"; }
-
 bool add_overflows(int64_t a, int64_t b, int64_t* out) {
     if ((b > 0 && a > std::numeric_limits<int64_t>::max() - b) ||
         (b < 0 && a < std::numeric_limits<int64_t>::min() - b))

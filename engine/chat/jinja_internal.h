@@ -2,6 +2,7 @@
 // the evaluator that the builtins (jinja_builtins.cpp) call back into.
 #pragma once
 
+#include <initializer_list>
 #include <memory>
 #include <optional>
 #include <string>
@@ -109,8 +110,23 @@ bool apply_test(Interpreter& in, std::string_view name, const Value& v, CallArgs
 // list (bound to obj), else nullopt.
 std::optional<Value> method(Interpreter& in, const Value& obj, std::string_view name);
 // The globals: range, dict, namespace, joiner, cycler, raise_exception,
-// strftime_now.
+// strftime_now (jinja_globals.cpp).
 std::vector<std::pair<std::string, Value>> globals(Interpreter& in);
+
+// Argument handling and errors of the evaluator, the builtins and the
+// globals (defined in jinja_builtins.cpp).
+// Binds positional and keyword arguments to named parameters (Python's
+// rules: too many, unknown or repeated arguments are errors).
+struct Bound {
+    std::vector<const Value*> slot;
+    const Value* operator[](size_t i) const { return slot[i]; }
+    bool has(size_t i) const { return slot[i] && !slot[i]->is_none(); }
+};
+Bound bind(const CallArgs& a, std::initializer_list<const char*> names, std::string_view fn);
+const std::string& need_str(const Value* v, std::string_view fn, std::string_view what);
+int64_t need_int(const Value* v, std::string_view fn);
+std::string quoted_type(const Value& v);  // 'int', 'str', ...
+[[noreturn]] void undefined_error(const Value& v);
 
 // Python's printf-style `fmt % rhs` (the % operator and the format filter).
 std::string percent_format(Interpreter& in, const std::string& fmt, const Value& rhs);
