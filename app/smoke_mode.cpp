@@ -15,6 +15,7 @@
 #include <cstdio>
 
 #include "chat_controller.h"
+#include "message_list_model.h"
 #include "metrics_model.h"
 
 namespace powerinfer::app {
@@ -300,6 +301,26 @@ QCoro::Task<> runSmoke(ChatController* controller, QQmlApplicationEngine* qml,
         std::printf("gui_new_chat_stall_ms: %lld\n", static_cast<long long>(newChatStallMs));
     std::printf("gui_max_stall_ms: %lld\n", static_cast<long long>(meter.maxGapMs()));
     std::fflush(stdout);
+    if (options.quitAfterReply && options.keysAfterReply.isEmpty() && !options.prompt.isEmpty()) {
+        // Leaving the conversation just streamed, then coming back to it, as a
+        // user switching chats does: the worst gap of each, with 150 ms for
+        // the view to settle (the reopened one at its end).
+        const qint64 id = controller->currentConversationId();
+        meter.start();
+        controller->newConversation();
+        co_await QCoro::sleepFor(std::chrono::milliseconds(150));
+        const qint64 leaveMs = meter.maxGapMs();
+        meter.start();
+        controller->openConversation(id);
+        if (controller->messages()->rowCount() == 0)
+            co_await qCoro(controller->messages(), &MessageListModel::countChanged,
+                           std::chrono::seconds(5));
+        co_await QCoro::sleepFor(std::chrono::milliseconds(150));
+        meter.stop();
+        std::printf("gui_leave_chat_stall_ms: %lld\ngui_open_chat_stall_ms: %lld\n",
+                    static_cast<long long>(leaveMs), static_cast<long long>(meter.maxGapMs()));
+        std::fflush(stdout);
+    }
     if (!options.keysAfterReply.isEmpty()) {
         // Through the window's own key handling, as a user's keyboard would:
         // the shortcut has to quit the app (saving what the history holds).

@@ -2,6 +2,7 @@
 #include <QSignalSpy>
 #include <QtTest>
 
+#include "chat_rows_model.h"
 #include "message_list_model.h"
 
 using namespace powerinfer::app;
@@ -145,6 +146,128 @@ private slots:
         QCOMPARE(model.rowCount(), 0);
         QCOMPARE(count.count(), 5);
         QVERIFY(model.roleNames().values().contains("segments"));
+    }
+
+    // The chat view's rows follow every change of the messages: after each
+    // step they equal a flattening made from scratch, and the model tester
+    // checks every signal on the way (a streamed reply only inserts rows at
+    // its end and changes its last segment).
+    void chatRowsFollowTheMessages() {
+        MessageListModel messages;
+        ChatRowsModel rows;
+        rows.setMessages(&messages);
+        QAbstractItemModelTester tester(&rows,
+                                        QAbstractItemModelTester::FailureReportingMode::QtTest);
+        const auto expected = [&] {
+            QStringList out;
+            for (int m = 0; m < messages.rowCount(); ++m) {
+                const MessageRecord& r = messages.at(m);
+                if (r.role == QLatin1String("user")) {
+                    out << QStringLiteral("%1 user").arg(m);
+                    continue;
+                }
+                for (const MessageSegment& seg : splitMessageSegments(r.content))
+                    out << QStringLiteral("%1 segment %2").arg(m).arg(seg.text);
+                out << QStringLiteral("%1 footer %2").arg(m).arg(r.state);
+            }
+            return out;
+        };
+        // What a view knows: rows read when inserted, reset or changed only.
+        const auto describe = [&](int i) {
+            const QModelIndex idx = rows.index(i);
+            const QString kind = rows.data(idx, ChatRowsModel::RowKindRole).toString();
+            QString line = QStringLiteral("%1 %2").arg(
+                rows.data(idx, ChatRowsModel::MessageIndexRole).toInt()).arg(kind);
+            if (kind == QLatin1String("segment"))
+                line += QLatin1Char(' ') + rows.data(idx, ChatRowsModel::BodyRole).toString();
+            if (kind == QLatin1String("footer"))
+                line += QLatin1Char(' ') + rows.data(idx, ChatRowsModel::StateRole).toString();
+            return line;
+        };
+        QStringList view;
+        const auto reread = [&] {
+            view.clear();
+            for (int i = 0; i < rows.rowCount(); ++i) view << describe(i);
+        };
+        connect(&rows, &QAbstractItemModel::modelReset, this, reread);
+        connect(&rows, &QAbstractItemModel::rowsInserted, this,
+                [&](const QModelIndex&, int first, int last) {
+                    for (int i = first; i <= last; ++i) view.insert(i, describe(i));
+                });
+        connect(&rows, &QAbstractItemModel::rowsRemoved, this,
+                [&](const QModelIndex&, int first, int last) {
+                    view.remove(first, last - first + 1);
+                });
+        connect(&rows, &QAbstractItemModel::dataChanged, this,
+                [&](const QModelIndex& a, const QModelIndex& b) {
+                    for (int i = a.row(); i <= b.row(); ++i) view[i] = describe(i);
+                });
+        const auto actual = [&] {
+            // Message indices move when rows are inserted above: not by this
+            // model's design (rows are added or removed at the end only).
+            if (view != [&] {
+                    QStringList now;
+                    for (int i = 0; i < rows.rowCount(); ++i) now << describe(i);
+                    return now;
+                }())
+                return QStringList{QStringLiteral("a change was not signalled")} + view;
+            QStringList out;
+            for (int i = 0; i < rows.rowCount(); ++i) {
+                const QModelIndex idx = rows.index(i);
+                const QString kind = rows.data(idx, ChatRowsModel::RowKindRole).toString();
+                const int m = rows.data(idx, ChatRowsModel::MessageIndexRole).toInt();
+                if (rows.messageIndexAt(i) != m) return QStringList{QStringLiteral("bad index")};
+                QString line = QStringLiteral("%1 %2").arg(m).arg(kind);
+                if (kind == QLatin1String("segment"))
+                    line += QLatin1Char(' ') + rows.data(idx, ChatRowsModel::BodyRole).toString();
+                if (kind == QLatin1String("footer"))
+                    line += QLatin1Char(' ') + rows.data(idx, ChatRowsModel::StateRole).toString();
+                out << line;
+            }
+            return out;
+        };
+        MessageRecord reply = msg("b", "assistant", "Old reply.\n\nSecond part.");
+        reply.state = QStringLiteral("complete");
+        messages.setMessages({msg("a", "user", "hi"), reply});
+        QCOMPARE(actual(), expected());
+        QCOMPARE(rows.rowCount(), 4);
+        QCOMPARE(rows.firstRowOf(1), 1);
+
+        messages.append(msg("c", "user", "more"));
+        MessageRecord live = msg("d", "assistant", "");
+        live.state = QStringLiteral("partial");
+        messages.append(live);
+        QCOMPARE(actual(), expected());
+        QCOMPARE(rows.data(rows.index(rows.rowCount() - 1), ChatRowsModel::HasSegmentsRole),
+                 QVariant(false));
+        QSignalSpy inserted(&rows, &QAbstractItemModel::rowsInserted);
+        QSignalSpy removed(&rows, &QAbstractItemModel::rowsRemoved);
+        const QString text = QStringLiteral(
+            "Intro words here.\n\n```python\nx = 1\n\ny = 2\n```\nAfter the code.\n\nEnd.");
+        for (qsizetype i = 0; i < text.size(); i += 3) {
+            messages.appendToLast(text.mid(i, 3));
+            QCOMPARE(actual(), expected());
+        }
+        QCOMPARE(removed.count(), 0);  // streaming only adds rows
+        for (const QList<QVariant>& args : inserted)
+            QVERIFY(args.at(1).toInt() >= 5);  // and only in the live reply
+        QCOMPARE(rows.data(rows.index(rows.rowCount() - 1), ChatRowsModel::HasSegmentsRole),
+                 QVariant(true));
+
+        live.content = QStringLiteral("A shorter, final text.");
+        live.state = QStringLiteral("complete");
+        messages.updateLast(live);  // not a growth: the reply's segments are rebuilt
+        QCOMPARE(actual(), expected());
+        live.state = QStringLiteral("error");
+        messages.updateLast(live);  // the same text: only the footer changes
+        QCOMPARE(actual(), expected());
+
+        messages.truncateFrom(2);
+        QCOMPARE(actual(), expected());
+        QCOMPARE(rows.messageIndexAt(rows.rowCount()), -1);
+        QCOMPARE(rows.firstRowOf(2), -1);
+        messages.clear();
+        QCOMPARE(rows.rowCount(), 0);
     }
 };
 

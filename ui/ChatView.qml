@@ -34,7 +34,12 @@ Item {
         }
 
         anchors.fill: parent
-        model: root.controller.messages
+        // One row per user message, per segment of a reply and per reply's
+        // footer: only the rows near the viewport exist.
+        model: ChatRowsModel {
+            id: rows
+            messages: root.controller.messages
+        }
         clip: true
         topMargin: 12
         bottomMargin: 24
@@ -43,10 +48,21 @@ Item {
         Accessible.name: qsTr("Messages")
         Accessible.role: Accessible.List
 
-        delegate: MessageDelegate {
+        delegate: ChatRow {
             width: ListView.view.width
             controller: root.controller
+            hoveredMessage: list.hoveredMessage
             onEditRequested: (uid, text) => root.editRequested(uid, text)
+        }
+
+        // The message under the pointer, whichever of its rows it is over:
+        // its actions show.
+        readonly property int hoveredMessage: pointer.hovered
+            ? rows.messageIndexAt(indexAt(pointer.point.position.x + contentX,
+                                          pointer.point.position.y + contentY))
+            : -1
+        HoverHandler {
+            id: pointer
         }
 
         ScrollBar.vertical: ScrollBar {
@@ -62,9 +78,9 @@ Item {
         Connections {
             target: root.controller
             function onConversationChanged() { root.followTail() }
-            function onRevealMessage(row) {
+            function onRevealMessage(message) {
                 list.following = false
-                list.revealRow = row
+                list.revealRow = rows.firstRowOf(message)
                 Qt.callLater(list.reveal)
             }
         }

@@ -7,8 +7,8 @@ Loader {
     id: segment
 
     required property ChatController controller
-    // The roles of a SegmentListModel row: only a row whose text changed is
-    // laid out again.
+    // A segment's row (ChatRowsModel): only a row whose text changed is laid
+    // out again.
     required property string kind
     required property string body
     required property string language
