@@ -142,6 +142,18 @@ int ChatRowsModel::firstRowOf(int message) const {
     return message >= 0 && message < entries_.size() ? starts_[message] : -1;
 }
 
+int ChatRowsModel::firstRowContaining(int message, const QString& words) const {
+    const int first = firstRowOf(message);
+    const Entry* e = first >= 0 ? &entries_[message] : nullptr;
+    if (!e || !e->segments) return first;
+    const QStringList list = words.simplified().split(QLatin1Char(' '), Qt::SkipEmptyParts);
+    const QList<MessageSegment>& segments = e->segments->rows();
+    for (qsizetype i = 0; i < segments.size() && i < e->segmentCount; ++i)
+        for (const QString& w : list)
+            if (segments[i].text.contains(w, Qt::CaseInsensitive)) return first + int(i);
+    return first;
+}
+
 QVariant ChatRowsModel::data(const QModelIndex& index, int role) const {
     if (!source_ ||
         !checkIndex(index, CheckIndexOption::IndexIsValid | CheckIndexOption::ParentIsInvalid))

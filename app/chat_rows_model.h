@@ -51,6 +51,10 @@ public:
     // of a message (-1 when there is none).
     Q_INVOKABLE int messageIndexAt(int row) const;
     Q_INVOKABLE int firstRowOf(int message) const;
+    // The first row of a message that has one of the words (a search's,
+    // split at spaces; case-insensitive): for a search hit deep in a long
+    // reply, its paragraph. The message's first row when none has.
+    Q_INVOKABLE int firstRowContaining(int message, const QString& words) const;
 
 signals:
     void messagesChanged();

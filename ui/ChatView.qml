@@ -74,13 +74,14 @@ Item {
         onContentHeightChanged: if (following) Qt.callLater(toEnd)
         onCountChanged: if (following) Qt.callLater(toEnd)
         // A newly opened conversation starts at its end; one opened from a
-        // search hit at the first matching message.
+        // search hit at the first matching message (at its matching segment).
         Connections {
             target: root.controller
             function onConversationChanged() { root.followTail() }
             function onRevealMessage(message) {
                 list.following = false
-                list.revealRow = rows.firstRowOf(message)
+                // The paragraph with the searched word, in a long reply.
+                list.revealRow = rows.firstRowContaining(message, root.controller.searchText)
                 Qt.callLater(list.reveal)
             }
         }

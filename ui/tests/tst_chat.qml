@@ -278,6 +278,30 @@ TestCase {
         testController.searchText = ""
     }
 
+    // A hit deep in a long reply opens at its paragraph, not at the reply's
+    // start (each segment is a row of the view).
+    function test_aSearchHitInALongReplyOpensAtItsParagraph() {
+        let reply = ""
+        for (let i = 0; i < 60; ++i)
+            reply += "Paragraph " + i + (i === 40 ? " is about the okapi.\n\n" : " of a long answer.\n\n")
+        const id = testStore.seedReply("Tell me about animals", reply, "complete")
+        const view = createTemporaryObject(chatViewComponent, testCase, { y: 100 })
+        testController.searchText = "okapi"
+        tryVerify(() => testController.conversations.count >= 1, 3000)
+        testController.openConversation(id)
+        tryCompare(testController.messages, "count", 2, 3000)
+        const list = findChild(view, "messageList")
+        tryCompare(list, "count", 62, 3000)
+        wait(100)
+        // Row 0 is the question, row 1 + i the paragraph i.
+        tryVerify(() => {
+            const item = list.itemAtIndex(41)
+            return item !== null && item.y >= list.contentY - 20
+                   && item.y < list.contentY + list.height / 3
+        }, 3000, "the view is not at the matching paragraph")
+        testController.searchText = ""
+    }
+
     function test_mainWindowLoadsWithTheController() {
         const component = Qt.createComponent("qrc:/PowerInfer/Ui/Main.qml")
         compare(component.status, Component.Ready, component.errorString())
