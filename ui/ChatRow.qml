@@ -36,6 +36,9 @@ Item {
     readonly property bool streaming: state === "partial" && controller.generating
     readonly property bool cutOff: state === "interrupted" || state === "stopped"
                                    || (state === "partial" && !controller.generating)
+    readonly property string stateText: state === "stopped" ? qsTr("Stopped")
+                                        : state === "error" ? qsTr("Reply failed")
+                                        : qsTr("Interrupted")
     // Every row of a message shares one column; a reply's text starts right
     // of the avatar (30 px and 14 px of space).
     readonly property real columnWidth: Math.min(width - 64, Theme.contentMaxWidth)
@@ -50,7 +53,9 @@ Item {
     // Read again when the reply stops streaming (not per batch).
     Accessible.name: rowKind === "user"
                      ? qsTr("You") + ": " + controller.messages.contentAt(messageIndex)
-                     : rowKind === "footer" ? qsTr("End of the reply")
+                     : rowKind === "footer" ? [qsTr("End of the reply"),
+                                               cutOff || state === "error" ? stateText : "",
+                                               notice].filter(t => t !== "").join(". ")
                      : segmentIndex === 0 ? qsTr("Assistant") + ": " + (streaming ? "" : body)
                      : (streaming ? "" : body)
 
@@ -259,9 +264,7 @@ Item {
                 Label {
                     objectName: "replyStateLabel"
                     visible: row.cutOff || row.state === "error"
-                    text: row.state === "stopped" ? qsTr("Stopped")
-                          : row.state === "error" ? qsTr("Reply failed")
-                          : qsTr("Interrupted")
+                    text: row.stateText
                     color: row.state === "error" ? Theme.danger : Theme.textFaint
                     font.pixelSize: Theme.fontSizeSmall
                     font.italic: true

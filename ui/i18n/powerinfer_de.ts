@@ -40,52 +40,57 @@
     </message>
     <message>
         <location filename="../CalibrateDialog.qml" line="72"/>
-        <location filename="../CalibrateDialog.qml" line="89"/>
+        <source>Recommended level: measured on held-out text (the highest level whose perplexity rises at most 2 %)</source>
+        <translation>Empfohlene Stufe: an zurückgehaltenem Text gemessen (die höchste Stufe, deren Perplexität um höchstens 2 % steigt)</translation>
+    </message>
+    <message>
+        <location filename="../CalibrateDialog.qml" line="87"/>
+        <location filename="../CalibrateDialog.qml" line="105"/>
         <source>Target sparsity</source>
         <translation>Ziel-Sparsity</translation>
     </message>
     <message>
-        <location filename="../CalibrateDialog.qml" line="93"/>
-        <source>Quick: %1 tokens instead of 20,000 (about a tenth of the time, a rougher sidecar)</source>
-        <translation>Schnell: %1 Token statt 20.000 (etwa ein Zehntel der Zeit, ein gröberes Sidecar)</translation>
+        <location filename="../CalibrateDialog.qml" line="109"/>
+        <source>Quick: %1 tokens instead of 8,192 (faster, a rougher sidecar)</source>
+        <translation>Schnell: %1 Tokens statt 8.192 (schneller, ein gröberes Sidecar)</translation>
     </message>
     <message>
-        <location filename="../CalibrateDialog.qml" line="107"/>
+        <location filename="../CalibrateDialog.qml" line="123"/>
         <source>Afterwards the app compares dense and sparse on this machine and keeps sparse on only if it is faster.</source>
         <translation>Danach vergleicht die App dicht und sparse auf diesem Rechner und lässt sparse nur eingeschaltet, wenn es schneller ist.</translation>
     </message>
     <message>
-        <location filename="../CalibrateDialog.qml" line="121"/>
+        <location filename="../CalibrateDialog.qml" line="137"/>
         <source>Calibration progress</source>
         <translation>Fortschritt der Kalibrierung</translation>
     </message>
     <message>
-        <location filename="../CalibrateDialog.qml" line="126"/>
+        <location filename="../CalibrateDialog.qml" line="142"/>
         <source>%1% · %2</source>
         <translation>%1 % · %2</translation>
     </message>
     <message>
-        <location filename="../CalibrateDialog.qml" line="128"/>
+        <location filename="../CalibrateDialog.qml" line="144"/>
         <source>about %1 s left</source>
         <translation>noch etwa %1 s</translation>
     </message>
     <message>
-        <location filename="../CalibrateDialog.qml" line="129"/>
+        <location filename="../CalibrateDialog.qml" line="145"/>
         <source>estimating…</source>
         <translation>wird geschätzt…</translation>
     </message>
     <message>
-        <location filename="../CalibrateDialog.qml" line="139"/>
+        <location filename="../CalibrateDialog.qml" line="155"/>
         <source>Cancel calibration</source>
         <translation>Kalibrierung abbrechen</translation>
     </message>
     <message>
-        <location filename="../CalibrateDialog.qml" line="139"/>
+        <location filename="../CalibrateDialog.qml" line="155"/>
         <source>Close</source>
         <translation>Schließen</translation>
     </message>
     <message>
-        <location filename="../CalibrateDialog.qml" line="144"/>
+        <location filename="../CalibrateDialog.qml" line="160"/>
         <source>Calibrate</source>
         <translation>Kalibrieren</translation>
     </message>
@@ -311,14 +316,72 @@
     </message>
 </context>
 <context>
+    <name>ChatRow</name>
+    <message>
+        <location filename="../ChatRow.qml" line="55"/>
+        <source>You</source>
+        <translation>Sie</translation>
+    </message>
+    <message>
+        <location filename="../ChatRow.qml" line="59"/>
+        <source>Assistant</source>
+        <translation>Assistent</translation>
+    </message>
+    <message>
+        <location filename="../ChatRow.qml" line="40"/>
+        <source>Reply failed</source>
+        <translation>Antwort fehlgeschlagen</translation>
+    </message>
+    <message>
+        <location filename="../ChatRow.qml" line="41"/>
+        <source>Interrupted</source>
+        <translation>Unterbrochen</translation>
+    </message>
+    <message>
+        <location filename="../ChatRow.qml" line="56"/>
+        <source>End of the reply</source>
+        <translation>Ende der Antwort</translation>
+    </message>
+    <message>
+        <location filename="../ChatRow.qml" line="114"/>
+        <source>Copy message</source>
+        <translation>Nachricht kopieren</translation>
+    </message>
+    <message>
+        <location filename="../ChatRow.qml" line="125"/>
+        <source>Edit and resend</source>
+        <translation>Bearbeiten und erneut senden</translation>
+    </message>
+    <message>
+        <location filename="../ChatRow.qml" line="137"/>
+        <source>Continue this reply</source>
+        <translation>Diese Antwort fortsetzen</translation>
+    </message>
+    <message>
+        <location filename="../ChatRow.qml" line="148"/>
+        <source>Regenerate reply</source>
+        <translation>Antwort neu erzeugen</translation>
+    </message>
+    <message>
+        <location filename="../ChatRow.qml" line="158"/>
+        <source>%1 tokens · %2 tok/s</source>
+        <translation>%1 Tokens · %2 tok/s</translation>
+    </message>
+    <message>
+        <location filename="../ChatRow.qml" line="39"/>
+        <source>Stopped</source>
+        <translation>Angehalten</translation>
+    </message>
+</context>
+<context>
     <name>ChatView</name>
     <message>
-        <location filename="../ChatView.qml" line="43"/>
+        <location filename="../ChatView.qml" line="48"/>
         <source>Messages</source>
         <translation>Nachrichten</translation>
     </message>
     <message>
-        <location filename="../ChatView.qml" line="94"/>
+        <location filename="../ChatView.qml" line="111"/>
         <source>Jump to the latest message</source>
         <translation>Zur neuesten Nachricht springen</translation>
     </message>
@@ -326,27 +389,27 @@
 <context>
     <name>CodeBlock</name>
     <message>
-        <location filename="../CodeBlock.qml" line="36"/>
+        <location filename="../CodeBlock.qml" line="39"/>
         <source>code</source>
         <translation>Code</translation>
     </message>
     <message>
-        <location filename="../CodeBlock.qml" line="47"/>
+        <location filename="../CodeBlock.qml" line="50"/>
         <source>Copy</source>
         <translation>Kopieren</translation>
     </message>
     <message>
-        <location filename="../CodeBlock.qml" line="47"/>
+        <location filename="../CodeBlock.qml" line="50"/>
         <source>Copied</source>
         <translation>Kopiert</translation>
     </message>
     <message>
-        <location filename="../CodeBlock.qml" line="48"/>
+        <location filename="../CodeBlock.qml" line="51"/>
         <source>Copy code</source>
         <translation>Code kopieren</translation>
     </message>
     <message>
-        <location filename="../CodeBlock.qml" line="101"/>
+        <location filename="../CodeBlock.qml" line="104"/>
         <source>Code: %1</source>
         <translation>Code: %1</translation>
     </message>
@@ -448,12 +511,12 @@
         <translation>Titel der Unterhaltung</translation>
     </message>
     <message>
-        <location filename="../ConversationDelegate.qml" line="103"/>
+        <location filename="../ConversationDelegate.qml" line="104"/>
         <source>Rename</source>
         <translation>Umbenennen</translation>
     </message>
     <message>
-        <location filename="../ConversationDelegate.qml" line="107"/>
+        <location filename="../ConversationDelegate.qml" line="108"/>
         <source>Delete…</source>
         <translation>Löschen…</translation>
     </message>
@@ -530,114 +593,120 @@
     </message>
 </context>
 <context>
+    <name>ExpertSection</name>
+    <message>
+        <location filename="../ExpertSection.qml" line="17"/>
+        <location filename="../ExpertSection.qml" line="20"/>
+        <source>Experts</source>
+        <translation>Experten</translation>
+    </message>
+    <message>
+        <location filename="../ExpertSection.qml" line="33"/>
+        <source>expert hits</source>
+        <translation>Experten-Treffer</translation>
+    </message>
+    <message>
+        <location filename="../ExpertSection.qml" line="34"/>
+        <source>CPU only</source>
+        <translation>nur CPU</translation>
+    </message>
+    <message>
+        <location filename="../ExpertSection.qml" line="37"/>
+        <source>Share of the routed experts that ran on the device (placed or in the expert cache) over the last tokens. Higher means less work waits on the CPU; raise the VRAM budget or the cache window if it is low.</source>
+        <translation>Anteil der gerouteten Experten, die in den letzten Tokens auf dem Gerät liefen (platziert oder im Experten-Cache). Höher heißt: weniger Arbeit wartet auf die CPU; ist er niedrig, das VRAM-Budget oder das Cache-Fenster erhöhen.</translation>
+    </message>
+    <message>
+        <location filename="../ExpertSection.qml" line="38"/>
+        <source>Every expert runs on the CPU: no expert sidecar, no device budget, or sparse mode is off (see the status above).</source>
+        <translation>Jeder Experte läuft auf der CPU: kein Experten-Sidecar, kein Gerätebudget, oder der Sparse-Modus ist aus (siehe den Status oben).</translation>
+    </message>
+    <message>
+        <location filename="../ExpertSection.qml" line="39"/>
+        <source>from the cache</source>
+        <translation>aus dem Cache</translation>
+    </message>
+    <message>
+        <location filename="../ExpertSection.qml" line="42"/>
+        <source>Share of the routed experts the expert cache served (recently used or prefetched by the next layers&apos; routers).</source>
+        <translation>Anteil der gerouteten Experten, die der Experten-Cache lieferte (kürzlich benutzt oder von den Routern der nächsten Schichten vorab geladen).</translation>
+    </message>
+    <message>
+        <location filename="../ExpertSection.qml" line="43"/>
+        <source>routings in window</source>
+        <translation>Routings im Fenster</translation>
+    </message>
+    <message>
+        <location filename="../ExpertSection.qml" line="45"/>
+        <source>Expert routings (tokens x layers x experts per token) the figures are over.</source>
+        <translation>Experten-Routings (Tokens x Schichten x Experten je Token), über die die Werte gehen.</translation>
+    </message>
+    <message>
+        <location filename="../ExpertSection.qml" line="83"/>
+        <source>Expert heatmap: %1 layers by %2 experts</source>
+        <translation>Experten-Heatmap: %1 Schichten mal %2 Experten</translation>
+    </message>
+    <message>
+        <location filename="../ExpertSection.qml" line="87"/>
+        <source>routed share per expert · layer 0 at the top · expert 0 at the left · colour 0 → %1 (square root)</source>
+        <translation>gerouteter Anteil je Experte · Schicht 0 oben · Experte 0 links · Farbe 0 → %1 (Quadratwurzel)</translation>
+    </message>
+</context>
+<context>
     <name>Main</name>
     <message>
-        <location filename="../Main.qml" line="30"/>
+        <location filename="../Main.qml" line="32"/>
         <source>PowerInfer Desktop</source>
         <translation>PowerInfer Desktop</translation>
     </message>
     <message>
-        <location filename="../Main.qml" line="240"/>
+        <location filename="../Main.qml" line="258"/>
         <source>New chat</source>
         <translation>Neuer Chat</translation>
     </message>
     <message>
-        <location filename="../Main.qml" line="241"/>
+        <location filename="../Main.qml" line="259"/>
         <source>Search conversations</source>
         <translation>Unterhaltungen durchsuchen</translation>
     </message>
     <message>
-        <location filename="../Main.qml" line="242"/>
+        <location filename="../Main.qml" line="260"/>
         <source>Focus the message box</source>
         <translation>Zum Eingabefeld</translation>
     </message>
     <message>
-        <location filename="../Main.qml" line="243"/>
+        <location filename="../Main.qml" line="261"/>
         <source>Send</source>
         <translation>Senden</translation>
     </message>
     <message>
-        <location filename="../Main.qml" line="244"/>
+        <location filename="../Main.qml" line="262"/>
         <source>New line in the message</source>
         <translation>Neue Zeile in der Nachricht</translation>
     </message>
     <message>
-        <location filename="../Main.qml" line="245"/>
+        <location filename="../Main.qml" line="263"/>
         <source>Stop the reply, cancel loading, clear the search</source>
         <translation>Antwort stoppen, Laden abbrechen, Suche leeren</translation>
     </message>
     <message>
-        <location filename="../Main.qml" line="246"/>
+        <location filename="../Main.qml" line="264"/>
         <source>Chat settings</source>
         <translation>Chat-Einstellungen</translation>
     </message>
     <message>
-        <location filename="../Main.qml" line="247"/>
+        <location filename="../Main.qml" line="265"/>
         <source>This list</source>
         <translation>Diese Liste</translation>
     </message>
     <message>
-        <location filename="../Main.qml" line="248"/>
+        <location filename="../Main.qml" line="266"/>
         <source>Quit</source>
         <translation>Beenden</translation>
     </message>
     <message>
-        <location filename="../Main.qml" line="29"/>
+        <location filename="../Main.qml" line="31"/>
         <source>%1 — PowerInfer</source>
         <translation>%1 — PowerInfer</translation>
-    </message>
-</context>
-<context>
-    <name>MessageDelegate</name>
-    <message>
-        <location filename="../MessageDelegate.qml" line="35"/>
-        <source>You</source>
-        <translation>Sie</translation>
-    </message>
-    <message>
-        <location filename="../MessageDelegate.qml" line="35"/>
-        <source>Assistant</source>
-        <translation>Assistent</translation>
-    </message>
-    <message>
-        <location filename="../MessageDelegate.qml" line="142"/>
-        <source>Reply failed</source>
-        <translation>Antwort fehlgeschlagen</translation>
-    </message>
-    <message>
-        <location filename="../MessageDelegate.qml" line="143"/>
-        <source>Interrupted</source>
-        <translation>Unterbrochen</translation>
-    </message>
-    <message>
-        <location filename="../MessageDelegate.qml" line="176"/>
-        <source>Copy message</source>
-        <translation>Nachricht kopieren</translation>
-    </message>
-    <message>
-        <location filename="../MessageDelegate.qml" line="185"/>
-        <source>Edit and resend</source>
-        <translation>Bearbeiten und erneut senden</translation>
-    </message>
-    <message>
-        <location filename="../MessageDelegate.qml" line="196"/>
-        <source>Continue this reply</source>
-        <translation>Diese Antwort fortsetzen</translation>
-    </message>
-    <message>
-        <location filename="../MessageDelegate.qml" line="207"/>
-        <source>Regenerate reply</source>
-        <translation>Antwort neu erzeugen</translation>
-    </message>
-    <message>
-        <location filename="../MessageDelegate.qml" line="217"/>
-        <source>%1 tokens · %2 tok/s</source>
-        <translation>%1 Tokens · %2 tok/s</translation>
-    </message>
-    <message>
-        <location filename="../MessageDelegate.qml" line="141"/>
-        <source>Stopped</source>
-        <translation>Angehalten</translation>
     </message>
 </context>
 <context>
@@ -664,243 +733,258 @@
         <translation>Entfernter Server</translation>
     </message>
     <message>
-        <location filename="../MetricsPanel.qml" line="137"/>
+        <location filename="../MetricsPanel.qml" line="136"/>
+        <source>Mixture of experts</source>
+        <translation>Mixture of Experts</translation>
+    </message>
+    <message>
+        <location filename="../MetricsPanel.qml" line="138"/>
         <source>Dense mode (sparse switched off)</source>
         <translation>Dichter Modus (sparse ausgeschaltet)</translation>
     </message>
     <message>
-        <location filename="../MetricsPanel.qml" line="137"/>
+        <location filename="../MetricsPanel.qml" line="138"/>
         <source>Running dense</source>
         <translation>Läuft dicht</translation>
     </message>
     <message>
-        <location filename="../MetricsPanel.qml" line="148"/>
+        <location filename="../MetricsPanel.qml" line="149"/>
         <source> — Calibrate… creates one from here.</source>
         <translation> — „Kalibrieren…“ erstellt hier eines.</translation>
     </message>
     <message>
-        <location filename="../MetricsPanel.qml" line="157"/>
+        <location filename="../MetricsPanel.qml" line="158"/>
         <source>Calibrate…</source>
         <translation>Kalibrieren…</translation>
     </message>
     <message>
-        <location filename="../MetricsPanel.qml" line="169"/>
+        <location filename="../MetricsPanel.qml" line="170"/>
         <source>decode tok/s</source>
         <translation>Decode tok/s</translation>
     </message>
     <message>
-        <location filename="../MetricsPanel.qml" line="171"/>
+        <location filename="../MetricsPanel.qml" line="172"/>
         <source>Tokens of the reply generated per second. Reading speed is about 5-10; higher is better.</source>
         <translation>Pro Sekunde erzeugte Token der Antwort. Lesegeschwindigkeit liegt bei etwa 5–10; höher ist besser.</translation>
     </message>
     <message>
-        <location filename="../MetricsPanel.qml" line="174"/>
+        <location filename="../MetricsPanel.qml" line="175"/>
         <source>prompt tok/s</source>
         <translation>Prompt tok/s</translation>
     </message>
     <message>
-        <location filename="../MetricsPanel.qml" line="177"/>
+        <location filename="../MetricsPanel.qml" line="178"/>
         <source>Prompt tokens read per second before the reply starts. Usually several times the decode speed; higher is better.</source>
         <translation>Pro Sekunde gelesene Prompt-Token, bevor die Antwort beginnt. Meist ein Mehrfaches der Dekodiergeschwindigkeit; höher ist besser.</translation>
     </message>
     <message>
-        <location filename="../MetricsPanel.qml" line="181"/>
+        <location filename="../MetricsPanel.qml" line="182"/>
         <source>hot-neuron hits (no split)</source>
         <translation>Treffer heißer Neuronen (keine Aufteilung)</translation>
     </message>
     <message>
-        <location filename="../MetricsPanel.qml" line="182"/>
+        <location filename="../MetricsPanel.qml" line="183"/>
         <source>hot-neuron hits</source>
         <translation>Hot-Neuron-Treffer</translation>
     </message>
     <message>
-        <location filename="../MetricsPanel.qml" line="184"/>
+        <location filename="../MetricsPanel.qml" line="185"/>
         <source>n/a</source>
         <translation>k. A.</translation>
     </message>
     <message>
-        <location filename="../MetricsPanel.qml" line="186"/>
+        <location filename="../MetricsPanel.qml" line="187"/>
         <source>Every active neuron ran where it is stored: without a GPU nothing is cold, so the hit rate would read 100 % at any threshold and tells nothing.</source>
         <translation>Jedes aktive Neuron lief dort, wo es gespeichert ist: ohne GPU ist nichts kalt, die Trefferquote läge bei jeder Schwelle bei 100 % und sagt nichts aus.</translation>
     </message>
     <message>
-        <location filename="../MetricsPanel.qml" line="187"/>
+        <location filename="../MetricsPanel.qml" line="188"/>
         <source>Share of the active neurons already on the device (hot or cached). Near 100 % means little waits on the CPU; below 80 % try a higher hot-neuron threshold.</source>
         <translation>Anteil der aktiven Neuronen, die schon auf dem Gerät liegen (heiß oder im Cache). Nahe 100 % wartet wenig auf die CPU; unter 80 % eine höhere Schwelle für heiße Neuronen versuchen.</translation>
     </message>
     <message>
-        <location filename="../MetricsPanel.qml" line="190"/>
+        <location filename="../MetricsPanel.qml" line="191"/>
         <source>FFN sparsity</source>
         <translation>FFN-Sparsity</translation>
     </message>
     <message>
-        <location filename="../MetricsPanel.qml" line="192"/>
+        <location filename="../MetricsPanel.qml" line="193"/>
         <source>Share of the FFN neurons skipped per token. Higher saves more work; the quality stays close to dense up to the calibrated level (about 50 %).</source>
         <translation>Anteil der je Token übersprungenen FFN-Neuronen. Höher spart mehr Arbeit; bis zur kalibrierten Stufe (etwa 50 %) bleibt die Qualität nahe an dicht.</translation>
     </message>
     <message>
-        <location filename="../MetricsPanel.qml" line="195"/>
-        <location filename="../MetricsPanel.qml" line="225"/>
+        <location filename="../MetricsPanel.qml" line="196"/>
+        <location filename="../MetricsPanel.qml" line="237"/>
         <source>predictor recall</source>
         <translation>Prädiktor-Recall</translation>
     </message>
     <message>
-        <location filename="../MetricsPanel.qml" line="197"/>
+        <location filename="../MetricsPanel.qml" line="198"/>
         <source>Share of the truly active neurons the predictor found (sampled against dense). Above 90 % keeps replies close to dense; – when not sampled.</source>
         <translation>Anteil der tatsächlich aktiven Neuronen, die der Prädiktor fand (stichprobenartig gegen dicht geprüft). Über 90 % bleiben Antworten nahe an dicht; – ohne Stichprobe.</translation>
     </message>
     <message>
-        <location filename="../MetricsPanel.qml" line="200"/>
+        <location filename="../MetricsPanel.qml" line="201"/>
         <source>ms / token</source>
         <translation>ms / Token</translation>
     </message>
     <message>
-        <location filename="../MetricsPanel.qml" line="202"/>
+        <location filename="../MetricsPanel.qml" line="203"/>
         <source>Wall time per generated token, all of it (1000 / decode tok/s). Lower is better; the bar below splits it.</source>
         <translation>Gesamte Zeit je erzeugtem Token (1000 / Dekodier-Token/s). Niedriger ist besser; der Balken darunter teilt sie auf.</translation>
     </message>
     <message>
-        <location filename="../MetricsPanel.qml" line="207"/>
+        <location filename="../MetricsPanel.qml" line="217"/>
         <source>Hit rate, last %1 tokens</source>
         <translation>Trefferquote, letzte %1 Tokens</translation>
     </message>
     <message>
-        <location filename="../MetricsPanel.qml" line="219"/>
+        <location filename="../MetricsPanel.qml" line="230"/>
         <source>Hot-neuron hit rate over the last tokens</source>
         <translation>Hot-Neuron-Trefferquote über die letzten Tokens</translation>
     </message>
     <message>
-        <location filename="../MetricsPanel.qml" line="224"/>
+        <location filename="../MetricsPanel.qml" line="236"/>
         <source>hit rate</source>
         <translation>Trefferquote</translation>
     </message>
     <message>
-        <location filename="../MetricsPanel.qml" line="247"/>
+        <location filename="../MetricsPanel.qml" line="260"/>
         <source>Active per layer</source>
         <translation>Aktiv je Schicht</translation>
     </message>
     <message>
-        <location filename="../MetricsPanel.qml" line="248"/>
+        <location filename="../MetricsPanel.qml" line="261"/>
         <source>Hits per layer</source>
         <translation>Treffer je Schicht</translation>
     </message>
     <message>
-        <location filename="../MetricsPanel.qml" line="254"/>
+        <location filename="../MetricsPanel.qml" line="267"/>
         <source>Active</source>
         <translation>Aktiv</translation>
     </message>
     <message>
-        <location filename="../MetricsPanel.qml" line="254"/>
+        <location filename="../MetricsPanel.qml" line="267"/>
         <source>Hit rate</source>
         <translation>Trefferquote</translation>
     </message>
     <message>
-        <location filename="../MetricsPanel.qml" line="255"/>
+        <location filename="../MetricsPanel.qml" line="268"/>
         <source>Heatmap value</source>
         <translation>Heatmap-Wert</translation>
     </message>
     <message>
-        <location filename="../MetricsPanel.qml" line="271"/>
+        <location filename="../MetricsPanel.qml" line="285"/>
         <source>Per-layer heatmap: %1 layers by the last %2 tokens</source>
         <translation>Heatmap je Schicht: %1 Schichten über die letzten %2 Tokens</translation>
     </message>
     <message>
-        <location filename="../MetricsPanel.qml" line="275"/>
+        <location filename="../MetricsPanel.qml" line="290"/>
         <source>layer 0 at the top · newest token at the right · colour %1 → %2</source>
         <translation>Schicht 0 oben · neuestes Token rechts · Farbe %1 → %2</translation>
     </message>
     <message>
-        <location filename="../MetricsPanel.qml" line="284"/>
+        <location filename="../MetricsPanel.qml" line="299"/>
         <source>Time per token</source>
         <translation>Zeit pro Token</translation>
     </message>
     <message>
-        <location filename="../MetricsPanel.qml" line="291"/>
+        <location filename="../MetricsPanel.qml" line="306"/>
         <source>%1 ms per token</source>
         <translation>%1 ms pro Token</translation>
     </message>
     <message>
-        <location filename="../MetricsPanel.qml" line="295"/>
+        <location filename="../MetricsPanel.qml" line="312"/>
         <source>device FFN</source>
         <translation>FFN auf dem Gerät</translation>
     </message>
     <message>
-        <location filename="../MetricsPanel.qml" line="296"/>
+        <location filename="../MetricsPanel.qml" line="313"/>
         <source>CPU FFN</source>
         <translation>FFN auf der CPU</translation>
     </message>
     <message>
-        <location filename="../MetricsPanel.qml" line="297"/>
+        <location filename="../MetricsPanel.qml" line="314"/>
         <source>other</source>
         <translation>Sonstiges</translation>
     </message>
     <message>
-        <location filename="../MetricsPanel.qml" line="300"/>
+        <location filename="../MetricsPanel.qml" line="317"/>
         <source>Where a token&apos;s time goes: predictors, the FFN&apos;s hot part on the device and its cold part on the CPU, and everything else (attention, norms, output head, sampling).</source>
         <translation>Wohin die Zeit eines Tokens geht: Prädiktoren, der heiße Teil des FFN auf dem Gerät, sein kalter Teil auf der CPU und alles andere (Attention, Normen, Ausgabekopf, Sampling).</translation>
     </message>
     <message>
-        <location filename="../MetricsPanel.qml" line="294"/>
+        <location filename="../MetricsPanel.qml" line="311"/>
         <source>predictor</source>
         <translation>Prädiktor</translation>
     </message>
     <message>
-        <location filename="../MetricsPanel.qml" line="307"/>
+        <location filename="../MetricsPanel.qml" line="324"/>
         <source>Memory</source>
         <translation>Speicher</translation>
     </message>
     <message>
-        <location filename="../MetricsPanel.qml" line="312"/>
+        <location filename="../MetricsPanel.qml" line="329"/>
         <source>CPU device — simulated budget</source>
         <translation>CPU-Gerät — simuliertes Budget</translation>
     </message>
     <message>
-        <location filename="../MetricsPanel.qml" line="314"/>
+        <location filename="../MetricsPanel.qml" line="331"/>
         <source>Device</source>
         <translation>Gerät</translation>
     </message>
     <message>
-        <location filename="../MetricsPanel.qml" line="318"/>
+        <location filename="../MetricsPanel.qml" line="335"/>
         <source>dense</source>
         <translation>dicht</translation>
     </message>
     <message>
-        <location filename="../MetricsPanel.qml" line="319"/>
+        <location filename="../MetricsPanel.qml" line="336"/>
         <source>hot</source>
         <translation>hot</translation>
     </message>
     <message>
-        <location filename="../MetricsPanel.qml" line="320"/>
+        <location filename="../MetricsPanel.qml" line="336"/>
+        <source>placed experts</source>
+        <translation>platzierte Experten</translation>
+    </message>
+    <message>
+        <location filename="../MetricsPanel.qml" line="338"/>
         <source>cache</source>
         <translation>Cache</translation>
     </message>
     <message>
-        <location filename="../MetricsPanel.qml" line="321"/>
+        <location filename="../MetricsPanel.qml" line="338"/>
+        <source>expert cache</source>
+        <translation>Experten-Cache</translation>
+    </message>
+    <message>
+        <location filename="../MetricsPanel.qml" line="340"/>
         <source>KV</source>
         <translation>KV</translation>
     </message>
     <message>
-        <location filename="../MetricsPanel.qml" line="322"/>
+        <location filename="../MetricsPanel.qml" line="341"/>
         <source>predictors</source>
         <translation>Prädiktoren</translation>
     </message>
     <message>
-        <location filename="../MetricsPanel.qml" line="329"/>
+        <location filename="../MetricsPanel.qml" line="348"/>
         <source>RAM</source>
         <translation>RAM</translation>
     </message>
     <message>
-        <location filename="../MetricsPanel.qml" line="330"/>
+        <location filename="../MetricsPanel.qml" line="349"/>
         <source>The simulated device&apos;s parts live in RAM too.</source>
         <translation>Die Teile des simulierten Geräts liegen ebenfalls im RAM.</translation>
     </message>
     <message>
-        <location filename="../MetricsPanel.qml" line="333"/>
+        <location filename="../MetricsPanel.qml" line="352"/>
         <source>model weights</source>
         <translation>Modellgewichte</translation>
     </message>
     <message>
-        <location filename="../MetricsPanel.qml" line="334"/>
+        <location filename="../MetricsPanel.qml" line="353"/>
         <source>device (simulated)</source>
         <translation>Gerät (simuliert)</translation>
     </message>
@@ -1325,167 +1409,167 @@
 <context>
     <name>SettingsDrawer</name>
     <message>
-        <location filename="../SettingsDrawer.qml" line="82"/>
+        <location filename="../SettingsDrawer.qml" line="97"/>
         <source>Chat settings</source>
         <translation>Chat-Einstellungen</translation>
     </message>
     <message>
-        <location filename="../SettingsDrawer.qml" line="90"/>
+        <location filename="../SettingsDrawer.qml" line="105"/>
         <source>Close</source>
         <translation>Schließen</translation>
     </message>
     <message>
-        <location filename="../SettingsDrawer.qml" line="96"/>
-        <location filename="../SettingsDrawer.qml" line="107"/>
+        <location filename="../SettingsDrawer.qml" line="111"/>
+        <location filename="../SettingsDrawer.qml" line="122"/>
         <source>System prompt</source>
         <translation>Systemanweisung</translation>
     </message>
     <message>
-        <location filename="../SettingsDrawer.qml" line="103"/>
+        <location filename="../SettingsDrawer.qml" line="118"/>
         <source>For this conversation, e.g. “You are a concise assistant.”</source>
         <translation>Für diese Unterhaltung, z. B. „Du bist ein knapper Assistent.“</translation>
     </message>
     <message>
-        <location filename="../SettingsDrawer.qml" line="117"/>
+        <location filename="../SettingsDrawer.qml" line="132"/>
         <source>Sampling</source>
         <translation>Sampling</translation>
     </message>
     <message>
-        <location filename="../SettingsDrawer.qml" line="120"/>
+        <location filename="../SettingsDrawer.qml" line="135"/>
         <source>Temperature</source>
         <translation>Temperatur</translation>
     </message>
     <message>
-        <location filename="../SettingsDrawer.qml" line="128"/>
+        <location filename="../SettingsDrawer.qml" line="143"/>
         <source>Top-p</source>
         <translation>Top-p</translation>
     </message>
     <message>
-        <location filename="../SettingsDrawer.qml" line="138"/>
-        <location filename="../SettingsDrawer.qml" line="147"/>
+        <location filename="../SettingsDrawer.qml" line="153"/>
+        <location filename="../SettingsDrawer.qml" line="162"/>
         <source>Top-k</source>
         <translation>Top-k</translation>
     </message>
     <message>
-        <location filename="../SettingsDrawer.qml" line="154"/>
-        <location filename="../SettingsDrawer.qml" line="164"/>
+        <location filename="../SettingsDrawer.qml" line="169"/>
+        <location filename="../SettingsDrawer.qml" line="179"/>
         <source>Max tokens</source>
         <translation>Max. Tokens</translation>
     </message>
     <message>
-        <location filename="../SettingsDrawer.qml" line="170"/>
+        <location filename="../SettingsDrawer.qml" line="185"/>
         <source>Repeat penalty</source>
         <translation>Wiederholungsstrafe</translation>
     </message>
     <message>
-        <location filename="../SettingsDrawer.qml" line="177"/>
+        <location filename="../SettingsDrawer.qml" line="192"/>
         <source>Above 1.0 makes recently used tokens less likely (1.1 is a common choice; 1.0 = off).</source>
         <translation>Über 1,0 macht kürzlich verwendete Token unwahrscheinlicher (1,1 ist üblich; 1,0 = aus).</translation>
     </message>
     <message>
-        <location filename="../SettingsDrawer.qml" line="183"/>
+        <location filename="../SettingsDrawer.qml" line="198"/>
         <source>Reset to defaults</source>
         <translation>Auf Standardwerte zurücksetzen</translation>
     </message>
     <message>
-        <location filename="../SettingsDrawer.qml" line="188"/>
+        <location filename="../SettingsDrawer.qml" line="203"/>
         <source>Context</source>
         <translation>Kontext</translation>
     </message>
     <message>
-        <location filename="../SettingsDrawer.qml" line="193"/>
+        <location filename="../SettingsDrawer.qml" line="208"/>
         <source>Context length (tokens)</source>
         <translation>Kontextlänge (Token)</translation>
     </message>
     <message>
-        <location filename="../SettingsDrawer.qml" line="207"/>
+        <location filename="../SettingsDrawer.qml" line="222"/>
         <source>Context length</source>
         <translation>Kontextlänge</translation>
     </message>
     <message>
-        <location filename="../SettingsDrawer.qml" line="215"/>
+        <location filename="../SettingsDrawer.qml" line="230"/>
         <source>Longer conversations keep their newest turns; the chat says when older ones were left out.</source>
         <translation>Längere Unterhaltungen behalten ihre neuesten Beiträge; der Chat sagt, wenn ältere weggelassen wurden.</translation>
     </message>
     <message>
-        <location filename="../SettingsDrawer.qml" line="224"/>
+        <location filename="../SettingsDrawer.qml" line="239"/>
         <source>Reload the model with this context</source>
         <translation>Modell mit diesem Kontext neu laden</translation>
     </message>
     <message>
-        <location filename="../SettingsDrawer.qml" line="229"/>
+        <location filename="../SettingsDrawer.qml" line="244"/>
         <source>Appearance</source>
         <translation>Darstellung</translation>
     </message>
     <message>
-        <location filename="../SettingsDrawer.qml" line="237"/>
+        <location filename="../SettingsDrawer.qml" line="263"/>
         <source>Follow the system</source>
         <translation>Wie das System</translation>
     </message>
     <message>
-        <location filename="../SettingsDrawer.qml" line="238"/>
+        <location filename="../SettingsDrawer.qml" line="264"/>
         <source>Light</source>
         <translation>Hell</translation>
     </message>
     <message>
-        <location filename="../SettingsDrawer.qml" line="239"/>
+        <location filename="../SettingsDrawer.qml" line="265"/>
         <source>Dark</source>
         <translation>Dunkel</translation>
     </message>
     <message>
-        <location filename="../SettingsDrawer.qml" line="241"/>
+        <location filename="../SettingsDrawer.qml" line="267"/>
         <source>Theme</source>
         <translation>Farbschema</translation>
     </message>
     <message>
-        <location filename="../SettingsDrawer.qml" line="247"/>
-        <location filename="../SettingsDrawer.qml" line="260"/>
+        <location filename="../SettingsDrawer.qml" line="305"/>
+        <location filename="../SettingsDrawer.qml" line="329"/>
         <source>Local API server</source>
         <translation>Lokaler API-Server</translation>
     </message>
     <message>
-        <location filename="../SettingsDrawer.qml" line="252"/>
+        <location filename="../SettingsDrawer.qml" line="310"/>
         <source>Serve the loaded model to other programs on this computer (OpenAI-compatible)</source>
         <translation>Das geladene Modell anderen Programmen auf diesem Computer bereitstellen (OpenAI-kompatibel)</translation>
     </message>
     <message>
-        <location filename="../SettingsDrawer.qml" line="267"/>
+        <location filename="../SettingsDrawer.qml" line="336"/>
         <source>Port</source>
         <translation>Port</translation>
     </message>
     <message>
-        <location filename="../SettingsDrawer.qml" line="278"/>
+        <location filename="../SettingsDrawer.qml" line="347"/>
         <source>API server port</source>
         <translation>Port des API-Servers</translation>
     </message>
     <message>
-        <location filename="../SettingsDrawer.qml" line="285"/>
-        <location filename="../SettingsDrawer.qml" line="295"/>
+        <location filename="../SettingsDrawer.qml" line="354"/>
+        <location filename="../SettingsDrawer.qml" line="364"/>
         <source>API key</source>
         <translation>API-Schlüssel</translation>
     </message>
     <message>
-        <location filename="../SettingsDrawer.qml" line="292"/>
+        <location filename="../SettingsDrawer.qml" line="361"/>
         <source>none: any program on this computer may call it</source>
         <translation>keiner: jedes Programm auf diesem Rechner darf ihn aufrufen</translation>
     </message>
     <message>
-        <location filename="../SettingsDrawer.qml" line="312"/>
+        <location filename="../SettingsDrawer.qml" line="381"/>
         <source>API server address</source>
         <translation>Adresse des API-Servers</translation>
     </message>
     <message>
-        <location filename="../SettingsDrawer.qml" line="312"/>
+        <location filename="../SettingsDrawer.qml" line="381"/>
         <source>API server error</source>
         <translation>Fehler des API-Servers</translation>
     </message>
     <message>
-        <location filename="../SettingsDrawer.qml" line="317"/>
+        <location filename="../SettingsDrawer.qml" line="386"/>
         <source>Copy the address</source>
         <translation>Adresse kopieren</translation>
     </message>
     <message>
-        <location filename="../SettingsDrawer.qml" line="322"/>
+        <location filename="../SettingsDrawer.qml" line="391"/>
         <source>Remote server</source>
         <translation>Entfernter Server</translation>
     </message>
@@ -1612,155 +1696,210 @@
 <context>
     <name>TuningPanel</name>
     <message>
-        <location filename="../TuningPanel.qml" line="83"/>
+        <location filename="../TuningPanel.qml" line="87"/>
         <source>Default %1.</source>
         <translation>Standard: %1.</translation>
     </message>
     <message>
-        <location filename="../TuningPanel.qml" line="105"/>
+        <location filename="../TuningPanel.qml" line="109"/>
         <source>Sparse engine tuning</source>
         <translation>Feinabstimmung der Sparse-Engine</translation>
     </message>
     <message>
-        <location filename="../TuningPanel.qml" line="113"/>
+        <location filename="../TuningPanel.qml" line="117"/>
         <source>Close tuning</source>
         <translation>Feinabstimmung schließen</translation>
     </message>
     <message>
-        <location filename="../TuningPanel.qml" line="118"/>
+        <location filename="../TuningPanel.qml" line="122"/>
         <source>Changes apply before the next token, even mid-reply.</source>
         <translation>Änderungen gelten ab dem nächsten Token, auch mitten in einer Antwort.</translation>
     </message>
     <message>
-        <location filename="../TuningPanel.qml" line="127"/>
-        <location filename="../TuningPanel.qml" line="136"/>
+        <location filename="../TuningPanel.qml" line="131"/>
+        <location filename="../TuningPanel.qml" line="140"/>
         <source>Sparse inference</source>
         <translation>Sparse Inferenz</translation>
     </message>
     <message>
-        <location filename="../TuningPanel.qml" line="142"/>
+        <location filename="../TuningPanel.qml" line="146"/>
         <source>Off = dense, the exact reference path.</source>
         <translation>Aus = dicht, der exakte Referenzpfad.</translation>
     </message>
     <message>
-        <location filename="../TuningPanel.qml" line="143"/>
+        <location filename="../TuningPanel.qml" line="147"/>
         <source>This model has no sidecar yet, so it runs dense.</source>
         <translation>Dieses Modell hat noch kein Sidecar und läuft daher dicht.</translation>
     </message>
     <message>
-        <location filename="../TuningPanel.qml" line="152"/>
+        <location filename="../TuningPanel.qml" line="156"/>
         <source>Calibrate…</source>
         <translation>Kalibrieren…</translation>
     </message>
     <message>
-        <location filename="../TuningPanel.qml" line="158"/>
+        <location filename="../TuningPanel.qml" line="163"/>
         <source>Hot-neuron threshold</source>
         <translation>Hot-Neuron-Schwelle</translation>
     </message>
     <message>
-        <location filename="../TuningPanel.qml" line="159"/>
+        <location filename="../TuningPanel.qml" line="164"/>
         <source>Share of each layer&apos;s activation mass kept on the device.</source>
         <translation>Anteil der Aktivierungsmasse jeder Schicht, der auf dem Gerät gehalten wird.</translation>
     </message>
     <message>
-        <location filename="../TuningPanel.qml" line="166"/>
+        <location filename="../TuningPanel.qml" line="172"/>
         <source>Predictor threshold</source>
         <translation>Prädiktor-Schwelle</translation>
     </message>
     <message>
-        <location filename="../TuningPanel.qml" line="167"/>
+        <location filename="../TuningPanel.qml" line="173"/>
         <source>Probability above which a neuron is computed; lower = safer, slower.</source>
         <translation>Wahrscheinlichkeit, ab der ein Neuron berechnet wird; niedriger = sicherer, langsamer.</translation>
     </message>
     <message>
-        <location filename="../TuningPanel.qml" line="174"/>
+        <location filename="../TuningPanel.qml" line="180"/>
         <source>Activation sparsity (CPU)</source>
         <translation>Aktivierungs-Sparsity (CPU)</translation>
     </message>
     <message>
-        <location filename="../TuningPanel.qml" line="175"/>
-        <source>Share of FFN neurons skipped per token by exact activity on the CPU; -1 = the calibrated level. Higher is faster and less exact.</source>
-        <translation>Anteil der FFN-Neuronen, die je Token durch exakte Aktivität auf der CPU übersprungen werden; -1 = die kalibrierte Stufe. Höher ist schneller und weniger genau.</translation>
+        <location filename="../TuningPanel.qml" line="86"/>
+        <source>No effect on this machine: no GPU holds neurons.</source>
+        <translation>Auf diesem Rechner ohne Wirkung: keine GPU hält Neuronen.</translation>
     </message>
     <message>
-        <location filename="../TuningPanel.qml" line="182"/>
+        <location filename="../TuningPanel.qml" line="181"/>
+        <source>Share of FFN neurons skipped per token by exact activity on the CPU; -1 = the sidecar&apos;s default, the level calibration measured and recommended. Higher is faster and less exact.</source>
+        <translation>Anteil der FFN-Neuronen, die je Token anhand der exakten Aktivität auf der CPU übersprungen werden; -1 = der Standard des Sidecars, die von der Kalibrierung gemessene und empfohlene Stufe. Höher ist schneller und ungenauer.</translation>
+    </message>
+    <message>
+        <location filename="../TuningPanel.qml" line="220"/>
+        <source>Recommended: %1 (perplexity %2).</source>
+        <translation>Empfohlen: %1 (Perplexität %2).</translation>
+    </message>
+    <message>
+        <location filename="../TuningPanel.qml" line="222"/>
+        <source>No level stays within the bound: dense is recommended.</source>
+        <translation>Keine Stufe bleibt innerhalb der Grenze: dicht (dense) wird empfohlen.</translation>
+    </message>
+    <message>
+        <location filename="../TuningPanel.qml" line="224"/>
+        <source>Now %1: perplexity %2, KL %3, top-1 %4.</source>
+        <translation>Jetzt %1: Perplexität %2, KL %3, Top-1 %4.</translation>
+    </message>
+    <message>
+        <location filename="../TuningPanel.qml" line="229"/>
+        <source>Measured sparsity curve</source>
+        <translation>Gemessene Sparsity-Kurve</translation>
+    </message>
+    <message>
+        <location filename="../TuningPanel.qml" line="237"/>
+        <source>Measured after calibration</source>
+        <translation>Nach der Kalibrierung gemessen</translation>
+    </message>
+    <message>
+        <location filename="../TuningPanel.qml" line="358"/>
+        <source>perplexity rise vs delivered sparsity</source>
+        <translation>Anstieg der Perplexität über der erreichten Sparsity</translation>
+    </message>
+    <message>
+        <location filename="../TuningPanel.qml" line="359"/>
+        <source>bound +%1 %</source>
+        <translation>Grenze +%1 %</translation>
+    </message>
+    <message>
+        <location filename="../TuningPanel.qml" line="360"/>
+        <source>current</source>
+        <translation>aktuell</translation>
+    </message>
+    <message>
+        <location filename="../TuningPanel.qml" line="361"/>
+        <source>decode speed vs dense (right axis)</source>
+        <translation>Decode-Geschwindigkeit gegenüber dicht (rechte Achse)</translation>
+    </message>
+    <message>
+        <location filename="../TuningPanel.qml" line="373"/>
+        <source>Speed: “Compare with dense” below measures it at the current level.</source>
+        <translation>Geschwindigkeit: „Mit dicht (dense) vergleichen“ unten misst sie auf der aktuellen Stufe.</translation>
+    </message>
+    <message>
+        <location filename="../TuningPanel.qml" line="384"/>
         <source>No GPU holds neurons: the hot-neuron threshold, prefetch depth and cache window have no effect; the CPU computes what is active exactly.</source>
         <translation>Keine GPU hält Neuronen: Schwelle für heiße Neuronen, Prefetch-Tiefe und Cache-Fenster wirken nicht; die CPU berechnet das Aktive exakt.</translation>
     </message>
     <message>
-        <location filename="../TuningPanel.qml" line="190"/>
+        <location filename="../TuningPanel.qml" line="393"/>
         <source>Prefetch depth</source>
         <translation>Prefetch-Tiefe</translation>
     </message>
     <message>
-        <location filename="../TuningPanel.qml" line="191"/>
+        <location filename="../TuningPanel.qml" line="394"/>
         <source>Layers ahead whose predicted cold neurons are staged.</source>
         <translation>Anzahl der vorausliegenden Schichten, deren vorhergesagte kalte Neuronen bereitgestellt werden.</translation>
     </message>
     <message>
-        <location filename="../TuningPanel.qml" line="198"/>
+        <location filename="../TuningPanel.qml" line="402"/>
         <source>Cache window</source>
         <translation>Cache-Fenster</translation>
     </message>
     <message>
-        <location filename="../TuningPanel.qml" line="199"/>
+        <location filename="../TuningPanel.qml" line="403"/>
         <source>Tokens a cold neuron stays cached on the device after firing.</source>
         <translation>Tokens, die ein kaltes Neuron nach dem Feuern im Gerätecache bleibt.</translation>
     </message>
     <message>
-        <location filename="../TuningPanel.qml" line="207"/>
+        <location filename="../TuningPanel.qml" line="411"/>
         <source>Device budget (MiB)</source>
         <translation>Gerätebudget (MiB)</translation>
     </message>
     <message>
-        <location filename="../TuningPanel.qml" line="220"/>
-        <location filename="../TuningPanel.qml" line="221"/>
+        <location filename="../TuningPanel.qml" line="424"/>
+        <location filename="../TuningPanel.qml" line="425"/>
         <source>auto</source>
         <translation>auto</translation>
     </message>
     <message>
-        <location filename="../TuningPanel.qml" line="220"/>
-        <location filename="../TuningPanel.qml" line="221"/>
+        <location filename="../TuningPanel.qml" line="424"/>
+        <location filename="../TuningPanel.qml" line="425"/>
         <source>none</source>
         <translation>keins</translation>
     </message>
     <message>
-        <location filename="../TuningPanel.qml" line="222"/>
+        <location filename="../TuningPanel.qml" line="426"/>
         <source>Device memory budget in MiB</source>
         <translation>Gerätespeicher-Budget in MiB</translation>
     </message>
     <message>
-        <location filename="../TuningPanel.qml" line="227"/>
+        <location filename="../TuningPanel.qml" line="431"/>
         <source>What the placement may use on the device: auto = free memory minus 512 MiB, none = everything on the CPU.</source>
         <translation>Was die Platzierung auf dem Gerät belegen darf: auto = freier Speicher minus 512 MiB, keins = alles auf der CPU.</translation>
     </message>
     <message>
-        <location filename="../TuningPanel.qml" line="249"/>
+        <location filename="../TuningPanel.qml" line="453"/>
         <source>Placement preview</source>
         <translation>Vorschau der Platzierung</translation>
     </message>
     <message>
-        <location filename="../TuningPanel.qml" line="257"/>
+        <location filename="../TuningPanel.qml" line="461"/>
         <source>%L1 of %L2 neurons hot · %3 MiB on the device%4</source>
         <translation>%L1 von %L2 Neuronen hot · %3 MiB auf dem Gerät%4</translation>
     </message>
     <message>
-        <location filename="../TuningPanel.qml" line="260"/>
+        <location filename="../TuningPanel.qml" line="464"/>
         <source> (budget-limited)</source>
         <translation> (durch Budget begrenzt)</translation>
     </message>
     <message>
-        <location filename="../TuningPanel.qml" line="262"/>
+        <location filename="../TuningPanel.qml" line="466"/>
         <source>No preview yet.</source>
         <translation>Noch keine Vorschau.</translation>
     </message>
     <message>
-        <location filename="../TuningPanel.qml" line="271"/>
+        <location filename="../TuningPanel.qml" line="475"/>
         <source>Saved in %1</source>
         <translation>Gespeichert in %1</translation>
     </message>
     <message>
-        <location filename="../TuningPanel.qml" line="280"/>
+        <location filename="../TuningPanel.qml" line="484"/>
         <source>Reset to defaults</source>
         <translation>Auf Standardwerte zurücksetzen</translation>
     </message>
@@ -1776,147 +1915,157 @@
 <context>
     <name>main</name>
     <message>
-        <location filename="../../app/desktop_app.cpp" line="127"/>
+        <location filename="../../app/desktop_app.cpp" line="101"/>
         <source>Chat with local language models using sparse hybrid GPU/CPU inference.</source>
         <translation>Chatten Sie mit lokalen Sprachmodellen über sparse hybride GPU/CPU-Inferenz.</translation>
     </message>
     <message>
-        <location filename="../../app/desktop_app.cpp" line="133"/>
+        <location filename="../../app/desktop_app.cpp" line="107"/>
         <source>Folder for conversations and settings.</source>
         <translation>Ordner für Unterhaltungen und Einstellungen.</translation>
     </message>
     <message>
-        <location filename="../../app/desktop_app.cpp" line="136"/>
+        <location filename="../../app/desktop_app.cpp" line="110"/>
         <source>GGUF model to load at start.</source>
         <translation>GGUF-Modell, das beim Start geladen wird.</translation>
     </message>
     <message>
-        <location filename="../../app/desktop_app.cpp" line="138"/>
+        <location filename="../../app/desktop_app.cpp" line="112"/>
         <source>Send this prompt in a new conversation.</source>
         <translation>Diesen Prompt in einer neuen Unterhaltung senden.</translation>
     </message>
     <message>
-        <location filename="../../app/desktop_app.cpp" line="141"/>
+        <location filename="../../app/desktop_app.cpp" line="115"/>
         <source>Save a window screenshot after the reply.</source>
         <translation>Nach der Antwort ein Bildschirmfoto des Fensters speichern.</translation>
     </message>
     <message>
-        <location filename="../../app/desktop_app.cpp" line="144"/>
+        <location filename="../../app/desktop_app.cpp" line="118"/>
         <source>Exit once the reply is complete.</source>
         <translation>Beenden, sobald die Antwort vollständig ist.</translation>
     </message>
     <message>
-        <location filename="../../app/desktop_app.cpp" line="146"/>
+        <location filename="../../app/desktop_app.cpp" line="120"/>
         <source>Colour theme: system, light or dark.</source>
         <translation>Farbschema: system, light oder dark.</translation>
     </message>
     <message>
-        <location filename="../../app/desktop_app.cpp" line="149"/>
+        <location filename="../../app/desktop_app.cpp" line="123"/>
         <source>Set a sparse-engine knob after loading (repeatable), e.g. hot_neuron_threshold=0.7; saved in the model&apos;s config.json.</source>
         <translation>Nach dem Laden einen Regler der Sparse-Engine setzen (wiederholbar), z. B. hot_neuron_threshold=0.7; wird in der config.json des Modells gespeichert.</translation>
     </message>
     <message>
-        <location filename="../../app/desktop_app.cpp" line="154"/>
+        <location filename="../../app/desktop_app.cpp" line="128"/>
         <source>Show the metrics panel.</source>
         <translation>Die Messwerte-Leiste anzeigen.</translation>
     </message>
     <message>
-        <location filename="../../app/desktop_app.cpp" line="156"/>
+        <location filename="../../app/desktop_app.cpp" line="130"/>
+        <source>Open the chat settings.</source>
+        <translation>Die Chat-Einstellungen öffnen.</translation>
+    </message>
+    <message>
+        <location filename="../../app/desktop_app.cpp" line="132"/>
         <source>Open the tuning panel.</source>
         <translation>Die Feinabstimmung öffnen.</translation>
     </message>
     <message>
-        <location filename="../../app/desktop_app.cpp" line="159"/>
+        <location filename="../../app/desktop_app.cpp" line="135"/>
         <source>Take the --screenshot mid-reply, after N tokens.</source>
         <translation>Das --screenshot-Bild mitten in der Antwort aufnehmen, nach N Tokens.</translation>
     </message>
     <message>
-        <location filename="../../app/desktop_app.cpp" line="162"/>
+        <location filename="../../app/desktop_app.cpp" line="138"/>
         <source>Calibrate the --model first (writes its sidecar): on the bundled text, your conversations, or a text file.</source>
         <translation>Das --model zuerst kalibrieren (schreibt sein Sidecar): mit dem mitgelieferten Text, Ihren Unterhaltungen oder einer Textdatei.</translation>
     </message>
     <message>
-        <location filename="../../app/desktop_app.cpp" line="168"/>
+        <location filename="../../app/desktop_app.cpp" line="144"/>
         <source>Corpus tokens for --calibrate (default 20000).</source>
         <translation>Korpus-Tokens für --calibrate (Standard 20000).</translation>
     </message>
     <message>
-        <location filename="../../app/desktop_app.cpp" line="171"/>
+        <location filename="../../app/desktop_app.cpp" line="147"/>
         <source>After the reply, replay the prompt through the dense and the sparse path and print the token agreement and speeds.</source>
         <translation>Nach der Antwort den Prompt über den dichten und den sparse Pfad erneut abspielen und Token-Übereinstimmung und Geschwindigkeiten ausgeben.</translation>
     </message>
     <message>
-        <location filename="../../app/desktop_app.cpp" line="175"/>
+        <location filename="../../app/desktop_app.cpp" line="151"/>
         <source>Initial window size, e.g. 800x600.</source>
         <translation>Anfängliche Fenstergröße, z. B. 800x600.</translation>
     </message>
     <message>
-        <location filename="../../app/desktop_app.cpp" line="179"/>
+        <location filename="../../app/desktop_app.cpp" line="155"/>
         <source>Download a .gguf into the models folder without a window (resumes an unfinished one), verify it, and exit.</source>
         <translation>Eine .gguf-Datei ohne Fenster in den Modellordner herunterladen (setzt einen unfertigen Download fort), prüfen und beenden.</translation>
     </message>
     <message>
-        <location filename="../../app/desktop_app.cpp" line="184"/>
+        <location filename="../../app/desktop_app.cpp" line="160"/>
         <source>Expected SHA-256 of the --download.</source>
         <translation>Erwartete SHA-256 des --download.</translation>
     </message>
     <message>
-        <location filename="../../app/desktop_app.cpp" line="187"/>
+        <location filename="../../app/desktop_app.cpp" line="163"/>
         <source>Models folder for --download (default: the app&apos;s).</source>
         <translation>Modellordner für --download (Standard: der der App).</translation>
     </message>
     <message>
-        <location filename="../../app/desktop_app.cpp" line="191"/>
+        <location filename="../../app/desktop_app.cpp" line="167"/>
         <source>Chat with --prompt through an OpenAI-compatible server at this URL, without a window; the reply goes to stdout.</source>
         <translation>Mit --prompt über einen OpenAI-kompatiblen Server unter dieser URL chatten, ohne Fenster; die Antwort geht nach stdout.</translation>
     </message>
     <message>
-        <location filename="../../app/desktop_app.cpp" line="196"/>
+        <location filename="../../app/desktop_app.cpp" line="172"/>
         <source>API key for --remote.</source>
         <translation>API-Schlüssel für --remote.</translation>
     </message>
     <message>
-        <location filename="../../app/desktop_app.cpp" line="199"/>
+        <location filename="../../app/desktop_app.cpp" line="175"/>
         <source>Model id for --remote (default: the server&apos;s first).</source>
         <translation>Modell-ID für --remote (Standard: das erste des Servers).</translation>
     </message>
     <message>
-        <location filename="../../app/desktop_app.cpp" line="202"/>
+        <location filename="../../app/desktop_app.cpp" line="178"/>
         <source>Reply length limit for --remote.</source>
         <translation>Längenbegrenzung der Antwort für --remote.</translation>
     </message>
     <message>
-        <location filename="../../app/desktop_app.cpp" line="205"/>
+        <location filename="../../app/desktop_app.cpp" line="181"/>
         <source>Press Stop this long into the --remote reply.</source>
         <translation>Nach dieser Zeit in der --remote-Antwort auf Stopp drücken.</translation>
     </message>
     <message>
-        <location filename="../../app/desktop_app.cpp" line="207"/>
+        <location filename="../../app/desktop_app.cpp" line="183"/>
         <source>Open the model catalog (Get a model).</source>
         <translation>Den Modellkatalog öffnen (Modell holen).</translation>
     </message>
     <message>
-        <location filename="../../app/desktop_app.cpp" line="210"/>
+        <location filename="../../app/desktop_app.cpp" line="186"/>
         <source>Start downloading this catalog entry (its id).</source>
         <translation>Den Download dieses Katalogeintrags starten (seine ID).</translation>
     </message>
     <message>
-        <location filename="../../app/desktop_app.cpp" line="213"/>
+        <location filename="../../app/desktop_app.cpp" line="189"/>
         <source>Smoke mode: wait until the downloads end before the screenshot (exit 1 if one failed).</source>
         <translation>Smoke-Modus: Vor dem Screenshot warten, bis die Downloads enden (Exit-Code 1, wenn einer fehlschlug).</translation>
     </message>
     <message>
-        <location filename="../../app/desktop_app.cpp" line="218"/>
+        <location filename="../../app/desktop_app.cpp" line="194"/>
+        <source>Smoke mode: type this key sequence into the window after the reply (e.g. Ctrl+Q), then fail unless the app quits.</source>
+        <translation>Smoke-Modus: diese Tastenfolge nach der Antwort in das Fenster tippen (z. B. Strg+Q), dann fehlschlagen, wenn die App sich nicht beendet.</translation>
+    </message>
+    <message>
+        <location filename="../../app/desktop_app.cpp" line="200"/>
         <source>Smoke mode: wait this long before the screenshot.</source>
         <translation>Smoke-Modus: So lange vor dem Screenshot warten.</translation>
     </message>
     <message>
-        <location filename="../../app/desktop_app.cpp" line="221"/>
+        <location filename="../../app/desktop_app.cpp" line="203"/>
         <source>Smoke mode: calibrate the model in the background (bundled text) while the --prompt is answered, then wait for it.</source>
         <translation>Smoke-Modus: Das Modell im Hintergrund kalibrieren (mitgelieferter Text), während der --prompt beantwortet wird, und darauf warten.</translation>
     </message>
     <message>
-        <location filename="../../app/desktop_app.cpp" line="253"/>
+        <location filename="../../app/desktop_app.cpp" line="237"/>
         <source>A GGUF model to load (same as --model).</source>
         <translation>Ein zu ladendes GGUF-Modell (wie --model).</translation>
     </message>
@@ -1995,7 +2144,7 @@
 <context>
     <name>powerinfer::app::ChatController</name>
     <message>
-        <location filename="../../app/chat_controller.cpp" line="810"/>
+        <location filename="../../app/chat_controller.cpp" line="815"/>
         <source>Copied to the clipboard</source>
         <translation>In die Zwischenablage kopiert</translation>
     </message>
@@ -2095,69 +2244,69 @@
         <translation>kein Sidecar</translation>
     </message>
     <message>
-        <location filename="../../app/chat_controller.cpp" line="566"/>
+        <location filename="../../app/chat_controller.cpp" line="567"/>
         <source>Could not load %1 (%2). Still using %3.</source>
         <translation>%1 konnte nicht geladen werden (%2). Weiterhin wird %3 verwendet.</translation>
     </message>
     <message>
-        <location filename="../../app/chat_controller.cpp" line="594"/>
+        <location filename="../../app/chat_controller.cpp" line="595"/>
         <source>Exported to %1</source>
         <translation>Exportiert nach %1</translation>
     </message>
     <message>
-        <location filename="../../app/chat_controller.cpp" line="596"/>
-        <location filename="../../app/chat_controller.cpp" line="760"/>
+        <location filename="../../app/chat_controller.cpp" line="597"/>
+        <location filename="../../app/chat_controller.cpp" line="761"/>
         <source>Could not export to %1: %2</source>
         <translation>Export nach %1 fehlgeschlagen: %2</translation>
     </message>
     <message>
-        <location filename="../../app/chat_controller.cpp" line="620"/>
+        <location filename="../../app/chat_controller.cpp" line="621"/>
         <source>Export conversation</source>
         <translation>Unterhaltung exportieren</translation>
     </message>
     <message>
-        <location filename="../../app/chat_controller.cpp" line="622"/>
-        <location filename="../../app/chat_controller.cpp" line="631"/>
+        <location filename="../../app/chat_controller.cpp" line="623"/>
+        <location filename="../../app/chat_controller.cpp" line="632"/>
         <source>JSON (*.json)</source>
         <translation>JSON (*.json)</translation>
     </message>
     <message>
-        <location filename="../../app/chat_controller.cpp" line="622"/>
+        <location filename="../../app/chat_controller.cpp" line="623"/>
         <source>Markdown (*.md)</source>
         <translation>Markdown (*.md)</translation>
     </message>
     <message>
-        <location filename="../../app/chat_controller.cpp" line="629"/>
+        <location filename="../../app/chat_controller.cpp" line="630"/>
         <source>Export all conversations</source>
         <translation>Alle Unterhaltungen exportieren</translation>
     </message>
     <message>
-        <location filename="../../app/chat_controller.cpp" line="637"/>
+        <location filename="../../app/chat_controller.cpp" line="638"/>
         <source>Import conversations</source>
         <translation>Unterhaltungen importieren</translation>
     </message>
     <message>
-        <location filename="../../app/chat_controller.cpp" line="638"/>
+        <location filename="../../app/chat_controller.cpp" line="639"/>
         <source>JSON exports (*.json)</source>
         <translation>JSON-Exporte (*.json)</translation>
     </message>
     <message>
-        <location filename="../../app/chat_controller.cpp" line="644"/>
+        <location filename="../../app/chat_controller.cpp" line="645"/>
         <source>Open a GGUF model</source>
         <translation>Ein GGUF-Modell öffnen</translation>
     </message>
     <message>
-        <location filename="../../app/chat_controller.cpp" line="645"/>
+        <location filename="../../app/chat_controller.cpp" line="646"/>
         <source>GGUF models (*.gguf);;All files (*)</source>
         <translation>GGUF-Modelle (*.gguf);;Alle Dateien (*)</translation>
     </message>
     <message>
-        <location filename="../../app/chat_controller.cpp" line="654"/>
+        <location filename="../../app/chat_controller.cpp" line="655"/>
         <source>Asking %1 for its models…</source>
         <translation>Frage %1 nach seinen Modellen…</translation>
     </message>
     <message numerus="yes">
-        <location filename="../../app/chat_controller.cpp" line="671"/>
+        <location filename="../../app/chat_controller.cpp" line="672"/>
         <source>%n model(s) on this server.</source>
         <translation>
             <numerusform>%n Modell auf diesem Server.</numerusform>
@@ -2165,37 +2314,37 @@
         </translation>
     </message>
     <message>
-        <location filename="../../app/chat_controller.cpp" line="700"/>
+        <location filename="../../app/chat_controller.cpp" line="701"/>
         <source>No API key.</source>
         <translation>Kein API-Schlüssel.</translation>
     </message>
     <message>
-        <location filename="../../app/chat_controller.cpp" line="701"/>
+        <location filename="../../app/chat_controller.cpp" line="702"/>
         <source>The API key is kept in the OS keychain.</source>
         <translation>Der API-Schlüssel wird im Schlüsselbund des Systems verwahrt.</translation>
     </message>
     <message>
-        <location filename="../../app/chat_controller.cpp" line="709"/>
+        <location filename="../../app/chat_controller.cpp" line="710"/>
         <source>Connected to %1.</source>
         <translation>Verbunden mit %1.</translation>
     </message>
     <message>
-        <location filename="../../app/chat_controller.cpp" line="720"/>
+        <location filename="../../app/chat_controller.cpp" line="721"/>
         <source>Models folder: %1</source>
         <translation>Modellordner: %1</translation>
     </message>
     <message>
-        <location filename="../../app/chat_controller.cpp" line="725"/>
+        <location filename="../../app/chat_controller.cpp" line="726"/>
         <source>Drop a .gguf model file, a folder of models, or an https link to a .gguf.</source>
         <translation>Eine .gguf-Modelldatei, einen Ordner mit Modellen oder einen https-Link zu einer .gguf-Datei ablegen.</translation>
     </message>
     <message>
-        <location filename="../../app/chat_controller.cpp" line="731"/>
+        <location filename="../../app/chat_controller.cpp" line="732"/>
         <source>Choose the models folder</source>
         <translation>Modellordner wählen</translation>
     </message>
     <message numerus="yes">
-        <location filename="../../app/chat_controller.cpp" line="758"/>
+        <location filename="../../app/chat_controller.cpp" line="759"/>
         <source>Exported %n conversation(s) to %1</source>
         <translation>
             <numerusform>%n Unterhaltung nach %1 exportiert</numerusform>
@@ -2203,13 +2352,13 @@
         </translation>
     </message>
     <message>
-        <location filename="../../app/chat_controller.cpp" line="770"/>
-        <location filename="../../app/chat_controller.cpp" line="776"/>
+        <location filename="../../app/chat_controller.cpp" line="771"/>
+        <location filename="../../app/chat_controller.cpp" line="777"/>
         <source>Could not import %1: %2</source>
         <translation>%1 konnte nicht importiert werden: %2</translation>
     </message>
     <message numerus="yes">
-        <location filename="../../app/chat_controller.cpp" line="793"/>
+        <location filename="../../app/chat_controller.cpp" line="794"/>
         <source>Imported %n conversation(s)</source>
         <translation>
             <numerusform>%n Unterhaltung importiert</numerusform>
@@ -2217,17 +2366,22 @@
         </translation>
     </message>
     <message>
-        <location filename="../../app/chat_controller.cpp" line="800"/>
+        <location filename="../../app/chat_controller.cpp" line="801"/>
         <source>memory: load a model to see the cost</source>
         <translation>Speicher: ein Modell laden, um den Bedarf zu sehen</translation>
     </message>
     <message>
-        <location filename="../../app/chat_controller.cpp" line="801"/>
+        <location filename="../../app/chat_controller.cpp" line="802"/>
         <source>KV cache: %1 of memory</source>
         <translation>KV-Cache: %1 Speicher</translation>
     </message>
     <message>
-        <location filename="../../app/chat_controller.cpp" line="803"/>
+        <location filename="../../app/chat_controller.cpp" line="804"/>
+        <source> per conversation; the %1 most recent keep theirs, so going back to one reads only its new turn</source>
+        <translation> je Unterhaltung; die %1 jüngsten behalten ihren, sodass die Rückkehr zu einer nur ihren neuen Zug liest</translation>
+    </message>
+    <message>
+        <location filename="../../app/chat_controller.cpp" line="808"/>
         <source> · the model was trained on %1 tokens: longer contexts are capped there</source>
         <translation> · das Modell wurde mit %1 Token trainiert: längere Kontexte werden dort begrenzt</translation>
     </message>
@@ -2336,23 +2490,23 @@
 <context>
     <name>powerinfer::app::EngineWorker</name>
     <message>
-        <location filename="../../app/engine_worker.cpp" line="109"/>
+        <location filename="../../app/engine_worker.cpp" line="118"/>
         <source>Loading was cancelled.</source>
         <translation>Das Laden wurde abgebrochen.</translation>
     </message>
     <message>
-        <location filename="../../app/engine_worker.cpp" line="161"/>
-        <location filename="../../app/engine_worker.cpp" line="304"/>
+        <location filename="../../app/engine_worker.cpp" line="170"/>
+        <location filename="../../app/engine_worker.cpp" line="318"/>
         <source>No model is loaded. Choose a model first.</source>
         <translation>Kein Modell geladen. Wählen Sie zuerst ein Modell.</translation>
     </message>
     <message>
-        <location filename="../../app/engine_worker.cpp" line="266"/>
+        <location filename="../../app/engine_worker.cpp" line="280"/>
         <source>Calibration was cancelled.</source>
         <translation>Die Kalibrierung wurde abgebrochen.</translation>
     </message>
     <message>
-        <location filename="../../app/engine_worker.cpp" line="296"/>
+        <location filename="../../app/engine_worker.cpp" line="310"/>
         <source>no placement preview in this build</source>
         <translation>keine Platzierungsvorschau in diesem Build</translation>
     </message>
@@ -2551,42 +2705,42 @@
         <translation>%1 kann nicht gespeichert werden: %2</translation>
     </message>
     <message>
-        <location filename="../../app/sparse_controller.cpp" line="240"/>
+        <location filename="../../app/sparse_controller.cpp" line="256"/>
         <source>Comparing dense and sparse on this machine…</source>
         <translation>Dicht und sparse werden auf diesem Rechner verglichen…</translation>
     </message>
     <message>
-        <location filename="../../app/sparse_controller.cpp" line="248"/>
+        <location filename="../../app/sparse_controller.cpp" line="264"/>
         <source>The dense/sparse comparison failed: %1</source>
         <translation>Der Vergleich dicht/sparse ist fehlgeschlagen: %1</translation>
     </message>
     <message>
-        <location filename="../../app/sparse_controller.cpp" line="254"/>
+        <location filename="../../app/sparse_controller.cpp" line="270"/>
         <source>sparse %1 tok/s, dense %2 tok/s, %3 % of the tokens the same</source>
         <translation>sparse %1 Token/s, dicht %2 Token/s, %3 % der Token gleich</translation>
     </message>
     <message>
-        <location filename="../../app/sparse_controller.cpp" line="259"/>
+        <location filename="../../app/sparse_controller.cpp" line="275"/>
         <source>Sparse recommended and on: %1.</source>
         <translation>Sparse empfohlen und eingeschaltet: %1.</translation>
     </message>
     <message>
-        <location filename="../../app/sparse_controller.cpp" line="260"/>
+        <location filename="../../app/sparse_controller.cpp" line="276"/>
         <source>Dense recommended: %1. Sparse was switched off; the tuning panel switches it back on.</source>
         <translation>Dicht empfohlen: %1. Sparse wurde ausgeschaltet; im Tuning-Bereich lässt es sich wieder einschalten.</translation>
     </message>
     <message>
-        <location filename="../../app/sparse_controller.cpp" line="366"/>
+        <location filename="../../app/sparse_controller.cpp" line="395"/>
         <source>Preparing the corpus…</source>
         <translation>Korpus wird vorbereitet…</translation>
     </message>
     <message>
-        <location filename="../../app/sparse_controller.cpp" line="374"/>
+        <location filename="../../app/sparse_controller.cpp" line="403"/>
         <source>There are no conversations to calibrate on yet.</source>
         <translation>Es gibt noch keine Unterhaltungen, mit denen kalibriert werden kann.</translation>
     </message>
     <message>
-        <location filename="../../app/sparse_controller.cpp" line="375"/>
+        <location filename="../../app/sparse_controller.cpp" line="404"/>
         <source>The corpus could not be prepared.</source>
         <translation>Der Korpus konnte nicht vorbereitet werden.</translation>
     </message>
