@@ -75,9 +75,13 @@ struct ThreadPool::Impl {
     int64_t blocks = 0;
     int64_t chunks = 0;
 
-    std::atomic<uint64_t> generation{0};
-    std::atomic<int64_t> remaining{0};  // chunks of the current job not yet finished
-    std::atomic<int> sleepers{0};
+    // Each on its own cache line: what idle workers spin on, and what the
+    // caller waits on.
+    alignas(64) std::atomic<uint64_t> generation{0};
+    // Chunks of the current job other threads have finished (reset by the
+    // caller before the homes are refilled; only the caller waits on it).
+    alignas(64) std::atomic<int64_t> finished_by_others{0};
+    alignas(64) std::atomic<int> sleepers{0};
     std::atomic<bool> stop{false};
     std::mutex mu;
     std::condition_variable cv;
@@ -109,8 +113,8 @@ struct ThreadPool::Impl {
     // the others' (a descheduled thread's unstarted chunks are taken over).
     // Returns how many it ran. A thread late from the previous job may claim
     // a chunk of the next: the job's fields it then reads are that job's, and
-    // its count goes to that job's `remaining`, as a job cannot finish before
-    // every thread that claimed one of its chunks has reported.
+    // its count goes to that job's `finished_by_others`, as a job cannot
+    // finish before every thread that claimed one of its chunks has reported.
     int64_t run_chunks(int self) {
         int64_t count = 0;
         for (int k = 0; k < n_threads; ++k) {
@@ -165,7 +169,7 @@ void ThreadPool::Impl::worker_loop(int idx) {
         if (stop.load(std::memory_order_acquire)) return;
         seen = g;
         if (const int64_t count = run_chunks(idx); count > 0)
-            remaining.fetch_sub(count, std::memory_order_acq_rel);
+            finished_by_others.fetch_add(count, std::memory_order_acq_rel);
     }
 }
 
@@ -258,7 +262,7 @@ void ThreadPool::parallel_for(int64_t n, const Fn& fn, int64_t grain) {
         for (int64_t c = 0; c < chunks; ++c) p.run_chunk(c, 0);
         bump(p.alone_calls);
     } else {
-        p.remaining.store(chunks, std::memory_order_relaxed);
+        p.finished_by_others.store(0, std::memory_order_relaxed);
         // Released with the job above; a thread that claims a chunk sees it.
         for (int t = 0; t < p.n_threads; ++t) {
             const auto c0 = static_cast<uint64_t>(chunks * t / p.n_threads);
@@ -275,13 +279,12 @@ void ThreadPool::parallel_for(int64_t n, const Fn& fn, int64_t grain) {
         const int64_t own = p.run_chunks(0);
         const Clock::time_point t1 = Clock::now();
         // Only chunks another thread has started are left: wait for them.
-        if (p.remaining.fetch_sub(own, std::memory_order_acq_rel) != own) {
-            for (int i = 0; p.remaining.load(std::memory_order_acquire) != 0; ++i) {
-                if (i < kWaitSpinsBeforeYield)
-                    PI_PAUSE();
-                else
-                    std::this_thread::yield();
-            }
+        const int64_t others = chunks - own;
+        for (int i = 0; p.finished_by_others.load(std::memory_order_acquire) != others; ++i) {
+            if (i < kWaitSpinsBeforeYield)
+                PI_PAUSE();
+            else
+                std::this_thread::yield();
         }
         const Clock::time_point t2 = Clock::now();
         bump(p.shared_calls);
