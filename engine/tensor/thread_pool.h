@@ -33,7 +33,7 @@ public:
                       int64_t grain = 1);
 
     // At most this many chunks per thread in one call.
-    static constexpr int kChunksPerThread = 4;
+    static constexpr int kChunksPerThread = 2;
 
     // What the calls so far did (for tests and benchmarks).
     struct Counters {
