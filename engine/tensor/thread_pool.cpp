@@ -111,6 +111,9 @@ struct ThreadPool::Impl {
 
     // Runs chunks until none is left to claim: this thread's own first, then
     // the others' (a descheduled thread's unstarted chunks are taken over).
+    // The caller's look at every share after its own (it wrote them) is what
+    // guarantees each chunk is claimed; a worker that skips a share on a
+    // stale look only leaves it to the others.
     // Returns how many it ran. A thread late from the previous job may claim
     // a chunk of the next: the job's fields it then reads are that job's, and
     // its count goes to that job's `finished_by_others`, as a job cannot
@@ -119,12 +122,20 @@ struct ThreadPool::Impl {
         int64_t count = 0;
         for (int k = 0; k < n_threads; ++k) {
             Home& h = homes[static_cast<size_t>((self + k) % n_threads)];
+            // Another's share: a plain look first, so that an empty one is
+            // not written (its owner's line stays put).
+            if (k > 0) {
+                const uint64_t s = h.slot.load(std::memory_order_relaxed);
+                if (static_cast<uint32_t>(s) >= static_cast<uint32_t>(s >> 32)) continue;
+            }
             for (;;) {
                 const uint64_t s = h.slot.fetch_add(1, std::memory_order_acq_rel);
                 const auto c = static_cast<uint32_t>(s);
-                if (c >= static_cast<uint32_t>(s >> 32)) break;
+                const auto end = static_cast<uint32_t>(s >> 32);
+                if (c >= end) break;
                 run_chunk(c, self);
                 ++count;
+                if (c + 1 == end) break;  // that was the share's last chunk
             }
         }
         return count;
