@@ -118,8 +118,8 @@ struct ThreadPool::Impl {
     // a chunk of the next: the job's fields it then reads are that job's, and
     // its count goes to that job's `finished_by_others`, as a job cannot
     // finish before every thread that claimed one of its chunks has reported.
-    int64_t run_chunks(int self) {
-        int64_t count = 0;
+    int64_t run_chunks(int self, bool report) {
+        int64_t count = 0, reported = 0;
         for (int k = 0; k < n_threads; ++k) {
             Home& h = homes[static_cast<size_t>((self + k) % n_threads)];
             // Another's share: a plain look first, so that an empty one is
@@ -137,8 +137,16 @@ struct ThreadPool::Impl {
                 ++count;
                 if (c + 1 == end) break;  // that was the share's last chunk
             }
+            // A worker reports its own share before it looks at the others',
+            // so that the caller does not wait for that look.
+            if (report && k == 0 && count > 0) {
+                finished_by_others.fetch_add(count, std::memory_order_acq_rel);
+                reported += count;
+                count = 0;
+            }
         }
-        return count;
+        if (report && count > 0) finished_by_others.fetch_add(count, std::memory_order_acq_rel);
+        return reported + count;
     }
 
     void worker_loop(int idx);
@@ -179,8 +187,7 @@ void ThreadPool::Impl::worker_loop(int idx) {
         }
         if (stop.load(std::memory_order_acquire)) return;
         seen = g;
-        if (const int64_t count = run_chunks(idx); count > 0)
-            finished_by_others.fetch_add(count, std::memory_order_acq_rel);
+        run_chunks(idx, true);
     }
 }
 
@@ -287,7 +294,7 @@ void ThreadPool::parallel_for(int64_t n, const Fn& fn, int64_t grain) {
             p.cv.notify_all();
         }
         const Clock::time_point work0 = Clock::now();
-        const int64_t own = p.run_chunks(0);
+        const int64_t own = p.run_chunks(0, false);
         const Clock::time_point t1 = Clock::now();
         // Only chunks another thread has started are left: wait for them.
         const int64_t others = chunks - own;
