@@ -1,6 +1,8 @@
-// A persistent worker pool: threads are created once, and parallel_for hands
-// each worker a contiguous, deterministic range (no per-call thread creation,
-// no racy accumulation).
+// A persistent worker pool: threads are created once, and parallel_for cuts
+// [0, n) into a deterministic set of ranges (no per-call thread creation, no
+// racy accumulation) that the threads claim as they come: a worker the OS has
+// descheduled holds at most one small range, and while parallel runs give no
+// gain (a busy machine) the caller runs every range alone for a while.
 #pragma once
 
 #include <cstdint>
@@ -19,11 +21,28 @@ public:
     ThreadPool& operator=(const ThreadPool&) = delete;
 
     int size() const;
-    // Splits [0, n) into size() contiguous chunks (aligned to `grain`) and runs
-    // fn(begin, end, worker_index) on all workers, the caller being worker 0.
-    // Returns when all are done. Not reentrant.
+    // Splits [0, n) into contiguous chunks aligned to `grain` (up to
+    // kChunksPerThread per thread; how many depends only on n, grain and
+    // size(), never on timing) and runs fn(begin, end, thread) once per
+    // chunk, the caller being thread 0. `thread` is in [0, size()) and no two
+    // chunks run at once with the same value: it indexes per-thread scratch.
+    // A thread may run several chunks of one call, any of them; callers must
+    // not assume one call per thread. Returns when all are done. Not
+    // reentrant (a nested call from inside a chunk runs inline, as one range).
     void parallel_for(int64_t n, const std::function<void(int64_t, int64_t, int)>& fn,
                       int64_t grain = 1);
+
+    // At most this many chunks per thread in one call.
+    static constexpr int kChunksPerThread = 2;
+
+    // What the calls so far did (for tests and benchmarks).
+    struct Counters {
+        uint64_t shared = 0;  // calls offered to the workers
+        uint64_t alone = 0;   // multi-chunk calls the caller ran alone (contention back-off)
+        uint64_t chunks_by_workers = 0;
+        uint64_t backoffs = 0;  // times the pool found parallel runs gave no gain
+    };
+    Counters counters() const;
 
 private:
     struct Impl;

@@ -31,36 +31,115 @@ private slots:
         QCOMPARE(three.size(), 3);
     }
 
-    // Every index once; contiguous chunks aligned to the grain, in worker order.
-    void partitionsContiguouslyAndDeterministically() {
+    // Every index once, in contiguous grain-aligned chunks (at most
+    // kChunksPerThread per thread) whose set depends on n, grain and the
+    // thread count only: which thread runs which chunk may differ per call.
+    void partitionsIntoFixedGrainAlignedChunks() {
         for (int threads : {1, 2, 3, 5}) {
             ThreadPool pool(threads);
             for (int64_t n : {int64_t(1), int64_t(7), int64_t(64), int64_t(1000), int64_t(4097)}) {
                 for (int64_t grain : {int64_t(1), int64_t(16), int64_t(32)}) {
                     std::vector<int> hits(static_cast<size_t>(n), 0);
-                    std::vector<std::pair<int64_t, int64_t>> ranges(static_cast<size_t>(threads),
-                                                                    {-1, -1});
+                    std::mutex mu;
+                    std::vector<std::pair<int64_t, int64_t>> ranges;
                     auto record = [&](int64_t b, int64_t e, int w) {
-                        ranges[static_cast<size_t>(w)] = {b, e};
+                        QVERIFY(w >= 0 && w < threads);
+                        std::lock_guard<std::mutex> lk(mu);
+                        ranges.emplace_back(b, e);
                         for (int64_t i = b; i < e; ++i) hits[static_cast<size_t>(i)]++;
                     };
                     pool.parallel_for(n, record, grain);
                     for (int h : hits) QCOMPARE(h, 1);
+                    std::sort(ranges.begin(), ranges.end());
+                    QVERIFY(ranges.size() <= size_t(threads) * ThreadPool::kChunksPerThread);
                     int64_t next = 0;
                     for (const auto& [b, e] : ranges) {
-                        if (b < 0) continue;  // an empty chunk is not run
                         QCOMPARE(b, next);
                         QVERIFY(b % grain == 0);
+                        QVERIFY(e > b);
                         next = e;
                     }
                     QCOMPARE(next, n);
                     // The same call partitions the same way again.
-                    auto first = ranges;
-                    pool.parallel_for(n, record, grain);
-                    QVERIFY(first == ranges);
+                    const auto first = ranges;
+                    for (int again = 0; again < 3; ++again) {
+                        ranges.clear();
+                        pool.parallel_for(n, record, grain);
+                        std::sort(ranges.begin(), ranges.end());
+                        QVERIFY(first == ranges);
+                    }
                 }
             }
         }
+    }
+
+    // A worker stopped inside its first chunk (as the OS deschedules one on a
+    // busy machine) holds only that chunk: the others run the remaining
+    // three quarters of the call meanwhile, with the same chunks and
+    // results as an undisturbed call. (On a pool of one chunk per thread the
+    // stopped worker held half the call: the caller ran out of work and the
+    // release condition never came true.) The 10 s limit only turns a hang
+    // into a failure; nothing here is timed.
+    void aStoppedWorkerHoldsOneSmallChunk() {
+        constexpr int64_t n = 800;
+        const std::thread::id caller = std::this_thread::get_id();
+        auto values = [](int64_t i) { return 1.0f / float(i + 1) + float(i % 7); };
+        ThreadPool pool(2);
+        std::vector<float> out(n, 0.0f);
+        std::mutex mu;
+        std::vector<std::pair<int64_t, int64_t>> ranges;
+        std::atomic<int64_t> done{0};
+        std::atomic<bool> worker_started{false}, released{false}, timed_out{false};
+        auto wait_until = [&](auto condition) {
+            const auto limit = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+            while (!condition()) {
+                if (std::chrono::steady_clock::now() > limit) {
+                    timed_out = true;
+                    return;
+                }
+                std::this_thread::yield();
+            }
+        };
+        pool.parallel_for(n, [&](int64_t b, int64_t e, int) {
+            {
+                std::lock_guard<std::mutex> lk(mu);
+                ranges.emplace_back(b, e);
+            }
+            if (std::this_thread::get_id() == caller) {
+                // The caller starts once the worker is inside a chunk.
+                wait_until([&] { return worker_started.load(); });
+            } else if (!worker_started.exchange(true)) {
+                wait_until([&] { return done.load() >= 3 * n / 4; });
+                released = !timed_out;
+            }
+            for (int64_t i = b; i < e; ++i) out[static_cast<size_t>(i)] = values(i);
+            done += e - b;
+        });
+        QVERIFY2(!timed_out, "the stopped worker's chunk held the call up");
+        QVERIFY(released);
+        QCOMPARE(done.load(), n);
+        for (int64_t i = 0; i < n; ++i) QCOMPARE(out[static_cast<size_t>(i)], values(i));
+        // The same chunks as a call nobody disturbs.
+        std::sort(ranges.begin(), ranges.end());
+        const auto disturbed = ranges;
+        ranges.clear();
+        pool.parallel_for(n, [&](int64_t b, int64_t e, int) {
+            std::lock_guard<std::mutex> lk(mu);
+            ranges.emplace_back(b, e);
+        });
+        std::sort(ranges.begin(), ranges.end());
+        QVERIFY(disturbed == ranges);
+    }
+
+    // Every call of more than one chunk is counted once, shared with the
+    // workers or run by the caller alone (while the pool backs off).
+    void countersAccountForEveryCall() {
+        ThreadPool pool(2);
+        for (int i = 0; i < 100; ++i) pool.parallel_for(64, [](int64_t, int64_t, int) {});
+        pool.parallel_for(1, [](int64_t, int64_t, int) {});  // one chunk: inline, not counted
+        const ThreadPool::Counters c = pool.counters();
+        QCOMPARE(c.shared + c.alone, uint64_t(100));
+        QVERIFY(c.chunks_by_workers <= c.shared * 2 * ThreadPool::kChunksPerThread);
     }
 
     // Results written per index do not depend on the thread count or run.
@@ -203,11 +282,17 @@ private slots:
     void nestedCallsRunInline() {
         ThreadPool pool(2);
         std::atomic<int64_t> sum{0};
-        pool.parallel_for(4, [&](int64_t b, int64_t e, int) {
+        std::atomic<int> other_index{0};
+        pool.parallel_for(4, [&](int64_t b, int64_t e, int w) {
             for (int64_t i = b; i < e; ++i)
-                pool.parallel_for(10, [&](int64_t b2, int64_t e2, int) { sum += e2 - b2; });
+                pool.parallel_for(10, [&](int64_t b2, int64_t e2, int w2) {
+                    sum += e2 - b2;
+                    // The inner chunk runs on this thread: its scratch index too.
+                    other_index += w2 != w;
+                });
         });
         QCOMPARE(sum.load(), int64_t(40));
+        QCOMPARE(other_index.load(), 0);
     }
 };
 
