@@ -61,12 +61,11 @@ void pack_panels_into(const WeightView& w, uint8_t* dst) {
                     std::memcpy(dst + 2 * r, &b.d, 2);
                     uint32_t qh, fifth = 0;
                     std::memcpy(&qh, b.qh, 4);
-                    // Bit g of byte j: element j of group g (panels.h).
+                    // Bit g of byte j: element 4g + j's (panels.h). The
+                    // multiply moves bit j of a group's four to bit 8j
+                    // (shifted copies 7 bits apart: no carries).
                     for (uint32_t g = 0; g < 8; ++g)
-                        for (uint32_t j = 0; j < 4; ++j) {
-                            const uint32_t e = g < 4 ? 4 * g + j : 16 + 4 * (g - 4) + j;
-                            fifth |= ((qh >> e) & 1u) << (8 * j + g);
-                        }
+                        fifth |= ((((qh >> (4 * g)) & 0xFu) * 0x00204081u) & 0x01010101u) << g;
                     std::memcpy(dst + 32 + 4 * r, &fifth, 4);
                     for (int k = 0; k < 4; ++k)
                         std::memcpy(dst + 96 + 64 * k + 4 * r, b.qs + 4 * k, 4);

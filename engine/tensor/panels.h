@@ -10,11 +10,11 @@
 //     (unsigned, as the u8 x s8 dot instruction takes them; the kernel takes
 //     the offset back out of each integer sum exactly).
 //   Q5_0 (352 bytes): d[16], then 16 x 4 bytes of fifth bits (row r's at
-//     32 + 4r, regrouped: bit g of byte j is the fifth bit of element j of
-//     4-element group g, groups 0-3 being elements 4g..4g+3 and groups 4-7
-//     elements 16+4(g-4)..), then the nibbles as Q4_1's (at 96). A quant is
-//     nibble | fifth << 4, the signed quant + 16; the kernel takes 16 times
-//     the activations' group sums back out, as for Q8_0's 128.
+//     32 + 4r, regrouped: bit g of byte j is the fifth bit of element
+//     4g + j, so one shift puts group g's four at bit 4 of their bytes),
+//     then the nibbles as Q4_1's (at 96). A quant is nibble | fifth << 4,
+//     the signed quant + 16; the kernel takes 16 times the activations'
+//     group sums back out, as for Q8_0's 128.
 // In each layout a lane's eight 4-element groups are exactly the eight partial
 // sums that the row kernels (and llama.cpp's) convert and accumulate. The
 // panel kernel keeps those eight accumulators apart and adds them up in the
