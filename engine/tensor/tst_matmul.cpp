@@ -449,6 +449,7 @@ private slots:
             QVERIFY(levels_with_panels > 0);
         set_panels_enabled(false);
         QVERIFY(pack_panels(make_matrix(GgmlType::Q4_1, 32, 64, 9).view).empty());
+        QVERIFY(pack_panels(make_matrix(GgmlType::Q5_0, 32, 64, 9).view).empty());
         set_panels_enabled(true);
     }
 
