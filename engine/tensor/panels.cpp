@@ -28,8 +28,7 @@ bool panels_available(const WeightView& w) {
     const int i = kernels::type_index(w.type);
     return (w.type == GgmlType::Q4_1 || w.type == GgmlType::Q8_0 || w.type == GgmlType::Q5_0 ||
             k_panels_shape(w)) &&
-           i >= 0 &&
-           kernels::active_table().types[i].dot_panel != nullptr;
+           i >= 0 && kernels::active_table().types[i].dot_panel != nullptr;
 }
 
 std::vector<uint8_t> pack_panels(const WeightView& w) {
