@@ -26,8 +26,9 @@ bool panels_available(const WeightView& w) {
         w.cols % blocks::kQK != 0 || w.cols / blocks::kQK > kMaxPanelBlocks)
         return false;
     const int i = kernels::type_index(w.type);
-    return (w.type == GgmlType::Q4_1 || w.type == GgmlType::Q8_0 || k_panels_shape(w)) && i >= 0 &&
-           kernels::active_table().types[i].dot_panel != nullptr;
+    return (w.type == GgmlType::Q4_1 || w.type == GgmlType::Q8_0 || w.type == GgmlType::Q5_0 ||
+            k_panels_shape(w)) &&
+           i >= 0 && kernels::active_table().types[i].dot_panel != nullptr;
 }
 
 std::vector<uint8_t> pack_panels(const WeightView& w) {
@@ -44,13 +45,30 @@ void pack_panels_into(const WeightView& w, uint8_t* dst) {
     }
     const int64_t nb = w.cols / blocks::kQK;
     const bool q8 = w.type == GgmlType::Q8_0;
-    const size_t block = q8 ? sizeof(blocks::BlockQ8_0) : sizeof(blocks::BlockQ4_1);
+    const bool q5 = w.type == GgmlType::Q5_0;
+    const size_t block = q8   ? sizeof(blocks::BlockQ8_0)
+                         : q5 ? sizeof(blocks::BlockQ5_0)
+                              : sizeof(blocks::BlockQ4_1);
     const size_t panel_block = kPanelRows * block;
     for (int64_t p = 0; p < w.rows / kPanelRows; ++p)
         for (int64_t ib = 0; ib < nb; ++ib, dst += panel_block)
             for (int64_t r = 0; r < kPanelRows; ++r) {
                 const uint8_t* src = w.row(p * kPanelRows + r) + ib * block;
-                if (q8) {
+                if (q5) {
+                    blocks::BlockQ5_0 b;
+                    std::memcpy(&b, src, sizeof(b));
+                    std::memcpy(dst + 2 * r, &b.d, 2);
+                    uint32_t qh, fifth = 0;
+                    std::memcpy(&qh, b.qh, 4);
+                    // Bit g of byte j: element 4g + j's (panels.h). The
+                    // multiply moves bit j of a group's four to bit 8j
+                    // (shifted copies 7 bits apart: no carries).
+                    for (uint32_t g = 0; g < 8; ++g)
+                        fifth |= ((((qh >> (4 * g)) & 0xFu) * 0x00204081u) & 0x01010101u) << g;
+                    std::memcpy(dst + 32 + 4 * r, &fifth, 4);
+                    for (int k = 0; k < 4; ++k)
+                        std::memcpy(dst + 96 + 64 * k + 4 * r, b.qs + 4 * k, 4);
+                } else if (q8) {
                     blocks::BlockQ8_0 b;
                     std::memcpy(&b, src, sizeof(b));
                     std::memcpy(dst + 2 * r, &b.d, 2);

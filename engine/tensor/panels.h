@@ -1,4 +1,4 @@
-// Row panels: a second layout of a Q4_1, Q8_0, Q4_K or Q6_K weight matrix in which 16
+// Row panels: a second layout of a Q4_1, Q5_0, Q8_0, Q4_K or Q6_K weight matrix in which 16
 // rows are interleaved block by block, so that one AVX-512 instruction works
 // on the same 4 elements of 16 rows (one row per lane). Per 32-element block
 // of a panel, the 16 rows' block bytes reordered:
@@ -9,7 +9,13 @@
 //   Q8_0 (544 bytes): d[16], then for k = 0..7: 16 x (qs[4k..4k+3] + 128)
 //     (unsigned, as the u8 x s8 dot instruction takes them; the kernel takes
 //     the offset back out of each integer sum exactly).
-// Either way a lane's eight 4-element groups are exactly the eight partial
+//   Q5_0 (352 bytes): d[16], then 16 x 4 bytes of fifth bits (row r's at
+//     32 + 4r, regrouped: bit g of byte j is the fifth bit of element
+//     4g + j, so one shift puts group g's four at bit 4 of their bytes),
+//     then the nibbles as Q4_1's (at 96). A quant is nibble | fifth << 4,
+//     the signed quant + 16; the kernel takes 16 times the activations'
+//     group sums back out, as for Q8_0's 128.
+// In each layout a lane's eight 4-element groups are exactly the eight partial
 // sums that the row kernels (and llama.cpp's) convert and accumulate. The
 // panel kernel keeps those eight accumulators apart and adds them up in the
 // row kernel's order, so both layouts give the same bits.

@@ -368,10 +368,14 @@ private slots:
                 int64_t rows, cols;
             };
             std::vector<Case> cases;
-            for (const GgmlType type : {GgmlType::Q4_1, GgmlType::Q8_0})
+            for (const GgmlType type : {GgmlType::Q4_1, GgmlType::Q8_0, GgmlType::Q5_0})
                 for (const auto& [rows, cols] : {std::pair<int64_t, int64_t>{16, 32}, {48, 576},
                                                  {80, 1536}, {1536, 576}})
                     cases.push_back({type, rows, cols});
+            // Gemma 3 270M's Q5_0 shapes (q, k, gate and up over 640 columns).
+            for (const auto& [rows, cols] :
+                 {std::pair<int64_t, int64_t>{256, 640}, {1024, 640}, {2048, 640}})
+                cases.push_back({GgmlType::Q5_0, rows, cols});
             // K-quants: one super-block, an expert slice's shape (gate/up,
             // down), a taller one.
             for (const GgmlType type : {GgmlType::Q4_K, GgmlType::Q6_K})
@@ -385,13 +389,25 @@ private slots:
                         for (int64_t j = 0; j < 32; ++j)
                             m.bytes[size_t(r) * m.view.row_bytes + 2 + size_t(j)] =
                                 uint8_t(j % 3 == 0 ? 0x80 : (j % 3 == 1 ? 0x7F : 0x81));
+                if (type == GgmlType::Q5_0)  // -16 and 15 (fifth bits all 0 / all 1)
+                    for (int64_t r = 0; r < 2; ++r)
+                        for (int64_t j = 0; j < 20; ++j)
+                            m.bytes[size_t(r) * m.view.row_bytes + 2 + size_t(j)] =
+                                uint8_t(r == 0 ? 0x00 : 0xFF);
                 const std::vector<uint8_t> packed = pack_panels(m.view);
                 if (packed.empty()) continue;
                 ++levels_with_panels;
                 QCOMPARE(packed.size(), m.bytes.size());
                 WeightView pv = m.view;
                 pv.panels = packed.data();
-                for (int64_t n : {1, 2, 3, 5, 8, 9, 17}) {
+                // Q5_0: every token count 1-17 (its panels are new; the
+                // others keep the counts the kernel splits differently).
+                std::vector<int64_t> counts = {1, 2, 3, 5, 8, 9, 17};
+                if (type == GgmlType::Q5_0) {
+                    counts.clear();
+                    for (int64_t n = 1; n <= 17; ++n) counts.push_back(n);
+                }
+                for (const int64_t n : counts) {
                     const auto X = random_floats(rng, n * cols);
                     std::vector<float> want(size_t(n * rows)), got(want.size());
                     matmul(pool, m.view, X.data(), n, want.data());
@@ -424,6 +440,7 @@ private slots:
         const Matrix odd = make_matrix(GgmlType::Q4_1, 40, 64, 9);
         QVERIFY(pack_panels(odd.view).empty());
         QVERIFY(pack_panels(make_matrix(GgmlType::Q8_0, 40, 64, 9).view).empty());
+        QVERIFY(pack_panels(make_matrix(GgmlType::Q5_0, 40, 64, 9).view).empty());
         QVERIFY(pack_panels(make_matrix(GgmlType::Q4_0, 32, 64, 9).view).empty());
         QVERIFY(pack_panels(make_matrix(GgmlType::Q4_K, 40, 256, 9).view).empty());
         QVERIFY(pack_panels(make_matrix(GgmlType::Q6_K, 24, 256, 9).view).empty());
@@ -432,6 +449,7 @@ private slots:
             QVERIFY(levels_with_panels > 0);
         set_panels_enabled(false);
         QVERIFY(pack_panels(make_matrix(GgmlType::Q4_1, 32, 64, 9).view).empty());
+        QVERIFY(pack_panels(make_matrix(GgmlType::Q5_0, 32, 64, 9).view).empty());
         set_panels_enabled(true);
     }
 
