@@ -41,6 +41,10 @@ constexpr int kWaitSpinsBeforeYield = 4096;
 // window spans a few scheduler time slices (a few ms each), so that it sees
 // the stalls a descheduled worker causes, not only the calls between them.
 constexpr auto kWindow = std::chrono::milliseconds(10);
+// Only one call in kSampleEvery reads the clock (four reads cost about as much
+// as the claiming itself on a short call): the window counts the sampled
+// calls' time, so it closes after about kWindow of all calls.
+constexpr uint32_t kSampleEvery = 4;
 constexpr double kMinGain = 1.15;
 constexpr auto kBackoffMin = std::chrono::milliseconds(20);
 constexpr auto kBackoffMax = std::chrono::milliseconds(320);
@@ -93,6 +97,8 @@ struct ThreadPool::Impl {
     // The contention check (caller only, under dispatch_mu).
     double window_wall = 0, window_alone = 0;
     Clock::time_point alone_until{};
+    bool backing_off = false;  // until alone_until (checked on sampled calls)
+    uint32_t calls = 0;
     Clock::duration backoff = kBackoffMin;
     std::atomic<uint64_t> shared_calls{0}, alone_calls{0}, worker_chunks{0}, backoffs{0};
 
@@ -201,8 +207,9 @@ void ThreadPool::Impl::check_gain(Clock::time_point t0, Clock::time_point work0,
                                  : wall * static_cast<double>(chunks);
     window_wall += wall;
     window_alone += alone;
-    if (window_wall < std::chrono::duration<double>(kWindow).count()) return;
+    if (window_wall * kSampleEvery < std::chrono::duration<double>(kWindow).count()) return;
     if (window_alone < kMinGain * window_wall) {
+        backing_off = true;
         alone_until = t2 + backoff;
         backoff = std::min<Clock::duration>(backoff * 2, kBackoffMax);
         bump(backoffs);
@@ -274,8 +281,10 @@ void ThreadPool::parallel_for(int64_t n, const Fn& fn, int64_t grain) {
     const int outer_thread = t_current_thread;
     t_current_pool = &p;
     t_current_thread = 0;
-    const Clock::time_point t0 = Clock::now();
-    if (t0 < p.alone_until) {
+    const bool sampled = p.calls++ % kSampleEvery == 0;
+    const Clock::time_point t0 = sampled ? Clock::now() : Clock::time_point{};
+    if (p.backing_off && sampled && t0 >= p.alone_until) p.backing_off = false;
+    if (p.backing_off) {
         // Backing off: the same chunks, on this thread, the workers asleep.
         for (int64_t c = 0; c < chunks; ++c) p.run_chunk(c, 0);
         bump(p.alone_calls);
@@ -293,9 +302,9 @@ void ThreadPool::parallel_for(int64_t n, const Fn& fn, int64_t grain) {
             { std::lock_guard<std::mutex> lk(p.mu); }
             p.cv.notify_all();
         }
-        const Clock::time_point work0 = Clock::now();
+        const Clock::time_point work0 = sampled ? Clock::now() : Clock::time_point{};
         const int64_t own = p.run_chunks(0, false);
-        const Clock::time_point t1 = Clock::now();
+        const Clock::time_point t1 = sampled ? Clock::now() : Clock::time_point{};
         // Only chunks another thread has started are left: wait for them.
         const int64_t others = chunks - own;
         for (int i = 0; p.finished_by_others.load(std::memory_order_acquire) != others; ++i) {
@@ -304,12 +313,11 @@ void ThreadPool::parallel_for(int64_t n, const Fn& fn, int64_t grain) {
             else
                 std::this_thread::yield();
         }
-        const Clock::time_point t2 = Clock::now();
         bump(p.shared_calls);
         p.worker_chunks.store(
             p.worker_chunks.load(std::memory_order_relaxed) + static_cast<uint64_t>(chunks - own),
             std::memory_order_relaxed);
-        p.check_gain(t0, work0, t1, t2, own);
+        if (sampled) p.check_gain(t0, work0, t1, Clock::now(), own);
     }
     t_current_pool = outer;
     t_current_thread = outer_thread;
