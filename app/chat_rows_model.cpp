@@ -6,10 +6,6 @@ namespace powerinfer::app {
 
 namespace {
 
-QString segmentKindName(MessageSegment::Kind kind) {
-    return kind == MessageSegment::Code ? QStringLiteral("code") : QStringLiteral("text");
-}
-
 // The message roles a row of this model repeats.
 int messageRoleFor(int role) {
     switch (role) {
@@ -38,8 +34,6 @@ void ChatRowsModel::setMessages(MessageListModel* messages) {
     if (messages == source_) return;
     beginResetModel();
     if (source_) disconnect(source_, nullptr, this, nullptr);
-    for (const Entry& e : entries_)
-        if (e.segments) disconnect(e.segments, nullptr, this, nullptr);
     source_ = messages;
     if (source_) {
         connect(source_, &QAbstractItemModel::modelAboutToBeReset, this,

@@ -62,10 +62,6 @@ bool isBlankLine(QStringView line) {
     return true;
 }
 
-QString kindName(MessageSegment::Kind kind) {
-    return kind == MessageSegment::Code ? QStringLiteral("code") : QStringLiteral("text");
-}
-
 }  // namespace
 
 void IncrementalSegmenter::reset() { *this = IncrementalSegmenter{}; }
@@ -98,6 +94,10 @@ void IncrementalSegmenter::update(const QString& content) {
     tail_ = splitMessageSegments(content.mid(boundary_));
 }
 
+QString segmentKindName(MessageSegment::Kind kind) {
+    return kind == MessageSegment::Code ? QStringLiteral("code") : QStringLiteral("text");
+}
+
 int SegmentListModel::rowCount(const QModelIndex& parent) const {
     return parent.isValid() ? 0 : int(rows_.size());
 }
@@ -108,7 +108,7 @@ QVariant SegmentListModel::data(const QModelIndex& index, int role) const {
     const MessageSegment& s = rows_[index.row()];
     switch (role) {
         case KindRole:
-            return kindName(s.kind);
+            return segmentKindName(s.kind);
         case Qt::DisplayRole:
         case BodyRole:
             return s.text;
@@ -188,7 +188,7 @@ QVariant MessageListModel::data(const QModelIndex& index, int role) const {
         case SegmentsRole: {
             QVariantList list;
             for (const MessageSegment& s : row.segments->rows())
-                list << QVariantMap{{QStringLiteral("kind"), kindName(s.kind)},
+                list << QVariantMap{{QStringLiteral("kind"), segmentKindName(s.kind)},
                                     {QStringLiteral("text"), s.text},
                                     {QStringLiteral("language"), s.language}};
             return list;

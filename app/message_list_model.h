@@ -25,6 +25,8 @@ struct MessageSegment {
     bool operator==(const MessageSegment&) const = default;
 };
 QList<MessageSegment> splitMessageSegments(const QString& content);
+// "text" or "code", as the views name a segment's kind.
+QString segmentKindName(MessageSegment::Kind kind);
 
 // splitMessageSegments over a text that only grows, without splitting it all
 // again: the text before the last block boundary (a blank line outside code,
