@@ -6,12 +6,18 @@
 //   bench_decode [MODEL] [--prompt 128] [--decode 64] [--runs 3] [--threads 1,2]
 //                [--level avx2] [--python /root/.cache/powerinfer/ref-venv/bin/python]
 //                [--no-panels]   (our matrices in the GGUF's row layout: tensor/panels.h)
-//   bench_decode MODEL --sparse SIDECAR [--sparsity S] [--threads 2] [--runs 5]
+//   bench_decode MODEL --sparse SIDECAR [--sparsity S1,S2,..] [--threads 2] [--runs 5]
+//                [--engine v3|v2]
 //
 // With --sparse: dense and sparse decode of the same tokens in one process,
-// alternating run by run, median of --runs; the last line is
+// alternating run by run, median of --runs, per level; v3 (the default) is
+// input sparsity on every matrix (sparse/input_sparsity.h), v2 the FFN-only
+// exact executor. The table has the delivered sparsity per input site, the
+// weight bytes read per token against dense's, and the process's RSS before
+// the sparse executor was built and after its runs. The last line is
 // {"dense_tok_s": .., "sparse_tok_s": .., "ratio": .., "sparsity": .., "threads": ..}
-// (sparsity: the delivered fraction of FFN neurons skipped).
+// for the last level (sparsity: v3 the share of all products' inputs skipped,
+// v2 of FFN neurons).
 //
 // The table's header names the CPU and the SIMD level; the last line is one
 // JSON object for scripts: {"cpu": .., "level": .., "threads": [..],
@@ -29,12 +35,12 @@
 #include <string>
 #include <vector>
 
+#include "bench_support.h"
 #include "gguf/gguf.h"
 #include "model/model.h"
 #include "sparse/hybrid_ffn.h"
 #include "tensor/panels.h"
 #include "tensor/quant.h"
-#include "bench_support.h"
 
 using namespace powerinfer;
 using namespace powerinfer::bench;
@@ -56,11 +62,23 @@ double decode_once(model::Model& m, const std::vector<int32_t>& prompt, int n_de
     return n_decode / std::chrono::duration<double>(Clock::now() - t0).count();
 }
 
-int run_sparse(const std::string& model, const std::string& sidecar, double sparsity, int threads,
-               int n_prompt, int n_decode, int runs) {
+// The process's resident memory now, in MB (VmRSS).
+double rss_mb() {
+    std::ifstream status("/proc/self/status");
+    for (std::string line; std::getline(status, line);)
+        if (line.rfind("VmRSS:", 0) == 0) return std::stod(line.substr(6)) / 1024.0;
+    return 0;
+}
+
+int run_sparse(const std::string& model, const std::string& sidecar,
+               const std::vector<double>& levels, int threads, int n_prompt, int n_decode, int runs,
+               bool v3) {
     std::shared_ptr<const gguf::GgufFile> file = gguf::GgufFile::open(model);
     tensor::ThreadPool pool(threads);
     model::Model m(file, pool, 1024, 256);
+    const auto prompt = prompt_ids(n_prompt, m.config().n_vocab);
+    decode_once(m, prompt, 4);  // the dense path's pages in memory
+    const double rss_dense = rss_mb();
     std::vector<model::FfnWeights> ffn;
     for (int64_t l = 0; l < m.config().n_layer; ++l)
         ffn.push_back(m.ffn_weights(static_cast<int>(l)));
@@ -68,42 +86,62 @@ int run_sparse(const std::string& model, const std::string& sidecar, double spar
     setup.model_path = model;
     setup.sidecar_path = sidecar;
     setup.model_hash = sparse::model_hash(*file);
-    setup.tuning.activation_sparsity = sparsity;
+    setup.tuning.activation_sparsity = levels.empty() ? -1 : levels[0];
+    if (v3) setup.options.input_products = m.decode_products();
     std::string status;
+    const auto t_build = Clock::now();
     auto hybrid =
         sparse::make_hybrid_ffn(pool, std::move(ffn), m.dense_ffn(), std::move(setup), status);
+    const double build_s = std::chrono::duration<double>(Clock::now() - t_build).count();
     if (!hybrid) {
         std::fprintf(stderr, "error: %s\n", status.c_str());
         return 1;
     }
-    const auto prompt = prompt_ids(n_prompt, m.config().n_vocab);
     std::printf(
         "CPU: %s\nmodel: %s, SIMD: %s, %d threads, prompt %d tokens, decode %d tokens, "
-        "median of %d (dense and sparse alternate)\n%s\n\n",
+        "median of %d (dense and sparse alternate), engine %s (built in %.1f s)\n%s\n\n",
         tensor::cpu_model().c_str(), std::filesystem::path(model).filename().string().c_str(),
-        tensor::simd_level().c_str(), threads, n_prompt, n_decode, runs, status.c_str());
-    std::vector<double> dense, sparse_runs;
-    int64_t active = 0, total = 0;
-    for (int r = 0; r < runs + 1; ++r) {  // the first pair warms caches
-        m.set_ffn_executor(nullptr);
-        const double d = decode_once(m, prompt, n_decode);
-        m.set_ffn_executor(hybrid.get());
-        hybrid->reset_summary();
-        const double s = decode_once(m, prompt, n_decode);
-        if (r == 0) continue;
-        dense.push_back(d);
-        sparse_runs.push_back(s);
-        for (const auto& l : hybrid->layer_summary()) {
-            active += l.active;
-            total += l.tokens * l.n_ff;
-        }
-    }
-    const double md = median(dense), ms = median(sparse_runs);
-    const double delivered = total ? 1.0 - double(active) / double(total) : 0.0;
+        tensor::simd_level().c_str(), threads, n_prompt, n_decode, runs, v3 ? "v3" : "v2", build_s,
+        status.c_str());
     std::printf(
-        "| threads | dense decode tok/s | sparse decode tok/s | ratio | delivered sparsity |\n");
-    std::printf("|---|---|---|---|---|\n| %d | %.1f | %.1f | %.3fx | %.3f |\n", threads, md, ms,
-                ms / md, delivered);
+        "| level | dense tok/s | sparse tok/s | ratio | delivered | q/k/v | attn out | gate/up | "
+        "down | head | bytes/token vs dense | RSS MB dense -> sparse |\n"
+        "|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+    double md = 0, ms = 0, delivered = 0;
+    for (double level : levels) {
+        Tuning tuning = hybrid->tuning();
+        tuning.activation_sparsity = level;
+        hybrid->set_tuning(tuning);
+        std::vector<double> dense, sparse_runs;
+        int64_t active = 0, total = 0;
+        for (int r = 0; r < runs + 1; ++r) {  // the first pair warms caches
+            m.set_ffn_executor(nullptr);
+            const double d = decode_once(m, prompt, n_decode);
+            m.set_ffn_executor(hybrid.get());
+            hybrid->reset_summary();
+            const double s = decode_once(m, prompt, n_decode);
+            if (r == 0) continue;
+            dense.push_back(d);
+            sparse_runs.push_back(s);
+            for (const auto& l : hybrid->layer_summary()) {
+                active += l.active;
+                total += l.tokens * l.n_ff;
+            }
+        }
+        md = median(dense);
+        ms = median(sparse_runs);
+        const sparse::InputCounts c = hybrid->input_counts();
+        delivered = v3 ? c.delivered() : total ? 1.0 - double(active) / double(total) : 0.0;
+        auto site = [&](sparse::InputSite st) { return v3 ? c.delivered(st) : 0.0; };
+        std::printf(
+            "| %.2f | %.1f | %.1f | %.3fx | %.3f | %.2f | %.2f | %.2f | %.2f | %.2f | %.3f | %.0f "
+            "-> %.0f |\n",
+            level, md, ms, ms / md, delivered, site(sparse::InputSite::AttnIn),
+            site(sparse::InputSite::AttnOut), site(sparse::InputSite::FfnIn),
+            site(sparse::InputSite::FfnMid), site(sparse::InputSite::Head),
+            c.dense_bytes > 0 ? c.bytes / c.dense_bytes : 1.0, rss_dense, rss_mb());
+        std::fflush(stdout);
+    }
     std::printf(
         "{\"dense_tok_s\": %.2f, \"sparse_tok_s\": %.2f, \"ratio\": %.4f, \"sparsity\": %.4f, "
         "\"threads\": %d}\n",
@@ -118,7 +156,8 @@ int main(int argc, char** argv) {
     std::string python = "/root/.cache/powerinfer/ref-venv/bin/python";
     int n_prompt = 128, n_decode = 64, runs = 3;
     std::string sidecar;
-    double sparsity = -1;
+    std::vector<double> sparsities{-1};
+    bool v3 = true;
     std::vector<int> threads{1, 2};
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
@@ -135,9 +174,19 @@ int main(int argc, char** argv) {
             sidecar = next();
         else if (a == "--no-panels")
             tensor::set_panels_enabled(false);
-        else if (a == "--sparsity")
-            sparsity = std::atof(next().c_str());
-        else if (a == "--level") {
+        else if (a == "--sparsity") {
+            sparsities.clear();
+            std::stringstream list(next());
+            for (std::string v; std::getline(list, v, ',');)
+                if (!v.empty()) sparsities.push_back(std::atof(v.c_str()));
+        } else if (a == "--engine") {
+            const std::string e = next();
+            if (e != "v2" && e != "v3") {
+                std::fprintf(stderr, "--engine takes v3 or v2, not %s\n", e.c_str());
+                return 2;
+            }
+            v3 = e == "v3";
+        } else if (a == "--level") {
             const std::string level = next();
             if (!tensor::force_simd_level(level)) {
                 std::fprintf(stderr, "SIMD level '%s' is not available on this CPU\n",
@@ -157,8 +206,8 @@ int main(int argc, char** argv) {
     }
     try {
         if (!sidecar.empty())
-            return run_sparse(model, sidecar, sparsity, threads.empty() ? 2 : threads.back(),
-                              n_prompt, n_decode, runs);
+            return run_sparse(model, sidecar, sparsities, threads.empty() ? 2 : threads.back(),
+                              n_prompt, n_decode, runs, v3);
         std::shared_ptr<const gguf::GgufFile> file = gguf::GgufFile::open(model);
         const auto cfg = model::ModelConfig::from_gguf(*file);
         const auto prompt = prompt_ids(n_prompt, cfg.n_vocab);
@@ -166,8 +215,7 @@ int main(int argc, char** argv) {
         std::printf(
             "CPU: %s\nmodel: %s, SIMD: %s%s, prompt %d tokens, decode %d tokens, median of %d\n\n",
             tensor::cpu_model().c_str(), std::filesystem::path(model).filename().string().c_str(),
-            tensor::simd_level().c_str(),
-            tensor::panels_enabled() ? " (Q4_1 row panels)" : "",
+            tensor::simd_level().c_str(), tensor::panels_enabled() ? " (Q4_1 row panels)" : "",
             n_prompt, n_decode, runs);
         print_vs_llama_cpp(file, model, python, have_ref, threads, prompt, n_decode, runs, 1);
     } catch (const std::exception& e) {

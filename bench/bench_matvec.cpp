@@ -8,8 +8,11 @@
 //
 //   bench_matvec [--threads 1,2] [--types Q4_0,Q8_0] [--reps 9] [--level avx2,avx512|all]
 //                [--rows 11008] [--cols 4096] [--stat median|min] [--working-set-mb 160]
-//                [--layout rows|panels|all] [--batch 1]
+//                [--layout rows|panels|colsparse|all] [--batch 1] [--sparsity 0,0.3,0.5,0.7]
 //
+// --layout colsparse runs the input-major copy (tensor/input_major.h) with
+// the --sparsity shares of the inputs skipped (a random kept set per run):
+// its GB/s count the bytes it reads (kept columns and the used groups' scales).
 // --layout panels runs the row-panel layout (tensor/panels.h; Q4_1 on
 // AVX-512) where the level has it; --batch N > 1 times matmul over N tokens
 // (a decode step over N sequences) instead of matvec.
@@ -21,6 +24,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <random>
@@ -29,6 +33,7 @@
 #include <vector>
 
 #include "common/ggml_types.h"
+#include "tensor/input_major.h"
 #include "tensor/matmul.h"
 #include "tensor/panels.h"
 #include "tensor/quant.h"
@@ -138,13 +143,72 @@ Bandwidth measure_bandwidth(ThreadPool& pool, int reps) {
     return {2.0 * kBigBuffer / median(copy_s) / 1e9, kBigBuffer / median(read_s) / 1e9};
 }
 
+std::vector<int> threads = {1, 2};
+std::vector<double> sparsities = {0.0, 0.3, 0.5, 0.7};
+int reps = 9;
+
+// The input-major copies of `mats`, at each --sparsity level and thread count.
+void run_colsparse(const std::string& name, GgmlType type, const std::string& level,
+                   const std::vector<std::vector<uint8_t>>& mats, int64_t rows, int64_t cols,
+                   size_t row_bytes, const std::vector<float>& x, std::vector<float>& y,
+                   const std::vector<Bandwidth>& bw) {
+    const WeightView w0{type, mats[0].data(), rows, cols, row_bytes};
+    if (!input_major_supported(w0)) return;
+    std::vector<InputMajorMatrix> im;
+    // The dense side of the pairing is what decode runs: row panels where
+    // this level has them (tensor/panels.h), else the rows.
+    std::vector<std::vector<uint8_t>> panels;
+    for (const auto& m : mats) {
+        im.push_back(make_input_major({type, m.data(), rows, cols, row_bytes}));
+        panels.push_back(pack_panels({type, m.data(), rows, cols, row_bytes}));
+    }
+    std::mt19937 pick(5);
+    for (double sp : sparsities)
+        for (size_t ti = 0; ti < threads.size(); ++ti) {
+            ThreadPool pool(threads[ti]);
+            std::vector<double> secs, ratios;
+            double read = 0;
+            SparseInput in;
+            std::vector<int32_t> ids;
+            for (int rep = 0; rep < reps + 2; ++rep) {
+                ids.clear();
+                for (int32_t j = 0; j < cols; ++j)
+                    if (std::uniform_real_distribution<double>(0, 1)(pick) >= sp) ids.push_back(j);
+                const size_t c = static_cast<size_t>(rep) % im.size();
+                const InputMajorMatrix& m = im[c];
+                prepare_sparse_input(ids.data(), int64_t(ids.size()), x.data(), m.group, in);
+                // The dense product of the same matrix just before (paired:
+                // the ratio is what a noisy machine can still measure).
+                const auto td = Clock::now();
+                WeightView dw{type, mats[c].data(), rows, cols, row_bytes};
+                if (!panels[c].empty()) dw.panels = panels[c].data();
+                matvec(pool, dw, x.data(), y.data());
+                const auto t0 = Clock::now();
+                colsparse_matvec(pool, m, in, y.data());
+                const double s = std::chrono::duration<double>(Clock::now() - t0).count();
+                if (rep < 2) continue;
+                secs.push_back(s);
+                ratios.push_back(std::chrono::duration<double>(t0 - td).count() / s);
+                read = double(ids.size()) * double(m.col_bytes()) + double(m.bytes() - m.q.size()) *
+                                                                        double(in.groups.size()) /
+                                                                        double(m.n_in / m.group);
+            }
+            const double s = median(secs), gbs = read / s / 1e9;
+            std::printf(
+                "| %s | %s | colsparse %.0f%% | 1 | %.1f | %d | %.3f | %.1f | %.1f | %.0f%% | "
+                "%.0f%% | %.2fx |\n",
+                name.c_str(), level.c_str(), 100.0 * sp, read / 1e6, threads[ti], s * 1e3, gbs,
+                2.0 * rows * double(cols) * (1.0 - sp) / s / 1e9, 100.0 * gbs / bw[ti].copy_gbs,
+                100.0 * gbs / bw[ti].read_gbs, median(ratios));
+            std::fflush(stdout);
+        }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-    std::vector<int> threads = {1, 2};
     std::vector<std::string> type_names = {"F32",  "F16",  "BF16", "Q8_0", "Q4_0", "Q4_1",
                                            "Q5_0", "Q5_1", "Q4_K", "Q5_K", "Q6_K"};
-    int reps = 9;
     int64_t rows = 11008, cols = 4096;
     std::vector<std::string> layouts{"rows"};
     int64_t batch = 1;
@@ -173,9 +237,13 @@ int main(int argc, char** argv) {
         } else if (k == "--stat") {
             g_use_min = v == "min";
         } else if (k == "--layout") {
-            layouts = v == "all" ? std::vector<std::string>{"rows", "panels"} : split(v);
+            layouts =
+                v == "all" ? std::vector<std::string>{"rows", "panels", "colsparse"} : split(v);
         } else if (k == "--batch") {
             batch = std::max<int64_t>(1, std::stoll(v));
+        } else if (k == "--sparsity") {
+            sparsities.clear();
+            for (const auto& f : split(v)) sparsities.push_back(std::stod(f));
         } else if (k == "--cols") {
             cols = std::stoll(v);
         } else {
@@ -199,9 +267,10 @@ int main(int argc, char** argv) {
             bw.back().copy_gbs, bw.back().read_gbs);
     }
     std::printf(
-        "\n| type | level | layout | batch | weight MB | threads | ms | GB/s | GFLOP/s | %% of copy "
-        "| %% of read |\n");
-    std::printf("|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+        "\n| type | level | layout | batch | weight MB | threads | ms | GB/s | GFLOP/s | %% of "
+        "copy "
+        "| %% of read | speed vs dense (paired: panels where the level has them) |\n");
+    std::printf("|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
 
     std::mt19937 rng(1);
     std::vector<float> x(static_cast<size_t>(cols * batch)), y(static_cast<size_t>(rows * batch));
@@ -233,6 +302,10 @@ int main(int argc, char** argv) {
                 force_simd_level(level);
                 // One panel copy per matrix copy, where this level has panels.
                 std::vector<std::vector<uint8_t>> panels;
+                if (layout == "colsparse") {
+                    run_colsparse(name, type, level, mats, rows, cols, row_bytes, x, y, bw);
+                    continue;
+                }
                 if (layout == "panels") {
                     for (const auto& m : mats) {
                         const WeightView w{type, m.data(), rows, cols, row_bytes};
@@ -260,7 +333,8 @@ int main(int argc, char** argv) {
                     const double s = median(secs);
                     const double gbs = bytes / s / 1e9;
                     std::printf(
-                        "| %s | %s | %s | %lld | %.1f | %d | %.3f | %.1f | %.1f | %.0f%% | %.0f%% |\n",
+                        "| %s | %s | %s | %lld | %.1f | %d | %.3f | %.1f | %.1f | %.0f%% | %.0f%% "
+                        "| |\n",
                         name.c_str(), level.c_str(), layout.c_str(), static_cast<long long>(batch),
                         bytes / 1e6, threads[ti], s * 1e3, gbs, 2.0 * rows * cols * batch / s / 1e9,
                         100.0 * gbs / bw[ti].copy_gbs, 100.0 * gbs / bw[ti].read_gbs);

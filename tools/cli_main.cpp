@@ -74,6 +74,8 @@ const char* kUsage =
     "sparse inference (needs MODEL.powerinfer.gguf from powerinfer-calibrate):\n"
     "  --sparse               run the hybrid sparse FFN (default: dense)\n"
     "  --sidecar PATH         sidecar file (default: next to the model)\n"
+    "  --sparse-engine v2|v3  CPU sparse engine: v2 (default) FFN neurons by exact activity,\n"
+    "                         v3 input sparsity on every matrix (opt-in: slower so far)\n"
     "  --device D             where hot neurons (or --gpu-layers) live: auto (GPU if\n"
     "                         present), cpu, cuda:N\n"
     "  --gpu-attention N      with a GPU: attention of the first N layers (and the\n"
@@ -97,6 +99,7 @@ struct Args {
     bool chat = false, version = false, help = false;
     bool sparse = false, metrics = false;
     std::string sidecar, eval_file;
+    int sparse_engine = 2;
     std::string device = "auto";
     Tuning tuning;
     int n_predict = 128, threads = 0, ctx = -1, chunks = 0, gpu_layers = 0;
@@ -169,7 +172,12 @@ Args parse_args(int argc, char** argv) {
             a.sparse = true;
         else if (f == "--sidecar")
             a.sidecar = value();
-        else if (f == "--device")
+        else if (f == "--sparse-engine") {
+            const std::string v = value();
+            if (v != "v2" && v != "v3")
+                throw UsageError("--sparse-engine takes v2 or v3, not '" + v + "'");
+            a.sparse_engine = v == "v3" ? 3 : 2;
+        } else if (f == "--device")
             a.device = value();
         else if (f == "--gpu")
             a.device = "cuda:" + std::to_string(parse_number<int>(f, value()));
@@ -253,6 +261,7 @@ std::unique_ptr<Engine> load(const Args& a, int default_ctx) {
     o.tuning = a.tuning;
     o.tuning.sparse = a.sparse;
     o.sidecar_path = a.sidecar;
+    o.sparse_engine = a.sparse_engine;
     o.device = a.device;
     o.gpu_layers = a.gpu_layers;
     o.gpu_attention_layers = a.gpu_attention;

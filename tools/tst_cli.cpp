@@ -61,10 +61,10 @@ SparseScore calibrate_and_score(const QString& model, const QString& sidecar, in
                                 const QString& level, int chunks) {
     const QString corpus = QStringLiteral(POWERINFER_SOURCE_DIR "/tests/data/frankenstein.txt");
     SparseScore s;
-    s.calibration = run_tool(QStringLiteral(POWERINFER_CALIBRATE),
-                             {"-m", model, "--corpus", corpus, "--tokens", QString::number(tokens),
-                              "--target-sparsity", level, "--no-predictors", "-t", "2", "-o",
-                              sidecar});
+    s.calibration =
+        run_tool(QStringLiteral(POWERINFER_CALIBRATE),
+                 {"-m", model, "--corpus", corpus, "--tokens", QString::number(tokens),
+                  "--target-sparsity", level, "--no-predictors", "-t", "2", "-o", sidecar});
     if (s.calibration.code != 0) return s;
     s.score = run_tool(QStringLiteral(POWERINFER_CLI),
                        {"-m", model, "--sparse", "--sidecar", sidecar, "--perplexity", corpus,
@@ -204,6 +204,57 @@ private slots:
         QVERIFY2(summary["agreement"].toDouble() >= 0.8, lines.last().constData());
         QVERIFY2(std::fabs(summary["sparsity"].toDouble() - 0.4) <= 0.05, lines.last().constData());
 
+        // Sparse engine v3 from the same sidecar (its input thresholds,
+        // recorded by the calibration): every product's inputs, at the level
+        // asked for, within the perplexity bound at 0.15; level 0 is dense.
+        auto score_v3 = [&](const QString& level) {
+            return run({"-m",
+                        model_,
+                        "--sparse",
+                        "--sparse-engine",
+                        "v3",
+                        "--sidecar",
+                        sidecar,
+                        "--perplexity",
+                        corpus,
+                        "--ctx",
+                        "512",
+                        "--chunks",
+                        "2",
+                        "--skip",
+                        "4096",
+                        "--kl-divergence",
+                        "--activation-sparsity",
+                        level,
+                        "-t",
+                        "2"});
+        };
+        const Run v3 = score_v3("0.15");
+        QVERIFY2(v3.code == 0, qPrintable(v3.err));
+        QVERIFY2(v3.err.contains("input sparsity on every matrix at 15% (v3)"), qPrintable(v3.err));
+        QVERIFY2(!v3.err.contains("no input thresholds"), qPrintable(v3.err));
+        const double v3_delivered = value_after(v3.out, "delivered sparsity");
+        QVERIFY2(std::fabs(v3_delivered - 0.15) <= 0.03, qPrintable(v3.out));
+        QVERIFY2(
+            value_after(v3.out, "perplexity") <= value_after(v3.out, "dense perplexity") * 1.03,
+            qPrintable(v3.out));
+        const double v3_kl = value_after(v3.out, "mean KL divergence");
+        QVERIFY2(v3_kl > 0 && v3_kl < 0.05, qPrintable(v3.out));
+        const Run v3_zero = score_v3("0");
+        QVERIFY2(v3_zero.code == 0, qPrintable(v3_zero.err));
+        // (the "dense perplexity" there is the batched pass; decoding dense
+        // token by token, as --skip does without --sparse, is what it equals)
+        const Run dense_decoded = run({"-m", model_, "--perplexity", corpus, "--ctx", "512",
+                                       "--chunks", "2", "--skip", "4096", "-t", "2"});
+        QVERIFY2(dense_decoded.code == 0, qPrintable(dense_decoded.err));
+        QCOMPARE(value_after(v3_zero.out, "perplexity"),
+                 value_after(dense_decoded.out, "perplexity"));
+        QVERIFY(value_after(v3_zero.out, "perplexity") != value_after(v3.out, "perplexity"));
+        const Run bad_engine = run({"-m", model_, "--sparse-engine", "v9", "-p", "hi"});
+        QCOMPARE(bad_engine.code, 2);
+        QVERIFY2(bad_engine.err.contains("--sparse-engine takes v2 or v3"),
+                 qPrintable(bad_engine.err));
+
         const Run refused = run({"-m", model_, "--sparse", "--sidecar", dir.filePath("none.gguf"),
                                  "--perplexity", corpus, "--chunks", "1"});
         QCOMPARE(refused.code, 1);
@@ -226,7 +277,8 @@ private slots:
             calibrate_and_score(gemma, dir.filePath("g.powerinfer.gguf"), 2048, "0.2", 1);
         QVERIFY2(r.calibration.code == 0, qPrintable(r.calibration.err));
         QVERIFY2(r.score.code == 0, qPrintable(r.score.err));
-        QVERIFY2(r.score.err.contains("9 layers keep a dense down product"), qPrintable(r.score.err));
+        QVERIFY2(r.score.err.contains("9 layers keep a dense down product"),
+                 qPrintable(r.score.err));
         qInfo("gemma3: %s", qPrintable(r.summary()));
         QVERIFY2(std::fabs(r.delivered - 0.2) <= 0.02, qPrintable(r.score.out));
         QVERIFY2(r.sparse > r.dense && r.sparse <= r.dense * 1.02, qPrintable(r.score.out));

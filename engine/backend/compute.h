@@ -76,11 +76,25 @@ struct Workspace {
     int64_t x16_halves = 0;
     void* w16 = nullptr;  // F16 weight tile, w16_halves
     int64_t w16_halves = 0;
-    void* blas = nullptr;  // kGemmWorkspaceBytes
-    float* scores = nullptr;  // [n_head][n_ctx]
+    void* blas = nullptr;       // kGemmWorkspaceBytes
+    float* scores = nullptr;    // [n_head][n_ctx]
     float* ffn_gate = nullptr;  // ffn_floats each: [rows][n_ff] (whole layers on the device)
     float* ffn_up = nullptr;
     int64_t ffn_floats = 0;
+};
+
+// A hook on the host backend's one-token products: sparse engine v3's input
+// sparsity (sparse/input_sparsity.h) computes ys itself and returns true, or
+// returns false and the backend multiplies densely. Batches (2+ rows, prefill)
+// reach it only where batches() says so, then row by row.
+class MatvecHook {
+public:
+    virtual ~MatvecHook() = default;
+    virtual bool matvec(std::span<const tensor::WeightView> ws, const float* x,
+                        std::span<float* const> ys) = 0;
+    virtual bool batches() const { return false; }
+    // Sees every product's input first, batches included (calibration).
+    virtual void observe(std::span<const tensor::WeightView>, const float*, int64_t) {}
 };
 
 class Compute {
@@ -124,6 +138,9 @@ public:
     // True when batches of 2+ rows multiply as one (a BLAS on a device; the
     // CPU always); false when they go row by row.
     virtual bool batched_matmul() const { return true; }
+    // Routes one-token products through `hook` (null: none). Only host
+    // backends take one; the others ignore it.
+    virtual void set_matvec_hook(MatvecHook*) {}
 
     // ---- ops ----------------------------------------------------------------
     // ys[k][r][0..ws[k].rows) = ws[k] x[r] for r < rows: several matrices
@@ -137,9 +154,9 @@ public:
     // y[r] = rms_norm(x[r]) * w for `rows` rows of n (x and y may alias).
     virtual void rms_norm(const float* x, const float* w, float* y, int64_t rows, int64_t n,
                           float eps) = 0;
-    virtual void add(float* y, const float* x, int64_t n) = 0;                           // y += x
-    virtual void scale(float* v, int64_t n, float s) = 0;                                // v *= s
-    virtual void add_bias(float* v, const float* bias, int64_t rows, int64_t n) = 0;     // v[r] += b
+    virtual void add(float* y, const float* x, int64_t n) = 0;                        // y += x
+    virtual void scale(float* v, int64_t n, float s) = 0;                             // v *= s
+    virtual void add_bias(float* v, const float* bias, int64_t rows, int64_t n) = 0;  // v[r] += b
     // RoPE of v[rows][n_head][head_dim], row r at position pos0 + r.
     virtual void rope(float* v, int64_t rows, int64_t n_head, int64_t head_dim,
                       const RopeTable& table, int64_t pos0) = 0;
@@ -164,8 +181,7 @@ public:
                       positions[r], out + r * shape.n_head * shape.head_dim_v);
     }
     // out[r] = down(act(gate x[r]) * up x[r]) (the dense FFN).
-    virtual void gated_ffn(const GatedFfnWeights& w, const float* x, int64_t rows,
-                           float* out) = 0;
+    virtual void gated_ffn(const GatedFfnWeights& w, const float* x, int64_t rows, float* out) = 0;
 };
 
 // The host backend over the model's thread pool (which must outlive it): no

@@ -45,8 +45,9 @@ public:
             p = budget_->buffer_address(b.handle);
         } else {
             p = std::calloc(static_cast<size_t>(std::max<int64_t>(bytes, 1)), 1);
-            if (!p) throw DeviceOutOfMemory("out of host memory for " + std::to_string(bytes) +
-                                            " bytes");
+            if (!p)
+                throw DeviceOutOfMemory("out of host memory for " + std::to_string(bytes) +
+                                        " bytes");
         }
         use_[static_cast<size_t>(category)] += bytes;
         buffers_[p] = b;
@@ -76,6 +77,18 @@ public:
 
     void matmul(std::span<const tensor::WeightView> ws, const float* x, int64_t rows,
                 std::span<float* const> ys) override {
+        if (hook_) hook_->observe(ws, x, rows);
+        if (rows > 1 && hook_ && hook_->batches()) {
+            // Row by row through the hook (what decoding the rows computes).
+            float* row_ys[4];
+            if (ws.size() <= std::size(row_ys)) {
+                for (int64_t r = 0; r < rows; ++r) {
+                    for (size_t k = 0; k < ws.size(); ++k) row_ys[k] = ys[k] + r * ws[k].rows;
+                    matmul(ws, x + r * ws[0].cols, 1, std::span<float* const>(row_ys, ws.size()));
+                }
+                return;
+            }
+        }
         if (rows > 1) {
             // Several tokens: one quantized copy of x and one pool dispatch
             // for matrices that take the same activations.
@@ -84,6 +97,7 @@ public:
             for (size_t k = 0; k < ws.size(); ++k) tensor::matmul(pool_, ws[k], x, rows, ys[k]);
             return;
         }
+        if (hook_ && hook_->matvec(ws, x, ys)) return;
         // One token: one quantized copy of x serves every matrix that takes
         // its format, and matrices that all do run in one pool dispatch.
         if (ws.size() > 1 && tensor::can_fuse(ws)) {
@@ -98,6 +112,8 @@ public:
             tensor::matvec_q(pool_, ws[k], xq_, ys[k]);
         }
     }
+
+    void set_matvec_hook(MatvecHook* hook) override { hook_ = budget_ ? nullptr : hook; }
 
     void rms_norm(const float* x, const float* w, float* y, int64_t rows, int64_t n,
                   float eps) override {
@@ -258,6 +274,7 @@ private:
     Device* budget_;
     std::map<void*, Buffer> buffers_;
     MemoryUse use_{};
+    MatvecHook* hook_ = nullptr;
     tensor::QuantizedVector xq_;
     std::vector<float> scores_, mix_, gate_, up_;
     std::vector<uint16_t> q16_;
@@ -268,10 +285,10 @@ private:
 // Plain host memory, 64-byte aligned (what a backend without pinned memory
 // copies through).
 void* Compute::allocate_host(int64_t bytes) {
-    return ::operator new(static_cast<size_t>(std::max<int64_t>(bytes, 1)), std::align_val_t{64});
+    return ::operator new (static_cast<size_t>(std::max<int64_t>(bytes, 1)), std::align_val_t{64});
 }
 void Compute::release_host(void* host) {
-    if (host) ::operator delete(host, std::align_val_t{64});
+    if (host) ::operator delete (host, std::align_val_t{64});
 }
 
 std::unique_ptr<Compute> make_cpu_compute(tensor::ThreadPool& pool) {

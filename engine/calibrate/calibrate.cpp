@@ -15,6 +15,7 @@
 #include "model/expert_placement.h"
 #include "model/model.h"
 #include "sparse/exact_ffn.h"
+#include "sparse/input_sparsity.h"
 #include "sparse/sidecar.h"
 #include "tensor/matmul.h"
 #include "tensor/ops.h"
@@ -41,6 +42,12 @@ std::string fmt(const char* f, double a = 0, double b = 0, double c = 0, double 
 // activation mass over every token.
 // The sparsity levels whose thresholds every sidecar records (the live knob
 // interpolates between them).
+// v3's input thresholds: the criterion's quantiles at these levels, from at
+// most kInputSamples values per product.
+constexpr float kInputLevels[] = {0.05f, 0.1f, 0.15f, 0.2f, 0.25f, 0.3f, 0.35f, 0.4f, 0.45f, 0.5f,
+                                  0.55f, 0.6f, 0.65f, 0.7f, 0.75f, 0.8f, 0.85f, 0.9f, 0.95f};
+constexpr int64_t kInputSamples = int64_t{1} << 20;
+constexpr int64_t kHeadRows = 32;  // per corpus window, for the head's (every row sampled)
 constexpr float kExactLevels[] = {0.0f,  0.1f, 0.2f,  0.25f, 0.3f,  0.35f, 0.4f,  0.45f, 0.5f,
                                   0.55f, 0.6f, 0.65f, 0.7f,  0.75f, 0.8f,  0.85f, 0.9f,  0.95f};
 
@@ -106,6 +113,9 @@ public:
 
     // Global index of the first token of the next forward() batch.
     void set_base(int64_t base) { base_ = base; }
+    // Every product's input goes through `hook` too (v3's input thresholds).
+    void set_hook(backend::MatvecHook* hook) { hook_ = hook; }
+    backend::MatvecHook* matvec_hook() override { return hook_; }
 
     void run(int layer, const float* x, int64_t n, float* out) override {
         const model::FfnWeights& w = weights_[static_cast<size_t>(layer)];
@@ -114,6 +124,10 @@ public:
         u_.resize(static_cast<size_t>(n * n_ff_));
         tensor::matmul(pool_, w.gate, x, n, g_.data());
         tensor::matmul(pool_, w.up, x, n, u_.data());
+        if (hook_) {
+            const tensor::WeightView gu[2] = {w.gate, w.up};
+            hook_->observe(gu, x, n);
+        }
         inv_x_.resize(static_cast<size_t>(n));
         for (int64_t t = 0; t < n; ++t) {
             double xx = 0;
@@ -144,6 +158,7 @@ public:
             },
             16);
         backend::gate_activation(w.activation, g_.data(), u_.data(), g_.data(), n * n_ff_);
+        if (hook_) hook_->observe(std::span<const tensor::WeightView>(&w.down, 1), g_.data(), n);
         tensor::matmul(pool_, w.down, g_.data(), n, out);
         // The kept samples: their slots first, then the contributions by neurons.
         kept_.clear();
@@ -178,6 +193,7 @@ public:
     std::vector<LayerRecord>& records() { return records_; }
 
 private:
+    backend::MatvecHook* hook_ = nullptr;
     tensor::ThreadPool& pool_;
     std::vector<model::FfnWeights> weights_;
     std::vector<LayerRecord> records_;
@@ -670,9 +686,10 @@ CalibrationReport calibrate_model(const CalibrationOptions& opt) {
             }
         }
         if (want == 0)
-            curve_note = "too few calibration tokens for a sparsity curve (it holds out at most "
-                         "a quarter as many, in windows of " +
-                         std::to_string(curve_window) + "): no curve, the default is the target";
+            curve_note =
+                "too few calibration tokens for a sparsity curve (it holds out at most "
+                "a quarter as many, in windows of " +
+                std::to_string(curve_window) + "): no curve, the default is the target";
         else if (held.empty())
             curve_note = "the corpus is too short to hold out a window of " +
                          std::to_string(curve_window) +
@@ -688,6 +705,14 @@ CalibrationReport calibrate_model(const CalibrationOptions& opt) {
 
     const int64_t stride = std::max<int64_t>(1, n_tok / std::max<int64_t>(1, opt.max_samples));
     RecordingFfn rec(pool, m, stride, opt.max_samples);
+    // v3: every product's criterion recorded over the corpus (at most
+    // kInputSamples values per product; column norms only, no copies).
+    sparse::InputSparsity inputs(pool, m.decode_products(), sparse::default_input_allocation(),
+                                 false);
+    inputs.start_recording(
+        std::max<int64_t>(1, n_tok / std::max<int64_t>(1, kInputSamples / cfg.n_ff)),
+        kInputSamples);
+    rec.set_hook(&inputs);
     m.set_ffn_executor(&rec);
     std::vector<double> targets = opt.target_sparsities;
     if (targets.empty()) targets.push_back(opt.target_sparsity);
@@ -718,12 +743,16 @@ CalibrationReport calibrate_model(const CalibrationOptions& opt) {
     auto t0 = Clock::now();
     const int32_t bos = tok->add_bos() ? tok->bos() : -1;
     std::vector<int32_t> win;
+    std::vector<float> head_logits;
     for (int64_t s = 0; s < n_tok; s += window) {
         const int64_t n = std::min(window, n_tok - s);
         win.assign(tokens.begin() + s, tokens.begin() + s + n);
         if (bos >= 0) win[0] = bos;  // each window starts like a fresh prompt
         rec.set_base(s);
-        m.forward(win.data(), n, 0, 0, nullptr);
+        // The last rows' logits too: the head's input for v3's thresholds.
+        const int64_t head_rows = std::min<int64_t>(n, kHeadRows);
+        head_logits.resize(static_cast<size_t>(head_rows * cfg.n_vocab));
+        m.forward(win.data(), n, 0, head_rows, head_logits.data());
         const double el = seconds_since(t0), done = double(s + n);
         CalibrationProgress p = progress.at(CalibrationPhase::Corpus, s + n, n_tok);
         p.message = fmt("calibrate: %.0f/%.0f tokens, %.0f tok/s, ETA %.0f s", done, double(n_tok),
@@ -731,7 +760,10 @@ CalibrationReport calibrate_model(const CalibrationOptions& opt) {
         progress.emit(p);
     }
     m.set_ffn_executor(nullptr);
+    rec.set_hook(nullptr);
     report.run_seconds = seconds_since(t0);
+    const std::vector<float> input_levels(std::begin(kInputLevels), std::end(kInputLevels));
+    const auto input_thresholds = inputs.recorded_thresholds(input_levels);
 
     // Exact activity, per layer: quantiles of the contributions at every
     // level (a strided subsample of at most 2M values), the layer's up bound
@@ -886,6 +918,8 @@ CalibrationReport calibrate_model(const CalibrationOptions& opt) {
         sc.curve_tokens = exact_sc.curve_tokens;
         sc.recommended_sparsity = exact_sc.recommended_sparsity;
         sc.default_sparsity = static_cast<float>(default_level);
+        sc.input_levels = input_levels;
+        sc.input_thresholds = input_thresholds;
         TargetReport tr;
         tr.target_sparsity = targets[ti];
         tr.sidecar_path = base_out;

@@ -23,6 +23,9 @@ public:
     // Called once per generated/evaluated token after all layers ran (metrics,
     // cache windows).
     virtual void end_token() {}
+    // The host backend's one-token products go through this hook while the
+    // executor is the model's (sparse engine v3's input sparsity); null: none.
+    virtual backend::MatvecHook* matvec_hook() { return nullptr; }
 };
 
 }  // namespace powerinfer::model

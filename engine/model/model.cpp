@@ -65,7 +65,8 @@ Model::Model(std::shared_ptr<const gguf::GgufFile> file, tensor::ThreadPool& poo
                               std::to_string(half) + " values");
         freq_factors = reinterpret_cast<const float*>(t->data);
     }
-    auto tables = [&](float base, float scale, std::vector<float>& cos_t, std::vector<float>& sin_t) {
+    auto tables = [&](float base, float scale, std::vector<float>& cos_t,
+                      std::vector<float>& sin_t) {
         cos_t.resize(static_cast<size_t>(n_ctx_ * half));
         sin_t.resize(cos_t.size());
         const float theta_scale = std::pow(base, -2.0f / static_cast<float>(cfg_.n_rot));
@@ -224,8 +225,8 @@ void Model::pack_panels(int64_t limit) {
     // rows: the same bits, slower.
     if (limit < 0) {
         const int64_t available = powerinfer::host_memory().available_bytes;
-        limit = available > 0 ? available - (int64_t{1} << 30)
-                              : std::numeric_limits<int64_t>::max();
+        limit =
+            available > 0 ? available - (int64_t{1} << 30) : std::numeric_limits<int64_t>::max();
     }
     auto pack = [&](tensor::WeightView& w) {
         if (!tensor::panels_available(w)) return;
@@ -268,14 +269,15 @@ void Model::pack_panels(int64_t limit) {
 void Model::alloc_host_scratch() {
     if (host_s_.buffer) host_->release(host_s_.buffer);
     const int64_t rows = chunk_size_;
-    const int64_t widths[] = {cfg_.n_embd, cfg_.n_embd,  cfg_.q_dim(), cfg_.kv_dim(),
-                              cfg_.v_dim(), cfg_.n_head * cfg_.head_dim_v, cfg_.n_embd};
+    const int64_t widths[] = {cfg_.n_embd,   cfg_.n_embd,  cfg_.q_dim(),
+                              cfg_.kv_dim(), cfg_.v_dim(), cfg_.n_head * cfg_.head_dim_v,
+                              cfg_.n_embd};
     int64_t floats = 0;
     for (int64_t w : widths) floats += rows * w;
     host_s_.buffer = host_->allocate(backend::MemCategory::Scratch,
                                      floats * static_cast<int64_t>(sizeof(float)));
     float* p = static_cast<float*>(host_s_.buffer);
-    float** slots[] = {&host_s_.x, &host_s_.xn, &host_s_.q,  &host_s_.k,
+    float** slots[] = {&host_s_.x, &host_s_.xn,   &host_s_.q,  &host_s_.k,
                        &host_s_.v, &host_s_.attn, &host_s_.tmp};
     for (size_t i = 0; i < std::size(slots); ++i) {
         *slots[i] = p;
@@ -286,8 +288,23 @@ void Model::alloc_host_scratch() {
                     cfg_.rope_style == RopeStyle::Neox};
 }
 
+std::vector<SiteMatrices> Model::decode_products() const {
+    std::vector<SiteMatrices> out;
+    if (cfg_.moe()) return out;
+    for (int l = 0; l < static_cast<int>(cfg_.n_layer); ++l) {
+        const LayerWeights& w = layer(l);
+        out.push_back({InputSite::AttnIn, l, {w.q, w.k, w.v}});
+        out.push_back({InputSite::AttnOut, l, {w.o}});
+        out.push_back({InputSite::FfnIn, l, {w.ffn.gate, w.ffn.up}});
+        out.push_back({InputSite::FfnMid, l, {w.ffn.down}});
+    }
+    out.push_back({InputSite::Head, -1, {output_}});
+    return out;
+}
+
 void Model::set_ffn_executor(FfnExecutor* executor) {
     ffn_ = executor ? executor : dense_ffn_.get();
+    host_->set_matvec_hook(ffn_->matvec_hook());
 }
 
 // Layer il runs its attention on the host: its weights are the mmap'd ones
@@ -300,7 +317,8 @@ void Model::place_host_kv(int il) {
     r.on = host_.get();
     r.weights = nullptr;
     r.kv_values = n_ctx_ * cfg_.kv_dim() * static_cast<int64_t>(sizeof(uint16_t));
-    const int64_t bytes = r.kv_values + n_ctx_ * cfg_.v_dim() * static_cast<int64_t>(sizeof(uint16_t));
+    const int64_t bytes =
+        r.kv_values + n_ctx_ * cfg_.v_dim() * static_cast<int64_t>(sizeof(uint16_t));
     r.kv = host_->allocate(backend::MemCategory::KvCache, bytes);
 }
 
@@ -358,13 +376,14 @@ std::string Model::set_plan(const GraphPlan& asked, backend::Compute* device) {
     using backend::MemCategory;
     bool any_ffn = false;
     for (int il = 0; il < static_cast<int>(cfg_.n_layer); ++il)
-        any_ffn = any_ffn || (want.at(il).attention == Site::Device && want.at(il).ffn == Site::Device);
+        any_ffn =
+            any_ffn || (want.at(il).attention == Site::Device && want.at(il).ffn == Site::Device);
     const LayerOffloadCosts costs = layer_offload_costs(
         *this, kDeviceTokenBatch, any_ffn ? OffloadParts::WholeLayers : OffloadParts::Attention);
     const ScratchLayout& sl = costs.scratch;
     // Every matrix the plan puts on the device must have its kernels there.
-    if (std::string why = unsupported_on(
-            *device, any_ffn ? OffloadParts::WholeLayers : OffloadParts::Attention);
+    if (std::string why =
+            unsupported_on(*device, any_ffn ? OffloadParts::WholeLayers : OffloadParts::Attention);
         !why.empty())
         return why + ": running on the CPU";
     device_ = device;
@@ -468,7 +487,8 @@ std::string Model::set_plan(const GraphPlan& asked, backend::Compute* device) {
         r.kv = kv;
         r.kv_values = costs.kv_values_offset;
         plan_.layers.resize(static_cast<size_t>(il) + 1);
-        plan_.layers[static_cast<size_t>(il)] = {Site::Device, ffn_here ? Site::Device : Site::Host};
+        plan_.layers[static_cast<size_t>(il)] = {Site::Device,
+                                                 ffn_here ? Site::Device : Site::Host};
         ++placed;
     }
     if (want.output == Site::Device && placed == cfg_.n_layer) {

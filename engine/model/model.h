@@ -18,6 +18,7 @@
 #include "backend/compute.h"
 #include "model/dense_ffn.h"
 #include "model/ffn_executor.h"
+#include "model/input_sites.h"
 #include "model/layer_plan.h"
 #include "model/model_config.h"
 #include "model/moe_ffn.h"
@@ -42,8 +43,8 @@ struct LayerWeights {
     const float* ffn_norm = nullptr;
     const float* attn_post_norm = nullptr;  // gemma3: on the attention output
     const float* ffn_post_norm = nullptr;   // gemma3: on the FFN output
-    FfnWeights ffn;  // dense layers
-    MoeWeights moe;  // mixture-of-experts layers (config().moe())
+    FfnWeights ffn;                         // dense layers
+    MoeWeights moe;                         // mixture-of-experts layers (config().moe())
 };
 
 class Model {
@@ -69,6 +70,10 @@ public:
     const tensor::WeightView& token_embedding() const { return tok_embd_; }
     const tensor::WeightView& output() const { return output_; }
     bool tied_output() const { return tied_output_; }
+
+    // Every one-token product of a dense model's graph, by its input
+    // (model/input_sites.h); empty for mixture-of-experts models.
+    std::vector<SiteMatrices> decode_products() const;
 
     // Installs the FFN executor every layer calls; nullptr restores the
     // built-in dense one. The executor must outlive its use.
@@ -231,7 +236,7 @@ private:
     void* kv_of(int il) const;
     void release_sequence_slots(size_t keep);
     Scratch host_s_, device_s_;
-    void* device_out_ = nullptr;       // output norm, head and one logits row on the device
+    void* device_out_ = nullptr;  // output norm, head and one logits row on the device
     tensor::WeightView device_head_;
     const float* device_out_norm_ = nullptr;
     float* device_logits_ = nullptr;

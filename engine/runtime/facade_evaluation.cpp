@@ -64,7 +64,9 @@ PerplexityReport evaluate_perplexity(Engine& engine, const std::vector<int32_t>&
     out.dense_ppl = r.dense.ppl;
     out.mean_kl = r.mean_kl;
     out.top1 = r.top1;
-    if (ffn) {
+    if (ffn && ffn->input_sparsity()) {
+        out.delivered_sparsity = ffn->input_counts().delivered();  // v3: every product's inputs
+    } else if (ffn) {
         int64_t active = 0, total = 0;
         for (const auto& l : ffn->layer_summary()) {
             active += l.active;

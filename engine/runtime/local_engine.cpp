@@ -20,7 +20,6 @@
 #include "tensor/thread_pool.h"
 #include "tokenizer/tokenizer.h"
 
-
 namespace powerinfer::runtime {
 namespace {
 
@@ -62,10 +61,10 @@ model::SparseOffloadPlan plan_sparse_attention(const model::Model& model,
                                                int64_t device_held_bytes) {
     const int64_t budget = model::offload_budget_bytes(
         device_free_bytes, options.tuning.vram_budget_mb, kVramSafetyMargin, device_held_bytes);
-    return model::plan_sparse_offload(model::layer_offload_costs(model, model::Model::kDeviceTokenBatch,
-                                                                 model::OffloadParts::Attention),
-                                      std::max<int64_t>(0, predictor_bytes),
-                                      options.gpu_attention_layers, budget);
+    return model::plan_sparse_offload(
+        model::layer_offload_costs(model, model::Model::kDeviceTokenBatch,
+                                   model::OffloadParts::Attention),
+        std::max<int64_t>(0, predictor_bytes), options.gpu_attention_layers, budget);
 }
 
 std::unique_ptr<LocalEngine> LocalEngine::load(const LoadOptions& options) {
@@ -213,6 +212,8 @@ std::unique_ptr<LocalEngine> LocalEngine::load(const LoadOptions& options) {
             }
             setup.options.reserved_device_bytes = attention_plan->attention.bytes;
         }
+        if (options.sparse_engine == 3 && (!device.device || device.device->memory().simulated))
+            setup.options.input_products = e->model_->decode_products();
         setup.device = std::move(device.device);
         e->sparse_ = sparse::make_hybrid_ffn(*e->pool_, std::move(ffn), e->model_->dense_ffn(),
                                              std::move(setup), info.sparse_status);
@@ -276,10 +277,10 @@ void LocalEngine::setup_sparse_attention(const LoadOptions& options,
         backend::Device& dev = sparse_->device();
         backend::Compute* compute = dev.compute();
         const std::string note =
-            compute ? model_->set_plan(model::graph_plan(plan->attention,
-                                                         model::OffloadParts::Attention),
-                                       compute)
-                    : "this device runs no layers";
+            compute
+                ? model_->set_plan(
+                      model::graph_plan(plan->attention, model::OffloadParts::Attention), compute)
+                : "this device runs no layers";
         const backend::DeviceMemoryInfo mem = dev.memory();
         const int64_t held = mem.used_by(backend::MemCategory::DenseWeights) +
                              mem.used_by(backend::MemCategory::KvCache) +
@@ -334,10 +335,10 @@ void LocalEngine::setup_layer_offload(const LoadOptions& options) {
     const model::LayerPlan plan = model::plan_layer_offload(
         model::layer_offload_costs(*model_, model::Model::kDeviceTokenBatch), options.gpu_layers,
         budget);
-    std::string note = plan.n_gpu_layers > 0
-                           ? model_->set_plan(model::graph_plan(plan, model::OffloadParts::WholeLayers),
-                                              compute)
-                           : plan.note;
+    std::string note =
+        plan.n_gpu_layers > 0
+            ? model_->set_plan(model::graph_plan(plan, model::OffloadParts::WholeLayers), compute)
+            : plan.note;
     info_.gpu_layers = model_->plan().device_layers();
     if (info_.gpu_layers == 0) {
         info_.offload_status = note.empty() ? "layer offload off: running on CPU" : note;
@@ -350,8 +351,8 @@ void LocalEngine::setup_layer_offload(const LoadOptions& options) {
     const bool head = model_->plan().output == model::Site::Device;
     info_.offload_status = "layers: " + std::to_string(info_.gpu_layers) + " of " +
                            std::to_string(model_->config().n_layer) + " on " +
-                           offload_device_->name() + (head ? " with the output head" : "") +
-                           ", " + std::to_string((used + (int64_t{1} << 19)) >> 20) + " MiB";
+                           offload_device_->name() + (head ? " with the output head" : "") + ", " +
+                           std::to_string((used + (int64_t{1} << 19)) >> 20) + " MiB";
     if (!note.empty()) info_.offload_status += " (" + note + ")";
 }
 

@@ -54,7 +54,12 @@ HybridFfn::HybridFfn(tensor::ThreadPool& pool, std::vector<model::FfnWeights> la
     const int64_t n_embd = sidecar_.n_embd, n_ff = sidecar_.n_ff;
     if (opt_.cpu_exact && device_->memory().simulated && !opt_.synthetic_activity) {
         // No GPU: no device emulation, no copies of hot neurons, no predictors.
-        exact_ = std::make_unique<ExactSparseFfn>(pool_, weights_, sidecar_);
+        if (!opt_.input_products.empty()) {
+            input_ = std::make_unique<InputSparsity>(pool_, opt_.input_products);
+            if (sidecar_.input_thresholds.size() == opt_.input_products.size())
+                input_->set_thresholds(sidecar_.input_levels, sidecar_.input_thresholds);
+        } else
+            exact_ = std::make_unique<ExactSparseFfn>(pool_, weights_, sidecar_);
         for (int64_t l = 0; l < nl; ++l) layers_.push_back(std::make_unique<LayerState>());
         summary_.resize(static_cast<size_t>(nl));
         apply_tuning_locked();
@@ -150,6 +155,12 @@ Tuning HybridFfn::tuning() const {
 
 void HybridFfn::apply_tuning_locked() {
     const int64_t nl = static_cast<int64_t>(layers_.size());
+    if (input_) {
+        const double s = tuning_.activation_sparsity;
+        input_->set_level(!tuning_.sparse ? 0.0 : s < 0 ? input_default_level() : s);
+        input_->set_dense_layers(tuning_.force_full_precision_layers);
+        return;
+    }
     if (exact_) {
         exact_->set_level(tuning_.activation_sparsity);
         return;
@@ -228,6 +239,16 @@ void HybridFfn::run(int layer, const float* x, int64_t n_tokens, float* out) {
         return;
     }
     const int64_t n_embd = sidecar_.n_embd;
+    if (input_) {
+        // The products go through the host backend's hook (input_): the
+        // dense executor's ops, reading only the kept inputs' columns.
+        const auto t0 = Clock::now();
+        for (int64_t t = 0; t < n_tokens; ++t)
+            dense_.run(layer, x + t * n_embd, 1, out + t * n_embd);
+        layers_[static_cast<size_t>(layer)]->ran = true;
+        current_.cpu_ms += ms_since(t0);
+        return;
+    }
     if (exact_) {
         LayerState& st = *layers_[static_cast<size_t>(layer)];
         const auto t0 = Clock::now();
@@ -419,10 +440,45 @@ void HybridFfn::validate(int layer, const float* x, const std::vector<int32_t>& 
                       (truly ? double(caught) / double(truly) : 1.0) / double(layers_.size());
 }
 
+backend::MatvecHook* HybridFfn::matvec_hook() { return input_.get(); }
+
+// The sidecar's curve and default level are v2's (powerinfer-calibrate
+// measures the v2 path): v3 has its own default.
+double HybridFfn::input_default_level() const { return kInputDefaultLevel; }
+
 void HybridFfn::end_token() {
     const int64_t nl = static_cast<int64_t>(layers_.size());
     TokenMetrics m = std::move(current_);
     current_ = TokenMetrics{};
+    if (input_) {
+        // What the token's products read: down's kept inputs are the FFN's
+        // active neurons.
+        const InputCounts c = input_->take_counts();
+        std::lock_guard<std::mutex> lock(mu_);
+        bool ran = false;
+        for (int64_t l = 0; l < nl; ++l) {
+            ran = ran || layers_[static_cast<size_t>(l)]->ran;
+            layers_[static_cast<size_t>(l)]->ran = false;
+        }
+        if (!ran || c.products == 0) return;  // a prefill token
+        const int mid = static_cast<int>(InputSite::FfnMid);
+        m.ffn_neurons_total = c.inputs[mid];
+        m.active = c.kept[mid];
+        m.cold_misses = c.kept[mid];
+        m.input_sparsity = c.delivered();
+        m.weight_bytes = c.bytes;
+        m.dense_weight_bytes = c.dense_bytes;
+        const double per_layer = nl ? double(c.inputs[mid]) / double(nl) : 0.0;
+        m.layer_active_fraction.assign(
+            static_cast<size_t>(nl),
+            per_layer > 0 ? float(1.0 - c.delivered(InputSite::FfnMid)) : 1.0f);
+        total_inputs_.add(c);
+        ++input_tokens_;
+        m.token_index = token_;
+        last_ = std::move(m);
+        ++token_;
+        return;
+    }
     bool sparse_token = false;
     m.layer_hit_rate.assign(static_cast<size_t>(nl), 0.0f);
     m.layer_active_fraction.assign(static_cast<size_t>(nl), 0.0f);
@@ -495,8 +551,20 @@ std::vector<LayerSummary> HybridFfn::layer_summary() const {
     return summary_;
 }
 
+InputCounts HybridFfn::input_counts() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return total_inputs_;
+}
+
+int64_t HybridFfn::input_tokens() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return input_tokens_;
+}
+
 void HybridFfn::reset_summary() {
     std::lock_guard<std::mutex> lock(mu_);
+    total_inputs_ = InputCounts{};
+    input_tokens_ = 0;
     for (auto& s : summary_) {
         const int64_t hot = s.hot_count;
         s = LayerSummary{};
@@ -526,6 +594,11 @@ void HybridFfn::snapshot_memory_locked() {
 
 SparsityCurve HybridFfn::sparsity_curve() const {
     SparsityCurve c;
+    if (input_) {
+        // The sidecar's curve measured v2; v3's is not measured yet.
+        c.default_level = input_default_level();
+        return c;
+    }
     for (const CurvePoint& p : sidecar_.curve)
         c.points.push_back({p.level, p.delivered, p.ppl_rise, p.mean_kl, p.top1});
     c.bound = sidecar_.curve_bound;
@@ -539,6 +612,24 @@ SparsityCurve HybridFfn::sparsity_curve() const {
 }
 
 std::string HybridFfn::status() const {
+    if (input_) {
+        char buf[256];
+        const double level = input_->level();
+        std::snprintf(buf, sizeof buf,
+                      "sparse: CPU, input sparsity on every matrix at %.0f%% (v3%s), +%.0f MB RAM",
+                      100.0 * level, tuning_.activation_sparsity < 0 ? ", the default level" : "",
+                      double(input_->extra_bytes()) / 1e6);
+        std::string out = buf;
+        if (!input_->calibrated()) {
+            out +=
+                "; the sidecar has no input thresholds (made by an older powerinfer-calibrate): "
+                "each token's inputs are ranked instead, which is slower; recalibrate";
+        }
+        if (!input_->dense_products().empty())
+            out += "; " + std::to_string(input_->dense_products().size()) +
+                   " products stay dense (e.g. " + input_->dense_products().front() + ")";
+        return out;
+    }
     if (exact_) {
         char buf[256];
         const double level = exact_->effective_level();

@@ -198,6 +198,12 @@ void write_sidecar(const std::filesystem::path& path, const Sidecar& s) {
         w.set("powerinfer.exact_thresholds", f32_array(all));
         w.set("powerinfer.up_bound", f32_array(bounds));
     }
+    if (!s.input_levels.empty()) {
+        std::vector<float> all;
+        for (const auto& t : s.input_thresholds) all.insert(all.end(), t.begin(), t.end());
+        w.set("powerinfer.input_levels", f32_array(s.input_levels));
+        w.set("powerinfer.input_thresholds", f32_array(all));
+    }
     if (!s.curve.empty()) {
         std::vector<float> lv, dl, pr, kl, t1;
         for (const CurvePoint& p : s.curve) {
@@ -287,6 +293,26 @@ Sidecar read_sidecar(const std::filesystem::path& path, const std::string& expec
     const size_t nl = static_cast<size_t>(s.n_layer);
     if (thr.size() != nl || rec.size() != nl || prec.size() != nl || ranks.size() != nl) {
         refuse(path, "per-layer arrays do not match n_layer");
+    }
+    const auto in_levels = f->get_float_array("powerinfer.input_levels");
+    if (!in_levels.empty()) {
+        const auto all = f->get_float_array("powerinfer.input_thresholds");
+        const size_t L = in_levels.size();
+        if (all.empty() || all.size() % L != 0)
+            refuse(path, "input thresholds do not match their levels");
+        for (size_t k = 0; k < L; ++k)
+            if (!std::isfinite(in_levels[k]) || in_levels[k] < 0 || in_levels[k] > 1 ||
+                (k > 0 && in_levels[k] <= in_levels[k - 1]))
+                refuse(path, "input levels are not ascending fractions");
+        for (size_t p = 0; p < all.size() / L; ++p) {
+            std::vector<float> t(all.begin() + static_cast<std::ptrdiff_t>(p * L),
+                                 all.begin() + static_cast<std::ptrdiff_t>((p + 1) * L));
+            for (size_t k = 0; k < L; ++k)
+                if (!std::isfinite(t[k]) || t[k] < 0 || (k > 0 && t[k] < t[k - 1]))
+                    refuse(path, "input thresholds are invalid");
+            s.input_thresholds.push_back(std::move(t));
+        }
+        s.input_levels.assign(in_levels.begin(), in_levels.end());
     }
     const auto levels = f->get_float_array("powerinfer.exact_levels");
     if (!levels.empty()) {

@@ -18,6 +18,9 @@
 //   powerinfer.recommended_sparsity f32 (the highest level within the bound),
 //   powerinfer.default_sparsity f32 (what activation_sparsity -1 runs at on
 //   the exact path; absent: the target's threshold)
+//   optional: powerinfer.input_levels f32[L], powerinfer.input_thresholds
+//   f32[P * L] (sparse engine v3: per one-token product, its criterion's
+//   quantiles; P products in Model::decode_products() order)
 //   tensors per layer l: blk.l.act_freq F32[n_ff], blk.l.act_mass F32[n_ff],
 //   blk.l.perm I32[n_ff] (hot-first), blk.l.pred_w1 [n_embd, rank] F16|F32,
 //   blk.l.pred_b1 F32[rank], blk.l.pred_w2 [rank, n_ff] F16|F32, blk.l.pred_b2 F32[n_ff]
@@ -112,6 +115,13 @@ struct Sidecar {
     // The exact path's level for activation_sparsity -1 (-1: the target's
     // calibrated threshold, as older sidecars).
     float default_sparsity = -1;
+    // Sparse engine v3's input thresholds (optional; older sidecars lack
+    // them): per one-token product of the model (Model::decode_products()
+    // order), the quantiles input_levels of |x_j| * ||W[:, j]|| over the
+    // calibration tokens. With them the curve and the default level above
+    // are v3's.
+    std::vector<float> input_levels;
+    std::vector<std::vector<float>> input_thresholds;
 };
 
 // Fast 64-bit fingerprint of a model file, as 16 hex digits: FNV-1a/mixer

@@ -114,12 +114,43 @@ struct SparseDownArgs {
 using SparseDownFn = void (*)(const SparseDownArgs& args, int64_t chunk_begin, int64_t chunk_end,
                               float* y);
 
+// One token's input-sparse product (tensor/input_major.h): plain pointers
+// into an InputMajorMatrix and a SparseInput.
+struct ColSparseArgs {
+    const uint8_t* q;  // tiles of 8 chunks (tensor::kInputTileChunks)
+    int64_t n_in;
+    size_t chunk_bytes;
+    int bits;    // 4, 5, 6, 8 (signed)
+    int offset;  // integer offset of q
+    int64_t n_out, super_groups;
+    const uint16_t* a16;  // fp16 scales, or null (K formats: sc * d16)
+    const uint16_t* c16;  // fp16 additive terms, or null
+    const int8_t* sc;
+    const int8_t* m8;  // Q4_K mins (c = -(m * dmin)), or null
+    const uint16_t* d16;
+    const uint16_t* dmin16;
+    const int32_t* quad_ids;
+    const uint32_t* quad_qx;
+    const int32_t* groups;
+    const int32_t* quad_begin;
+    const float* dx;
+    const int32_t* qsum;
+    const float* hsum;
+    int64_t n_groups;
+};
+// Outputs [32 * chunk_begin, 32 * chunk_end) of y, the same bits on every level.
+using ColSparseFn = void (*)(const ColSparseArgs& args, int64_t chunk_begin, int64_t chunk_end,
+                             float* y);
+// The scalar reference (tensor/input_major.cpp).
+void colsparse_scalar(const ColSparseArgs& args, int64_t chunk_begin, int64_t chunk_end, float* y);
+
 struct KernelTable {
     const char* name;
     TypeKernels types[kNumTypes];
     QuantizeFn quantize_act[kNumActs];
     MathKernels math;
     SparseDownFn sparse_down;
+    ColSparseFn colsparse;
 };
 
 const KernelTable& scalar_table();

@@ -68,6 +68,7 @@ KernelTable merge(const KernelTable& base, const KernelTable* over) {
         if (over->quantize_act[i]) t.quantize_act[i] = over->quantize_act[i];
     if (over->math.swiglu) t.math = over->math;
     if (over->sparse_down) t.sparse_down = over->sparse_down;
+    if (over->colsparse) t.colsparse = over->colsparse;
     return t;
 }
 

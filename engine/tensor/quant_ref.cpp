@@ -472,10 +472,10 @@ KernelTable make_scalar_table() {
     KernelTable t{};
     t.name = "scalar";
     t.types[kF32] = {
-        dequantize_f32,        dot_f32, axpy_f32, dot_rows_loop<dot_f32>, dot_gather_loop<dot_f32>,
+        dequantize_f32,         dot_f32, axpy_f32, dot_rows_loop<dot_f32>, dot_gather_loop<dot_f32>,
         dot_tile_loop<dot_f32>, nullptr};
     t.types[kF16] = {
-        dequantize_f16,        dot_f16, axpy_f16, dot_rows_loop<dot_f16>, dot_gather_loop<dot_f16>,
+        dequantize_f16,         dot_f16, axpy_f16, dot_rows_loop<dot_f16>, dot_gather_loop<dot_f16>,
         dot_tile_loop<dot_f16>, nullptr};
     t.types[kBF16] = {dequantize_bf16,
                       dot_bf16,
@@ -497,6 +497,7 @@ KernelTable make_scalar_table() {
     t.quantize_act[kActQ8_K] = quantize_q8_k;
     t.math = {gm_swiglu, gm_softmax, gm_scores_f16, gm_mix_f16, to_f16_scalar, round_f16_scalar};
     t.sparse_down = sparse_down_scalar;
+    t.colsparse = colsparse_scalar;
     return t;
 }
 

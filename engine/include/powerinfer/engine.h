@@ -59,6 +59,12 @@ struct LoadOptions {
     // Workers of the CPU device (sparse mode without a GPU), which run beside
     // the model's pool while hot and cold neurons overlap; 0 = n_threads.
     int device_threads = 0;
+    // The CPU sparse engine (no GPU): 2 (the default) skips FFN neurons by
+    // their exact activity; 3 skips inputs of every matrix (attention, FFN,
+    // output head) from input-major copies. v3 is measured slower than v2
+    // and dense on the small models so far (docs/benchmarks.md, "Sparse
+    // engine v3"), hence opt-in.
+    int sparse_engine = 2;
     Tuning tuning;
     // Called with progress in [0,1]; return false to cancel (load throws
     // LoadCancelled).
@@ -150,6 +156,11 @@ struct TokenMetrics {
     std::vector<float> layer_hit_rate;         // per layer (sparse only)
     std::vector<float> layer_active_fraction;  // per layer (sparse only)
     double recall = -1;                        // validate mode sample, -1 if none
+    // Sparse engine v3 (input sparsity on every matrix): the share of all
+    // products' inputs skipped, and the weight bytes this token read against
+    // what the dense products read (0 when not measured).
+    double input_sparsity = 0;
+    double weight_bytes = 0, dense_weight_bytes = 0;
     // Mixture-of-experts models (0 / empty for dense ones): expert routings
     // (token x layer x selected expert) since the previous sample, how many
     // a device expert served (placed or in the expert cache; 0 with every
@@ -211,8 +222,8 @@ struct SparsityCurvePoint {
 };
 struct SparsityCurve {
     std::vector<SparsityCurvePoint> points;  // ascending levels; empty: not measured
-    double bound = 0;         // the perplexity-rise bound (0.02)
-    double recommended = -1;  // the highest level within it (-1: none)
+    double bound = 0;                        // the perplexity-rise bound (0.02)
+    double recommended = -1;                 // the highest level within it (-1: none)
     // What activation_sparsity -1 runs at (-1: the calibrated target).
     double default_level = -1;
     double dense_ppl = 0;

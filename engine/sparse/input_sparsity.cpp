@@ -1,0 +1,314 @@
+#include "sparse/input_sparsity.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "common/error.h"
+#include "tensor/quant.h"
+
+namespace powerinfer::sparse {
+
+const char* input_site_name(InputSite site) {
+    switch (site) {
+        case InputSite::AttnIn:
+            return "q/k/v";
+        case InputSite::AttnOut:
+            return "attn out";
+        case InputSite::FfnIn:
+            return "gate/up";
+        case InputSite::FfnMid:
+            return "down";
+        case InputSite::Head:
+            return "head";
+    }
+    return "?";
+}
+
+InputAllocation default_input_allocation() {
+    // Measured on Qwen2.5-Coder-0.5B (docs/benchmarks.md, "Sparse engine
+    // v3"): per byte saved, down's input (h) and the head cost the least KL,
+    // gate/up more, the attention products the most per byte (they are few
+    // bytes); at 30% each alone: KL 0.016 (down at 45%), 0.020 (head), 0.029
+    // (gate/up), 0.006 (q/k/v), 0.005 (attention output).
+    InputAllocation a;
+    a.share[static_cast<int>(InputSite::AttnIn)] = 0.6;
+    a.share[static_cast<int>(InputSite::AttnOut)] = 0.6;
+    a.share[static_cast<int>(InputSite::FfnIn)] = 0.6;
+    a.share[static_cast<int>(InputSite::FfnMid)] = 1.6;
+    a.share[static_cast<int>(InputSite::Head)] = 1.2;
+    return a;
+}
+
+void InputCounts::add(const InputCounts& o) {
+    for (int k = 0; k < kInputSites; ++k) {
+        kept[k] += o.kept[k];
+        inputs[k] += o.inputs[k];
+    }
+    bytes += o.bytes;
+    dense_bytes += o.dense_bytes;
+    products += o.products;
+}
+
+double InputCounts::delivered() const {
+    int64_t k = 0, n = 0;
+    for (int s = 0; s < kInputSites; ++s) {
+        k += kept[s];
+        n += inputs[s];
+    }
+    return n ? 1.0 - double(k) / double(n) : 0.0;
+}
+
+double InputCounts::delivered(InputSite s) const {
+    const int i = static_cast<int>(s);
+    return inputs[i] ? 1.0 - double(kept[i]) / double(inputs[i]) : 0.0;
+}
+
+InputSparsity::InputSparsity(tensor::ThreadPool& pool, const std::vector<SiteMatrices>& products,
+                             InputAllocation allocation, bool copies)
+    : pool_(pool), alloc_(allocation), n_products_(products.size()) {
+    for (size_t index = 0; index < products.size(); ++index) {
+        const SiteMatrices& p = products[index];
+        if (p.ws.empty()) continue;
+        std::string why;
+        for (const auto& w : p.ws) {
+            if (w.cols != p.ws[0].cols) why = "inputs of different lengths";
+            if (why.empty()) why = tensor::input_major_refusal(w);
+            if (!why.empty()) break;
+        }
+        if (!why.empty()) {
+            dense_.push_back(std::string(input_site_name(p.site)) +
+                             (p.layer >= 0 ? " of layer " + std::to_string(p.layer) : "") + ": " +
+                             why);
+            continue;
+        }
+        Product prod;
+        prod.site = p.site;
+        prod.layer = p.layer;
+        prod.n_in = p.ws[0].cols;
+        prod.index = index;
+        std::vector<double> n2(static_cast<size_t>(p.ws[0].cols), 0.0);
+        for (const auto& w : p.ws) {
+            if (copies) {
+                prod.m.push_back(tensor::make_input_major(w, &pool_, &n2));
+            } else {
+                std::vector<float> row(static_cast<size_t>(w.cols));
+                for (int64_t r = 0; r < w.rows; ++r) {
+                    tensor::dequantize_row(w.type, w.row(r), row.data(), w.cols);
+                    for (int64_t c = 0; c < w.cols; ++c)
+                        n2[static_cast<size_t>(c)] +=
+                            double(row[static_cast<size_t>(c)]) * row[static_cast<size_t>(c)];
+                }
+            }
+            prod.dense_bytes += double(w.row_bytes) * double(w.rows);
+        }
+        prod.norm.resize(n2.size());
+        for (size_t j = 0; j < n2.size(); ++j) prod.norm[j] = static_cast<float>(std::sqrt(n2[j]));
+        products_.emplace(p.ws[0].data, std::move(prod));
+    }
+}
+
+namespace {
+
+// The threshold at level s in a table over ascending levels (linear between
+// them; clamped at the ends).
+float threshold_at(const std::vector<float>& levels, const std::vector<float>& t, double s) {
+    if (s <= levels.front()) return t.front();
+    for (size_t k = 0; k + 1 < levels.size(); ++k)
+        if (s <= levels[k + 1]) {
+            const double f = (s - levels[k]) / (levels[k + 1] - levels[k]);
+            return static_cast<float>(t[k] + f * (t[k + 1] - t[k]));
+        }
+    return t.back();
+}
+
+}  // namespace
+
+void InputSparsity::set_level(double s) {
+    level_ = std::clamp(s, 0.0, 0.95);
+    // The shares scaled so that the sites' levels, weighted by their inputs,
+    // average to the level: the delivered sparsity is the level asked for.
+    int64_t inputs[kInputSites] = {}, all = 0;
+    for (const auto& [key, p] : products_) inputs[static_cast<int>(p.site)] += p.n_in;
+    for (int64_t n : inputs) all += n;
+    auto mean = [&](double c) {
+        double m = 0;
+        for (int k = 0; k < kInputSites; ++k)
+            m += double(inputs[k]) * std::clamp(c * alloc_.share[k], 0.0, 0.95);
+        return all ? m / double(all) : 0.0;
+    };
+    double lo = 0, hi = 1;
+    while (mean(hi) < level_ && hi < 1e3) hi *= 2;
+    for (int it = 0; it < 50; ++it) (mean((lo + hi) / 2) < level_ ? lo : hi) = (lo + hi) / 2;
+    for (int k = 0; k < kInputSites; ++k)
+        site_level_[k] = std::clamp(hi * alloc_.share[k], 0.0, 0.95);
+    for (auto& [key, p] : products_)
+        if (!p.thresholds.empty())
+            p.t = threshold_at(levels_, p.thresholds, site_level_[static_cast<int>(p.site)]);
+}
+
+void InputSparsity::set_thresholds(const std::vector<float>& levels,
+                                   const std::vector<std::vector<float>>& thresholds) {
+    if (levels.empty() || thresholds.size() != n_products_ ||
+        !std::is_sorted(levels.begin(), levels.end()))
+        throw EngineError("input thresholds: " + std::to_string(thresholds.size()) +
+                          " products for a model with " + std::to_string(n_products_) +
+                          "; recalibrate with `powerinfer-calibrate -m MODEL`");
+    for (const auto& t : thresholds)
+        if (t.size() != levels.size())
+            throw EngineError("input thresholds: a product has " + std::to_string(t.size()) +
+                              " levels instead of " + std::to_string(levels.size()));
+    levels_ = levels;
+    for (auto& [key, p] : products_) p.thresholds = thresholds[p.index];
+    set_level(level_);
+}
+
+void InputSparsity::start_recording(int64_t stride, int64_t cap) {
+    recording_ = true;
+    rec_stride_ = std::max<int64_t>(1, stride);
+    rec_cap_ = cap;
+    for (auto& [key, p] : products_) {
+        p.samples.clear();
+        p.rows_seen = 0;
+    }
+}
+
+std::vector<std::vector<float>> InputSparsity::recorded_thresholds(
+    const std::vector<float>& levels) {
+    recording_ = false;
+    std::vector<std::vector<float>> out(n_products_, std::vector<float>(levels.size(), 0.0f));
+    for (auto& [key, p] : products_) {
+        std::vector<float>& v = p.samples;
+        if (v.empty()) continue;
+        std::sort(v.begin(), v.end());
+        for (size_t k = 0; k < levels.size(); ++k)
+            out[p.index][k] = v[std::min(
+                v.size() - 1, static_cast<size_t>(double(levels[k]) * double(v.size())))];
+        v = {};
+    }
+    return out;
+}
+
+void InputSparsity::set_dense_layers(const std::vector<int>& layers) {
+    dense_layer_.clear();
+    for (int l : layers) {
+        if (l < 0) continue;
+        if (static_cast<size_t>(l) >= dense_layer_.size())
+            dense_layer_.resize(size_t(l) + 1, false);
+        dense_layer_[static_cast<size_t>(l)] = true;
+    }
+}
+
+void InputSparsity::observe(std::span<const tensor::WeightView> ws, const float* x, int64_t rows) {
+    if (!recording_ || ws.empty()) return;
+    const auto it = products_.find(ws[0].data);
+    if (it == products_.end()) return;
+    Product& p = it->second;
+    const int64_t n = p.n_in;
+    // Every rec_stride_-th row's criterion (the head: every row, it sees
+    // few), up to the cap.
+    const int64_t stride = p.site == InputSite::Head ? 1 : rec_stride_;
+    for (int64_t r = 0; r < rows; ++r, ++p.rows_seen) {
+        if (p.rows_seen % stride != 0 || static_cast<int64_t>(p.samples.size()) >= rec_cap_)
+            continue;
+        const float* xr = x + r * n;
+        for (int64_t j = 0; j < n; ++j)
+            p.samples.push_back(std::fabs(xr[j]) * p.norm[static_cast<size_t>(j)]);
+    }
+}
+
+bool InputSparsity::matvec(std::span<const tensor::WeightView> ws, const float* x,
+                           std::span<float* const> ys) {
+    if (ws.empty() || ws.size() > kMaxShared) return false;
+    const auto it = products_.find(ws[0].data);
+    if (it == products_.end() || it->second.m.size() != ws.size()) {
+        // A product without an input-major form: dense, counted as read.
+        double b = 0;
+        for (const auto& w : ws) b += double(w.row_bytes) * double(w.rows);
+        counts_.bytes += b;
+        counts_.dense_bytes += b;
+        return false;
+    }
+    Product& p = it->second;
+    if (p.layer >= 0 && static_cast<size_t>(p.layer) < dense_layer_.size() &&
+        dense_layer_[static_cast<size_t>(p.layer)]) {
+        counts_.bytes += p.dense_bytes;
+        counts_.dense_bytes += p.dense_bytes;
+        return false;
+    }
+    const int site = static_cast<int>(p.site);
+    const int64_t n = p.m[0].n_in;
+    if (recording_) return false;
+    const auto keep = static_cast<int64_t>(std::llround((1.0 - site_level_[site]) * double(n)));
+    if (keep >= n) {  // level 0: the dense kernels, bit for bit
+        counts_.kept[site] += n;
+        counts_.inputs[site] += n;
+        counts_.bytes += p.dense_bytes;
+        counts_.dense_bytes += p.dense_bytes;
+        ++counts_.products;
+        return false;
+    }
+    // The keep largest |x_j| * ||W[:, j]||, in input order.
+    crit_.resize(static_cast<size_t>(n));
+    for (int64_t j = 0; j < n; ++j)
+        crit_[static_cast<size_t>(j)] = std::fabs(x[j]) * p.norm[static_cast<size_t>(j)];
+    ids_.clear();
+    if (!p.thresholds.empty()) {
+        // The calibrated threshold: one comparison per input.
+        const float t = std::max(p.t, std::numeric_limits<float>::min());
+        for (int64_t j = 0; j < n; ++j) {
+            ids_.push_back(static_cast<int32_t>(j));
+            if (crit_[static_cast<size_t>(j)] < t) ids_.pop_back();
+        }
+    } else if (keep > 0) {
+        sel_.assign(crit_.begin(), crit_.end());
+        const auto nth = sel_.begin() + (n - keep);
+        std::nth_element(sel_.begin(), nth, sel_.end());
+        const float thr = *nth;
+        for (int64_t j = 0; j < n && static_cast<int64_t>(ids_.size()) < keep; ++j)
+            if (crit_[static_cast<size_t>(j)] >= thr && crit_[static_cast<size_t>(j)] > 0)
+                ids_.push_back(static_cast<int32_t>(j));
+    }
+    const auto kept = static_cast<int64_t>(ids_.size());
+    bool prepared32 = false, prepared16 = false;
+    const tensor::InputMajorMatrix* ms[kMaxShared];
+    const tensor::SparseInput* ins[kMaxShared];
+    for (size_t k = 0; k < ws.size(); ++k) {
+        const tensor::InputMajorMatrix& m = p.m[k];
+        tensor::SparseInput& in = m.group == 16 ? in16_ : in32_;
+        bool& prepared = m.group == 16 ? prepared16 : prepared32;
+        if (!prepared) {
+            tensor::prepare_sparse_input(ids_.data(), kept, x, m.group, in);
+            prepared = true;
+        }
+        ms[k] = &m;
+        ins[k] = &in;
+        const double scale_bytes = double(m.bytes() - m.q.size());
+        const double groups = double(m.n_in / m.group);
+        counts_.bytes +=
+            double(kept) * double(m.col_bytes()) + scale_bytes * double(in.groups.size()) / groups;
+    }
+    tensor::colsparse_matvec_many(pool_, std::span(ms, ws.size()), std::span(ins, ws.size()), ys);
+    counts_.kept[site] += kept;
+    counts_.inputs[site] += n;
+    counts_.dense_bytes += p.dense_bytes;
+    ++counts_.products;
+    return true;
+}
+
+InputCounts InputSparsity::take_counts() {
+    InputCounts c = counts_;
+    counts_ = InputCounts{};
+    return c;
+}
+
+int64_t InputSparsity::extra_bytes() const {
+    int64_t b = 0;
+    for (const auto& [key, p] : products_) {
+        for (const auto& m : p.m) b += static_cast<int64_t>(m.bytes());
+        b += static_cast<int64_t>(p.norm.size() * sizeof(float));
+    }
+    return b;
+}
+
+}  // namespace powerinfer::sparse

@@ -1,0 +1,139 @@
+// Sparse engine v3 on the CPU: input sparsity on every matrix of a decoded
+// token. Each one-token product y = W x keeps only the inputs with the
+// largest |x_j| * ||W[:, j]|| (WINA's criterion; one norm over the matrices
+// that share the input, q/k/v and gate/up) and reads only their columns, from
+// input-major copies in the model's own quant formats (tensor/input_major.h):
+// a skipped input is skipped bytes. The kept count per product is fixed by
+// the level: with calibrated thresholds (the sidecar's input thresholds,
+// TEAL's way: per product, quantiles of the criterion over calibration
+// tokens, interpolated at the level) it is one comparison per input and the
+// delivered sparsity varies a little from token to token; without them it is
+// the top-K per token (as LaRoSa does), exact but slower to select.
+//
+// It runs as the host backend's matvec hook (backend/compute.h), so the one
+// model graph stays as it is: the attention's q/k/v and output products, the
+// FFN's gate/up and down (whose input is the activation h: the exact
+// activity criterion of v2 is this one, applied to down's input) and the
+// output head. Prefill stays dense. At level 0 it hands every product back
+// to the dense kernels: the same bits as dense.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "backend/compute.h"
+#include "model/input_sites.h"
+#include "tensor/input_major.h"
+#include "tensor/thread_pool.h"
+
+namespace powerinfer::sparse {
+
+using model::InputSite;
+using model::kInputSites;
+using model::SiteMatrices;
+const char* input_site_name(InputSite site);
+
+// How a model-wide level s spreads over the sites: site k skips
+// min(0.95, c * s * share[k]) of its inputs, c such that the share of all
+// inputs skipped is s (the default shares: measured on held-out text,
+// docs/benchmarks.md "Sparse engine v3").
+struct InputAllocation {
+    double share[kInputSites] = {1.0, 1.0, 1.0, 1.0, 1.0};
+};
+InputAllocation default_input_allocation();
+
+// What the products of one or more tokens read.
+struct InputCounts {
+    int64_t kept[kInputSites] = {}, inputs[kInputSites] = {};
+    double bytes = 0, dense_bytes = 0;  // weight bytes read / the dense products' bytes
+    int64_t products = 0;
+    void add(const InputCounts& o);
+    double delivered() const;  // 1 - kept / inputs over every site
+    double delivered(InputSite s) const;
+};
+
+class InputSparsity final : public backend::MatvecHook {
+public:
+    // Copies every matrix of `products` that has an input-major form (a
+    // product with one that has not stays dense; see dense_products()).
+    // copies = false: norms only, for recording (every product then runs
+    // dense).
+    InputSparsity(tensor::ThreadPool& pool, const std::vector<SiteMatrices>& products,
+                  InputAllocation allocation = default_input_allocation(), bool copies = true);
+
+    // s in [0, 0.95]: the model-wide level, the share of all products'
+    // inputs skipped (0: dense, bit for bit).
+    void set_level(double s);
+    double level() const { return level_; }
+    double site_level(InputSite s) const { return site_level_[static_cast<int>(s)]; }
+    // Layers whose products stay dense (force_full_precision_layers).
+    void set_dense_layers(const std::vector<int>& layers);
+
+    bool matvec(std::span<const tensor::WeightView> ws, const float* x,
+                std::span<float* const> ys) override;
+    // Batches row by row through the sparse products as well (measurements:
+    // the rows of a batch then get what decoding them one by one computes).
+    bool batches() const override { return batches_ && !recording_ && level_ > 0; }
+    void observe(std::span<const tensor::WeightView> ws, const float* x, int64_t rows) override;
+    void set_batches(bool on) { batches_ = on; }
+
+    // The calibrated thresholds: per product in the order of the
+    // constructor's `products`, one per level of `levels` (ascending).
+    // Throws EngineError when the table does not fit the products.
+    void set_thresholds(const std::vector<float>& levels,
+                        const std::vector<std::vector<float>>& thresholds);
+    bool calibrated() const { return !levels_.empty(); }
+
+    // Recording (calibration): while on, every product (batches included)
+    // only samples its inputs' criterion (every `stride`-th row, at most
+    // `cap` values per product) and runs dense.
+    void start_recording(int64_t stride, int64_t cap);
+    // The recorded quantiles at `levels`, per product in the constructor's
+    // order (a product with nothing recorded or no copy: zeros); stops
+    // recording.
+    std::vector<std::vector<float>> recorded_thresholds(const std::vector<float>& levels);
+
+    // Counters since the last take (the caller reads them per token).
+    InputCounts take_counts();
+    // RAM the input-major copies and norms take.
+    int64_t extra_bytes() const;
+    // Products that stay dense, and why (a type without an input-major form).
+    const std::vector<std::string>& dense_products() const { return dense_; }
+
+private:
+    static constexpr size_t kMaxShared = 4;  // matrices one product takes together
+    struct Product {
+        InputSite site;
+        int layer = -1;
+        int64_t n_in = 0;
+        size_t index = 0;               // in the constructor's order
+        std::vector<float> thresholds;  // per calibrated level; empty: top-K
+        float t = 0;                    // at the current level
+        std::vector<float> samples;     // recording
+        int64_t rows_seen = 0;
+        std::vector<tensor::InputMajorMatrix> m;
+        std::vector<float> norm;  // ||W[:, j]|| over the product's matrices
+        double dense_bytes = 0;
+    };
+    tensor::ThreadPool& pool_;
+    InputAllocation alloc_;
+    std::unordered_map<const uint8_t*, Product> products_;  // by ws[0].data
+    std::vector<std::string> dense_;
+    std::vector<bool> dense_layer_;
+    std::vector<float> levels_;  // calibrated levels (ascending); empty: top-K
+    bool batches_ = false, recording_ = false;
+    int64_t rec_stride_ = 1, rec_cap_ = 0;
+    size_t n_products_ = 0;
+    double level_ = 0;
+    double site_level_[kInputSites] = {};
+    InputCounts counts_;
+    // Scratch.
+    std::vector<float> crit_, sel_;
+    std::vector<int32_t> ids_;
+    tensor::SparseInput in32_, in16_;
+};
+
+}  // namespace powerinfer::sparse

@@ -1,0 +1,547 @@
+#include "tensor/input_major.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include "common/error.h"
+#include "tensor/fp16.h"
+#include "tensor/kernels.h"
+#include "tensor/quant.h"
+#include "tensor/quant_blocks.h"
+#include "tensor/sparse_down.h"
+
+namespace powerinfer::tensor {
+
+namespace {
+
+using namespace blocks;
+
+// Where chunk ch of input i's column starts (the tile layout of input_major.h).
+size_t code_offset(int64_t n_in, int64_t n_chunks, size_t chunk_bytes, int64_t ch, int64_t i) {
+    const int64_t t = ch / kInputTileChunks;
+    const int64_t tc = std::min(kInputTileChunks, n_chunks - t * kInputTileChunks);
+    return (static_cast<size_t>(t * n_in * kInputTileChunks) +
+            static_cast<size_t>(i * tc + ch % kInputTileChunks)) *
+           chunk_bytes;
+}
+
+constexpr float kRound = 12582912.0f;  // 1.5 * 2^23: adding and subtracting it rounds
+
+// One source row decoded: q per input and the row's scales per group (and
+// per super-block for the K formats).
+struct RowCodes {
+    std::vector<uint8_t> q;             // n_in (8-bit: the int8 bits)
+    std::vector<uint16_t> a16, c16;     // per group
+    std::vector<int8_t> sc, m8;         // per group
+    std::vector<uint16_t> d16, dmin16;  // per super-block
+};
+
+void decode_row(const WeightView& w, int64_t row, RowCodes& r) {
+    const uint8_t* p = w.row(row);
+    const int64_t n = w.cols;
+    switch (w.type) {
+        case GgmlType::Q4_0:
+        case GgmlType::Q4_1: {
+            const bool q41 = w.type == GgmlType::Q4_1;
+            const size_t bs = q41 ? sizeof(BlockQ4_1) : sizeof(BlockQ4_0);
+            for (int64_t g = 0; g < n / kQK; ++g) {
+                const uint8_t* b = p + g * bs;
+                uint16_t d, m = 0;
+                std::memcpy(&d, b, 2);
+                if (q41) std::memcpy(&m, b + 2, 2);
+                const uint8_t* qs = b + (q41 ? 4 : 2);
+                r.a16[static_cast<size_t>(g)] = d;
+                if (q41) r.c16[static_cast<size_t>(g)] = m;
+                for (int k = 0; k < kQK / 2; ++k) {
+                    r.q[static_cast<size_t>(g * kQK + k)] = qs[k] & 0x0F;
+                    r.q[static_cast<size_t>(g * kQK + k + kQK / 2)] = qs[k] >> 4;
+                }
+            }
+            return;
+        }
+        case GgmlType::Q5_0: {
+            const auto* b = reinterpret_cast<const BlockQ5_0*>(p);
+            for (int64_t g = 0; g < n / kQK; ++g) {
+                uint32_t qh;
+                std::memcpy(&qh, b[g].qh, 4);
+                r.a16[static_cast<size_t>(g)] = b[g].d;
+                for (int k = 0; k < kQK / 2; ++k) {
+                    const uint8_t lo = b[g].qs[k] & 0x0F, hi = b[g].qs[k] >> 4;
+                    r.q[static_cast<size_t>(g * kQK + k)] =
+                        static_cast<uint8_t>(lo | (((qh >> k) & 1u) << 4));
+                    r.q[static_cast<size_t>(g * kQK + k + 16)] =
+                        static_cast<uint8_t>(hi | (((qh >> (k + 16)) & 1u) << 4));
+                }
+            }
+            return;
+        }
+        case GgmlType::Q8_0: {
+            const auto* b = reinterpret_cast<const BlockQ8_0*>(p);
+            for (int64_t g = 0; g < n / kQK; ++g) {
+                r.a16[static_cast<size_t>(g)] = b[g].d;
+                std::memcpy(&r.q[static_cast<size_t>(g * kQK)], b[g].qs, kQK);
+            }
+            return;
+        }
+        case GgmlType::Q4_K: {
+            const auto* b = reinterpret_cast<const BlockQ4_K*>(p);
+            for (int64_t s = 0; s < n / kQKK; ++s) {
+                r.d16[static_cast<size_t>(s)] = b[s].d;
+                r.dmin16[static_cast<size_t>(s)] = b[s].dmin;
+                const uint8_t* qs = b[s].qs;
+                for (int j = 0; j < kQKK / 64; ++j, qs += 32) {
+                    uint8_t sc0, m0, sc1, m1;
+                    scale_min_k4(2 * j, b[s].scales, &sc0, &m0);
+                    scale_min_k4(2 * j + 1, b[s].scales, &sc1, &m1);
+                    const int64_t g0 = s * 8 + 2 * j;
+                    r.sc[static_cast<size_t>(g0)] = static_cast<int8_t>(sc0);
+                    r.m8[static_cast<size_t>(g0)] = static_cast<int8_t>(m0);
+                    r.sc[static_cast<size_t>(g0 + 1)] = static_cast<int8_t>(sc1);
+                    r.m8[static_cast<size_t>(g0 + 1)] = static_cast<int8_t>(m1);
+                    for (int l = 0; l < 32; ++l) {
+                        r.q[static_cast<size_t>(g0 * kQK + l)] = qs[l] & 0x0F;
+                        r.q[static_cast<size_t>((g0 + 1) * kQK + l)] = qs[l] >> 4;
+                    }
+                }
+            }
+            return;
+        }
+        case GgmlType::Q6_K: {
+            // As ggml's dequantize_row_q6_K: 16 groups of 16 per super-block.
+            const auto* b = reinterpret_cast<const BlockQ6_K*>(p);
+            for (int64_t s = 0; s < n / kQKK; ++s) {
+                r.d16[static_cast<size_t>(s)] = b[s].d;
+                for (int g = 0; g < kQKK / 16; ++g)
+                    r.sc[static_cast<size_t>(s * 16 + g)] = b[s].scales[g];
+                const uint8_t* ql = b[s].ql;
+                const uint8_t* qh = b[s].qh;
+                uint8_t* q = &r.q[static_cast<size_t>(s * kQKK)];
+                for (int h = 0; h < kQKK; h += 128, ql += 64, qh += 32, q += 128)
+                    for (int l = 0; l < 32; ++l) {
+                        q[l] = static_cast<uint8_t>((ql[l] & 0xF) | (((qh[l] >> 0) & 3) << 4));
+                        q[l + 32] =
+                            static_cast<uint8_t>((ql[l + 32] & 0xF) | (((qh[l] >> 2) & 3) << 4));
+                        q[l + 64] = static_cast<uint8_t>((ql[l] >> 4) | (((qh[l] >> 4) & 3) << 4));
+                        q[l + 96] =
+                            static_cast<uint8_t>((ql[l + 32] >> 4) | (((qh[l] >> 6) & 3) << 4));
+                    }
+            }
+            return;
+        }
+        default:
+            throw EngineError("input-major copy: type " + std::string(ggml_type_name(w.type)) +
+                              " is not supported");
+    }
+}
+
+kernels::ColSparseArgs args_for(const InputMajorMatrix& w, const SparseInput& in) {
+    kernels::ColSparseArgs a{};
+    a.q = w.q.data();
+    a.n_in = w.n_in;
+    a.chunk_bytes = w.chunk_bytes;
+    a.bits = w.bits;
+    a.offset = w.offset;
+    a.n_out = w.n_out;
+    a.super_groups = w.super_groups;
+    a.a16 = w.a16.empty() ? nullptr : w.a16.data();
+    a.c16 = w.c16.empty() ? nullptr : w.c16.data();
+    a.sc = w.sc.empty() ? nullptr : w.sc.data();
+    a.m8 = w.m8.empty() ? nullptr : w.m8.data();
+    a.d16 = w.d16.empty() ? nullptr : w.d16.data();
+    a.dmin16 = w.dmin16.empty() ? nullptr : w.dmin16.data();
+    a.quad_ids = in.quad_ids.data();
+    a.quad_qx = in.quad_qx.data();
+    a.groups = in.groups.data();
+    a.quad_begin = in.quad_begin.data();
+    a.dx = in.dx.data();
+    a.qsum = in.qsum.data();
+    a.hsum = in.hsum.data();
+    a.n_groups = static_cast<int64_t>(in.groups.size());
+    return a;
+}
+
+void check(const InputMajorMatrix& w, const SparseInput& in) {
+    if (in.group != w.group)
+        throw EngineError("colsparse_matvec: the input was prepared for groups of " +
+                          std::to_string(in.group) + ", the matrix has " + std::to_string(w.group));
+    for (int32_t id : in.quad_ids)
+        if (id < 0 || id >= w.n_in)
+            throw EngineError("colsparse_matvec: input " + std::to_string(id) + " is outside the " +
+                              std::to_string(w.n_in) + "-input matrix");
+}
+
+}  // namespace
+
+std::string input_major_refusal(const WeightView& w) {
+    switch (w.type) {
+        case GgmlType::Q4_0:
+        case GgmlType::Q4_1:
+        case GgmlType::Q5_0:
+        case GgmlType::Q8_0:
+        case GgmlType::Q4_K:
+        case GgmlType::Q6_K:
+            break;
+        default:
+            return "no input-major form for " + std::string(ggml_type_name(w.type));
+    }
+    if (w.rows <= 0 || w.rows % 32 != 0)
+        return std::to_string(w.rows) + " outputs (not a multiple of 32)";
+    return {};
+}
+
+bool input_major_supported(const WeightView& w) { return input_major_refusal(w).empty(); }
+
+InputMajorMatrix make_input_major(const WeightView& w, ThreadPool* pool,
+                                  std::vector<double>* col_norms2) {
+    if (const std::string why = input_major_refusal(w); !why.empty())
+        throw EngineError("input-major copy of a " + std::to_string(w.rows) + " x " +
+                          std::to_string(w.cols) + " matrix: " + why);
+    InputMajorMatrix m;
+    m.source = w.type;
+    m.n_out = w.rows;
+    m.n_in = w.cols;
+    const bool k_format = w.type == GgmlType::Q4_K || w.type == GgmlType::Q6_K;
+    m.group = w.type == GgmlType::Q6_K ? 16 : 32;
+    m.super_groups = k_format ? kQKK / m.group : 0;
+    switch (w.type) {
+        case GgmlType::Q4_0:
+            m.bits = 4, m.offset = 8;
+            break;
+        case GgmlType::Q4_1:
+            m.bits = 4, m.offset = 0;
+            break;
+        case GgmlType::Q5_0:
+            m.bits = 5, m.offset = 16;
+            break;
+        case GgmlType::Q8_0:
+            m.bits = 8, m.offset = 0;
+            break;
+        case GgmlType::Q4_K:
+            m.bits = 4, m.offset = 0;
+            break;
+        default:
+            m.bits = 6, m.offset = 32;
+            break;  // Q6_K
+    }
+    m.chunk_bytes = m.bits == 4 ? 16 : m.bits == 5 ? 20 : m.bits == 6 ? 24 : 32;
+    const int64_t groups = m.n_in / m.group, supers = k_format ? m.n_in / kQKK : 0;
+    const size_t gs = static_cast<size_t>(groups * m.n_out),
+                 ss = static_cast<size_t>(supers * m.n_out);
+    m.q.assign(static_cast<size_t>(m.n_in) * m.col_bytes(), 0);
+    if (!k_format) m.a16.resize(gs);
+    if (w.type == GgmlType::Q4_1) m.c16.resize(gs);
+    if (k_format) {
+        m.sc.resize(gs);
+        m.d16.resize(ss);
+    }
+    if (w.type == GgmlType::Q4_K) {
+        m.m8.resize(gs);
+        m.dmin16.resize(ss);
+    }
+    // Blocks of 64 chunks (2048 rows): disjoint bytes of the copy, so they
+    // build in parallel; the column norms sum per block, then in block order.
+    constexpr int64_t kBlockChunks = 64;
+    const int64_t n_chunks = m.n_out / 32;
+    const int64_t blocks = (n_chunks + kBlockChunks - 1) / kBlockChunks;
+    std::vector<double> partial(col_norms2 ? static_cast<size_t>(blocks * m.n_in) : 0, 0.0);
+    auto build = [&](int64_t b) {
+        RowCodes r;
+        r.q.resize(static_cast<size_t>(m.n_in));
+        r.a16.resize(static_cast<size_t>(groups));
+        r.c16.resize(static_cast<size_t>(groups));
+        r.sc.resize(static_cast<size_t>(groups));
+        r.m8.resize(static_cast<size_t>(groups));
+        r.d16.resize(static_cast<size_t>(std::max<int64_t>(supers, 1)));
+        r.dmin16.resize(r.d16.size());
+        std::vector<float> row(col_norms2 ? static_cast<size_t>(m.n_in) : 0);
+        double* norm = col_norms2 ? partial.data() + b * m.n_in : nullptr;
+        const int64_t j1 = std::min(m.n_out, (b + 1) * kBlockChunks * 32);
+        for (int64_t j = b * kBlockChunks * 32; j < j1; ++j) {
+            decode_row(w, j, r);
+            if (norm) {
+                dequantize_row(w.type, w.row(j), row.data(), m.n_in);
+                for (int64_t i = 0; i < m.n_in; ++i)
+                    norm[i] += double(row[static_cast<size_t>(i)]) * row[static_cast<size_t>(i)];
+            }
+            const size_t pos = static_cast<size_t>(scale_pos(j));
+            for (int64_t g = 0; g < groups; ++g) {
+                const size_t at = static_cast<size_t>(g * m.n_out) + pos;
+                if (!m.a16.empty()) m.a16[at] = r.a16[static_cast<size_t>(g)];
+                if (!m.c16.empty()) m.c16[at] = r.c16[static_cast<size_t>(g)];
+                if (!m.sc.empty()) m.sc[at] = r.sc[static_cast<size_t>(g)];
+                if (!m.m8.empty()) m.m8[at] = r.m8[static_cast<size_t>(g)];
+            }
+            for (int64_t s = 0; s < supers; ++s) {
+                const size_t at = static_cast<size_t>(s * m.n_out) + pos;
+                m.d16[at] = r.d16[static_cast<size_t>(s)];
+                if (!m.dmin16.empty()) m.dmin16[at] = r.dmin16[static_cast<size_t>(s)];
+            }
+            const int64_t rr = j % 32;
+            const auto lo_shift = static_cast<uint8_t>(rr >= 16 ? 4 : 0);
+            const auto bit = static_cast<uint8_t>(rr % 8);
+            for (int64_t i = 0; i < m.n_in; ++i) {
+                uint8_t* c = m.q.data() + code_offset(m.n_in, n_chunks, m.chunk_bytes, j / 32, i);
+                const uint8_t v = r.q[static_cast<size_t>(i)];
+                if (m.bits == 8) {
+                    c[rr] = v;
+                    continue;
+                }
+                c[rr % 16] |= static_cast<uint8_t>((v & 0x0F) << lo_shift);
+                if (m.bits >= 5) c[16 + rr / 8] |= static_cast<uint8_t>(((v >> 4) & 1) << bit);
+                if (m.bits == 6) c[20 + rr / 8] |= static_cast<uint8_t>(((v >> 5) & 1) << bit);
+            }
+        }
+    };
+    if (pool && pool->size() > 1)
+        pool->parallel_for(blocks, [&](int64_t b0, int64_t b1, int) {
+            for (int64_t b = b0; b < b1; ++b) build(b);
+        });
+    else
+        for (int64_t b = 0; b < blocks; ++b) build(b);
+    if (col_norms2) {
+        col_norms2->resize(static_cast<size_t>(m.n_in), 0.0);
+        for (int64_t b = 0; b < blocks; ++b)
+            for (int64_t i = 0; i < m.n_in; ++i)
+                (*col_norms2)[static_cast<size_t>(i)] +=
+                    partial[static_cast<size_t>(b * m.n_in + i)];
+    }
+    return m;
+}
+
+namespace {
+
+// q of (output j, input i) as the kernels read it (8-bit: signed).
+int column_q(const uint8_t* q, int64_t n_in, int64_t n_out, size_t chunk_bytes, int bits, int64_t j,
+             int64_t i) {
+    const uint8_t* c = q + code_offset(n_in, n_out / 32, chunk_bytes, j / 32, i);
+    const int64_t r = j % 32;
+    if (bits == 8) return static_cast<int8_t>(c[r]);
+    int v = (c[r % 16] >> (r >= 16 ? 4 : 0)) & 0x0F;
+    if (bits >= 5) v |= ((c[16 + r / 8] >> (r % 8)) & 1) << 4;
+    if (bits == 6) v |= ((c[20 + r / 8] >> (r % 8)) & 1) << 5;
+    return v;
+}
+
+// The scales of group g at kernel position pos, as the kernels compute them.
+float scale_a(const kernels::ColSparseArgs& A, int64_t g, int64_t pos) {
+    const size_t at = static_cast<size_t>(g * A.n_out + pos);
+    if (A.a16) return fp16_to_fp32_portable(A.a16[at]);
+    const size_t st = static_cast<size_t>((g / A.super_groups) * A.n_out + pos);
+    return static_cast<float>(A.sc[at]) * fp16_to_fp32_portable(A.d16[st]);
+}
+// The additive term, and whether there is one.
+bool scale_c(const kernels::ColSparseArgs& A, int64_t g, int64_t pos, float& c) {
+    const size_t at = static_cast<size_t>(g * A.n_out + pos);
+    if (A.c16) {
+        c = fp16_to_fp32_portable(A.c16[at]);
+        return true;
+    }
+    if (A.m8) {
+        const size_t st = static_cast<size_t>((g / A.super_groups) * A.n_out + pos);
+        c = -(static_cast<float>(A.m8[at]) * fp16_to_fp32_portable(A.dmin16[st]));
+        return true;
+    }
+    return false;
+}
+
+}  // namespace
+
+float input_major_weight(const InputMajorMatrix& m, int64_t j, int64_t i) {
+    SparseInput none;
+    none.group = m.group;
+    const kernels::ColSparseArgs A = args_for(m, none);
+    const int64_t g = i / m.group, pos = scale_pos(j);
+    const int q = column_q(m.q.data(), m.n_in, m.n_out, m.chunk_bytes, m.bits, j, i) - m.offset;
+    float c = 0;
+    const bool has_c = scale_c(A, g, pos, c);
+    // As the file's dequantization: d * q (+ m), or for the K formats
+    // (d * sc) * q - dmin * m.
+    const float v = scale_a(A, g, pos) * static_cast<float>(q);
+    return has_c ? v + c : v;
+}
+
+void prepare_sparse_input(const int32_t* ids, int64_t count, const float* x, int64_t group,
+                          SparseInput& in) {
+    in.group = group;
+    in.quad_ids.clear();
+    in.quad_qx.clear();
+    in.groups.clear();
+    in.quad_begin.clear();
+    in.dx.clear();
+    in.qsum.clear();
+    in.hsum.clear();
+    in.kept = count;
+    const auto G = static_cast<int32_t>(group);
+    int64_t k = 0;
+    while (k < count) {
+        const int32_t g = ids[k] / G;
+        int64_t e = k;
+        float amax = 0;
+        while (e < count && ids[e] / G == g) {
+            amax = std::max(amax, std::fabs(x[ids[e]]));
+            ++e;
+        }
+        if (amax > 0) {
+            const float d = amax / 127.0f, inv = 127.0f / amax;
+            in.groups.push_back(g);
+            in.quad_begin.push_back(static_cast<int32_t>(in.quad_qx.size()));
+            int32_t qsum = 0;
+            for (int64_t s = k; s < e; s += 4) {
+                uint32_t packed = 0;
+                for (int64_t t = 0; t < 4; ++t) {
+                    const bool real = s + t < e;
+                    const int32_t id = real ? ids[s + t] : ids[s];
+                    // Round to nearest even without a libm call (|x * inv| <= 127).
+                    const int32_t qv =
+                        real ? static_cast<int32_t>((x[id] * inv + kRound) - kRound) : 0;
+                    qsum += qv;
+                    in.quad_ids.push_back(id);
+                    packed |= static_cast<uint32_t>(static_cast<uint8_t>(static_cast<int8_t>(qv)))
+                              << (8 * t);
+                }
+                in.quad_qx.push_back(packed);
+            }
+            in.dx.push_back(d);
+            in.qsum.push_back(qsum);
+            in.hsum.push_back(d * static_cast<float>(qsum));
+        }
+        k = e;
+    }
+    in.quad_begin.push_back(static_cast<int32_t>(in.quad_qx.size()));
+}
+
+namespace {
+
+// Narrow matrices (q, o, down: few outputs, many inputs) are cut by their
+// used groups instead of by outputs: kInputParts fixed parts (by the input,
+// never by the thread count), each over every output into its own buffer,
+// summed in part order. Wide ones (gate/up, the head) are cut by outputs.
+constexpr int64_t kInputParts = 4;
+constexpr int64_t kNarrowOutputs = 2048;
+
+bool narrow(const InputMajorMatrix& w, const SparseInput& in) {
+    return w.n_out <= kNarrowOutputs && static_cast<int64_t>(in.groups.size()) >= 2 * kInputParts;
+}
+
+// All products in one pool dispatch (null pool: in order on this thread).
+void run_colsparse(ThreadPool* pool, std::span<const InputMajorMatrix* const> ws,
+                   std::span<const SparseInput* const> ins, std::span<float* const> ys,
+                   kernels::ColSparseFn fn) {
+    struct Item {
+        kernels::ColSparseArgs a;
+        int64_t c0, c1;
+        float* y;
+    };
+    thread_local std::vector<Item> items;
+    thread_local std::vector<float> parts;
+    items.clear();
+    size_t part_floats = 0;
+    for (size_t k = 0; k < ws.size(); ++k) {
+        check(*ws[k], *ins[k]);
+        if (narrow(*ws[k], *ins[k])) part_floats += static_cast<size_t>(kInputParts * ws[k]->n_out);
+    }
+    parts.resize(part_floats);
+    float* part = parts.data();  // the caller's (the workers have their own thread_local)
+    const int64_t pieces = pool ? 2 * pool->size() : 1;
+    for (size_t k = 0; k < ws.size(); ++k) {
+        const InputMajorMatrix& w = *ws[k];
+        const SparseInput& in = *ins[k];
+        const kernels::ColSparseArgs a = args_for(w, in);
+        const int64_t chunks = w.n_out / 32;
+        if (narrow(w, in)) {
+            const auto n_groups = static_cast<int64_t>(in.groups.size());
+            for (int64_t p = 0; p < kInputParts; ++p) {
+                const int64_t g0 = n_groups * p / kInputParts,
+                              g1 = n_groups * (p + 1) / kInputParts;
+                kernels::ColSparseArgs ap = a;
+                ap.groups += g0;
+                ap.quad_begin += g0;
+                ap.dx += g0;
+                ap.qsum += g0;
+                ap.hsum += g0;
+                ap.n_groups = g1 - g0;
+                items.push_back({ap, 0, chunks, part + p * w.n_out});
+            }
+            part += kInputParts * w.n_out;
+            continue;
+        }
+        // Each worker a run of chunks: its part of every kept column's
+        // segment in a tile, front to back (how outputs are cut does not
+        // change their sums).
+        const int64_t n = std::min(pieces, chunks);
+        for (int64_t p = 0; p < n; ++p)
+            items.push_back({a, chunks * p / n, chunks * (p + 1) / n, ys[k]});
+    }
+    Item* const list = items.data();
+    if (pool && pool->size() > 1 && items.size() > 1)
+        pool->parallel_for(static_cast<int64_t>(items.size()), [&](int64_t b, int64_t e, int) {
+            for (int64_t i = b; i < e; ++i) fn(list[i].a, list[i].c0, list[i].c1, list[i].y);
+        });
+    else
+        for (const Item& it : items) fn(it.a, it.c0, it.c1, it.y);
+    part = parts.data();
+    for (size_t k = 0; k < ws.size(); ++k) {
+        if (!narrow(*ws[k], *ins[k])) continue;
+        const int64_t n_out = ws[k]->n_out;
+        for (int64_t j = 0; j < n_out; ++j) {
+            float v = part[j];
+            for (int64_t p = 1; p < kInputParts; ++p) v += part[p * n_out + j];
+            ys[k][j] = v;
+        }
+        part += kInputParts * n_out;
+    }
+}
+
+}  // namespace
+
+void colsparse_matvec(ThreadPool& pool, const InputMajorMatrix& w, const SparseInput& in,
+                      float* y) {
+    const InputMajorMatrix* ws[1] = {&w};
+    const SparseInput* ins[1] = {&in};
+    float* ys[1] = {y};
+    run_colsparse(&pool, ws, ins, ys, kernels::active_table().colsparse);
+}
+
+void colsparse_matvec_many(ThreadPool& pool, std::span<const InputMajorMatrix* const> ws,
+                           std::span<const SparseInput* const> ins, std::span<float* const> ys) {
+    if (ws.size() != ins.size() || ws.size() != ys.size())
+        throw EngineError("colsparse_matvec_many: as many inputs and outputs as matrices");
+    run_colsparse(&pool, ws, ins, ys, kernels::active_table().colsparse);
+}
+
+void colsparse_matvec_ref(const InputMajorMatrix& w, const SparseInput& in, float* y) {
+    const InputMajorMatrix* ws[1] = {&w};
+    const SparseInput* ins[1] = {&in};
+    float* ys[1] = {y};
+    run_colsparse(nullptr, ws, ins, ys, kernels::reference_table().colsparse);
+}
+
+namespace kernels {
+
+// Per output: each used group's integer sum, less its offset, then the
+// fused multiply-adds the SIMD forms use, in group order.
+void colsparse_scalar(const ColSparseArgs& A, int64_t c0, int64_t c1, float* y) {
+    for (int64_t j = 32 * c0; j < 32 * c1; ++j) {
+        const int64_t pos = scale_pos(j);
+        float acc = 0.0f;
+        for (int64_t gi = 0; gi < A.n_groups; ++gi) {
+            int32_t sum = 0;
+            for (int32_t qd = A.quad_begin[gi]; qd < A.quad_begin[gi + 1]; ++qd)
+                for (int t = 0; t < 4; ++t)
+                    sum += column_q(A.q, A.n_in, A.n_out, A.chunk_bytes, A.bits, j,
+                                    A.quad_ids[4 * qd + t]) *
+                           static_cast<int8_t>(A.quad_qx[qd] >> (8 * t));
+            sum -= A.offset * A.qsum[gi];
+            const int64_t g = A.groups[gi];
+            acc = std::fma(scale_a(A, g, pos), static_cast<float>(sum) * A.dx[gi], acc);
+            float c = 0;
+            if (scale_c(A, g, pos, c)) acc = std::fma(c, A.hsum[gi], acc);
+        }
+        y[j] = acc;
+    }
+}
+
+}  // namespace kernels
+
+}  // namespace powerinfer::tensor

@@ -1,0 +1,165 @@
+// The input-major copies and the input-sparse product (tensor/input_major.h):
+// every weight of the copy equals the file's, the product over kept inputs
+// equals a float64 reference of the same quantized inputs, every SIMD level
+// gives the scalar reference's bits, and with every input kept it agrees
+// with the dense product.
+#include <QTest>
+#include <algorithm>
+#include <cmath>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "common/error.h"
+#include "tensor/input_major.h"
+#include "tensor/matmul.h"
+#include "tensor/quant.h"
+#include "tensor/test_support.h"
+
+using namespace powerinfer;
+using namespace powerinfer::tensor;
+using namespace powerinfer::tensor::testing;
+
+namespace {
+
+struct Matrix {
+    std::vector<uint8_t> bytes;
+    std::vector<float> deq;
+    WeightView view;
+};
+
+Matrix make_matrix(GgmlType t, int64_t rows, int64_t cols, unsigned seed) {
+    std::mt19937 rng(seed);
+    Matrix m;
+    const size_t rb = row_bytes(t, cols);
+    m.bytes.resize(rb * static_cast<size_t>(rows));
+    m.deq.resize(static_cast<size_t>(rows * cols));
+    for (int64_t r = 0; r < rows; ++r) {
+        const auto row = random_row(rng, t, cols, r % 2 == 1);
+        std::copy(row.begin(), row.end(), m.bytes.begin() + static_cast<std::ptrdiff_t>(r * rb));
+        dequantize_row_ref(t, row.data(), m.deq.data() + r * cols, cols);
+    }
+    m.view = {t, m.bytes.data(), rows, cols, rb};
+    return m;
+}
+
+const GgmlType kTypes[] = {GgmlType::Q4_0, GgmlType::Q4_1, GgmlType::Q5_0,
+                           GgmlType::Q8_0, GgmlType::Q4_K, GgmlType::Q6_K};
+
+}  // namespace
+
+class TestInputMajor : public QObject {
+    Q_OBJECT
+
+private slots:
+    void copyIsLossless() {
+        for (GgmlType t : kTypes) {
+            const Matrix m = make_matrix(t, 96, 512, 1);
+            const InputMajorMatrix im = make_input_major(m.view);
+            QVERIFY(im.bytes() <= m.bytes.size() + m.bytes.size() / 8);
+            for (int64_t j = 0; j < 96; ++j)
+                for (int64_t i = 0; i < 512; ++i)
+                    if (input_major_weight(im, j, i) != m.deq[size_t(j * 512 + i)])
+                        QFAIL(qPrintable(
+                            QString("%1: weight (%2, %3) is %4, the file's %5")
+                                .arg(QString::fromStdString(std::string(ggml_type_name(t))))
+                                .arg(j)
+                                .arg(i)
+                                .arg(input_major_weight(im, j, i))
+                                .arg(m.deq[size_t(j * 512 + i)])));
+        }
+    }
+
+    void productOverKeptInputs() {
+        LevelGuard guard;
+        ThreadPool pool(2);
+        // 65 chunks: more than one block of outputs, and an odd last one.
+        for (int64_t n_out : {int64_t{96}, int64_t{2080}})
+            for (GgmlType t : kTypes) {
+                const int64_t n_in = 512;
+                const Matrix m = make_matrix(t, n_out, n_in, 7);
+                const InputMajorMatrix im = make_input_major(m.view);
+                std::mt19937 rng(3);
+                const auto x = random_floats(rng, n_in, 2.0f);
+                for (double keep : {0.0, 0.03, 0.5, 1.0}) {
+                    std::vector<int32_t> ids;
+                    for (int32_t i = 0; i < n_in; ++i)
+                        if (std::uniform_real_distribution<double>(0, 1)(rng) < keep)
+                            ids.push_back(i);
+                    SparseInput in;
+                    prepare_sparse_input(ids.data(), int64_t(ids.size()), x.data(), im.group, in);
+                    QCOMPARE(in.kept, int64_t(ids.size()));
+                    std::vector<float> ref(static_cast<size_t>(n_out)),
+                        y(static_cast<size_t>(n_out));
+                    colsparse_matvec_ref(im, in, ref.data());
+                    for (int64_t j = 0; j < n_out; ++j) {
+                        double want = 0, tol = 1e-4;
+                        for (int32_t i : ids) {
+                            const double w = m.deq[size_t(j * n_in + i)];
+                            want += w * x[size_t(i)];
+                            tol += std::fabs(w) * 2.0 / 127.0;  // half an int8 step of |x| <= 2
+                        }
+                        if (std::fabs(ref[size_t(j)] - want) > tol)
+                            QFAIL(qPrintable(
+                                QString("%1 keep %2 output %3: %4 vs %5")
+                                    .arg(QString::fromStdString(std::string(ggml_type_name(t))))
+                                    .arg(keep)
+                                    .arg(j)
+                                    .arg(ref[size_t(j)])
+                                    .arg(want)));
+                    }
+                    for (const auto& level : simd_levels()) {
+                        QVERIFY(force_simd_level(level));
+                        std::fill(y.begin(), y.end(), -1.0f);
+                        colsparse_matvec(pool, im, in, y.data());
+                        QVERIFY2(same_bits(y.data(), ref.data(), y.size()),
+                                 qPrintable(QString("%1 %2 keep %3")
+                                                .arg(QString::fromStdString(
+                                                    std::string(ggml_type_name(t))))
+                                                .arg(level.c_str())
+                                                .arg(keep)));
+                    }
+                    if (keep == 1.0) {
+                        // Everything kept: the dense product, up to rounding.
+                        std::vector<float> dense(static_cast<size_t>(n_out));
+                        matvec(pool, m.view, x.data(), dense.data());
+                        for (int64_t j = 0; j < n_out; ++j) {
+                            double scale = 1e-3;
+                            for (int64_t i = 0; i < n_in; ++i)
+                                scale += std::fabs(m.deq[size_t(j * n_in + i)]) * 2.0 / 127.0;
+                            QVERIFY2(std::fabs(dense[size_t(j)] - y[size_t(j)]) <= 2 * scale,
+                                     qPrintable(QString("%1 output %2: dense %3, all kept %4")
+                                                    .arg(QString::fromStdString(
+                                                        std::string(ggml_type_name(t))))
+                                                    .arg(j)
+                                                    .arg(dense[size_t(j)])
+                                                    .arg(y[size_t(j)])));
+                        }
+                    }
+                }
+            }
+    }
+
+    void refusesWhatItCannotTake() {
+        const Matrix odd = make_matrix(GgmlType::Q4_0, 40, 64, 2);  // 40 outputs
+        QVERIFY(!input_major_supported(odd.view));
+        QVERIFY(!input_major_refusal(odd.view).empty());
+        QVERIFY_THROWS_EXCEPTION(EngineError, make_input_major(odd.view));
+        const Matrix q51 = make_matrix(GgmlType::Q5_1, 32, 64, 2);
+        QVERIFY(!input_major_supported(q51.view));
+        const Matrix ok = make_matrix(GgmlType::Q5_0, 32, 64, 2);
+        const InputMajorMatrix im = make_input_major(ok.view);
+        std::vector<float> x(65, 1.0f), y(32);  // x is long enough, the matrix is not
+        const int32_t bad[] = {3, 64};
+        SparseInput in;
+        prepare_sparse_input(bad, 2, x.data(), im.group, in);
+        ThreadPool pool(1);
+        QVERIFY_THROWS_EXCEPTION(EngineError, colsparse_matvec(pool, im, in, y.data()));
+        const int32_t fine[] = {3};
+        prepare_sparse_input(fine, 1, x.data(), 16, in);  // prepared for other groups
+        QVERIFY_THROWS_EXCEPTION(EngineError, colsparse_matvec(pool, im, in, y.data()));
+    }
+};
+
+QTEST_APPLESS_MAIN(TestInputMajor)
+#include "tst_input_major.moc"
