@@ -37,8 +37,13 @@ private:
                                     QRegularExpression::MultilineOption);
         const auto m = re.match(r.out);
         if (!m.hasMatch()) return -1;
+        // Issue 30, item 1: the window opens within the screen (Qt 6.4's
+        // offscreen screen is 800x800; it opened at 1280x800).
         const QImage image(shot);
-        if (image.size() != QSize(1280, 800)) return -2;
+        const bool offscreen = qEnvironmentVariable("QT_QPA_PLATFORM", "offscreen") == "offscreen";
+        if (offscreen ? image.size() != QSize(800, 800)
+                      : image.width() > 1280 || image.height() > 800)
+            return -2;
         return m.captured(1).toInt();
     }
 
@@ -178,10 +183,9 @@ private slots:
         }
         QSqlDatabase::removeDatabase("ctrl-q");
         // A key that quits nothing is reported as such.
-        const Run other = run(DESKTOP_DEMO_EXE,
-                              {"--data-dir", dir.path(), "--prompt", "hi", "--keys-after-reply",
-                               "Ctrl+J"},
-                              60000);
+        const Run other = run(
+            DESKTOP_DEMO_EXE,
+            {"--data-dir", dir.path(), "--prompt", "hi", "--keys-after-reply", "Ctrl+J"}, 60000);
         QCOMPARE(other.exitCode, 5);
         QVERIFY2(other.err.contains("did not quit"), qPrintable(other.err));
     }
