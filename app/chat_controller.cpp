@@ -607,6 +607,25 @@ QCoro::Task<bool> ChatController::loadModelFile(QString path) {
     co_return out.ok;
 }
 
+QString ChatController::loadModelFromCommandLine(const QString& path) {
+    if (isRemoteModelPath(path) || QFileInfo::exists(path)) {
+        loadModelFile(path);
+        return {};
+    }
+    const QString error =
+        tr("There is no file at %1. Check the path, or choose a model with the model name "
+           "at the top.")
+            .arg(QDir::toNativeSeparators(path));
+    ++loadGeneration_;  // a load still running does not come back over this
+    modelPath_ = path;
+    modelName_ = QFileInfo(path).completeBaseName();
+    modelDetails_.clear();
+    device_.clear();
+    loadError_ = error;
+    setModelState(ModelState::Failed);
+    return error;
+}
+
 QCoro::Task<bool> ChatController::exportTo(QString path, QString format) {
     QPointer<ChatController> self(this);
     if (path.startsWith(QLatin1String("file:"))) path = QUrl(path).toLocalFile();

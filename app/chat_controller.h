@@ -178,6 +178,10 @@ public:
     QCoro::Task<bool> continueReply();
     QCoro::Task<bool> editMessage(QString uid, QString text);
     QCoro::Task<bool> loadModelFile(QString path);
+    // A model named on the command line: loaded, or, where no such file
+    // exists, the window says so (it showed "No model loaded" and nothing
+    // else). Returns the error ("" when the load started).
+    QString loadModelFromCommandLine(const QString& path);
     QCoro::Task<> openConversationAsync(qint64 id);
     QCoro::Task<> refreshConversations();
     QCoro::Task<bool> exportTo(QString path, QString format);

@@ -502,6 +502,28 @@ private slots:
                  qPrintable(h.controller.notice()));
     }
 
+    // Issue 30, item 9: a model named on the command line that is not a
+    // file left the window at "No model loaded", saying nothing.
+    void aCommandLineModelThatIsNoFileIsSaid() {
+        Harness h(sub_);
+        QVERIFY(h.start(false));
+        const QString missing = sub_ + "/nonexistent/model.gguf";
+        const QString error = h.controller.loadModelFromCommandLine(missing);
+        QVERIFY2(error.contains("There is no file at " + QDir::toNativeSeparators(missing)),
+                 qPrintable(error));
+        QCOMPARE(h.controller.modelState(), ChatController::ModelState::Failed);
+        QCOMPARE(h.controller.loadError(), error);
+        QCOMPARE(h.loads, 0);
+        // A file that is there loads.
+        QDir().mkpath(sub_ + "/models");
+        QFile file(sub_ + "/models/real.gguf");
+        QVERIFY(file.open(QIODevice::WriteOnly));
+        file.close();
+        QCOMPARE(h.controller.loadModelFromCommandLine(file.fileName()), QString());
+        QTRY_COMPARE(h.controller.modelState(), ChatController::ModelState::Ready);
+        QCOMPARE(h.loads, 1);
+    }
+
     void cancelledLoadReturnsToNoModel() {
         EngineScript slow;
         slow.loadSteps.assign(100, 0.1f);

@@ -1,6 +1,7 @@
 // The desktop executable end to end, in its headless smoke mode: on the
 // scripted engine (testsupport/scripted_engine.h, always), and on the real
 // default model when the runtime is built and POWERINFER_MODEL is set.
+#include <QElapsedTimer>
 #include <QFile>
 #include <QImage>
 #include <QProcess>
@@ -204,6 +205,37 @@ private slots:
                 {"--data-dir", dir.path(), "--prompt", "hi", "--quit-after-reply"}, 30000);
         QCOMPARE(r.exitCode, 2);
         QVERIFY2(r.err.contains("newer version"), qPrintable(r.err));
+    }
+
+    // Issue 30, item 9: "powerinfer-desktop /tmp/nonexistent/model.gguf"
+    // showed "No model loaded" and printed nothing.
+    void aModelPathThatIsNoFileIsSaid() {
+#ifndef DESKTOP_EXE
+        QSKIP("powerinfer-desktop is not built (the engine runtime pi_runtime is missing)");
+#else
+        QTemporaryDir dir;
+        QProcess p;
+        QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+        if (!env.contains("QT_QPA_PLATFORM")) env.insert("QT_QPA_PLATFORM", "offscreen");
+        p.setProcessEnvironment(env);
+        const QString missing = dir.filePath("nonexistent/model.gguf");
+        p.start(DESKTOP_EXE, {"--data-dir", dir.path(), missing});
+        QVERIFY(p.waitForStarted());
+        QByteArray err;
+        QElapsedTimer t;
+        t.start();
+        while (!err.contains("There is no file at") && t.elapsed() < 30000 &&
+               p.state() == QProcess::Running) {
+            p.waitForReadyRead(200);
+            err += p.readAllStandardError();
+        }
+        const bool running = p.state() == QProcess::Running;  // the window stays up
+        p.kill();
+        p.waitForFinished();
+        QVERIFY2(err.contains(QString("There is no file at %1").arg(missing).toUtf8()),
+                 err.constData());
+        QVERIFY2(running, "the app exited instead of showing the message");
+#endif
     }
 
     void smokeModeOnTheRealModel() {
