@@ -560,7 +560,14 @@ QCoro::Task<bool> ChatController::loadModelFile(QString path) {
         // training-run id ("Smollm2 135M 8k Lc100K Mix1 Ep2").
         QStringList details;
         if (!info.architecture.empty()) details << QString::fromStdString(info.architecture);
-        if (!info.quant.empty()) details << QString::fromStdString(info.quant);
+        // What the file says it is (general.file_type), as the picker shows
+        // it; the engine names the type holding most bytes.
+        const QString fileQuant =
+            isRemoteModelPath(path) ? QString() : models_->inspect(path).quant;
+        if (!fileQuant.isEmpty())
+            details << fileQuant;
+        else if (!info.quant.empty())
+            details << QString::fromStdString(info.quant);
         if (info.n_params > 0) details << tr("%1 params").arg(paramsText(info.n_params));
         if (info.file_bytes > 0) details << formatBytes(info.file_bytes);
         if (isRemoteModelPath(path))

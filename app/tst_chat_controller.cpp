@@ -524,6 +524,21 @@ private slots:
         QCOMPARE(h.loads, 1);
     }
 
+    // Issue 30, item 10: the status bar named the type holding most bytes
+    // ("Q8_0" for a Q4_K_M Gemma 3 file); it shows what the picker shows.
+    void theStatusBarNamesTheFilesQuantization() {
+        Harness h(sub_, {}, {}, [](const QString& path) {
+            ModelFileInfo info = basicModelInfo(path);
+            info.error.clear();
+            info.quant = "Q4_K_M";
+            return info;
+        });
+        QVERIFY(h.start());
+        QVERIFY2(h.controller.modelDetails().contains("Q4_K_M") &&
+                     !h.controller.modelDetails().contains("Q4_1"),
+                 qPrintable(h.controller.modelDetails()));
+    }
+
     void cancelledLoadReturnsToNoModel() {
         EngineScript slow;
         slow.loadSteps.assign(100, 0.1f);
