@@ -14,6 +14,19 @@ ColumnLayout {
 
     spacing: 8
 
+    // The theme's colours set on the controls themselves: Qt 6.4 does not
+    // pass a palette change on into the drawer (a popup), so the URL, key
+    // and model fields stayed white after switching to dark.
+    component ThemedField: TextField {
+        palette.base: Theme.surface
+        palette.text: Theme.text
+        palette.highlight: Theme.accent
+        palette.highlightedText: Theme.accentText
+        placeholderTextColor: Theme.textFaint
+        palette.mid: Theme.border
+        palette.dark: Theme.textMuted
+    }
+
     Label {
         text: qsTr("Chat through a server on another machine instead of a local model. Conversations are stored here as usual.")
         color: Theme.textMuted
@@ -21,7 +34,7 @@ ColumnLayout {
         wrapMode: Text.Wrap
         Layout.fillWidth: true
     }
-    TextField {
+    ThemedField {
         id: urlField
         objectName: "remoteUrl"
         text: section.settings.remoteUrl
@@ -30,7 +43,7 @@ ColumnLayout {
         Layout.fillWidth: true
         Accessible.name: qsTr("Server address")
     }
-    TextField {
+    ThemedField {
         id: keyField
         objectName: "remoteApiKey"
         placeholderText: qsTr("API key (optional; kept in the OS keychain)")
@@ -45,6 +58,17 @@ ColumnLayout {
         ComboBox {
             id: modelBox
             objectName: "remoteModel"
+            palette.window: Theme.surfaceRaised
+            palette.base: Theme.surface
+            palette.text: Theme.text
+            palette.button: Theme.surfaceRaised
+            palette.buttonText: Theme.text
+            palette.highlight: Theme.accent
+            palette.highlightedText: Theme.accentText
+            palette.mid: Theme.border
+            palette.dark: Theme.textMuted
+            palette.light: Theme.surfaceRaised
+            palette.midlight: Theme.border
             model: section.controller.remoteModels
             Layout.fillWidth: true
             displayText: currentIndex >= 0 ? currentText
