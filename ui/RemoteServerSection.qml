@@ -14,18 +14,6 @@ ColumnLayout {
 
     spacing: 8
 
-    // The theme's colours set on the controls themselves: Qt 6.4 does not
-    // pass a palette change on into the drawer (a popup), so the URL, key
-    // and model fields stayed white after switching to dark.
-    component ThemedField: TextField {
-        palette.base: Theme.surface
-        palette.text: Theme.text
-        palette.highlight: Theme.accent
-        palette.highlightedText: Theme.accentText
-        placeholderTextColor: Theme.textFaint
-        palette.mid: Theme.border
-        palette.dark: Theme.textMuted
-    }
 
     Label {
         text: qsTr("Chat through a server on another machine instead of a local model. Conversations are stored here as usual.")
@@ -34,7 +22,7 @@ ColumnLayout {
         wrapMode: Text.Wrap
         Layout.fillWidth: true
     }
-    ThemedField {
+    ThemedTextField {
         id: urlField
         objectName: "remoteUrl"
         text: section.settings.remoteUrl
@@ -43,7 +31,7 @@ ColumnLayout {
         Layout.fillWidth: true
         Accessible.name: qsTr("Server address")
     }
-    ThemedField {
+    ThemedTextField {
         id: keyField
         objectName: "remoteApiKey"
         placeholderText: qsTr("API key (optional; kept in the OS keychain)")

@@ -343,7 +343,7 @@ Drawer {
                     text: qsTr("API key")
                     color: Theme.text
                 }
-                TextField {
+                ThemedTextField {
                     objectName: "apiServerKey"
                     Layout.fillWidth: true
                     text: drawer.settings.apiServerKey

@@ -142,7 +142,7 @@ TestCase {
             wait(150)
         }
         const bg = drawer.background.color
-        for (const name of ["remoteUrl", "remoteApiKey", "remoteModel"]) {
+        for (const name of ["apiServerKey", "remoteUrl", "remoteApiKey", "remoteModel"]) {
             const field = findChild(drawer.contentItem, name)
             verify(field, name)
             reveal(field)
