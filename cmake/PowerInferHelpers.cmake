@@ -40,7 +40,7 @@ function(pi_qt_test name)
     set(ARG_TIMEOUT 300)
   endif()
   set_tests_properties(${name} PROPERTIES TIMEOUT ${ARG_TIMEOUT}
-    ENVIRONMENT "QT_QPA_PLATFORM=offscreen;${ARG_ENV}")
+    ENVIRONMENT "QT_QPA_PLATFORM=offscreen;${ARG_ENV}" SKIP_REGULAR_EXPRESSION "PI_TEST_SKIPPED: ")
 endfunction()
 
 # pi_plain_test(NAME SOURCES... [DEPS ...]) — a plain C++ test (no Qt) that
@@ -59,5 +59,6 @@ function(pi_plain_test name)
   if(NOT ARG_TIMEOUT)
     set(ARG_TIMEOUT 300)
   endif()
-  set_tests_properties(${name} PROPERTIES TIMEOUT ${ARG_TIMEOUT})
+  set_tests_properties(${name} PROPERTIES TIMEOUT ${ARG_TIMEOUT}
+    SKIP_REGULAR_EXPRESSION "PI_TEST_SKIPPED: ")
 endfunction()

@@ -9,6 +9,13 @@
 execute_process(COMMAND "${TEST_EXE}" RESULT_VARIABLE rc
                 OUTPUT_FILE "${TEST_LOG}" ERROR_FILE "${TEST_LOG}")
 execute_process(COMMAND "${CMAKE_COMMAND}" -E cat "${TEST_LOG}")
+# 77: the test skipped itself (a GPU test without a GPU); a -P script cannot
+# exit 77 (CMake 3.25), so it says so for the SKIP_REGULAR_EXPRESSION that
+# pi_plain_test and pi_qt_test set.
+if(rc STREQUAL "77")
+  message("PI_TEST_SKIPPED: ${TEST_EXE} exit status 77")
+  return()
+endif()
 if(NOT rc STREQUAL "0")
   message(FATAL_ERROR "${TEST_EXE}: exit status ${rc}")
 endif()
