@@ -16,6 +16,7 @@
 #include <QtConcurrent/QtConcurrentRun>
 #include <algorithm>
 #include <filesystem>
+#include <memory>
 
 #include "api_key_store.h"
 #include "conversation_export.h"
@@ -26,6 +27,29 @@ namespace powerinfer::app {
 namespace {
 
 std::string utf8(const QString& s) { return s.toStdString(); }
+
+// An engine message as a sentence of its own: capitalised, with a full stop
+// (the context error ran into the advice after it: "...size Raise the...").
+QString asSentence(QString text) {
+    text = text.trimmed();
+    if (text.isEmpty()) return text;
+    text[0] = text[0].toUpper();
+    if (!QStringLiteral(".!?…").contains(text.back())) text += QLatin1Char('.');
+    return text;
+}
+
+// What goes between a cut-off reply and its continuation: the model starts
+// its new turn without the space a word boundary needs ("...the headThe
+// knight..."), so one is put in unless either side already has it or the
+// continuation starts with punctuation.
+QString continuationJoint(const QString& before, const QString& after) {
+    if (before.isEmpty() || after.isEmpty()) return {};
+    const QChar last = before.back(), first = after.front();
+    if (last.isSpace() || first.isSpace()) return {};
+    if (QStringLiteral(".,;:!?)]}…'\"").contains(first)) return {};
+    if (QStringLiteral("([{'\"/-").contains(last)) return {};
+    return QStringLiteral(" ");
+}
 
 QString titleFrom(const QString& text) {
     QString line = text.section(QLatin1Char('\n'), 0, 0).simplified();
@@ -84,7 +108,7 @@ ChatController::ChatController(ChatStore* store, EngineClient* engine, ModelCata
             });
     connect(&sparse_, &SparseController::reloadRequested, this,
             [this](const QString& path) { loadModelFile(path); });
-    checkpointTimer_.setInterval(2000);
+    checkpointTimer_.setInterval(kCheckpointIntervalMs);
     connect(&checkpointTimer_, &QTimer::timeout, this, &ChatController::checkpoint);
     connect(settings_, &AppSettings::persistRequested, this,
             [this](const QString& key, const QString& value) {
@@ -388,15 +412,23 @@ QCoro::Task<bool> ChatController::runReply(MessageRecord continued) {
         const int n = messages_.rowCount();
         return n > 0 && messages_.at(n - 1).uid == streaming_.uid;
     };
+    // A continuation is joined to the cut-off text at its first piece, the
+    // same way in the view, the checkpoints and the final save.
+    const auto joinPending = std::make_shared<bool>(continuing);
     const QMetaObject::Connection pieces =
         connect(engine_, &EngineClient::piecesReady, this,
-                [this, streamingVisible, priorTokens](const StreamChunk& c) {
+                [this, streamingVisible, priorTokens, joinPending](const StreamChunk& c) {
                     QElapsedTimer cost;
                     cost.start();
-                    streaming_.content += c.text;
+                    QString text = c.text;
+                    if (*joinPending && !text.isEmpty()) {
+                        *joinPending = false;
+                        text.prepend(continuationJoint(streaming_.content, text));
+                    }
+                    streaming_.content += text;
                     streaming_.completionTokens = priorTokens + c.totalTokens;
                     streaming_.tokensPerSecond = c.tokensPerSecond;
-                    if (streamingVisible()) messages_.appendToLast(c.text);
+                    if (streamingVisible()) messages_.appendToLast(text);
                     tokensPerSecond_ = c.tokensPerSecond;
                     contextUsed_ = c.promptTokens + c.totalTokens;
                     emit statsChanged();
@@ -413,7 +445,7 @@ QCoro::Task<bool> ChatController::runReply(MessageRecord continued) {
 
     MessageRecord done = streaming_;
     if (out.ok) {
-        done.content = prefix + out.text;
+        done.content = prefix + continuationJoint(prefix, out.text) + out.text;
         done.state = QStringLiteral("complete");
         if (out.finish == powerinfer::FinishReason::Cancelled)
             done.state = QStringLiteral("stopped");
@@ -426,9 +458,9 @@ QCoro::Task<bool> ChatController::runReply(MessageRecord continued) {
         done.state = QStringLiteral("error");
         // The error stays in the chat, under the reply it ended.
         done.notice = out.contextExceeded
-                          ? tr("%1 Raise the context length in Chat settings, or start a new "
-                               "chat.")
-                                .arg(out.error)
+                          ? tr("%1 To make room, raise the context length in Chat settings, or "
+                               "start a new chat.")
+                                .arg(asSentence(out.error))
                           : out.error;
     }
     if (out.droppedMessages > 0)
@@ -528,7 +560,14 @@ QCoro::Task<bool> ChatController::loadModelFile(QString path) {
         // training-run id ("Smollm2 135M 8k Lc100K Mix1 Ep2").
         QStringList details;
         if (!info.architecture.empty()) details << QString::fromStdString(info.architecture);
-        if (!info.quant.empty()) details << QString::fromStdString(info.quant);
+        // What the file says it is (general.file_type), as the picker shows
+        // it; the engine names the type holding most bytes.
+        const QString fileQuant =
+            isRemoteModelPath(path) ? QString() : models_->inspect(path).quant;
+        if (!fileQuant.isEmpty())
+            details << fileQuant;
+        else if (!info.quant.empty())
+            details << QString::fromStdString(info.quant);
         if (info.n_params > 0) details << tr("%1 params").arg(paramsText(info.n_params));
         if (info.file_bytes > 0) details << formatBytes(info.file_bytes);
         if (isRemoteModelPath(path))
@@ -573,6 +612,25 @@ QCoro::Task<bool> ChatController::loadModelFile(QString path) {
         setModelState(ModelState::Failed);
     }
     co_return out.ok;
+}
+
+QString ChatController::loadModelFromCommandLine(const QString& path) {
+    if (isRemoteModelPath(path) || QFileInfo::exists(path)) {
+        loadModelFile(path);
+        return {};
+    }
+    const QString error =
+        tr("There is no file at %1. Check the path, or choose a model with the model name "
+           "at the top.")
+            .arg(QDir::toNativeSeparators(path));
+    ++loadGeneration_;  // a load still running does not come back over this
+    modelPath_ = path;
+    modelName_ = QFileInfo(path).completeBaseName();
+    modelDetails_.clear();
+    device_.clear();
+    loadError_ = error;
+    setModelState(ModelState::Failed);
+    return error;
 }
 
 QCoro::Task<bool> ChatController::exportTo(QString path, QString format) {

@@ -82,6 +82,7 @@ int main(int argc, char** argv) {
     script.replyTokens = demo.tokens;
     script.modelName = "SmolLM2 135M Instruct (demo)";
     powerinfer::app::DesktopServices services;
+    services.modelMustExist = false;  // "demo.gguf" is scripted, not a file
     services.engineFactory = [script](const powerinfer::LoadOptions& options) {
         return powerinfer::testing::ScriptedEngine::load(options, script);
     };

@@ -354,9 +354,17 @@ QCoro::Task<> startUp(ChatController* controller, QQmlApplicationEngine* qml,
         co_await runSmoke(controller, qml, options);
         co_return;
     }
-    QString model = options.model;
-    if (model.isEmpty()) model = controller->settings()->lastModelPath();
-    if (!model.isEmpty() && QFileInfo::exists(model)) controller->loadModel(model);
+    if (!options.model.isEmpty() && !options.modelMustExist) {
+        controller->loadModel(options.model);
+    } else if (!options.model.isEmpty()) {
+        // Asked for by name: a wrong path is said, on stderr and in the window.
+        const QString error = controller->loadModelFromCommandLine(options.model);
+        if (!error.isEmpty()) printFailure(error);
+    } else {
+        // The last model may have been moved or deleted since: then none loads.
+        const QString last = controller->settings()->lastModelPath();
+        if (!last.isEmpty() && QFileInfo::exists(last)) controller->loadModel(last);
+    }
 }
 
 }  // namespace
@@ -394,7 +402,8 @@ int runDesktopApp(int argc, char** argv, DesktopServices services) {
                         QStringLiteral(":/i18n")))
         app.installTranslator(&translator);
 
-    const DesktopOptions options = parseOptions(app);
+    DesktopOptions options = parseOptions(app);
+    options.modelMustExist = services.modelMustExist;
     const QString dataDir = !options.dataDir.isEmpty()
                                 ? options.dataDir
                                 : QStandardPaths::writableLocation(QStandardPaths::AppDataLocation);

@@ -25,6 +25,9 @@ struct DesktopServices {
     // The fit estimate's decode probe and placement preview (catalog); null: none.
     DownloadCatalog::DecodeProbe decodeProbe;
     DownloadCatalog::PlacementPreviewer fitPreviewer;
+    // A --model that is not a file is reported (the demo's scripted engine
+    // needs no file).
+    bool modelMustExist = true;
 };
 
 // Parses the command line, builds the services, shows the window. With

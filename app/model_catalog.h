@@ -15,7 +15,7 @@ struct ModelFileInfo {
     QString fileName;
     QString name;          // general.name, else the file name
     QString architecture;  // empty if unknown
-    QString quant;         // dominant weight type, e.g. "Q4_1"
+    QString quant;         // what general.file_type says ("Q4_K_M"), else the dominant weight type
     qint64 sizeBytes = 0;
     bool hasSidecar = false;
     QString error;  // why the header could not be read

@@ -21,6 +21,7 @@ class ChatController;
 struct DesktopOptions {
     QString dataDir;
     QString model;
+    bool modelMustExist = true;  // DesktopServices::modelMustExist
     QString prompt;
     QString screenshot;
     QString theme;

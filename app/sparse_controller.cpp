@@ -69,10 +69,11 @@ void SparseController::saveNow() {
     if (configPath_.isEmpty()) return;
     const QString path = configPath_;
     const powerinfer::Tuning tuning = tuning_;
+    const std::optional<bool> verdict = sparseVerdict_;
     QPointer<SparseController> self(this);
-    writer_.start([self, path, tuning] {
+    writer_.start([self, path, tuning, verdict] {
         QString error;
-        writeConfig(path, tuning, &error);
+        writeConfig(path, tuning, &error, verdict);
         // Back on the GUI thread: the panel shows a failed save.
         QMetaObject::invokeMethod(
             qApp,
@@ -181,8 +182,18 @@ powerinfer::Tuning SparseController::readConfig(const QString& path, QString* er
     return t;
 }
 
-bool SparseController::writeConfig(const QString& path, const powerinfer::Tuning& t,
-                                   QString* error) {
+std::optional<bool> SparseController::readSparseVerdict(const QString& path) {
+    QFile f(path);
+    if (!f.open(QIODevice::ReadOnly)) return std::nullopt;
+    const QJsonValue v = QJsonDocument::fromJson(f.readAll())
+                             .object()
+                             .value(QLatin1String("measured_sparse_faster"));
+    if (!v.isBool()) return std::nullopt;
+    return v.toBool();
+}
+
+bool SparseController::writeConfig(const QString& path, const powerinfer::Tuning& t, QString* error,
+                                   std::optional<bool> sparseFaster) {
     QJsonObject o;
     QFile in(path);
     if (in.open(QIODevice::ReadOnly)) o = QJsonDocument::fromJson(in.readAll()).object();
@@ -200,6 +211,7 @@ bool SparseController::writeConfig(const QString& path, const powerinfer::Tuning
                                               ? QJsonValue(QStringLiteral("auto"))
                                               : QJsonValue(qint64(t.vram_budget_mb));
     o[QStringLiteral("sparse")] = t.sparse;
+    if (sparseFaster) o[QStringLiteral("measured_sparse_faster")] = *sparseFaster;
     QSaveFile out(path);
     if (!out.open(QIODevice::WriteOnly) || out.write(QJsonDocument(o).toJson()) < 0 ||
         !out.commit()) {
@@ -210,10 +222,16 @@ bool SparseController::writeConfig(const QString& path, const powerinfer::Tuning
 }
 
 powerinfer::Tuning SparseController::tuningForModel(const QString& modelPath) {
+    if (modelPath != modelPath_ && !recommendation_.isEmpty()) {
+        recommendation_.clear();  // it was another model's
+        recommendationNumbers_.clear();
+        emit recommendationChanged();
+    }
     modelPath_ = modelPath;
     configPath_ = configPathFor(modelPath);
     configError_.clear();
     tuning_ = readConfig(configPath_, &configError_);
+    sparseVerdict_ = readSparseVerdict(configPath_);
     emit tuningChanged();
     return tuning_;
 }
@@ -238,6 +256,7 @@ void SparseController::modelLoaded(const QString& modelPath, const LoadOutcome& 
     emit curveChanged();
     modelPath_ = modelPath;
     configPath_ = configPathFor(modelPath);
+    sparseVerdict_ = readSparseVerdict(configPath_);
     tuning_ = outcome.tuning;
     emit tuningChanged();
     metrics_.clear();
@@ -253,6 +272,7 @@ void SparseController::modelLoaded(const QString& modelPath, const LoadOutcome& 
 
 QCoro::Task<> SparseController::recommendFromCompare() {
     QPointer<SparseController> self(this);
+    recommendationNumbers_.clear();
     recommendation_ = tr("Comparing dense and sparse on this machine…");
     emit recommendationChanged();
     GenerationJob job;
@@ -263,23 +283,39 @@ QCoro::Task<> SparseController::recommendFromCompare() {
     if (!ok) {
         recommendation_ = tr("The dense/sparse comparison failed: %1").arg(compare_.error);
         recommendSparse_ = false;
+        recommendationNumbers_.clear();
     } else {
         // On: clearly faster (5 %) and close to dense. Otherwise off, saying why.
         const double dense = compare_.denseTokensPerSecond, sparse = compare_.sparseTokensPerSecond;
         recommendSparse_ = sparse > dense * 1.05 && compare_.agreement >= 0.9;
-        const QString numbers = tr("sparse %1 tok/s, dense %2 tok/s, %3 % of the tokens the same")
-                                    .arg(sparse, 0, 'f', 1)
-                                    .arg(dense, 0, 'f', 1)
-                                    .arg(compare_.agreement * 100, 0, 'f', 0);
-        recommendation_ = recommendSparse_
-                              ? tr("Sparse recommended and on: %1.").arg(numbers)
-                              : tr("Dense recommended: %1. Sparse was switched off; the tuning "
-                                   "panel switches it back on.")
-                                    .arg(numbers);
+        recommendationNumbers_ = tr("sparse %1 tok/s, dense %2 tok/s, %3 % of the tokens the same")
+                                     .arg(sparse, 0, 'f', 1)
+                                     .arg(dense, 0, 'f', 1)
+                                     .arg(compare_.agreement * 100, 0, 'f', 0);
+        // Measured: the switch's default from now on (saved with the knobs).
+        sparseVerdict_ = recommendSparse_;
     }
     // Slower (or failed to compare): it does not stay on by itself.
     if (!recommendSparse_ && tuning_.sparse) setValue(QStringLiteral("sparse"), false);
+    if (ok) updateRecommendationText();
     emit recommendationChanged();
+}
+
+void SparseController::updateRecommendationText() {
+    if (recommendationNumbers_.isEmpty()) return;
+    if (recommendSparse_)
+        recommendation_ = tuning_.sparse
+                              ? tr("Sparse recommended and on: %1.").arg(recommendationNumbers_)
+                              : tr("Sparse recommended: %1. It is off; the switch above turns "
+                                   "it on.")
+                                    .arg(recommendationNumbers_);
+    else
+        recommendation_ = tuning_.sparse
+                              ? tr("Dense recommended: %1. Sparse is on by your choice.")
+                                    .arg(recommendationNumbers_)
+                              : tr("Dense recommended: %1. Sparse was switched off; the tuning "
+                                   "panel switches it back on.")
+                                    .arg(recommendationNumbers_);
 }
 
 void SparseController::modelUnloaded() {
@@ -300,6 +336,10 @@ void SparseController::replyFinished(const GenerationOutcome& outcome) {
 
 void SparseController::apply() {
     if (engine_) engine_->setTuning(tuning_);
+    // The banner says what the switch is now, not what it was.
+    const QString before = recommendation_;
+    updateRecommendationText();
+    if (recommendation_ != before) emit recommendationChanged();
     // The headline follows the switch at once; samples confirm it.
     metrics_.setExpectedSparse(tuning_.sparse && metrics_.hasSidecar());
     // Saved shortly after, off the GUI thread (a key press no longer waits
@@ -324,6 +364,8 @@ void SparseController::previewValue(const QString& key, const QVariant& value) {
 
 void SparseController::resetToDefaults() {
     tuning_ = powerinfer::Tuning{};
+    // The switch's default is what was measured on this machine.
+    if (sparseVerdict_) tuning_.sparse = *sparseVerdict_;
     apply();
 }
 

@@ -143,8 +143,13 @@ public:
     // Same keys and ranges as the engine's config.json; unknown keys are kept
     // on save. Missing file: defaults. Bad JSON: defaults and an error text.
     static powerinfer::Tuning readConfig(const QString& path, QString* error = nullptr);
+    // sparseFaster: the dense/sparse comparison's verdict after a
+    // calibration ("measured_sparse_faster"), kept when not given.
     static bool writeConfig(const QString& path, const powerinfer::Tuning& tuning,
-                            QString* error = nullptr);
+                            QString* error = nullptr,
+                            std::optional<bool> sparseFaster = std::nullopt);
+    // That verdict, if this model was measured on this machine.
+    static std::optional<bool> readSparseVerdict(const QString& path);
 
     // The tuning a model should load with (its config.json).
     powerinfer::Tuning tuningForModel(const QString& modelPath);
@@ -211,6 +216,12 @@ private:
     bool compareAfterLoad_ = false;
     QString recommendation_;
     bool recommendSparse_ = false;
+    // The comparison's numbers, for the banner as the switch changes.
+    QString recommendationNumbers_;
+    // What "Reset to defaults" puts the switch to: the measured verdict
+    // (calibration switched a slower sparse path off; reset turned it on).
+    std::optional<bool> sparseVerdict_;
+    void updateRecommendationText();
     powerinfer::SparsityCurve curve_;
     QVariantList speedPoints_;
     QCoro::Task<> recommendFromCompare();

@@ -224,6 +224,82 @@ private slots:
         QCOMPARE(stored[1].content, reply.content);
     }
 
+    // Issue 30, item 7: Continue after an interrupted reply joined words
+    // ("...bring the headThe knight..."), in the view and in the store.
+    void continueKeepsAWordBoundary() {
+        EngineScript script;
+        script.endless = true;
+        script.tokenDelay = 3ms;
+        script.tokens = {"bring", " the", " head"};
+        Harness h(sub_, script);
+        QVERIFY(h.start());
+        h.settings.setMaxTokens(100000);
+        const QMetaObject::Connection stopAtFirst =
+            connect(h.controller.messages(), &QAbstractItemModel::dataChanged, &h.controller,
+                    &ChatController::stop);
+        QVERIFY(QCoro::waitFor(h.controller.sendMessage("go")));
+        disconnect(stopAtFirst);
+        MessageListModel* messages = h.controller.messages();
+        const QString cut = messages->at(1).content;
+        QCOMPARE(messages->at(1).state, QStringLiteral("stopped"));
+        QVERIFY2(!cut.isEmpty() && !cut.back().isSpace(), qPrintable(cut));
+        // The continuation starts a turn of its own: "bring" without a space.
+        h.settings.setMaxTokens(3);
+        QString firstBatch;
+        const QMetaObject::Connection batch =
+            connect(&h.controller, &ChatController::streamBatchApplied, &h.controller, [&] {
+                if (firstBatch.isEmpty()) firstBatch = messages->at(1).content;
+            });
+        QVERIFY(QCoro::waitFor(h.controller.continueReply()));
+        disconnect(batch);
+        QCOMPARE(messages->at(1).content, cut + " bring the head");
+        QVERIFY2(firstBatch.startsWith(cut + " b"), qPrintable(firstBatch));
+        const auto stored = await(h.store.messages(h.controller.currentConversationId()));
+        QCOMPARE(stored[1].content, cut + " bring the head");
+    }
+
+    // Issue 30, item 7: a kill -9 lost the last ~35 words already on screen
+    // (checkpoints every 2 s). What the store holds of a streaming reply is
+    // never more than about a second behind the view.
+    void theSavedPartialKeepsUpWithTheView() {
+        EngineScript script;
+        script.endless = true;
+        script.tokenDelay = 10ms;
+        script.tokens = {"word "};
+        Harness h(sub_, script);
+        QVERIFY(h.start());
+        h.settings.setMaxTokens(100000);
+        MessageListModel* messages = h.controller.messages();
+        h.controller.send("Tell me everything");
+        QTRY_VERIFY(h.controller.generating() && messages->rowCount() == 2 &&
+                    !messages->at(1).content.isEmpty());
+        QElapsedTimer clock;
+        clock.start();
+        // (time, length on screen) samples.
+        QList<std::pair<qint64, qsizetype>> shown;
+        int checked = 0;
+        while (clock.elapsed() < 3000) {
+            QTest::qWait(100);
+            shown.append({clock.elapsed(), messages->at(1).content.size()});
+            if (clock.elapsed() < 1300) continue;
+            const auto stored = await(h.store.messages(h.controller.currentConversationId()));
+            const qsizetype saved = stored.size() == 2 ? stored[1].content.size() : 0;
+            // What was on screen 1.2 s ago is saved by now.
+            qsizetype due = 0;
+            for (const auto& [t, length] : shown)
+                if (t <= clock.elapsed() - 1200) due = length;
+            QVERIFY2(saved >= due, qPrintable(QStringLiteral("%1 ms: %2 characters saved, %3 "
+                                                             "were on screen 1.2 s before")
+                                                  .arg(clock.elapsed())
+                                                  .arg(saved)
+                                                  .arg(due)));
+            ++checked;
+        }
+        QVERIFY(checked >= 5);
+        h.controller.stop();
+        QTRY_VERIFY(!h.controller.generating());
+    }
+
     void regenerateReplacesTheLastReply() {
         Harness h(sub_);
         QVERIFY(h.start());
@@ -324,6 +400,11 @@ private slots:
         QVERIFY2(messages->at(1).notice.contains("context holds 256") &&
                      messages->at(1).notice.contains("context length"),
                  qPrintable(messages->at(1).notice));
+        // Issue 30, item 12: two sentences, not one glued to the next
+        // ("...raise the context size Raise the context length...").
+        QVERIFY2(messages->at(1).notice.contains(QRegularExpression("size\\. [A-Z]")),
+                 qPrintable(messages->at(1).notice));
+        QVERIFY2(messages->at(1).notice.front().isUpper(), qPrintable(messages->at(1).notice));
         const auto stored = await(h.store.messages(h.controller.currentConversationId()));
         QCOMPARE(stored.size(), 2);
         QCOMPARE(stored[1].notice, messages->at(1).notice);
@@ -421,6 +502,43 @@ private slots:
                  qPrintable(h.controller.notice()));
     }
 
+    // Issue 30, item 9: a model named on the command line that is not a
+    // file left the window at "No model loaded", saying nothing.
+    void aCommandLineModelThatIsNoFileIsSaid() {
+        Harness h(sub_);
+        QVERIFY(h.start(false));
+        const QString missing = sub_ + "/nonexistent/model.gguf";
+        const QString error = h.controller.loadModelFromCommandLine(missing);
+        QVERIFY2(error.contains("There is no file at " + QDir::toNativeSeparators(missing)),
+                 qPrintable(error));
+        QCOMPARE(h.controller.modelState(), ChatController::ModelState::Failed);
+        QCOMPARE(h.controller.loadError(), error);
+        QCOMPARE(h.loads, 0);
+        // A file that is there loads.
+        QDir().mkpath(sub_ + "/models");
+        QFile file(sub_ + "/models/real.gguf");
+        QVERIFY(file.open(QIODevice::WriteOnly));
+        file.close();
+        QCOMPARE(h.controller.loadModelFromCommandLine(file.fileName()), QString());
+        QTRY_COMPARE(h.controller.modelState(), ChatController::ModelState::Ready);
+        QCOMPARE(h.loads, 1);
+    }
+
+    // Issue 30, item 10: the status bar named the type holding most bytes
+    // ("Q8_0" for a Q4_K_M Gemma 3 file); it shows what the picker shows.
+    void theStatusBarNamesTheFilesQuantization() {
+        Harness h(sub_, {}, {}, [](const QString& path) {
+            ModelFileInfo info = basicModelInfo(path);
+            info.error.clear();
+            info.quant = "Q4_K_M";
+            return info;
+        });
+        QVERIFY(h.start());
+        QVERIFY2(h.controller.modelDetails().contains("Q4_K_M") &&
+                     !h.controller.modelDetails().contains("Q4_1"),
+                 qPrintable(h.controller.modelDetails()));
+    }
+
     void cancelledLoadReturnsToNoModel() {
         EngineScript slow;
         slow.loadSteps.assign(100, 0.1f);
@@ -495,7 +613,7 @@ private slots:
                 }
             }
         }
-        QCOMPARE(checkpoints, 3);
+        QVERIFY2(checkpoints >= 3, "a busy machine reads several lines at once");
         helper.kill();  // SIGKILL: no destructors, no final save
         QVERIFY(helper.waitForFinished());
 

@@ -334,6 +334,56 @@ private slots:
         QCOMPARE(SparseController::honestEta(0.01, 1, -1), -1.0);
     }
 
+    // Issue 30, item 6: "Reset to defaults" turned sparse back on after the
+    // comparison had switched it off as slower, and the "Dense recommended"
+    // banner still said it was off.
+    void resetToDefaultsKeepsTheMeasuredVerdict() {
+        EngineScript script;
+        script.denseTokensPerSecond = script.sparseTokensPerSecond = 40;
+        QTemporaryDir dir;
+        const QString model = dir.filePath("m.gguf");
+        {
+            Harness h(script);
+            h.client->setCalibrator([](const CalibrationRequest& r, const CalibrationProgress& p) {
+                p(1.0, 0, "done");
+                return r.model.parent_path() / "m.powerinfer.gguf";
+            });
+            QVERIFY(h.load(model));
+            QVERIFY(QCoro::waitFor(h.sparse->runCalibration("bundled", {}, 0.5)));
+            QVERIFY(h.load(model));
+            QTRY_VERIFY_WITH_TIMEOUT(h.sparse->recommendation().startsWith("Dense recommended"),
+                                     5000);
+            QVERIFY(!h.sparse->sparseEnabled());
+            h.sparse->setValue("hot_neuron_threshold", 0.9);
+            h.sparse->resetToDefaults();
+            QCOMPARE(h.sparse->hotNeuronThreshold(), powerinfer::Tuning{}.hot_neuron_threshold);
+            QVERIFY(!h.sparse->sparseEnabled());
+            QTRY_VERIFY(!h.fake.load()->tuning().sparse);
+            QVERIFY2(h.sparse->recommendation().contains("switched off"),
+                     qPrintable(h.sparse->recommendation()));
+            // Switched on by hand, the banner no longer says it is off.
+            h.sparse->setValue("sparse", true);
+            QVERIFY2(!h.sparse->recommendation().contains("switched off") &&
+                         h.sparse->recommendation().startsWith("Dense recommended"),
+                     qPrintable(h.sparse->recommendation()));
+            h.sparse->resetToDefaults();
+            QVERIFY(!h.sparse->sparseEnabled());
+            h.sparse->flushConfig();
+        }
+        // After a restart the verdict still holds.
+        Harness again(script);
+        QVERIFY(again.load(model));
+        again.sparse->setValue("sparse", true);
+        again.sparse->resetToDefaults();
+        QVERIFY(!again.sparse->sparseEnabled());
+        // A model that was never measured resets to the engine's default.
+        Harness other(script);
+        QVERIFY(other.load(dir.filePath("n.gguf")));
+        other.sparse->setValue("sparse", false);
+        other.sparse->resetToDefaults();
+        QCOMPARE(other.sparse->sparseEnabled(), powerinfer::Tuning{}.sparse);
+    }
+
     void aClearlyFasterSparsePathStaysOn() {
         EngineScript script;
         script.denseTokensPerSecond = 40;

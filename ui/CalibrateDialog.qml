@@ -94,7 +94,7 @@ Dialog {
                 font.family: Theme.monoFamily
             }
         }
-        Slider {
+        ThemedSlider {
             id: target
             visible: !autoTarget.checked
             Layout.fillWidth: true

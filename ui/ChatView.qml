@@ -56,10 +56,12 @@ Item {
         }
 
         // The message under the pointer, whichever of its rows it is over:
-        // its actions show.
+        // its actions show. A handler declared in a Flickable sits on its
+        // content item: its position is already in content coordinates
+        // (adding contentY to it as well picked a neighbour, or nothing).
+        // Qt moves it as the rows scroll under a still pointer.
         readonly property int hoveredMessage: pointer.hovered
-            ? rows.messageIndexAt(indexAt(pointer.point.position.x + contentX,
-                                          pointer.point.position.y + contentY))
+            ? rows.messageIndexAt(indexAt(pointer.point.position.x, pointer.point.position.y))
             : -1
         HoverHandler {
             id: pointer

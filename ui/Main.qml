@@ -1,6 +1,7 @@
 import QtQuick
 import QtQuick.Controls
 import QtQuick.Layouts
+import QtQuick.Window
 import PowerInfer.App
 
 // The chat window: sidebar | header, chat, composer, status bar.
@@ -15,11 +16,14 @@ ApplicationWindow {
     // --show-catalog, and a newcomer's first start (no model anywhere).
     property bool openCatalogAtStart: false
 
-    width: 1280
-    height: 800
-    // The layout is made for 800x600 up to 4K; below that it cannot fit.
-    minimumWidth: 800
-    minimumHeight: 600
+    // Opens within the screen's free area: on an 800x600 screen a fixed
+    // 1280x800 put the model picker, composer and status bar off-screen.
+    width: Math.min(1280, Screen.desktopAvailableWidth)
+    height: Math.min(800, Screen.desktopAvailableHeight)
+    // The layout is made for 800x600 up to 4K; below that it cannot fit
+    // (a panel or a taskbar may leave a little less of a small screen).
+    minimumWidth: Math.min(800, Screen.desktopAvailableWidth)
+    minimumHeight: Math.min(600, Screen.desktopAvailableHeight)
     // The chat column keeps at least this much: the sidebar folds away
     // first when the metrics panel needs the room.
     readonly property int minimumChatWidth: 440

@@ -24,6 +24,8 @@ Loader {
     Component {
         id: proseComponent
         TextEdit {
+            id: prose
+            objectName: "proseText"
             width: segment.width
             text: segment.body
             textFormat: TextEdit.MarkdownText
@@ -40,6 +42,11 @@ Loader {
             // Named once the reply is done, like its message row: a copy of
             // the growing text per batch only fed the garbage collector.
             Accessible.name: segment.live ? "" : segment.body
+            // "2." stays "2." (Qt 6.4 numbers every list from 1).
+            ListNumbering {
+                document: prose.textDocument
+                markdown: segment.body
+            }
         }
     }
 

@@ -23,6 +23,9 @@ Rectangle {
     function pct(v) { return (v * 100).toFixed(1) + "%" }
     // Sparse figures need a sparse token first (before it: "–", not 0 %).
     readonly property bool haveSparse: metrics.sparse && metrics.count > 0
+    // A real accelerator holds the hot part (not the CPU device that stands
+    // in for one on a machine without a GPU): the GPU-only figures apply.
+    readonly property bool onDevice: !metrics.simulated
 
     color: Theme.sidebar
     Accessible.role: Accessible.Pane
@@ -179,6 +182,10 @@ Rectangle {
                 }
                 Stat {
                     objectName: "hitRateStat"
+                    // Where the hot part lives only matters on a real device:
+                    // on a CPU machine it read 0.0 % with advice to raise a
+                    // knob that has no effect there.
+                    visible: root.onDevice
                     label: root.haveSparse && !root.metrics.hotColdSplit ? qsTr("hot-neuron hits (no split)")
                                                                          : qsTr("hot-neuron hits")
                     value: !root.haveSparse ? "–"
@@ -213,11 +220,11 @@ Rectangle {
             }
 
             SectionTitle {
-                visible: !root.metrics.moe
+                visible: !root.metrics.moe && root.onDevice
                 text: qsTr("Hit rate, last %1 tokens").arg(root.metrics.capacity)
             }
             HitRateChart {
-                visible: !root.metrics.moe
+                visible: !root.metrics.moe && root.onDevice
                 objectName: "hitRateChart"
                 source: root.metrics
                 Layout.fillWidth: true
@@ -230,7 +237,7 @@ Rectangle {
                 Accessible.name: qsTr("Hot-neuron hit rate over the last tokens")
             }
             Row {
-                visible: !root.metrics.moe
+                visible: !root.metrics.moe && root.onDevice
                 spacing: 12
                 Repeater {
                     model: [{ label: qsTr("hit rate"), color: Theme.chart1 },
@@ -325,10 +332,11 @@ Rectangle {
             }
             StackedBar {
                 objectName: "deviceMemory"
+                // A simulated device's "budget" (0.0 MiB of 1024.00 GiB on a
+                // 23.5 GB machine) means nothing; its parts are in RAM below.
+                visible: root.onDevice
                 Layout.fillWidth: true
-                title: root.metrics.simulated ? qsTr("CPU device — simulated budget")
-                                              : (root.metrics.deviceName !== "" ? root.metrics.deviceName
-                                                                                : qsTr("Device"))
+                title: root.metrics.deviceName !== "" ? root.metrics.deviceName : qsTr("Device")
                 total: root.metrics.budgetBytes
                 format: root.mib
                 segments: !root.visible ? [] : [

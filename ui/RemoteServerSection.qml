@@ -14,6 +14,7 @@ ColumnLayout {
 
     spacing: 8
 
+
     Label {
         text: qsTr("Chat through a server on another machine instead of a local model. Conversations are stored here as usual.")
         color: Theme.textMuted
@@ -21,7 +22,7 @@ ColumnLayout {
         wrapMode: Text.Wrap
         Layout.fillWidth: true
     }
-    TextField {
+    ThemedTextField {
         id: urlField
         objectName: "remoteUrl"
         text: section.settings.remoteUrl
@@ -30,7 +31,7 @@ ColumnLayout {
         Layout.fillWidth: true
         Accessible.name: qsTr("Server address")
     }
-    TextField {
+    ThemedTextField {
         id: keyField
         objectName: "remoteApiKey"
         placeholderText: qsTr("API key (optional; kept in the OS keychain)")
@@ -45,6 +46,17 @@ ColumnLayout {
         ComboBox {
             id: modelBox
             objectName: "remoteModel"
+            palette.window: Theme.surfaceRaised
+            palette.base: Theme.surface
+            palette.text: Theme.text
+            palette.button: Theme.surfaceRaised
+            palette.buttonText: Theme.text
+            palette.highlight: Theme.accent
+            palette.highlightedText: Theme.accentText
+            palette.mid: Theme.border
+            palette.dark: Theme.textMuted
+            palette.light: Theme.surfaceRaised
+            palette.midlight: Theme.border
             model: section.controller.remoteModels
             Layout.fillWidth: true
             displayText: currentIndex >= 0 ? currentText

@@ -57,7 +57,7 @@ Drawer {
                 font.family: Theme.monoFamily
             }
         }
-        Slider {
+        ThemedSlider {
             id: slider
             Layout.fillWidth: true
             // The theme's colours set on the control itself: Qt 6.4 does not pass a
@@ -312,19 +312,8 @@ Drawer {
                     wrapMode: Text.Wrap
                     Layout.fillWidth: true
                 }
-                Switch {
+                ThemedSwitch {
                     objectName: "apiServerSwitch"
-                    palette.window: Theme.surfaceRaised
-                    palette.base: Theme.surface
-                    palette.text: Theme.text
-                    palette.button: Theme.surfaceRaised
-                    palette.buttonText: Theme.text
-                    palette.highlight: Theme.accent
-                    palette.highlightedText: Theme.accentText
-                    palette.mid: Theme.border
-                    palette.dark: Theme.textMuted
-                    palette.light: Theme.surfaceRaised
-                    palette.midlight: Theme.border
                     checked: drawer.settings.apiServerEnabled
                     Accessible.name: qsTr("Local API server")
                     onToggled: drawer.settings.apiServerEnabled = checked
@@ -354,7 +343,7 @@ Drawer {
                     text: qsTr("API key")
                     color: Theme.text
                 }
-                TextField {
+                ThemedTextField {
                     objectName: "apiServerKey"
                     Layout.fillWidth: true
                     text: drawer.settings.apiServerKey

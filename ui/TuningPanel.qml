@@ -61,7 +61,7 @@ Drawer {
                 font.family: Theme.monoFamily
             }
         }
-        Slider {
+        ThemedSlider {
             id: slider
             objectName: "knob_" + knob.key
             Layout.fillWidth: true
@@ -133,7 +133,7 @@ Drawer {
                     font.weight: Font.Medium
                     Layout.fillWidth: true
                 }
-                Switch {
+                ThemedSwitch {
                     objectName: "sparseSwitch"
                     checked: drawer.sparse.sparseEnabled && drawer.sparse.metrics.hasSidecar
                     enabled: drawer.ready && drawer.sparse.metrics.hasSidecar

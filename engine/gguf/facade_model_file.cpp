@@ -14,6 +14,7 @@ ModelFileInfo inspect_model_file(const std::filesystem::path& path) {
     m.file_bytes = static_cast<int64_t>(file->file_size());
     m.architecture = file->get_string("general.architecture").value_or("");
     m.name = file->get_string("general.name").value_or("");
+    m.file_type = file->get_int("general.file_type").value_or(-1);
     std::map<std::string, ModelFileTypeBytes> by_type;
     std::map<std::string, int64_t> matrix_bytes;
     for (const auto& t : file->tensors()) {

@@ -153,6 +153,68 @@ TestCase {
         compare(testController.messages.count, 2)
     }
 
+    // Issue 30, item 2: the hover actions showed under a neighbouring
+    // message once the view had scrolled (the pointer's position was taken
+    // as the view's and moved by the scroll offset a second time), so "Edit
+    // and resend" could only be reached through a neighbour.
+    function test_hoverShowsTheActionsOfTheMessageUnderThePointer() {
+        let plain = ""
+        for (let i = 0; i < 8; ++i)
+            plain += "Paragraph " + i + " of a plain reply.\n\n"
+        const id = testStore.seedTurns([
+            "First question", plain,
+            "Show me code", "Here:\n\n```cpp\nint main() {}\n```\n\nDone.",
+            "Second question", plain,
+            "Third question", "A short plain reply."], "complete")
+        const view = createTemporaryObject(chatViewComponent, testCase, { y: 100 })
+        testController.openConversation(id)
+        tryCompare(testController.messages, "count", 8, 3000)
+        const list = findChild(view, "messageList")
+        tryVerify(() => list.count > 8 && list.itemAtIndex(list.count - 1) !== null, 3000)
+        tryVerify(() => list.contentY > 200, 3000, "the view opened at its end")
+        wait(100)
+        let checked = 0
+        for (let i = 0; i < list.count; ++i) {
+            const row = list.itemAtIndex(i)
+            if (row === null || row.rowKind === "segment")
+                continue
+            // A user's bubble or a reply's footer wholly in view.
+            const top = row.mapToItem(view, 0, 0).y
+            if (top < 0 || top + row.height > view.height)
+                continue
+            mouseMove(row, row.width / 2, row.height / 2)
+            tryCompare(list, "hoveredMessage", row.messageIndex, 1000,
+                       "hovering row " + i + " (" + row.rowKind + ")")
+            const actions = findChild(row, "messageActions")
+            tryVerify(() => actions.shown && actions.item !== null, 1000,
+                      "the actions of row " + i + " under the pointer")
+            if (row.rowKind === "user")
+                verify(findChild(row, "editMessageButton").visible, "Edit and resend")
+            // No other message's actions show (the last reply's always do).
+            for (let j = 0; j < list.count; ++j) {
+                const other = list.itemAtIndex(j)
+                if (other === null || other === row || other.rowKind === "segment"
+                        || other.messageIndex === row.messageIndex
+                        || other.messageIndex === testController.messages.count - 1)
+                    continue
+                const a = findChild(other, "messageActions")
+                verify(!a.shown, "row " + j + " shows its actions while row " + i + " is hovered")
+            }
+            ++checked
+        }
+        verify(checked >= 2, checked + " rows checked")
+        // Scrolled to the top, the first question's actions come under it.
+        list.following = false
+        list.positionViewAtBeginning()
+        tryVerify(() => list.itemAtIndex(0) !== null && !list.moving, 2000)
+        wait(50)
+        const question = list.itemAtIndex(0)
+        verify(question)
+        mouseMove(question, question.width / 2, question.height / 2)
+        tryCompare(list, "hoveredMessage", 0, 1000)
+        mouseMove(view, 5, view.height - 5)
+    }
+
     // The MessageSegment (found by its properties) inside a row.
     function segmentIn(item) {
         for (let i = 0; i < item.children.length; ++i) {
@@ -203,6 +265,34 @@ TestCase {
         verify(findChild(footer, "continueButton").visible)
         verify(findChild(footer, "regenerateButton").visible)
         verify(findChild(footer, "continueButton").enabled)
+    }
+
+    // Issue 30, item 8: a numbered list with paragraphs between its items
+    // read "1." for every item (each item is a segment of its own, and Qt
+    // 6.4 numbers every list from 1).
+    function test_aNumberedListKeepsItsNumbersAcrossParagraphs() {
+        const reply = "Steps:\n\n1. First step\n\nWhy it comes first.\n\n"
+                      + "2. Second step\n\nA note on it.\n\n3. Third step\n4. Fourth step"
+        const id = testStore.seedReply("How?", reply, "complete")
+        const view = createTemporaryObject(chatViewComponent, testCase, { y: 100 })
+        testController.openConversation(id)
+        tryCompare(testController.messages, "count", 2, 3000)
+        const list = findChild(view, "messageList")
+        tryVerify(() => list.count === 8 && list.itemAtIndex(7) !== null, 3000)
+        const shown = i => {
+            const prose = findChild(list.itemAtIndex(i), "proseText")
+            return prose ? prose.getText(0, prose.length) : ""
+        }
+        // Rows: question, "Steps:", 1., paragraph, 2., paragraph, 3.+4., footer.
+        tryVerify(() => shown(4).startsWith("2. Second step"), 2000, "row 4 reads: " + shown(4))
+        tryVerify(() => shown(6).startsWith("3. Third step"), 2000, "row 6 reads: " + shown(6))
+        verify(shown(6).indexOf("4. Fourth step") > 0, shown(6))
+        // A list that starts at 1 keeps Qt's own markers (not in the text).
+        compare(shown(2), "First step")
+        if (testScreenshotDir !== "")
+            view.grabToImage(r => r.saveToFile(testScreenshotDir + "/numbered-list-"
+                                               + (Theme.dark ? "dark" : "light") + ".png"))
+        wait(100)
     }
 
     // Issue 17: opening (or leaving) a conversation with a long reply built
@@ -307,8 +397,15 @@ TestCase {
         compare(component.status, Component.Ready, component.errorString())
         const window = component.createObject(null, { controller: testController })
         verify(window)
-        compare(window.width, 1280)
-        compare(window.height, 800)
+        // Issue 30, item 1: it opened at 1280x800 on an 800x600 screen (the
+        // offscreen platform's), its composer and status bar off-screen.
+        const free = Qt.size(window.Screen.desktopAvailableWidth, window.Screen.desktopAvailableHeight)
+        verify(free.width > 0 && free.height > 0)
+        verify(window.width <= free.width && window.height <= free.height,
+               window.width + "x" + window.height + " on a screen of " + free.width + "x"
+               + free.height)
+        compare(window.width, Math.min(1280, free.width))
+        compare(window.height, Math.min(800, free.height))
         Theme.mode = "dark"
         verify(Theme.dark)
         Theme.mode = "light"

@@ -68,8 +68,14 @@ TestCase {
         verify(metrics.budgetBytes > 0)
         const dense = findChild(panel, "denseNotice")
         verify(!dense.visible)
-        compare(findChild(panel, "hitRateStat").value, "90.0%")
-        verify(findChild(panel, "hitRateStat").tip.indexOf("80 %") >= 0)
+        // Issue 30, item 5: on a machine without a GPU (the CPU device
+        // stands in for one) the GPU-only figures are not shown: the hit
+        // rate read 0.0 % with advice to raise a knob that does nothing
+        // there, and the device read "simulated budget 0.0 MiB of 1024.00 GiB".
+        verify(!findChild(panel, "hitRateStat").visible, "the hit rate on a CPU machine")
+        verify(!findChild(panel, "hitRateChart").visible, "the hit-rate chart on a CPU machine")
+        verify(!findChild(panel, "deviceMemory").visible, "the simulated device's budget")
+        verify(findChild(panel, "ramMemory").visible)
         verify(findChild(panel, "decodeStat").tip !== "")
         // The time split's parts add up to ms/token (issue 17, defect 7).
         const split = findChild(panel, "timeSplit")
@@ -77,12 +83,10 @@ TestCase {
         fuzzyCompare(split.used, metrics.tokenMs, 1e-6)
         const heatmap = findChild(panel, "layerHeatmap")
         verify(heatmap.high >= heatmap.low)
-        compare(findChild(panel, "deviceMemory").title, "CPU device — simulated budget")
         // The painted items render (not blank) at the panel's size.
-        const chart = findChild(panel, "hitRateChart")
-        verify(chart.width > 200 && chart.height > 50)
+        verify(heatmap.width > 200 && heatmap.height > 20)
         let grabbed = null
-        verify(chart.grabToImage(r => grabbed = r))
+        verify(heatmap.grabToImage(r => grabbed = r))
         tryVerify(() => grabbed !== null)
     }
 

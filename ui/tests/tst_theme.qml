@@ -123,6 +123,55 @@ TestCase {
         closeWindow(window)
     }
 
+    // Issue 30, item 11: in the dark theme the API key, remote URL and
+    // model fields stayed white, and switches and slider handles were
+    // nearly invisible against the drawer.
+    function test_darkFieldsSwitchesAndHandles() {
+        // Opened light and switched to dark while open, as a user does.
+        const window = openWindow("light")
+        keyClick(Qt.Key_Comma, Qt.ControlModifier)
+        const drawer = findChild(window, "settingsDrawer")
+        tryVerify(() => drawer.opened, 2000)
+        testController.settings.themeMode = "dark"
+        verify(Theme.dark)
+        wait(100)
+        const flick = findChild(drawer.contentItem, "settingsScroll").contentItem
+        const reveal = item => {
+            flick.contentY = Math.max(0, Math.min(flick.contentHeight - flick.height,
+                item.mapToItem(flick.contentItem, 0, 0).y - 100))
+            wait(150)
+        }
+        const bg = drawer.background.color
+        for (const name of ["apiServerKey", "remoteUrl", "remoteApiKey", "remoteModel"]) {
+            const field = findChild(drawer.contentItem, name)
+            verify(field, name)
+            reveal(field)
+            const inside = pixelOf(field, field.width - 8, field.height / 2)
+            verify(lightness(inside) < 0.3, name + " is " + inside + " in the dark theme")
+        }
+        const sw = findChild(drawer.contentItem, "apiServerSwitch")
+        reveal(sw)
+        const indicator = maxContrast(sw.indicator, bg)
+        verify(indicator > 0.35, "the switch's contrast " + indicator.toFixed(2))
+        let slider = null
+        const findSlider = item => {
+            for (let i = 0; i < item.children.length && !slider; ++i) {
+                const c = item.children[i]
+                if (c.handle !== undefined && c.stepSize !== undefined && c.increase !== undefined)
+                    slider = c
+                else
+                    findSlider(c)
+            }
+        }
+        findSlider(drawer.contentItem)
+        verify(slider, "a slider")
+        reveal(slider)
+        const handle = maxContrast(slider.handle, bg)
+        verify(handle > 0.35, "the slider handle's contrast " + handle.toFixed(2))
+        shoot(window, "dark-fields-dark", () => reveal(findChild(drawer.contentItem, "remoteUrl")))
+        closeWindow(window)
+    }
+
     function test_everyThemeChoiceIsReadable() {
         for (const mode of ["light", "dark"]) {
             const window = openWindow(mode)

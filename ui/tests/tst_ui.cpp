@@ -46,17 +46,21 @@ public:
     // A conversation whose reply was cut off by a crash; returns its id.
     Q_INVOKABLE qint64 seedReply(const QString& question, const QString& reply,
                                  const QString& state) {
-        QFuture<ConversationRecord> created = store->createConversation(question, {});
+        return seedTurns({question, reply}, state);
+    }
+    // A conversation of turns, user first, alternating; the last reply in
+    // `lastState`, the others complete. Returns its id.
+    Q_INVOKABLE qint64 seedTurns(const QStringList& turns, const QString& lastState) {
+        QFuture<ConversationRecord> created = store->createConversation(turns.value(0), {});
         created.waitForFinished();  // result() alone does not wait for a queued start
         const ConversationRecord c = created.result();
-        for (const auto& [role, text] : {std::pair{QStringLiteral("user"), question},
-                                         std::pair{QStringLiteral("assistant"), reply}}) {
+        for (qsizetype i = 0; i < turns.size(); ++i) {
             MessageRecord m;
             m.uid = QUuid::createUuid().toString(QUuid::WithoutBraces);
             m.conversationId = c.id;
-            m.role = role;
-            m.content = text;
-            m.state = role == QLatin1String("user") ? QStringLiteral("complete") : state;
+            m.role = i % 2 == 0 ? QStringLiteral("user") : QStringLiteral("assistant");
+            m.content = turns[i];
+            m.state = i + 1 == turns.size() && i % 2 == 1 ? lastState : QStringLiteral("complete");
             store->saveMessage(m).waitForFinished();
         }
         QCoro::waitFor(controller->refreshConversations());
@@ -76,9 +80,10 @@ public:
         script.curve.bound = 0.02;
         script.curve.recommended = 0.5;
         script.curve.default_level = 0.5;
-        script.curve.points = {{0.0, 0.0, 0.0017, 0.0033, 0.965}, {0.2, 0.195, 0.0, 0.0041, 0.955},
-                               {0.4, 0.395, 0.0062, 0.0139, 0.928}, {0.5, 0.495, 0.0128, 0.029, 0.891},
-                               {0.6, 0.594, 0.0529, 0.0594, 0.836}, {0.7, 0.693, 0.101, 0.1288, 0.767}};
+        script.curve.points = {
+            {0.0, 0.0, 0.0017, 0.0033, 0.965},   {0.2, 0.195, 0.0, 0.0041, 0.955},
+            {0.4, 0.395, 0.0062, 0.0139, 0.928}, {0.5, 0.495, 0.0128, 0.029, 0.891},
+            {0.6, 0.594, 0.0529, 0.0594, 0.836}, {0.7, 0.693, 0.101, 0.1288, 0.767}};
         store_ = std::make_unique<ChatStore>(dir_.filePath("conversations.sqlite"));
         client_ = std::make_unique<EngineClient>([this, script](const powerinfer::LoadOptions& o) {
             auto engine = ScriptedEngine::load(o, script);

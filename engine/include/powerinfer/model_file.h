@@ -27,6 +27,9 @@ struct ModelFileInfo {
     // The weight type holding most bytes among the matrices (as
     // ModelInfo::quant of a loaded model).
     std::string quant;
+    // general.file_type (llama.cpp's llama_ftype, e.g. 15 = Q4_K_M), what the
+    // file says it is; -1 when the file does not say.
+    int64_t file_type = -1;
     int64_t n_tensors = 0;
     int64_t n_params = 0;                   // elements of every tensor
     std::vector<ModelFileTypeBytes> types;  // most bytes first
