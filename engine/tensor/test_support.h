@@ -1,6 +1,7 @@
 // Helpers shared by the tensor tests (not part of the library).
 #pragma once
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -9,6 +10,7 @@
 #include <vector>
 
 #include "common/ggml_types.h"
+#include "tensor/matmul.h"
 #include "tensor/quant.h"
 #include "tensor/quant_blocks.h"
 
@@ -133,6 +135,29 @@ inline std::vector<double> dequantize_activations(const QuantizedVector& q) {
 
 inline bool same_bits(const float* a, const float* b, size_t n) {
     return std::memcmp(a, b, n * sizeof(float)) == 0;
+}
+
+// A random matrix (odd rows: raw block bytes, see random_row), its
+// reference dequantization and a view over it.
+struct Matrix {
+    std::vector<uint8_t> bytes;
+    std::vector<float> deq;  // dequantize_row_ref of every row
+    WeightView view;
+};
+
+inline Matrix make_matrix(GgmlType t, int64_t rows, int64_t cols, unsigned seed) {
+    std::mt19937 rng(seed);
+    Matrix m;
+    const size_t rb = row_bytes(t, cols);
+    m.bytes.resize(rb * static_cast<size_t>(rows));
+    m.deq.resize(static_cast<size_t>(rows * cols));
+    for (int64_t r = 0; r < rows; ++r) {
+        const auto row = random_row(rng, t, cols, r % 2 == 1);
+        std::copy(row.begin(), row.end(), m.bytes.begin() + static_cast<std::ptrdiff_t>(r * rb));
+        dequantize_row_ref(t, row.data(), m.deq.data() + r * cols, cols);
+    }
+    m.view = {t, m.bytes.data(), rows, cols, rb};
+    return m;
 }
 
 }  // namespace powerinfer::tensor::testing

@@ -22,27 +22,6 @@ using namespace powerinfer::tensor::testing;
 
 namespace {
 
-struct Matrix {
-    std::vector<uint8_t> bytes;
-    std::vector<float> deq;
-    WeightView view;
-};
-
-Matrix make_matrix(GgmlType t, int64_t rows, int64_t cols, unsigned seed) {
-    std::mt19937 rng(seed);
-    Matrix m;
-    const size_t rb = row_bytes(t, cols);
-    m.bytes.resize(rb * static_cast<size_t>(rows));
-    m.deq.resize(static_cast<size_t>(rows * cols));
-    for (int64_t r = 0; r < rows; ++r) {
-        const auto row = random_row(rng, t, cols, r % 2 == 1);
-        std::copy(row.begin(), row.end(), m.bytes.begin() + static_cast<std::ptrdiff_t>(r * rb));
-        dequantize_row_ref(t, row.data(), m.deq.data() + r * cols, cols);
-    }
-    m.view = {t, m.bytes.data(), rows, cols, rb};
-    return m;
-}
-
 const GgmlType kTypes[] = {GgmlType::Q4_0, GgmlType::Q4_1, GgmlType::Q5_0,
                            GgmlType::Q8_0, GgmlType::Q4_K, GgmlType::Q6_K};
 
@@ -57,6 +36,17 @@ private slots:
             const Matrix m = make_matrix(t, 96, 512, 1);
             const InputMajorMatrix im = make_input_major(m.view);
             QVERIFY(im.bytes() <= m.bytes.size() + m.bytes.size() / 8);
+            // Built on a pool, with the column norms: the same copy.
+            ThreadPool pool(2);
+            std::vector<double> n2;
+            const InputMajorMatrix par = make_input_major(m.view, &pool, &n2);
+            QVERIFY(par.q == im.q && par.a16 == im.a16 && par.sc == im.sc && par.d16 == im.d16);
+            for (int64_t i = 0; i < 512; ++i) {
+                double want = 0;
+                for (int64_t j = 0; j < 96; ++j)
+                    want += double(m.deq[size_t(j * 512 + i)]) * m.deq[size_t(j * 512 + i)];
+                QVERIFY(std::fabs(n2[size_t(i)] - want) <= 1e-9 * (1 + want));
+            }
             for (int64_t j = 0; j < 96; ++j)
                 for (int64_t i = 0; i < 512; ++i)
                     if (input_major_weight(im, j, i) != m.deq[size_t(j * 512 + i)])

@@ -22,27 +22,6 @@ using namespace powerinfer::tensor::testing;
 
 namespace {
 
-struct Matrix {
-    std::vector<uint8_t> bytes;
-    std::vector<float> deq;  // dequantize_row_ref of every row
-    WeightView view;
-};
-
-Matrix make_matrix(GgmlType t, int64_t rows, int64_t cols, unsigned seed) {
-    std::mt19937 rng(seed);
-    Matrix m;
-    const size_t rb = row_bytes(t, cols);
-    m.bytes.resize(rb * static_cast<size_t>(rows));
-    m.deq.resize(static_cast<size_t>(rows * cols));
-    for (int64_t r = 0; r < rows; ++r) {
-        const auto row = random_row(rng, t, cols, r % 2 == 1);
-        std::copy(row.begin(), row.end(), m.bytes.begin() + static_cast<std::ptrdiff_t>(r * rb));
-        dequantize_row_ref(t, row.data(), m.deq.data() + r * cols, cols);
-    }
-    m.view = {t, m.bytes.data(), rows, cols, rb};
-    return m;
-}
-
 // y = W xq in float64 from the dequantized weights and activations; the
 // tolerance only covers float accumulation in the kernels.
 void check_products(const Matrix& m, const std::vector<double>& x, const float* y,
@@ -369,8 +348,8 @@ private slots:
             };
             std::vector<Case> cases;
             for (const GgmlType type : {GgmlType::Q4_1, GgmlType::Q8_0, GgmlType::Q5_0})
-                for (const auto& [rows, cols] : {std::pair<int64_t, int64_t>{16, 32}, {48, 576},
-                                                 {80, 1536}, {1536, 576}})
+                for (const auto& [rows, cols] :
+                     {std::pair<int64_t, int64_t>{16, 32}, {48, 576}, {80, 1536}, {1536, 576}})
                     cases.push_back({type, rows, cols});
             // Gemma 3 270M's Q5_0 shapes (q, k, gate and up over 640 columns).
             for (const auto& [rows, cols] :
@@ -379,8 +358,8 @@ private slots:
             // K-quants: one super-block, an expert slice's shape (gate/up,
             // down), a taller one.
             for (const GgmlType type : {GgmlType::Q4_K, GgmlType::Q6_K})
-                for (const auto& [rows, cols] : {std::pair<int64_t, int64_t>{16, 256}, {768, 2048},
-                                                 {2048, 768}, {80, 768}})
+                for (const auto& [rows, cols] :
+                     {std::pair<int64_t, int64_t>{16, 256}, {768, 2048}, {2048, 768}, {80, 768}})
                     cases.push_back({type, rows, cols});
             for (const auto& [type, rows, cols] : cases) {
                 Matrix m = make_matrix(type, rows, cols, unsigned(rows + cols));
@@ -412,12 +391,13 @@ private slots:
                     std::vector<float> want(size_t(n * rows)), got(want.size());
                     matmul(pool, m.view, X.data(), n, want.data());
                     matmul(pool, pv, X.data(), n, got.data());
-                    QVERIFY2(got == want, qPrintable(QString("%1 %2 %3x%4 n=%5")
-                                                         .arg(level.c_str())
-                                                         .arg(QString::fromUtf8(ggml_type_name(type)))
-                                                         .arg(rows)
-                                                         .arg(cols)
-                                                         .arg(n)));
+                    QVERIFY2(got == want,
+                             qPrintable(QString("%1 %2 %3x%4 n=%5")
+                                            .arg(level.c_str())
+                                            .arg(QString::fromUtf8(ggml_type_name(type)))
+                                            .arg(rows)
+                                            .arg(cols)
+                                            .arg(n)));
                 }
                 QuantizedVector xq;
                 quantize_activations(type, random_floats(rng, cols).data(), cols, xq);
@@ -425,8 +405,8 @@ private slots:
                 matvec_q(pool, m.view, xq, want.data());
                 matvec_q(pool, pv, xq, got.data());
                 QVERIFY(got == want);
-                for (const auto& [r0, r1] : {std::pair<int64_t, int64_t>{0, 16}, {16, rows},
-                                             {3, rows}, {0, rows - 1}}) {
+                for (const auto& [r0, r1] :
+                     {std::pair<int64_t, int64_t>{0, 16}, {16, rows}, {3, rows}, {0, rows - 1}}) {
                     if (r1 <= r0) continue;
                     const WeightView s = pv.slice(r0, r1);
                     QCOMPARE(s.panels != nullptr, r0 % 16 == 0 && (r1 - r0) % 16 == 0);
