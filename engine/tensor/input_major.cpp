@@ -7,6 +7,7 @@
 #include "common/error.h"
 #include "tensor/fp16.h"
 #include "tensor/kernels.h"
+#include "tensor/quad_pack.h"
 #include "tensor/quant.h"
 #include "tensor/quant_blocks.h"
 #include "tensor/sparse_down.h"
@@ -25,8 +26,6 @@ size_t code_offset(int64_t n_in, int64_t n_chunks, size_t chunk_bytes, int64_t c
             static_cast<size_t>(i * tc + ch % kInputTileChunks)) *
            chunk_bytes;
 }
-
-constexpr float kRound = 12582912.0f;  // 1.5 * 2^23: adding and subtracting it rounds
 
 // One source row decoded: q per input and the row's scales per group (and
 // per super-block for the K formats).
@@ -372,42 +371,15 @@ void prepare_sparse_input(const int32_t* ids, int64_t count, const float* x, int
     in.qsum.clear();
     in.hsum.clear();
     in.kept = count;
-    const auto G = static_cast<int32_t>(group);
-    int64_t k = 0;
-    while (k < count) {
-        const int32_t g = ids[k] / G;
-        int64_t e = k;
-        float amax = 0;
-        while (e < count && ids[e] / G == g) {
-            amax = std::max(amax, std::fabs(x[ids[e]]));
-            ++e;
-        }
-        if (amax > 0) {
-            const float d = amax / 127.0f, inv = 127.0f / amax;
+    pack_quads(
+        ids, count, group, [&](int64_t k) { return x[ids[k]]; }, in.quad_ids, in.quad_qx,
+        [&](int32_t g, int32_t first, float d, int32_t qsum) {
             in.groups.push_back(g);
-            in.quad_begin.push_back(static_cast<int32_t>(in.quad_qx.size()));
-            int32_t qsum = 0;
-            for (int64_t s = k; s < e; s += 4) {
-                uint32_t packed = 0;
-                for (int64_t t = 0; t < 4; ++t) {
-                    const bool real = s + t < e;
-                    const int32_t id = real ? ids[s + t] : ids[s];
-                    // Round to nearest even without a libm call (|x * inv| <= 127).
-                    const int32_t qv =
-                        real ? static_cast<int32_t>((x[id] * inv + kRound) - kRound) : 0;
-                    qsum += qv;
-                    in.quad_ids.push_back(id);
-                    packed |= static_cast<uint32_t>(static_cast<uint8_t>(static_cast<int8_t>(qv)))
-                              << (8 * t);
-                }
-                in.quad_qx.push_back(packed);
-            }
+            in.quad_begin.push_back(first);
             in.dx.push_back(d);
             in.qsum.push_back(qsum);
             in.hsum.push_back(d * static_cast<float>(qsum));
-        }
-        k = e;
-    }
+        });
     in.quad_begin.push_back(static_cast<int32_t>(in.quad_qx.size()));
 }
 

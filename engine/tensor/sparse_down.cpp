@@ -7,6 +7,7 @@
 #include "common/error.h"
 #include "tensor/fp16.h"
 #include "tensor/kernels.h"
+#include "tensor/quad_pack.h"
 #include "tensor/quant_blocks.h"
 
 namespace powerinfer::tensor {
@@ -15,8 +16,7 @@ namespace {
 
 using namespace blocks;
 
-constexpr int64_t kGroup = 32;  // neurons per scale group (the block size along a row)
-constexpr float kRound = 12582912.0f;  // 1.5 * 2^23: adding and subtracting it rounds
+constexpr int64_t kGroup = 32;         // neurons per scale group (the block size along a row)
 
 // The 32-element 4-bit formats: a = d, c from the block (`offset`).
 template <typename Block, typename Offset>
@@ -137,41 +137,14 @@ void prepare_sparse_down(const int32_t* ids, const float* h, int64_t count, Spar
     in.dh.clear();
     in.hsum.clear();
     in.active = count;
-    int64_t k = 0;
-    while (k < count) {
-        const int32_t g = ids[k] / static_cast<int32_t>(kGroup);
-        int64_t e = k;
-        float amax = 0;
-        while (e < count && ids[e] / static_cast<int32_t>(kGroup) == g) {
-            amax = std::max(amax, std::fabs(h[e]));
-            ++e;
-        }
-        if (amax > 0) {
-            const float dh = amax / 127.0f, inv = 127.0f / amax;
+    pack_quads(
+        ids, count, kGroup, [&](int64_t k) { return h[k]; }, in.quad_ids, in.quad_qh,
+        [&](int32_t g, int32_t first, float dh, int32_t qsum) {
             in.group.push_back(g);
-            in.quad_begin.push_back(static_cast<int32_t>(in.quad_qh.size()));
-            int32_t qsum = 0;
-            for (int64_t s = k; s < e; s += 4) {
-                uint32_t packed = 0;
-                for (int64_t t = 0; t < 4; ++t) {
-                    const bool real = s + t < e;
-                    const int32_t id = real ? ids[s + t] : ids[s];
-                    // Round to nearest even, as nearbyint in the default mode
-                    // (|h * inv| <= 127, far below 2^22), without a libm call.
-                    const int32_t qv =
-                        real ? static_cast<int32_t>((h[s + t] * inv + kRound) - kRound) : 0;
-                    qsum += qv;
-                    in.quad_ids.push_back(id);
-                    packed |= static_cast<uint32_t>(static_cast<uint8_t>(static_cast<int8_t>(qv)))
-                              << (8 * t);
-                }
-                in.quad_qh.push_back(packed);
-            }
+            in.quad_begin.push_back(first);
             in.dh.push_back(dh);
             in.hsum.push_back(dh * static_cast<float>(qsum));
-        }
-        k = e;
-    }
+        });
     in.quad_begin.push_back(static_cast<int32_t>(in.quad_qh.size()));
 }
 
