@@ -56,6 +56,9 @@ struct GgmlTypeTraits {
 std::optional<GgmlTypeTraits> ggml_type_traits(uint32_t type_id);
 GgmlTypeTraits ggml_traits(GgmlType t);
 std::string_view ggml_type_name(GgmlType t);
+// The quantization a general.file_type (llama.cpp's llama_ftype) names
+// ("Q4_K_M" for 15); empty for a value that names none.
+std::string_view llama_ftype_name(int64_t file_type);
 
 // Bytes of one row of n elements; nullopt if n is not a multiple of the block
 // size or the size overflows.

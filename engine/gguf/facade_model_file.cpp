@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <map>
 
+#include "common/ggml_types.h"
 #include "gguf/gguf.h"
 #include "powerinfer/model_file.h"
 
@@ -67,5 +68,7 @@ ModelFileInfo inspect_model_file(const std::filesystem::path& path) {
 std::string describe_model_file(const std::filesystem::path& path) {
     return gguf::describe(*gguf::GgufFile::open(path));
 }
+
+std::string file_type_name(int64_t file_type) { return std::string(llama_ftype_name(file_type)); }
 
 }  // namespace powerinfer

@@ -138,7 +138,10 @@ std::unique_ptr<LocalEngine> LocalEngine::load(const LoadOptions& options) {
     ModelInfo& info = e->info_;
     info.architecture = c.arch;
     info.name = c.name.empty() ? path.stem().string() : c.name;
-    info.quant = dominant_quant(f);
+    // The file's own quantization (general.file_type: "Q4_K_M"), else the
+    // weight type holding most bytes.
+    const std::string_view ftype = llama_ftype_name(f.get_int("general.file_type").value_or(-1));
+    info.quant = ftype.empty() ? dominant_quant(f) : std::string(ftype);
     info.n_params = e->model_->n_params();
     info.file_bytes = static_cast<int64_t>(f.file_size());
     info.n_layers = static_cast<int>(c.n_layer);

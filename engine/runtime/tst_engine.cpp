@@ -219,6 +219,8 @@ private slots:
         auto e = runtime::LocalEngine::load(o);
         const ModelInfo& info = e->info();
         QCOMPARE(QString::fromStdString(info.architecture), QStringLiteral("gemma3"));
+        // Its file type (15) names it, not its most common weight type (Q5_0).
+        QCOMPARE(QString::fromStdString(info.quant), QStringLiteral("Q4_K_M"));
         QCOMPARE(info.n_layers, 18);
         QCOMPARE(QString::fromStdString(info.chat_template_name), QStringLiteral("gemma"));
         QVERIFY2(info.template_warning.find("no chat template") != std::string::npos,

@@ -233,7 +233,7 @@ struct SparsityCurve {
 struct ModelInfo {
     std::string architecture;  // e.g. "llama"
     std::string name;
-    std::string quant;  // dominant weight type, e.g. "Q4_1"
+    std::string quant;  // general.file_type's name ("Q4_K_M"), else the dominant weight type
     int64_t n_params = 0;
     int64_t file_bytes = 0;
     int n_layers = 0, n_embd = 0, n_ff = 0, n_head = 0, n_head_kv = 0, n_vocab = 0;

@@ -52,4 +52,8 @@ std::string model_file_problem(const std::filesystem::path& path);
 // `powerinfer-cli --info`: the metadata and the tensor table as text.
 std::string describe_model_file(const std::filesystem::path& path);
 
+// The quantization a general.file_type names ("Q4_K_M" for 15); empty for a
+// value that names none.
+std::string file_type_name(int64_t file_type);
+
 }  // namespace powerinfer
