@@ -85,14 +85,13 @@ struct Workspace {
 
 // A hook on the host backend's one-token products: sparse engine v3's input
 // sparsity (sparse/input_sparsity.h) computes ys itself and returns true, or
-// returns false and the backend multiplies densely. Batches (2+ rows, prefill)
-// reach it only where batches() says so, then row by row.
+// returns false and the backend multiplies densely. Batches (2+ rows,
+// prefill) are only observed.
 class MatvecHook {
 public:
     virtual ~MatvecHook() = default;
     virtual bool matvec(std::span<const tensor::WeightView> ws, const float* x,
                         std::span<float* const> ys) = 0;
-    virtual bool batches() const { return false; }
     // Sees every product's input first, batches included (calibration).
     virtual void observe(std::span<const tensor::WeightView>, const float*, int64_t) {}
 };

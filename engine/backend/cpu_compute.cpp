@@ -78,17 +78,6 @@ public:
     void matmul(std::span<const tensor::WeightView> ws, const float* x, int64_t rows,
                 std::span<float* const> ys) override {
         if (hook_) hook_->observe(ws, x, rows);
-        if (rows > 1 && hook_ && hook_->batches()) {
-            // Row by row through the hook (what decoding the rows computes).
-            float* row_ys[4];
-            if (ws.size() <= std::size(row_ys)) {
-                for (int64_t r = 0; r < rows; ++r) {
-                    for (size_t k = 0; k < ws.size(); ++k) row_ys[k] = ys[k] + r * ws[k].rows;
-                    matmul(ws, x + r * ws[0].cols, 1, std::span<float* const>(row_ys, ws.size()));
-                }
-                return;
-            }
-        }
         if (rows > 1) {
             // Several tokens: one quantized copy of x and one pool dispatch
             // for matrices that take the same activations.

@@ -74,11 +74,8 @@ public:
 
     bool matvec(std::span<const tensor::WeightView> ws, const float* x,
                 std::span<float* const> ys) override;
-    // Batches row by row through the sparse products as well (measurements:
-    // the rows of a batch then get what decoding them one by one computes).
-    bool batches() const override { return batches_ && !recording_ && level_ > 0; }
+    // Records the inputs while recording (below); otherwise nothing.
     void observe(std::span<const tensor::WeightView> ws, const float* x, int64_t rows) override;
-    void set_batches(bool on) { batches_ = on; }
 
     // The calibrated thresholds: per product in the order of the
     // constructor's `products`, one per level of `levels` (ascending).
@@ -124,7 +121,7 @@ private:
     std::vector<std::string> dense_;
     std::vector<bool> dense_layer_;
     std::vector<float> levels_;  // calibrated levels (ascending); empty: top-K
-    bool batches_ = false, recording_ = false;
+    bool recording_ = false;
     int64_t rec_stride_ = 1, rec_cap_ = 0;
     size_t n_products_ = 0;
     double level_ = 0;
