@@ -131,7 +131,6 @@ std::unique_ptr<LocalEngine> LocalEngine::load(const LoadOptions& options) {
         }
     }
     e->tool_native_ = template_writes_tool_calls(source) && e->template_->jinja.has_value();
-    e->logits_.resize(static_cast<size_t>(e->model_->config().n_vocab));
     report(0.95f);
 
     const auto& c = e->model_->config();
@@ -240,14 +239,18 @@ std::unique_ptr<LocalEngine> LocalEngine::load(const LoadOptions& options) {
     return e;
 }
 
-// One generation of a batched run (start_sequence .. step).
+// One generation, alone (generate) or batched (start_sequence .. step): the
+// same state and the same token loop (next_token) for both.
 struct LocalEngine::Sequence {
     GenerateRequest request;
     std::vector<int32_t> prompt;
+    int slot = 0;
     size_t n_keep = 0;     // prompt tokens found in the slot's cache
     size_t evaluated = 0;  // prompt tokens in the slot's cache so far
     bool decoding = false;
     bool cancelled = false;
+    int shift_keep = -1;  // worked out on the first shift (it tokenizes the system prompt)
+    int dropped = 0;      // tokens the context shifts dropped
     Sampler sampler;
     std::unique_ptr<StreamingDetokenizer> detok;
     std::unique_ptr<StopStringMatcher> stops;
@@ -522,21 +525,21 @@ int LocalEngine::pick_context(const std::vector<int32_t>& prompt, bool reuse) {
     return slot;
 }
 
-bool LocalEngine::evaluate(const std::vector<int32_t>& tokens, size_t from,
-                           const std::atomic<bool>* cancel) {
+bool LocalEngine::evaluate(const std::vector<int32_t>& tokens, size_t from, int slot,
+                           float* logits, const std::atomic<bool>* cancel) {
     // Chunk by chunk (the model's own batching, so results are unchanged),
     // so that Stop also interrupts a long prompt.
     const auto chunk = static_cast<size_t>(model_->chunk_size());
-    std::vector<int32_t>& cache = slot_tokens(gen_slot_);
+    std::vector<int32_t>& cache = slot_tokens(slot);
     cache.resize(from);
-    size_t& exact = prefilled(gen_slot_);
+    size_t& exact = prefilled(slot);
     exact = std::min(exact, from);
     while (from < tokens.size()) {
         if (cancel && cancel->load()) return false;
         const size_t n = std::min(chunk, tokens.size() - from);
         const bool last = from + n == tokens.size();
         model_->forward(tokens.data() + from, static_cast<int64_t>(n), static_cast<int64_t>(from),
-                        last ? 1 : 0, last ? logits_.data() : nullptr, gen_slot_);
+                        last ? 1 : 0, last ? logits : nullptr, slot);
         cache.insert(cache.end(), tokens.begin() + static_cast<std::ptrdiff_t>(from),
                      tokens.begin() + static_cast<std::ptrdiff_t>(from + n));
         if (exact == from) exact = cache.size();
@@ -560,16 +563,18 @@ int LocalEngine::keep_on_shift(const GenerateRequest& request,
     return static_cast<int>(std::min<size_t>(keep, static_cast<size_t>(model_->n_ctx() / 2)));
 }
 
-int LocalEngine::shift_context(int n_keep) {
-    const std::vector<int32_t>& cache = slot_tokens(gen_slot_);
+int LocalEngine::shift_context(Sequence& q) {
+    if (q.shift_keep < 0) q.shift_keep = keep_on_shift(q.request, q.prompt);
+    const std::vector<int32_t>& cache = slot_tokens(q.slot);
     const int n_past = static_cast<int>(cache.size());
-    const int n_discard = (n_past - n_keep) / 2;
+    const int n_discard = (n_past - q.shift_keep) / 2;
     if (n_discard <= 0) return 0;
-    std::vector<int32_t> kept(cache.begin(), cache.begin() + n_keep);
-    kept.insert(kept.end(), cache.begin() + n_keep + n_discard, cache.end());
+    std::vector<int32_t> kept(cache.begin(), cache.begin() + q.shift_keep);
+    kept.insert(kept.end(), cache.begin() + q.shift_keep + n_discard, cache.end());
     // Positions after the dropped block change, so their keys (rotated by
     // position) are recomputed; the kept prefix stays valid in the cache.
-    evaluate(kept, static_cast<size_t>(n_keep));
+    evaluate(kept, static_cast<size_t>(q.shift_keep), q.slot, q.logits.data());
+    q.dropped += n_discard;
     return n_discard;
 }
 
@@ -668,128 +673,135 @@ TokenMetrics LocalEngine::token_metrics(int64_t index, double token_ms) {
     return m;
 }
 
+std::unique_ptr<LocalEngine::Sequence> LocalEngine::new_sequence(const GenerateRequest& request) {
+    auto q = std::make_unique<Sequence>();
+    q->t_start = Clock::now();
+    apply_pending_tuning();
+    q->prompt = checked_prompt(request);
+    q->matcher = constraint_matcher(request);
+    q->request = request;
+    q->sampler.reset(request.sampling);
+    q->detok = std::make_unique<StreamingDetokenizer>(*tokenizer_);
+    q->stops = std::make_unique<StopStringMatcher>(stop_strings(request, q->matcher != nullptr));
+    q->logits.resize(static_cast<size_t>(model_->config().n_vocab));
+    q->result.prompt_tokens = static_cast<int>(q->prompt.size());
+    q->t_prompt = q->t_start;
+    return q;
+}
+
+void LocalEngine::prompt_done(Sequence& q) {
+    q.decoding = true;
+    q.result.evaluated_prompt_tokens = static_cast<int>(q.prompt.size() - q.n_keep);
+    const double ms = ms_since(q.t_prompt);
+    q.result.prompt_tokens_per_s = ms > 0 ? q.result.evaluated_prompt_tokens * 1000.0 / ms : 0.0;
+    q.t_token = q.t_start;  // the first token's time includes the prompt
+}
+
+bool LocalEngine::next_token(Sequence& q, std::vector<TokenEvent>& events) {
+    const auto end = [&](FinishReason reason) {
+        q.result.finish = reason;
+        return false;
+    };
+    if (q.result.generated_tokens >= q.request.max_tokens) return end(FinishReason::Length);
+    if (q.cancelled) return end(FinishReason::Cancelled);
+    std::vector<int32_t>& cache = slot_tokens(q.slot);
+    const size_t hist =
+        std::min(cache.size(), static_cast<size_t>(std::max(0, q.request.sampling.repeat_last_n)));
+    const int32_t token =
+        sample_token(q.sampler, q.logits.data(),
+                     std::span<const int32_t>(cache.data() + cache.size() - hist, hist),
+                     q.matcher.get(), int64_t{q.request.max_tokens} - q.result.generated_tokens - 1);
+    if (token < 0) {
+        q.result.notice = "no token of the vocabulary can continue the structured output";
+        return end(FinishReason::Error);
+    }
+    if (tokenizer_->is_eog(token)) return end(FinishReason::Stop);
+    if (q.matcher) q.matcher->accept(pieces_[static_cast<size_t>(token)]);
+    ++q.result.generated_tokens;
+    const double token_ms = ms_since(q.t_token);
+    if (q.result.generated_tokens == 1) {
+        q.t_first = Clock::now();
+        q.result.time_to_first_token_ms = ms_since(q.t_start);
+    }
+    TokenEvent ev;
+    ev.piece = q.stops->feed(q.detok->feed(token));
+    ev.token = token;
+    ev.metrics = token_metrics(q.result.generated_tokens - 1, token_ms);
+    q.result.text += ev.piece;
+    events.push_back(std::move(ev));
+    q.t_token = Clock::now();
+    if (q.stops->stopped() || (q.matcher && q.matcher->finished())) return end(FinishReason::Stop);
+    // The last token needs no evaluation.
+    if (q.result.generated_tokens >= q.request.max_tokens) return end(FinishReason::Length);
+    if (q.cancelled) return end(FinishReason::Cancelled);
+    if (static_cast<int64_t>(cache.size()) >= model_->n_ctx() && shift_context(q) == 0)
+        return end(FinishReason::ContextFull);
+    cache.push_back(token);
+    return true;
+}
+
+GenerateResult LocalEngine::finish_sequence(Sequence& q, std::vector<TokenEvent>& events) {
+    // Whatever was held back (an incomplete character, a partial stop string
+    // that never completed) goes out with a final event carrying no token.
+    std::string tail = q.detok->flush();
+    tail = q.stops->stopped() ? std::string() : q.stops->feed(tail) + q.stops->flush();
+    if (!tail.empty()) {
+        q.result.text += tail;
+        TokenEvent ev;
+        ev.piece = std::move(tail);
+        ev.metrics = token_metrics(q.result.generated_tokens - 1, 0.0);
+        events.push_back(std::move(ev));
+    }
+    if (q.result.generated_tokens > 1) {
+        const double ms = std::chrono::duration<double, std::milli>(q.t_token - q.t_first).count();
+        if (ms > 0) q.result.decode_tokens_per_s = (q.result.generated_tokens - 1) * 1000.0 / ms;
+    }
+    if (!q.decoding)  // stopped in its prompt: what was evaluated stays cached
+        q.result.evaluated_prompt_tokens = static_cast<int>(slot_tokens(q.slot).size() - q.n_keep);
+    if (q.dropped > 0)
+        q.result.notice = "context full: the oldest " + std::to_string(q.dropped) +
+                          " tokens were dropped to continue";
+    return std::move(q.result);
+}
+
 GenerateResult LocalEngine::generate(const GenerateRequest& request,
                                      const std::function<void(const TokenEvent&)>& on_token,
                                      const std::atomic<bool>* cancel) {
-    const auto t_start = Clock::now();
-    apply_pending_tuning();
-    GenerateResult result;
-    const std::vector<int32_t> prompt = checked_prompt(request);
-    const int64_t n_ctx = model_->n_ctx();
-    result.prompt_tokens = static_cast<int>(prompt.size());
-    const std::unique_ptr<GrammarMatcher> matcher = constraint_matcher(request);
-
+    const std::unique_ptr<Sequence> q = new_sequence(request);
     // The conversation's own context (a free sequence slot whose cache
     // starts with this prompt, else the least recently used one); reuse the
     // cached prefix; the last prompt token is always evaluated so that its
     // logits are fresh.
-    gen_slot_ = pick_context(prompt, request.reuse_cache);
-    std::vector<int32_t>& cached = slot_tokens(gen_slot_);
+    q->slot = gen_slot_ = pick_context(q->prompt, request.reuse_cache);
     // Only the keys and values a prompt evaluation wrote are reused: a
     // decoded token's (one row at a time) differ in their last bits from
     // the same token's in a prompt, and a reply must be the one a fresh
     // context gives, so the last reply is evaluated again with the new turn.
-    size_t n_keep = request.reuse_cache ? common_prefix(cached, prompt) : 0;
-    n_keep = std::min({n_keep, prefilled(gen_slot_), prompt.size() - 1});
-    const auto t_prompt = Clock::now();
-    if (!evaluate(prompt, n_keep, cancel)) {
+    const size_t common = request.reuse_cache ? common_prefix(slot_tokens(q->slot), q->prompt) : 0;
+    q->n_keep = std::min({common, prefilled(q->slot), q->prompt.size() - 1});
+    q->t_prompt = Clock::now();
+    std::vector<TokenEvent> events;
+    if (!evaluate(q->prompt, q->n_keep, q->slot, q->logits.data(), cancel)) {
         // Stopped during the prompt: what was evaluated stays cached.
-        result.evaluated_prompt_tokens = static_cast<int>(cached.size() - n_keep);
-        result.finish = FinishReason::Cancelled;
-        return result;
+        q->result.finish = FinishReason::Cancelled;
+        return finish_sequence(*q, events);
     }
-    const double prompt_ms = ms_since(t_prompt);
-    result.evaluated_prompt_tokens = static_cast<int>(prompt.size() - n_keep);
-    result.prompt_tokens_per_s =
-        prompt_ms > 0 ? result.evaluated_prompt_tokens * 1000.0 / prompt_ms : 0.0;
-
-    sampler_.reset(request.sampling);
-    StreamingDetokenizer detok(*tokenizer_);
-    StopStringMatcher stops(stop_strings(request, matcher != nullptr));
-    int shift_keep = -1;     // worked out on the first shift (it tokenizes the system prompt)
-    auto t_token = t_start;  // the first token's time includes the prompt
-    Clock::time_point t_first;
-    int dropped = 0;
-
-    auto emit = [&](std::string piece, int32_t token, double token_ms) {
-        result.text += piece;
-        TokenEvent ev;
-        ev.piece = std::move(piece);
-        ev.token = token;
-        ev.metrics = token_metrics(result.generated_tokens - 1, token_ms);
-        if (on_token) on_token(ev);
-    };
-
+    prompt_done(*q);
     for (;;) {
-        if (result.generated_tokens >= request.max_tokens) {
-            result.finish = FinishReason::Length;
-            break;
-        }
-        if (cancel && cancel->load()) {
-            result.finish = FinishReason::Cancelled;
-            break;
-        }
-        const size_t hist = std::min(
-            cached.size(), static_cast<size_t>(std::max(0, request.sampling.repeat_last_n)));
-        const std::span<const int32_t> recent(cached.data() + cached.size() - hist, hist);
-        const int32_t token =
-            sample_token(sampler_, logits_.data(), recent, matcher.get(),
-                         int64_t{request.max_tokens} - result.generated_tokens - 1);
-        if (token < 0) {
-            result.finish = FinishReason::Error;
-            result.notice = "no token of the vocabulary can continue the structured output";
-            break;
-        }
-        if (tokenizer_->is_eog(token)) {
-            result.finish = FinishReason::Stop;
-            break;
-        }
-        if (matcher) matcher->accept(pieces_[static_cast<size_t>(token)]);
-        ++result.generated_tokens;
-        const double token_ms = ms_since(t_token);
-        if (result.generated_tokens == 1) {
-            t_first = Clock::now();
-            result.time_to_first_token_ms = ms_since(t_start);
-        }
-        emit(stops.feed(detok.feed(token)), token, token_ms);
-        t_token = Clock::now();
-        if (stops.stopped() || (matcher && matcher->finished())) {
-            result.finish = FinishReason::Stop;
-            break;
-        }
-        if (result.generated_tokens >= request.max_tokens || (cancel && cancel->load())) {
-            // The loop head decides the reason; the last token needs no evaluation.
-            continue;
-        }
+        q->cancelled = cancel && cancel->load();
+        const bool more = next_token(*q, events);
+        if (on_token)
+            for (const TokenEvent& ev : events) on_token(ev);
+        events.clear();
+        if (!more) break;
         apply_pending_tuning();
-        if (static_cast<int64_t>(cached.size()) >= n_ctx) {
-            if (shift_keep < 0) shift_keep = keep_on_shift(request, prompt);
-            const int n = shift_context(shift_keep);
-            if (n == 0) {
-                result.finish = FinishReason::ContextFull;
-                break;
-            }
-            dropped += n;
-        }
-        cached.push_back(token);
-        model_->forward(&cached.back(), 1, static_cast<int64_t>(cached.size() - 1), 1,
-                        logits_.data(), gen_slot_);
+        const std::vector<int32_t>& cache = slot_tokens(q->slot);
+        model_->forward(&cache.back(), 1, static_cast<int64_t>(cache.size() - 1), 1,
+                        q->logits.data(), q->slot);
     }
-    // Whatever was held back (an incomplete character, a partial stop string
-    // that never completed) goes out with a final event carrying no token.
-    std::string tail = detok.flush();
-    tail = stops.stopped() ? std::string() : stops.feed(tail) + stops.flush();
-    if (!tail.empty()) emit(std::move(tail), -1, 0.0);
-
-    if (result.generated_tokens > 1) {
-        const double decode_ms =
-            std::chrono::duration<double, std::milli>(t_token - t_first).count();
-        if (decode_ms > 0)
-            result.decode_tokens_per_s = (result.generated_tokens - 1) * 1000.0 / decode_ms;
-    }
-    if (dropped > 0)
-        result.notice = "context full: the oldest " + std::to_string(dropped) +
-                        " tokens were dropped to continue";
+    GenerateResult result = finish_sequence(*q, events);
+    if (on_token)
+        for (const TokenEvent& ev : events) on_token(ev);
     return result;
 }
 
@@ -824,11 +836,7 @@ std::string LocalEngine::batching_note() const {
 }
 
 int LocalEngine::start_sequence(const GenerateRequest& request) {
-    auto seq = std::make_unique<Sequence>();
-    seq->t_start = Clock::now();
-    apply_pending_tuning();
-    seq->prompt = checked_prompt(request);
-    seq->matcher = constraint_matcher(request);
+    std::unique_ptr<Sequence> seq = new_sequence(request);
     // The free slot whose cache shares the longest prefix with the prompt.
     int slot = -1;
     size_t best = 0;
@@ -844,19 +852,12 @@ int LocalEngine::start_sequence(const GenerateRequest& request) {
         throw EngineError(seqs_.empty()
                               ? "batched generation is off (set_max_sequences)"
                               : "all " + std::to_string(seqs_.size()) + " sequences are busy");
+    seq->slot = slot;
     seq->n_keep =
         request.reuse_cache ? std::min({best, prefilled(slot), seq->prompt.size() - 1}) : 0;
     prefilled(slot) = std::min(prefilled(slot), seq->n_keep);
     seq->evaluated = seq->n_keep;
     slot_tokens(slot).resize(seq->n_keep);
-    seq->request = request;
-    seq->sampler.reset(request.sampling);
-    seq->detok = std::make_unique<StreamingDetokenizer>(*tokenizer_);
-    seq->stops =
-        std::make_unique<StopStringMatcher>(stop_strings(request, seq->matcher != nullptr));
-    seq->logits.resize(static_cast<size_t>(model_->config().n_vocab));
-    seq->result.prompt_tokens = static_cast<int>(seq->prompt.size());
-    seq->t_prompt = seq->t_start;
     seqs_[static_cast<size_t>(slot)] = std::move(seq);
     return slot;
 }
@@ -870,34 +871,17 @@ void LocalEngine::cancel_sequence(int sequence) {
 std::vector<SequenceUpdate> LocalEngine::step() {
     std::vector<SequenceUpdate> out;
     apply_pending_tuning();
-    auto finish = [&](int slot, FinishReason reason, SequenceUpdate& up) {
-        Sequence& q = *seqs_[static_cast<size_t>(slot)];
-        std::string tail = q.detok->flush();
-        tail = q.stops->stopped() ? std::string() : q.stops->feed(tail) + q.stops->flush();
-        if (!tail.empty()) {
-            q.result.text += tail;
-            TokenEvent ev;
-            ev.piece = std::move(tail);
-            up.events.push_back(std::move(ev));
-        }
-        if (q.result.generated_tokens > 1) {
-            const double ms =
-                std::chrono::duration<double, std::milli>(q.t_token - q.t_first).count();
-            if (ms > 0)
-                q.result.decode_tokens_per_s = (q.result.generated_tokens - 1) * 1000.0 / ms;
-        }
-        if (!q.decoding)
-            q.result.evaluated_prompt_tokens = static_cast<int>(q.evaluated - q.n_keep);
-        q.result.finish = reason;
+    auto finish = [&](Sequence& q, SequenceUpdate& up) {
+        up.result = finish_sequence(q, up.events);
         up.finished = true;
-        up.result = std::move(q.result);
-        seqs_[static_cast<size_t>(slot)].reset();  // the slot is free (its cache stays reusable)
+        seqs_[static_cast<size_t>(q.slot)].reset();  // the slot is free (its cache stays reusable)
     };
     for (size_t i = 0; i < seqs_.size(); ++i) {
         if (!seqs_[i] || !seqs_[i]->cancelled) continue;
         SequenceUpdate up;
         up.sequence = static_cast<int>(i);
-        finish(static_cast<int>(i), FinishReason::Cancelled, up);
+        seqs_[i]->result.finish = FinishReason::Cancelled;
+        finish(*seqs_[i], up);
         out.push_back(std::move(up));
     }
     // One prompt chunk, of the sequences still in their prompt in turn.
@@ -917,84 +901,27 @@ std::vector<SequenceUpdate> LocalEngine::step() {
                      q.prompt.begin() + static_cast<std::ptrdiff_t>(q.evaluated + n));
         if (prefilled(slot) == q.evaluated) prefilled(slot) = cache.size();
         q.evaluated += n;
-        if (last) {
-            q.decoding = true;
-            q.result.evaluated_prompt_tokens = static_cast<int>(q.prompt.size() - q.n_keep);
-            const double ms = ms_since(q.t_prompt);
-            q.result.prompt_tokens_per_s =
-                ms > 0 ? q.result.evaluated_prompt_tokens * 1000.0 / ms : 0.0;
-            q.t_token = q.t_start;  // the first token's time includes the prompt
-        }
+        if (last) prompt_done(q);
         next_prefill_ = i + 1;
         break;
     }
-    // One token for every sequence past its prompt, then one forward pass
-    // over all of them.
+    // One token for every sequence past its prompt (next_token, as alone:
+    // a full context shifts here too), then one forward pass over all of them.
     std::vector<int32_t> tokens;
     std::vector<int> slots;
     std::vector<int64_t> positions;
-    const int64_t n_ctx = model_->n_ctx();
     for (size_t i = 0; i < seqs_.size(); ++i) {
         if (!seqs_[i] || !seqs_[i]->decoding) continue;
         Sequence& q = *seqs_[i];
-        const int slot = static_cast<int>(i);
         SequenceUpdate up;
-        up.sequence = slot;
-        auto& cache = slot_tokens(slot);
-        if (q.result.generated_tokens >= q.request.max_tokens) {
-            finish(slot, FinishReason::Length, up);
-            out.push_back(std::move(up));
-            continue;
-        }
-        const size_t hist = std::min(
-            cache.size(), static_cast<size_t>(std::max(0, q.request.sampling.repeat_last_n)));
-        const int32_t token = sample_token(
-            q.sampler, q.logits.data(),
-            std::span<const int32_t>(cache.data() + cache.size() - hist, hist), q.matcher.get(),
-            int64_t{q.request.max_tokens} - q.result.generated_tokens - 1);
-        FinishReason reason = FinishReason::Length;
-        bool done = false;
-        if (token < 0) {
-            q.result.notice = "no token of the vocabulary can continue the structured output";
-            reason = FinishReason::Error;
-            done = true;
-        } else if (tokenizer_->is_eog(token)) {
-            reason = FinishReason::Stop;
-            done = true;
-        } else {
-            if (q.matcher) q.matcher->accept(pieces_[static_cast<size_t>(token)]);
-            ++q.result.generated_tokens;
-            const double token_ms = ms_since(q.t_token);
-            if (q.result.generated_tokens == 1) {
-                q.t_first = Clock::now();
-                q.result.time_to_first_token_ms = ms_since(q.t_start);
-            }
-            TokenEvent ev;
-            ev.piece = q.stops->feed(q.detok->feed(token));
-            ev.token = token;
-            ev.metrics = token_metrics(q.result.generated_tokens - 1, token_ms);
-            q.result.text += ev.piece;
-            up.events.push_back(std::move(ev));
-            q.t_token = Clock::now();
-            if (q.stops->stopped() || (q.matcher && q.matcher->finished())) {
-                reason = FinishReason::Stop;
-                done = true;
-            } else if (q.result.generated_tokens >= q.request.max_tokens) {
-                reason = FinishReason::Length;
-                done = true;
-            } else if (static_cast<int64_t>(cache.size()) >= n_ctx) {
-                // No context shift for batched sequences: the reply ends.
-                reason = FinishReason::ContextFull;
-                done = true;
-            }
-        }
-        if (done) {
-            finish(slot, reason, up);
-        } else {
-            cache.push_back(token);
-            tokens.push_back(token);
-            slots.push_back(slot);
+        up.sequence = q.slot;
+        if (next_token(q, up.events)) {
+            const auto& cache = slot_tokens(q.slot);
+            tokens.push_back(cache.back());
+            slots.push_back(q.slot);
             positions.push_back(static_cast<int64_t>(cache.size() - 1));
+        } else {
+            finish(q, up);
         }
         if (up.finished || !up.events.empty()) out.push_back(std::move(up));
     }

@@ -109,15 +109,28 @@ private:
     // info_.gpu_attention_layers and info_.offload_status.
     void setup_sparse_attention(const LoadOptions& options, const model::SparseOffloadPlan* plan,
                                 const std::string& device_note);
-    // Evaluates tokens[from..) over the cached prefix tokens[0..from),
-    // leaving the last token's logits in logits_; false if cancel became true
-    // first (cached_ then holds what was evaluated).
-    bool evaluate(const std::vector<int32_t>& tokens, size_t from,
+    // A generation's state (local_engine.cpp), alone or batched.
+    struct Sequence;
+    // Evaluates tokens[from..) over slot's cached prefix tokens[0..from),
+    // leaving the last token's logits in `logits`; false if cancel became
+    // true first (the slot's cache then holds what was evaluated).
+    bool evaluate(const std::vector<int32_t>& tokens, size_t from, int slot, float* logits,
                   const std::atomic<bool>* cancel = nullptr);
     // The context for a generate() of this prompt (see set_conversation_contexts).
     int pick_context(const std::vector<int32_t>& prompt, bool reuse);
-    // Frees room when the context is full; returns the number of dropped tokens.
-    int shift_context(int n_keep);
+    // Frees room in q's full context (drops half of what follows the kept
+    // start); returns the number of dropped tokens (0: nothing to drop).
+    int shift_context(Sequence& q);
+    // The one token loop of generate() and step(): a checked prompt and its
+    // sampler, detokenizer, stops and grammar; the prompt's figures once it
+    // is evaluated; then per token: sample, stream, decide whether the
+    // reply ends (q.result.finish) or the token is appended to the slot's
+    // cache for evaluation (true), shifting a full context first; and the
+    // result, with the held-back tail as a last event.
+    std::unique_ptr<Sequence> new_sequence(const GenerateRequest& request);
+    void prompt_done(Sequence& q);
+    bool next_token(Sequence& q, std::vector<TokenEvent>& events);
+    GenerateResult finish_sequence(Sequence& q, std::vector<TokenEvent>& events);
     int keep_on_shift(const GenerateRequest& request, const std::vector<int32_t>& prompt) const;
     // The prompt's tokens checked as generate() checks them (throws).
     std::vector<int32_t> checked_prompt(const GenerateRequest& request) const;
@@ -152,7 +165,6 @@ private:
     std::unique_ptr<backend::Device> offload_device_;
     std::unique_ptr<Tokenizer> tokenizer_;
     std::unique_ptr<ChatTemplate> template_;
-    Sampler sampler_;
     bool tool_native_ = false;  // the template writes <tool_call> itself
     // Each token's bytes (control tokens: ""), for constrained sampling;
     // filled on the first constrained request.
@@ -160,13 +172,11 @@ private:
     // Continuous batching: one entry per sequence slot (null: free); slot
     // 0's cache is generate()'s (cached_), the others' tokens are in
     // slot_cached_.
-    struct Sequence;
     std::vector<std::unique_ptr<Sequence>> seqs_;
     std::vector<std::vector<int32_t>> slot_cached_;
     size_t next_prefill_ = 0;  // round-robin over sequences still in their prompt
 
     std::vector<int32_t> cached_;
-    std::vector<float> logits_;
     // Conversation contexts: the slot generate() runs in and each slot's
     // last use (for the least recently used one).
     int gen_slot_ = 0;

@@ -2,7 +2,8 @@
 // sequences that share their steps with neighbours (joining at different
 // steps, one of them constrained by a JSON schema) equal the replies each
 // gets alone from generate(); a cancelled sequence frees its slot at once;
-// the logits of a batched row are the bits of the same token alone.
+// the logits of a batched row are the bits of the same token alone; a
+// reply past the context length shifts the context batched as it does alone.
 // Skips without POWERINFER_MODEL.
 #include <QtTest>
 #include <cstring>
@@ -87,6 +88,41 @@ private slots:
             QCOMPARE(batched[i].prompt_tokens, alone[i].prompt_tokens);
         }
         QCOMPARE(engine_->active_sequences(), 0);
+    }
+
+    // A reply longer than the context (512 tokens here): alone, generate()
+    // drops the oldest tokens and goes on; batched beside a neighbour the
+    // sequence does the same, with the same text (it used to end with
+    // "context full" at 512 tokens).
+    void aFullContextShiftsBatchedAsAlone() {
+        GenerateRequest longer;
+        longer.prompt = "1, 2, 3, 4, 5, 6, 7, 8, 9, 10,";
+        longer.max_tokens = 560;
+        longer.sampling.temperature = 0;
+        longer.reuse_cache = false;
+        const GenerateResult alone = engine_->generate(longer, nullptr);
+        QCOMPARE(alone.generated_tokens, 560);
+        QVERIFY2(alone.notice.find("context full") != std::string::npos, alone.notice.c_str());
+
+        engine_->set_max_sequences(2);
+        const int seq = engine_->start_sequence(longer);
+        engine_->start_sequence(chat("Write a haiku about rain.", 24));
+        GenerateResult batched;
+        std::string streamed;
+        for (int steps = 0; engine_->active_sequences() > 0; ++steps) {
+            for (const SequenceUpdate& u : engine_->step()) {
+                if (u.sequence != seq) continue;
+                for (const auto& e : u.events) streamed += e.piece;
+                if (u.finished) batched = u.result;
+            }
+            QVERIFY(steps < 2000);
+        }
+        QCOMPARE(int(batched.finish), int(FinishReason::Length));
+        QCOMPARE(batched.generated_tokens, alone.generated_tokens);
+        QCOMPARE(QString::fromStdString(batched.notice), QString::fromStdString(alone.notice));
+        QCOMPARE(QString::fromStdString(batched.text), QString::fromStdString(alone.text));
+        QCOMPARE(streamed, batched.text);
+        engine_->set_max_sequences(4);
     }
 
     void aBatchedRowHasTheBitsOfTheTokenAlone() {

@@ -292,6 +292,38 @@ private slots:
             qPrintable(QString("ours %1, llama.cpp %2").arg(r.ppl, 0, 'f', 9).arg(ref, 0, 'f', 9)));
     }
 
+    // Qwen2.5-Coder-0.5B's perplexity over the corpus' first 4 windows
+    // equals llama.cpp's (tests/fixtures/qwen2_perplexity.json; the greedy
+    // and logit check is tst_model's qwen2MatchesLlamaCpp).
+    void qwen2PerplexityMatchesLlamaCpp() {
+        const QByteArray path = qgetenv("POWERINFER_QWEN_MODEL");
+        if (path.isEmpty()) {
+            if (qgetenv("CI") == "true") QFAIL("POWERINFER_QWEN_MODEL is not set under CI");
+            QSKIP("POWERINFER_QWEN_MODEL is not set: scripts/fetch-model qwen2.5-coder-0.5b");
+        }
+        const QJsonObject fx = fixture("qwen2_perplexity.json");
+        QVERIFY2(!fx.isEmpty(), "tests/fixtures/qwen2_perplexity.json is missing");
+        LoadOptions o;
+        o.model_path = path.toStdString();
+        o.n_ctx = 512;
+        o.tuning.sparse = false;
+        const auto qwen = runtime::LocalEngine::load(o);
+        QFile f(QStringLiteral(POWERINFER_SOURCE_DIR "/tests/data/frankenstein.txt"));
+        QVERIFY2(f.open(QIODevice::ReadOnly), "tests/data/frankenstein.txt cannot be read");
+        const auto tokens = qwen->tokenizer().encode(f.readAll().toStdString(), false, false);
+        QCOMPARE(int64_t(tokens.size()), int64_t(fx["n_tokens"].toInteger()));
+        const QJsonArray sums = fx["window_nll_sums"].toArray();
+        const auto r = runtime::perplexity(qwen->model(), tokens, fx["n_ctx"].toInt(), sums.size(), -1);
+        const double ref = fx["ppl"].toDouble();
+        qInfo("qwen2 perplexity over %lld windows: ours %.6f, llama.cpp %.6f",
+              static_cast<long long>(r.windows), r.ppl, ref);
+        QCOMPARE(r.windows, int64_t(sums.size()));
+        QCOMPARE(r.tokens_scored, sums.size() * fx["tokens_per_window_scored"].toInteger());
+        QVERIFY2(
+            std::fabs(r.ppl - ref) / ref < 1e-6,
+            qPrintable(QString("ours %1, llama.cpp %2").arg(r.ppl, 0, 'f', 9).arg(ref, 0, 'f', 9)));
+    }
+
     void multiTurnReusesCache() {
         if (!have_model())
             QSKIP("POWERINFER_MODEL is not set: export it to the default model's path");

@@ -542,6 +542,59 @@ private slots:
         QCOMPARE(joined + stream.flush(), emoji);
     }
 
+    // Qwen2.5-Coder-0.5B (the qwen2 pre-tokenizer, 151k byte-level BPE
+    // vocabulary) against tests/fixtures/qwen2_tokenizer.json: every case's
+    // ids and piece bytes, and the whole corpus' count and id hash.
+    void qwen2MatchesLlamaCpp() {
+        const QByteArray path = qgetenv("POWERINFER_QWEN_MODEL");
+        if (path.isEmpty()) {
+            if (qgetenv("CI") == "true") QFAIL("POWERINFER_QWEN_MODEL is not set under CI");
+            QSKIP("POWERINFER_QWEN_MODEL is not set (scripts/fetch-model qwen2.5-coder-0.5b)");
+        }
+        const auto file = gguf::GgufFile::open(std::filesystem::path(path.toStdString()));
+        const std::unique_ptr<Tokenizer> t = Tokenizer::from_gguf(*file);
+        const QJsonObject fx = load_fixture("qwen2_tokenizer.json");
+        const QJsonArray cases = fx["cases"].toArray();
+        QVERIFY2(cases.size() > 400, "tests/fixtures/qwen2_tokenizer.json is missing or empty");
+        QCOMPARE(t->n_vocab(), fx["n_vocab"].toInt());
+        std::vector<int32_t> eog;
+        for (int32_t id = 0; id < t->n_vocab(); ++id)
+            if (t->is_eog(id)) eog.push_back(id);
+        QCOMPARE(show(eog), show(ids_of(fx["eog_ids"].toArray())));
+        int mismatches = 0, pieces = 0;
+        for (const auto& c : cases) {
+            const QJsonObject o = c.toObject();
+            const bool special = o["special"].toBool();
+            const auto expected = ids_of(o["ids"].toArray());
+            const auto got =
+                t->encode(o["text"].toString().toStdString(), o["add_bos"].toBool(), special);
+            if (got != expected) {
+                ++mismatches;
+                qWarning().noquote()
+                    << "mismatch for" << o["text"].toString().left(60) << "special" << special
+                    << "\n  llama.cpp:" << show(expected) << "\n  ours:     " << show(got);
+                continue;
+            }
+            const QJsonArray hex = o["pieces_hex"].toArray();
+            for (qsizetype i = 0; i < hex.size() && i < qsizetype(got.size()); ++i) {
+                QCOMPARE(QByteArray::fromStdString(t->token_to_piece(got[size_t(i)])),
+                         QByteArray::fromHex(hex[i].toString().toLatin1()));
+                ++pieces;
+            }
+            if (o.contains("detokenized"))
+                QCOMPARE(QString::fromStdString(t->decode(got)), o["detokenized"].toString());
+        }
+        qInfo() << cases.size() << "cases," << mismatches << "mismatches," << pieces
+                << "pieces compared";
+        QCOMPARE(mismatches, 0);
+        const QJsonObject corpus = fx["corpus"].toObject();
+        std::vector<int32_t> ids;
+        check_corpus(
+            *t, corpus,
+            QDir(QStringLiteral(POWERINFER_SOURCE_DIR)).absoluteFilePath(corpus["path"].toString()),
+            ids);
+    }
+
     // Gemma 3 on the whole corpus: llama.cpp's token count and id hash.
     void gemmaEncodesBookLikeLlamaCpp() {
         const Tokenizer* t = gemma_tokenizer();
