@@ -1,7 +1,9 @@
 // Continuous batching over real HTTP with the real default model
 // (--concurrency 4): concurrent streams get, token for token, the greedy
 // replies they get alone; 8 clients x 20 requests with disconnects in the
-// mix leave no sequence running and the KV memory where it was.
+// mix leave no sequence running and the KV memory where it was; a
+// conversation past the context length (512 here) shifts its context beside
+// a neighbour and gets the reply it gets alone.
 // Skips without POWERINFER_MODEL.
 #include "server_test_support.h"
 
@@ -80,6 +82,47 @@ private slots:
             QCOMPARE(replies[size_t(i)].status, 200);
             QCOMPARE(replyText(replies[size_t(i)], i % 2 == 1), solo[i]);
         }
+    }
+
+    void aConversationPastTheContextGetsItsSoloReply() {
+        const QByteArray longer =
+            R"({"model":"m","messages":[{"role":"system","content":"You are a helpful assistant."},)"
+            R"({"role":"user","content":"Write the numbers from 1 to 300, one per line, as digits and in words."}],)"
+            R"("max_tokens":600,"temperature":0})";
+        QNetworkAccessManager nam;
+        const QUrl url = h_->url(QStringLiteral("/v1/chat/completions"));
+        const Response solo = call(nam, url, "POST", longer, {}, 120000);
+        QCOMPARE(solo.status, 200);
+        const QJsonObject usage = solo.json().value(QLatin1String("usage")).toObject();
+        const int prompt = usage.value(QLatin1String("prompt_tokens")).toInt();
+        const int completion = usage.value(QLatin1String("completion_tokens")).toInt();
+        QVERIFY2(prompt + completion > 512,
+                 qPrintable(QString("%1 + %2 tokens: the reply does not fill the context")
+                                .arg(prompt)
+                                .arg(completion)));
+        // Again, beside two neighbours that join while it runs.
+        QNetworkAccessManager nam2, nam3;
+        QNetworkReply* main = send(nam, url, "POST", longer);
+        QNetworkReply* a = send(nam2, url, "POST", body(QStringLiteral("Name three fruits."), 20, true));
+        QNetworkReply* b = send(nam3, url, "POST", body(QStringLiteral("Who wrote Hamlet?"), 20, false));
+        Response batched, ra, rb;
+        int outstanding = 3;
+        QEventLoop loop;
+        for (auto [reply, out] : {std::pair{main, &batched}, std::pair{a, &ra}, std::pair{b, &rb}})
+            QObject::connect(reply, &QNetworkReply::finished, [&, reply, out] {
+                *out = collect(reply);
+                if (--outstanding == 0) loop.quit();
+            });
+        QTimer::singleShot(180000, &loop, &QEventLoop::quit);
+        loop.exec();
+        QCOMPARE(outstanding, 0);
+        QCOMPARE(batched.status, 200);
+        QCOMPARE(ra.status, 200);
+        QCOMPARE(rb.status, 200);
+        QCOMPARE(batched.json().value(QLatin1String("usage")).toObject(), usage);
+        QCOMPARE(batched.firstChoice().value(QLatin1String("finish_reason")).toString(),
+                 solo.firstChoice().value(QLatin1String("finish_reason")).toString());
+        QCOMPARE(batched.chatContent(), solo.chatContent());
     }
 
     void loadWithDisconnectsLeavesNothingBehind() {
