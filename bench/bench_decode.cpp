@@ -6,6 +6,9 @@
 //   bench_decode [MODEL] [--prompt 128] [--decode 64] [--runs 3] [--threads 1,2]
 //                [--level avx2] [--python /root/.cache/powerinfer/ref-venv/bin/python]
 //                [--no-panels]   (our matrices in the GGUF's row layout: tensor/panels.h)
+//                [--llama-bench PATH [--rounds 3]]  (the reference: llama.cpp's own native
+//                 llama-bench from scripts/build-llama-bench instead of llama-cpp-python;
+//                 ours and it alternate --rounds times per thread count)
 //   bench_decode MODEL --sparse SIDECAR [--sparsity S1,S2,..] [--threads 2] [--runs 5]
 //                [--engine v3|v2]
 //
@@ -154,7 +157,8 @@ int run_sparse(const std::string& model, const std::string& sidecar,
 int main(int argc, char** argv) {
     std::string model = std::getenv("POWERINFER_MODEL") ? std::getenv("POWERINFER_MODEL") : "";
     std::string python = "/root/.cache/powerinfer/ref-venv/bin/python";
-    int n_prompt = 128, n_decode = 64, runs = 3;
+    std::string llama_bench;
+    int n_prompt = 128, n_decode = 64, runs = 3, rounds = 3;
     std::string sidecar;
     std::vector<double> sparsities{-1};
     bool v3 = true;
@@ -170,6 +174,10 @@ int main(int argc, char** argv) {
             runs = std::max(1, std::atoi(next().c_str()));
         else if (a == "--python")
             python = next();
+        else if (a == "--llama-bench")
+            llama_bench = next();
+        else if (a == "--rounds")
+            rounds = std::max(1, std::atoi(next().c_str()));
         else if (a == "--sparse")
             sidecar = next();
         else if (a == "--no-panels")
@@ -211,13 +219,25 @@ int main(int argc, char** argv) {
         std::shared_ptr<const gguf::GgufFile> file = gguf::GgufFile::open(model);
         const auto cfg = model::ModelConfig::from_gguf(*file);
         const auto prompt = prompt_ids(n_prompt, cfg.n_vocab);
+        if (!llama_bench.empty() && !std::filesystem::exists(llama_bench)) {
+            std::fprintf(stderr, "%s does not exist: run scripts/build-llama-bench\n",
+                         llama_bench.c_str());
+            return 2;
+        }
         const bool have_ref = std::filesystem::exists(python);
         std::printf(
-            "CPU: %s\nmodel: %s, SIMD: %s%s, prompt %d tokens, decode %d tokens, median of %d\n\n",
+            "CPU: %s\nmodel: %s, SIMD: %s%s, prompt %d tokens, decode %d tokens, median of %d\n"
+            "reference: %s\n\n",
             tensor::cpu_model().c_str(), std::filesystem::path(model).filename().string().c_str(),
-            tensor::simd_level().c_str(), tensor::panels_enabled() ? " (Q4_1 row panels)" : "",
-            n_prompt, n_decode, runs);
-        print_vs_llama_cpp(file, model, python, have_ref, threads, prompt, n_decode, runs, 1);
+            tensor::simd_level().c_str(), tensor::panels_enabled() ? " (row panels)" : "",
+            n_prompt, n_decode, runs,
+            llama_bench.empty()
+                ? "llama-cpp-python (the reference venv)"
+                : ("native llama-bench " + llama_bench + ", alternating " + std::to_string(rounds) +
+                   " rounds, medians")
+                      .c_str());
+        print_vs_llama_cpp(file, model, python, have_ref, threads, prompt, n_decode, runs, 1,
+                           llama_bench, rounds);
     } catch (const std::exception& e) {
         std::fprintf(stderr, "error: %s\n", e.what());
         return 1;

@@ -9,7 +9,9 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <memory>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -106,13 +108,47 @@ inline bool run_llama_cpp(const std::string& python, const std::string& model, i
     return static_cast<bool>(in >> out.prompt >> out.decode);
 }
 
+// llama.cpp's own native `llama-bench` (scripts/build-llama-bench): prompt
+// processing of n_prompt tokens (-p N -n 0) and n_decode tokens decoded after
+// a prompt of n_prompt (-p 0 -n M -d N, as ours), each the median of its
+// `runs` samples (samples_ts of its JSON output).
+inline bool run_llama_bench(const std::string& bin, const std::string& model, int threads,
+                            int n_prompt, int n_decode, int runs, Speeds& out) {
+    const auto result = std::filesystem::temp_directory_path() / "powerinfer_llama_bench.json";
+    auto one = [&](const std::string& test, double& ts) {
+        const std::string cmd = "\"" + bin + "\" -m \"" + model + "\" -t " +
+                                std::to_string(threads) + " -r " + std::to_string(runs) +
+                                " -o json " + test + " > \"" + result.string() + "\" 2>/dev/null";
+        if (std::system(cmd.c_str()) != 0) return false;
+        std::ifstream in(result);
+        const std::string text((std::istreambuf_iterator<char>(in)), {});
+        const size_t at = text.find("\"samples_ts\"");
+        const size_t open = text.find('[', at);
+        const size_t close = text.find(']', open);
+        if (at == std::string::npos || open == std::string::npos || close == std::string::npos)
+            return false;
+        std::stringstream list(text.substr(open + 1, close - open - 1));
+        std::vector<double> samples;
+        for (std::string v; std::getline(list, v, ',');) samples.push_back(std::atof(v.c_str()));
+        if (samples.empty()) return false;
+        ts = median(samples);
+        return true;
+    };
+    const std::string p = std::to_string(n_prompt), n = std::to_string(n_decode);
+    return one("-p " + p + " -n 0", out.prompt) && one("-p 0 -n " + n + " -d " + p, out.decode);
+}
+
 // The side-by-side table (ours vs llama.cpp, per thread count) and the final
 // JSON line the benchmarks print; llama.cpp's columns read n/a without the
 // reference venv. decode_digits: decimals of the decode columns.
+// With llama_bench set, the reference is that native binary instead of
+// llama-cpp-python, and ours and it alternate `rounds` times per thread count
+// (the medians over the rounds' medians).
 inline void print_vs_llama_cpp(std::shared_ptr<const gguf::GgufFile> file, const std::string& model,
                                const std::string& python, bool have_ref,
                                const std::vector<int>& threads, const std::vector<int32_t>& prompt,
-                               int n_decode, int runs, int decode_digits) {
+                               int n_decode, int runs, int decode_digits,
+                               const std::string& llama_bench = {}, int rounds = 1) {
     std::printf(
         "| threads | ours pp tok/s | ours decode tok/s | llama.cpp pp tok/s | "
         "llama.cpp decode tok/s | pp ratio | decode ratio |\n|---|---|---|---|---|---|---|\n");
@@ -127,9 +163,23 @@ inline void print_vs_llama_cpp(std::shared_ptr<const gguf::GgufFile> file, const
     };
     const int d = decode_digits;
     for (int t : threads) {
-        const Speeds ours = run_ours(file, t, prompt, n_decode, runs);
-        Speeds ref;
-        const bool ok = have_ref && run_llama_cpp(python, model, t, prompt, n_decode, runs, ref);
+        Speeds ours, ref;
+        bool ok = true;
+        if (llama_bench.empty()) {
+            ours = run_ours(file, t, prompt, n_decode, runs);
+            ok = have_ref && run_llama_cpp(python, model, t, prompt, n_decode, runs, ref);
+        } else {
+            std::vector<double> opp, otg, rpp, rtg;
+            for (int r = 0; r < std::max(1, rounds) && ok; ++r) {
+                const Speeds o = run_ours(file, t, prompt, n_decode, runs);
+                Speeds l;
+                ok = run_llama_bench(llama_bench, model, t, int(prompt.size()), n_decode, runs, l);
+                opp.push_back(o.prompt), otg.push_back(o.decode);
+                rpp.push_back(l.prompt), rtg.push_back(l.decode);
+            }
+            ours = {median(opp), median(otg)};
+            ref = {median(rpp), median(rtg)};
+        }
         append(json_threads, std::to_string(t));
         append(json_decode, ok ? ratio(ours.decode, ref.decode) : "null");
         append(json_pp, ok ? ratio(ours.prompt, ref.prompt) : "null");
