@@ -6,6 +6,9 @@
 #include <charconv>
 #include <cmath>
 #include <cstring>
+#include <optional>
+
+#include "common/json_reader.h"
 
 namespace powerinfer::jinja {
 namespace {
@@ -356,214 +359,17 @@ void json_to(const Value& v, const JsonStyle& st, int level, std::string& out) {
 
 // --- JSON reader ------------------------------------------------------------
 
-class JsonReader {
-public:
-    explicit JsonReader(std::string_view text) : s_(text) {}
-
-    Value document() {
-        Value v = value(0);
-        skip_ws();
-        if (pos_ < s_.size()) fail("unexpected text after the JSON value");
-        return v;
-    }
-
-private:
-    [[noreturn]] void fail(const std::string& what) const {
-        int line = 1, col = 1;
-        for (size_t i = 0; i < pos_ && i < s_.size(); ++i) {
-            if (s_[i] == '\n') {
-                ++line;
-                col = 1;
-            } else {
-                ++col;
-            }
-        }
-        throw TemplateError("JSON: " + what, line, col);
-    }
-
-    void skip_ws() {
-        while (pos_ < s_.size() &&
-               (s_[pos_] == ' ' || s_[pos_] == '\t' || s_[pos_] == '\n' || s_[pos_] == '\r'))
-            ++pos_;
-    }
-
-    bool literal(std::string_view word) {
-        if (s_.substr(pos_, word.size()) != word) return false;
-        pos_ += word.size();
-        return true;
-    }
-
-    Value value(int depth) {
-        if (depth >= kMaxNesting) fail("nested too deeply");
-        skip_ws();
-        if (pos_ >= s_.size()) fail("unexpected end of the text");
-        const char c = s_[pos_];
-        if (c == '{') return object(depth);
-        if (c == '[') return array(depth);
-        if (c == '"') return Value(string());
-        if (literal("true")) return Value(true);
-        if (literal("false")) return Value(false);
-        if (literal("null")) return Value::none();
-        if (literal("NaN")) return Value(std::nan(""));
-        if (literal("Infinity")) return Value(HUGE_VAL);
-        if (literal("-Infinity")) return Value(-HUGE_VAL);
-        if (c == '-' || (c >= '0' && c <= '9')) return number();
-        fail(std::string("unexpected character '") + c + "'");
-    }
-
-    Value object(int depth) {
-        ++pos_;
-        std::vector<std::pair<Value, Value>> items;
-        skip_ws();
-        if (pos_ < s_.size() && s_[pos_] == '}') {
-            ++pos_;
-            return Value::dict(std::move(items));
-        }
-        while (true) {
-            skip_ws();
-            if (pos_ >= s_.size() || s_[pos_] != '"') fail("expected a string key");
-            Value key(string());
-            skip_ws();
-            if (pos_ >= s_.size() || s_[pos_] != ':') fail("expected ':'");
-            ++pos_;
-            items.emplace_back(std::move(key), value(depth + 1));
-            skip_ws();
-            if (pos_ < s_.size() && s_[pos_] == ',') {
-                ++pos_;
-                continue;
-            }
-            if (pos_ < s_.size() && s_[pos_] == '}') {
-                ++pos_;
-                return Value::dict(std::move(items));
-            }
-            fail("expected ',' or '}'");
-        }
-    }
-
-    Value array(int depth) {
-        ++pos_;
-        std::vector<Value> items;
-        skip_ws();
-        if (pos_ < s_.size() && s_[pos_] == ']') {
-            ++pos_;
-            return Value::list(std::move(items));
-        }
-        while (true) {
-            items.push_back(value(depth + 1));
-            skip_ws();
-            if (pos_ < s_.size() && s_[pos_] == ',') {
-                ++pos_;
-                continue;
-            }
-            if (pos_ < s_.size() && s_[pos_] == ']') {
-                ++pos_;
-                return Value::list(std::move(items));
-            }
-            fail("expected ',' or ']'");
-        }
-    }
-
-    uint32_t hex4() {
-        if (pos_ + 4 > s_.size()) fail("truncated \\u escape");
-        uint32_t v = 0;
-        for (int k = 0; k < 4; ++k) {
-            const char h = s_[pos_++];
-            v <<= 4;
-            if (h >= '0' && h <= '9')
-                v |= static_cast<uint32_t>(h - '0');
-            else if (h >= 'a' && h <= 'f')
-                v |= static_cast<uint32_t>(h - 'a' + 10);
-            else if (h >= 'A' && h <= 'F')
-                v |= static_cast<uint32_t>(h - 'A' + 10);
-            else
-                fail("invalid \\u escape");
-        }
-        return v;
-    }
-
-    std::string string() {
-        ++pos_;  // opening quote
-        std::string out;
-        while (true) {
-            if (pos_ >= s_.size()) fail("unterminated string");
-            const char c = s_[pos_++];
-            if (c == '"') return out;
-            if (static_cast<unsigned char>(c) < 0x20) fail("control character in a string");
-            if (c != '\\') {
-                out += c;
-                continue;
-            }
-            if (pos_ >= s_.size()) fail("unterminated string");
-            const char e = s_[pos_++];
-            switch (e) {
-                case '"':
-                case '\\':
-                case '/':
-                    out += e;
-                    break;
-                case 'b':
-                    out += '\b';
-                    break;
-                case 'f':
-                    out += '\f';
-                    break;
-                case 'n':
-                    out += '\n';
-                    break;
-                case 'r':
-                    out += '\r';
-                    break;
-                case 't':
-                    out += '\t';
-                    break;
-                case 'u': {
-                    uint32_t cp = hex4();
-                    if (cp >= 0xD800 && cp < 0xDC00 && s_.substr(pos_, 2) == "\\u") {
-                        const size_t save = pos_;
-                        pos_ += 2;
-                        const uint32_t lo = hex4();
-                        if (lo >= 0xDC00 && lo < 0xE000) {
-                            cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
-                        } else {
-                            pos_ = save;
-                        }
-                    }
-                    utf8::append(out, cp);
-                    break;
-                }
-                default:
-                    fail(std::string("invalid escape '\\") + e + "'");
-            }
-        }
-    }
-
-    Value number() {
-        const size_t start = pos_;
-        if (s_[pos_] == '-') ++pos_;
-        auto digits = [&] {
-            const size_t d = pos_;
-            while (pos_ < s_.size() && s_[pos_] >= '0' && s_[pos_] <= '9') ++pos_;
-            return pos_ > d;
-        };
-        if (pos_ < s_.size() && s_[pos_] == '0') {
-            ++pos_;  // no leading zeros
-        } else if (!digits()) {
-            fail("invalid number");
-        }
-        bool is_float = false;
-        if (pos_ < s_.size() && s_[pos_] == '.') {
-            ++pos_;
-            is_float = true;
-            if (!digits()) fail("invalid number");
-        }
-        if (pos_ < s_.size() && (s_[pos_] == 'e' || s_[pos_] == 'E')) {
-            ++pos_;
-            is_float = true;
-            if (pos_ < s_.size() && (s_[pos_] == '+' || s_[pos_] == '-')) ++pos_;
-            if (!digits()) fail("invalid number");
-        }
-        const std::string_view text = s_.substr(start, pos_ - start);
-        if (!is_float) {
+// Builds template Values for common/json_reader.h as Python's json.loads
+// does: integers stay ints (a float beyond 64 bits), NaN and Infinity read.
+struct JsonBuilder {
+    using Value = jinja::Value;
+    Value null() { return Value::none(); }
+    Value boolean(bool b) { return Value(b); }
+    std::optional<Value> number(std::string_view text, bool fractional) {
+        if (text == "NaN") return Value(std::nan(""));
+        if (text == "Infinity") return Value(HUGE_VAL);
+        if (text == "-Infinity") return Value(-HUGE_VAL);
+        if (!fractional) {
             int64_t v = 0;
             const auto r = std::from_chars(text.data(), text.data() + text.size(), v);
             if (r.ec == std::errc() && r.ptr == text.data() + text.size()) return Value(v);
@@ -579,13 +385,21 @@ private:
                     : 0.0;
             if (text[0] == '-') d = -d;
         } else if (r.ec != std::errc()) {
-            fail("invalid number");
+            return std::nullopt;
         }
         return Value(d);
     }
-
-    std::string_view s_;
-    size_t pos_ = 0;
+    Value string(std::string s) { return Value(std::move(s)); }
+    Value array(std::vector<Value> items) { return Value::list(std::move(items)); }
+    Value object(std::vector<std::pair<std::string, Value>> members) {
+        std::vector<std::pair<Value, Value>> items;
+        items.reserve(members.size());
+        for (auto& [k, v] : members) items.emplace_back(Value(std::move(k)), std::move(v));
+        return Value::dict(std::move(items));
+    }
+    [[noreturn]] void fail(const std::string& what, int line, int column) const {
+        throw TemplateError("JSON: " + what, line, column);
+    }
 };
 
 }  // namespace
@@ -917,7 +731,10 @@ std::string to_json(const Value& v, const JsonStyle& style) {
     return out;
 }
 
-Value from_json(std::string_view text) { return JsonReader(text).document(); }
+Value from_json(std::string_view text) {
+    JsonBuilder b;
+    return json::read_json(text, b, {kMaxNesting, true});
+}
 
 std::string float_repr(double v) {
     if (std::isnan(v)) return "nan";

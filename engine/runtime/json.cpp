@@ -3,218 +3,34 @@
 #include <charconv>
 #include <cmath>
 #include <cstdio>
+#include <optional>
 
-#include "tokenizer/unicode.h"
+#include "common/json_reader.h"
 
 namespace powerinfer::runtime {
 namespace {
 
-class Parser {
-public:
-    Parser(std::string_view text, const std::string& source) : s_(text), source_(source) {}
-
-    Json document() {
-        Json v = value(0);
-        skip_ws();
-        if (pos_ != s_.size()) fail("unexpected text after the JSON value");
-        return v;
-    }
-
-private:
-    [[noreturn]] void fail(const std::string& what) const {
-        int line = 1, col = 1;
-        for (size_t i = 0; i < pos_ && i < s_.size(); ++i) {
-            if (s_[i] == '\n') {
-                ++line;
-                col = 1;
-            } else {
-                ++col;
-            }
-        }
-        throw EngineError(source_ + ": " + what + " at line " + std::to_string(line) + ", column " +
-                          std::to_string(col));
-    }
-
-    void skip_ws() {
-        while (pos_ < s_.size() &&
-               (s_[pos_] == ' ' || s_[pos_] == '\t' || s_[pos_] == '\n' || s_[pos_] == '\r'))
-            ++pos_;
-    }
-
-    bool consume(std::string_view lit) {
-        if (s_.substr(pos_, lit.size()) != lit) return false;
-        pos_ += lit.size();
-        return true;
-    }
-
-    Json value(int depth) {
-        if (depth > 64) fail("nesting too deep");
-        skip_ws();
-        if (pos_ >= s_.size()) fail("unexpected end of file");
-        const char c = s_[pos_];
-        if (c == '{') return object(depth);
-        if (c == '[') return array(depth);
-        if (c == '"') return Json(string());
-        if (consume("true")) return Json(true);
-        if (consume("false")) return Json(false);
-        if (consume("null")) return Json();
-        if (c == '-' || (c >= '0' && c <= '9')) return number();
-        fail(std::string("unexpected character '") + c + "'");
-    }
-
-    Json object(int depth) {
-        ++pos_;
-        Json::Object obj;
-        skip_ws();
-        if (pos_ < s_.size() && s_[pos_] == '}') {
-            ++pos_;
-            return Json(std::move(obj));
-        }
-        for (;;) {
-            skip_ws();
-            if (pos_ >= s_.size() || s_[pos_] != '"') fail("expected a quoted key");
-            std::string key = string();
-            skip_ws();
-            if (pos_ >= s_.size() || s_[pos_] != ':') fail("expected ':' after a key");
-            ++pos_;
-            obj.emplace_back(std::move(key), value(depth + 1));
-            skip_ws();
-            if (pos_ < s_.size() && s_[pos_] == ',') {
-                ++pos_;
-                continue;
-            }
-            if (pos_ < s_.size() && s_[pos_] == '}') {
-                ++pos_;
-                return Json(std::move(obj));
-            }
-            fail("expected ',' or '}' in an object");
-        }
-    }
-
-    Json array(int depth) {
-        ++pos_;
-        Json::Array arr;
-        skip_ws();
-        if (pos_ < s_.size() && s_[pos_] == ']') {
-            ++pos_;
-            return Json(std::move(arr));
-        }
-        for (;;) {
-            arr.push_back(value(depth + 1));
-            skip_ws();
-            if (pos_ < s_.size() && s_[pos_] == ',') {
-                ++pos_;
-                continue;
-            }
-            if (pos_ < s_.size() && s_[pos_] == ']') {
-                ++pos_;
-                return Json(std::move(arr));
-            }
-            fail("expected ',' or ']' in an array");
-        }
-    }
-
-    Json number() {
-        const size_t start = pos_;
-        if (s_[pos_] == '-') ++pos_;
-        auto digits = [&] {
-            const size_t b = pos_;
-            while (pos_ < s_.size() && s_[pos_] >= '0' && s_[pos_] <= '9') ++pos_;
-            return pos_ > b;
-        };
-        if (!digits()) fail("invalid number");
-        if (pos_ < s_.size() && s_[pos_] == '.') {
-            ++pos_;
-            if (!digits()) fail("invalid number");
-        }
-        if (pos_ < s_.size() && (s_[pos_] == 'e' || s_[pos_] == 'E')) {
-            ++pos_;
-            if (pos_ < s_.size() && (s_[pos_] == '+' || s_[pos_] == '-')) ++pos_;
-            if (!digits()) fail("invalid number");
-        }
+// Builds runtime Json values for common/json_reader.h (numbers are doubles).
+struct Builder {
+    using Value = Json;
+    const std::string& source;
+    Json null() { return Json(); }
+    Json boolean(bool b) { return Json(b); }
+    std::optional<Json> number(std::string_view text, bool) {
         double v = 0;
-        const auto r = std::from_chars(s_.data() + start, s_.data() + pos_, v);
-        if (r.ec != std::errc()) fail("number out of range");
+        const auto r = std::from_chars(text.data(), text.data() + text.size(), v);
+        if (r.ec != std::errc()) return std::nullopt;
         return Json(v);
     }
-
-    unsigned hex4() {
-        if (pos_ + 4 > s_.size()) fail("truncated \\u escape");
-        unsigned v = 0;
-        for (int i = 0; i < 4; ++i) {
-            const char c = s_[pos_++];
-            v <<= 4;
-            if (c >= '0' && c <= '9')
-                v |= unsigned(c - '0');
-            else if (c >= 'a' && c <= 'f')
-                v |= unsigned(c - 'a' + 10);
-            else if (c >= 'A' && c <= 'F')
-                v |= unsigned(c - 'A' + 10);
-            else
-                fail("invalid \\u escape");
-        }
-        return v;
+    Json string(std::string s) { return Json(std::move(s)); }
+    Json array(std::vector<Json> items) { return Json(std::move(items)); }
+    Json object(std::vector<std::pair<std::string, Json>> members) {
+        return Json(std::move(members));
     }
-
-    std::string string() {
-        ++pos_;  // opening quote
-        std::string out;
-        while (pos_ < s_.size()) {
-            const char c = s_[pos_++];
-            if (c == '"') return out;
-            if (static_cast<unsigned char>(c) < 0x20) fail("control character in a string");
-            if (c != '\\') {
-                out += c;
-                continue;
-            }
-            if (pos_ >= s_.size()) break;
-            const char e = s_[pos_++];
-            switch (e) {
-                case '"':
-                    out += '"';
-                    break;
-                case '\\':
-                    out += '\\';
-                    break;
-                case '/':
-                    out += '/';
-                    break;
-                case 'b':
-                    out += '\b';
-                    break;
-                case 'f':
-                    out += '\f';
-                    break;
-                case 'n':
-                    out += '\n';
-                    break;
-                case 'r':
-                    out += '\r';
-                    break;
-                case 't':
-                    out += '\t';
-                    break;
-                case 'u': {
-                    unsigned cp = hex4();
-                    if (cp >= 0xD800 && cp < 0xDC00 && consume("\\u")) {
-                        const unsigned lo = hex4();
-                        if (lo < 0xDC00 || lo > 0xDFFF) fail("invalid surrogate pair");
-                        cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
-                    }
-                    unicode::append_utf8(out, cp);
-                    break;
-                }
-                default:
-                    --pos_;
-                    fail("invalid escape in a string");
-            }
-        }
-        fail("unterminated string");
+    [[noreturn]] void fail(const std::string& what, int line, int column) const {
+        throw EngineError(source + ": " + what + " at line " + std::to_string(line) + ", column " +
+                          std::to_string(column));
     }
-
-    std::string_view s_;
-    const std::string& source_;
-    size_t pos_ = 0;
 };
 
 void dump_string(std::string& out, const std::string& s) {
@@ -260,7 +76,8 @@ const Json* Json::find(std::string_view key) const {
 }
 
 Json Json::parse(std::string_view text, const std::string& source) {
-    return Parser(text, source).document();
+    Builder b{source};
+    return json::read_json(text, b);
 }
 
 std::string Json::dump(int indent) const {
