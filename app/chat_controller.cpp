@@ -83,6 +83,9 @@ ChatController::ChatController(ChatStore* store, EngineClient* engine, ModelCata
       sparse_(engine, store),
       catalog_(settings, &downloads_, models),
       apiServer_(engine, settings) {
+    // A pasted link's file is named after its model (general.name).
+    if (models)
+        downloads_.setInspector([models](const QString& path) { return models->inspect(path); });
     // A verified download appears in the model list at once.
     connect(&downloads_, &ModelDownloads::downloadFinished, this, [this](const QString& path) {
         models_->refresh();
@@ -92,6 +95,17 @@ ChatController::ChatController(ChatStore* store, EngineClient* engine, ModelCata
                              .arg(QFileInfo(path).fileName())
                        : tr("%1 is downloaded and verified.").arg(QFileInfo(path).fileName()));
     });
+    // A renamed download: the list shows the new name, and the loaded model
+    // (if it is that file) is known by it.
+    connect(&downloads_, &ModelDownloads::fileRenamed, this,
+            [this](const QString& oldPath, const QString& newPath) {
+                models_->refresh();
+                if (modelPath_ == oldPath) {
+                    modelPath_ = newPath;
+                    modelName_ = QFileInfo(newPath).completeBaseName();
+                    emit modelChanged();
+                }
+            });
     // A new sidecar shows in the model list; the loaded model uses it from
     // its next load.
     connect(&calibration_, &BackgroundCalibration::finished, this,
