@@ -150,7 +150,16 @@ public:
             {0.6, 0.594, 0.0529, 0.0594, 0.836}, {0.7, 0.693, 0.101, 0.1288, 0.767}};
         store_ = std::make_unique<ChatStore>(dir_.filePath("conversations.sqlite"));
         client_ = std::make_unique<EngineClient>([this, script](const powerinfer::LoadOptions& o) {
-            auto engine = ScriptedEngine::load(o, script);
+            // A file named so stands for one without a chat template (the
+            // Gemma 3 270M file), as the engine reports it.
+            EngineScript loaded = script;
+            if (o.model_path.filename() == "no-template.gguf")
+                loaded.templateWarning =
+                    "The model has no chat template; using Gemma's turn format (its vocabulary "
+                    "has <start_of_turn>).";
+            // ... and one not calibrated yet (no sidecar).
+            if (o.model_path.filename() == "dense.gguf") loaded.sidecar = false;
+            auto engine = ScriptedEngine::load(o, loaded);
             probe_.engine = engine.get();
             return engine;
         });
