@@ -390,6 +390,12 @@ TestCase {
         verify(testController.canContinue())
     }
 
+    // Issue 30, item 13: Japanese text showed as boxes (no CJK font).
+    function test_aCjkFontIsThere() {
+        verify(Qt.fontFamilies().some(f => f.indexOf("Noto Sans CJK") === 0),
+               "install fonts-noto-cjk (scripts/deps)")
+    }
+
     function test_aColourEmojiFontIsThere() {
         verify(Qt.fontFamilies().indexOf("Noto Color Emoji") >= 0,
                "install fonts-noto-color-emoji (scripts/deps)")
