@@ -83,6 +83,9 @@ ChatController::ChatController(ChatStore* store, EngineClient* engine, ModelCata
       sparse_(engine, store),
       catalog_(settings, &downloads_, models),
       apiServer_(engine, settings) {
+    // A pasted link's file is named after its model (general.name).
+    if (models)
+        downloads_.setInspector([models](const QString& path) { return models->inspect(path); });
     // A verified download appears in the model list at once.
     connect(&downloads_, &ModelDownloads::downloadFinished, this, [this](const QString& path) {
         models_->refresh();
@@ -92,6 +95,17 @@ ChatController::ChatController(ChatStore* store, EngineClient* engine, ModelCata
                              .arg(QFileInfo(path).fileName())
                        : tr("%1 is downloaded and verified.").arg(QFileInfo(path).fileName()));
     });
+    // A renamed download: the list shows the new name, and the loaded model
+    // (if it is that file) is known by it.
+    connect(&downloads_, &ModelDownloads::fileRenamed, this,
+            [this](const QString& oldPath, const QString& newPath) {
+                models_->refresh();
+                if (modelPath_ == oldPath) {
+                    modelPath_ = newPath;
+                    modelName_ = QFileInfo(newPath).completeBaseName();
+                    emit modelChanged();
+                }
+            });
     // A new sidecar shows in the model list; the loaded model uses it from
     // its next load.
     connect(&calibration_, &BackgroundCalibration::finished, this,
@@ -275,7 +289,8 @@ bool ChatController::canContinue() const {
     if (!canRegenerate()) return false;
     const MessageRecord& last = messages_.at(messages_.rowCount() - 1);
     return !last.content.isEmpty() &&
-           (last.state == QLatin1String("interrupted") || last.state == QLatin1String("stopped"));
+           (last.state == QLatin1String("interrupted") || last.state == QLatin1String("stopped") ||
+            last.state == QLatin1String("length"));
 }
 
 MessageRecord ChatController::newMessage(const QString& role, const QString& content) const {
@@ -449,6 +464,14 @@ QCoro::Task<bool> ChatController::runReply(MessageRecord continued) {
         done.state = QStringLiteral("complete");
         if (out.finish == powerinfer::FinishReason::Cancelled)
             done.state = QStringLiteral("stopped");
+        // Cut at max tokens, not ended by the model: said under the reply,
+        // with Continue (canContinue).
+        if (out.finish == powerinfer::FinishReason::Length) {
+            done.state = QStringLiteral("length");
+            done.notice = tr("Stopped at the %1-token limit. Continue goes on from here; Max "
+                             "tokens in Chat settings sets the limit.")
+                              .arg(job.maxTokens);
+        }
         done.promptTokens = out.promptTokens;
         done.completionTokens = priorTokens + out.generatedTokens;
         done.tokensPerSecond = out.tokensPerSecond;
@@ -516,7 +539,7 @@ QCoro::Task<bool> ChatController::loadModelFile(QString path) {
     const quint64 generation = ++loadGeneration_;
     // What the window shows now, to go back to if the new file fails.
     const bool hadModel = modelState_ == ModelState::Ready;
-    const QStringList shown = {modelPath_, modelName_, modelDetails_, device_};
+    const QStringList shown = {modelPath_, modelName_, modelDetails_, device_, templateWarning_};
     modelPath_ = path;
     modelName_ = QFileInfo(path).completeBaseName();
     QUrl remoteUrl;
@@ -526,8 +549,13 @@ QCoro::Task<bool> ChatController::loadModelFile(QString path) {
                                            : tr("%1 at %2").arg(remoteModel, remoteUrl.authority());
     modelDetails_.clear();
     device_.clear();
+    templateWarning_.clear();
     loadError_.clear();
     loadProgress_ = 0;
+    // The status bar's speed and context were the previous model's.
+    tokensPerSecond_ = 0;
+    contextUsed_ = 0;
+    emit statsChanged();
     emit loadProgressChanged();
     setModelState(ModelState::Loading);
 
@@ -590,14 +618,17 @@ QCoro::Task<bool> ChatController::loadModelFile(QString path) {
         emit statsChanged();
         sparse_.modelLoaded(path, out);
         setModelState(ModelState::Ready);
-        if (!info.template_warning.empty())
-            showNotice(QString::fromStdString(info.template_warning));
+        // Stays above the chat while this model is loaded (replies may be
+        // poor): which format is used instead, and what to do.
+        templateWarning_ = QString::fromStdString(info.template_warning);
+        if (!templateWarning_.isEmpty()) emit modelChanged();
     } else if (out.restored && hadModel) {
         // The previous model is loaded again: the window goes back to it.
         modelPath_ = shown[0];
         modelName_ = shown[1];
         modelDetails_ = shown[2];
         device_ = shown[3];
+        templateWarning_ = shown[4];
         loadProgress_ = 1;
         emit loadProgressChanged();
         sparse_.modelLoaded(modelPath_, out);
@@ -628,6 +659,7 @@ QString ChatController::loadModelFromCommandLine(const QString& path) {
     modelName_ = QFileInfo(path).completeBaseName();
     modelDetails_.clear();
     device_.clear();
+    templateWarning_.clear();
     loadError_ = error;
     setModelState(ModelState::Failed);
     return error;

@@ -67,6 +67,9 @@ class ChatController : public QObject {
     Q_PROPERTY(QString modelPath READ modelPath NOTIFY modelChanged)
     Q_PROPERTY(QString modelName READ modelName NOTIFY modelChanged)
     Q_PROPERTY(QString modelDetails READ modelDetails NOTIFY modelChanged)
+    // Why the loaded model's own chat template is not used as is (none in
+    // the file, or one that cannot render) and what is used instead; "".
+    Q_PROPERTY(QString templateWarning READ templateWarning NOTIFY modelChanged)
     Q_PROPERTY(QString device READ device NOTIFY modelChanged)
     Q_PROPERTY(QString loadError READ loadError NOTIFY modelChanged)
 
@@ -125,6 +128,7 @@ public:
     QString modelPath() const { return modelPath_; }
     QString modelName() const { return modelName_; }
     QString modelDetails() const { return modelDetails_; }
+    QString templateWarning() const { return templateWarning_; }
     QString device() const { return device_; }
     QString loadError() const { return loadError_; }
     double tokensPerSecond() const { return tokensPerSecond_; }
@@ -243,7 +247,7 @@ private:
 
     ModelState modelState_ = ModelState::NoModel;
     double loadProgress_ = 0;
-    QString modelPath_, modelName_, modelDetails_, device_, loadError_;
+    QString modelPath_, modelName_, modelDetails_, device_, loadError_, templateWarning_;
     double tokensPerSecond_ = 0;
     int contextUsed_ = 0;
     int contextSize_ = 0;

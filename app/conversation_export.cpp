@@ -28,8 +28,9 @@ QString conversationToMarkdown(const ConversationRecord& conversation,
                        .arg(m.model)
                        .arg(m.completionTokens)
                        .arg(m.tokensPerSecond, 0, 'f', 1)
-                       .arg(m.state == QLatin1String("stopped") ? QStringLiteral(" · stopped")
-                                                                : QString());
+                       .arg(m.state == QLatin1String("stopped")  ? QStringLiteral(" · stopped")
+                            : m.state == QLatin1String("length") ? QStringLiteral(" · token limit")
+                                                                 : QString());
         }
     }
     return out;
@@ -72,7 +73,8 @@ bool conversationFrom(const QJsonObject& o, ExportedConversation* out) {
     static const QStringList roles = {QStringLiteral("user"), QStringLiteral("assistant"),
                                       QStringLiteral("system")};
     static const QStringList states = {QStringLiteral("complete"), QStringLiteral("stopped"),
-                                       QStringLiteral("error"), QStringLiteral("interrupted")};
+                                       QStringLiteral("error"), QStringLiteral("interrupted"),
+                                       QStringLiteral("length")};
     for (const QJsonValue& v : list.toArray()) {
         const QJsonObject j = v.toObject();
         MessageRecord m;

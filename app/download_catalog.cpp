@@ -349,8 +349,12 @@ QVariant DownloadCatalog::data(const QModelIndex& index, int role) const {
         case DownloadTextRole: {
             if (dl < 0) return QString();
             const QModelIndex i = downloads_->index(dl);
+            // A failed attempt's error is stale once the file is there (a
+            // retry, a copy, a pasted link): it stood beside Load.
             if (downloads_->stateAt(dl) == ModelDownloads::State::Failed)
-                return downloads_->errorAt(dl);
+                return !folder.isEmpty() && QFileInfo::exists(QDir(folder).filePath(e.fileName))
+                           ? QString()
+                           : downloads_->errorAt(dl);
             QStringList parts{i.data(ModelDownloads::StateTextRole).toString(),
                               i.data(ModelDownloads::ReceivedTextRole).toString()};
             for (int r : {int(ModelDownloads::SpeedTextRole), int(ModelDownloads::EtaTextRole)})

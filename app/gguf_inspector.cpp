@@ -20,7 +20,8 @@ ModelFileInfo ggufModelInfo(const QString& path) {
         const powerinfer::ModelFileInfo f =
             powerinfer::inspect_model_file(std::filesystem::path(path.toStdU16String()));
         m.architecture = QString::fromStdString(f.architecture);
-        if (!f.name.empty()) m.name = QString::fromStdString(f.name);
+        m.generalName = QString::fromStdString(f.name);
+        if (!f.name.empty()) m.name = m.generalName;
         m.quant = quantLabel(f.file_type, QString::fromStdString(f.quant));
         m.nParams = f.n_params;
         m.nLayers = int(f.n_layers);

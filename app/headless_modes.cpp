@@ -63,9 +63,9 @@ QCoro::Task<int> runHeadlessDownload(HeadlessDownload request) {
     QElapsedTimer sincePrint;
     sincePrint.start();
     QString lastNote;
+    // The row stays (one download); its file name can change when it is verified.
     const auto report = [&](int r) {
-        if (downloads.data(downloads.index(r), ModelDownloads::FileNameRole).toString() != fileName)
-            return;
+        if (r != row) return;
         const QModelIndex i = downloads.index(r);
         const QString note = downloads.noteAt(r);
         if (!note.isEmpty() && note != lastNote) {
@@ -87,7 +87,7 @@ QCoro::Task<int> runHeadlessDownload(HeadlessDownload request) {
     };
     QObject::connect(&downloads, &ModelDownloads::progressed, &downloads, report);
     for (;;) {
-        const int r = downloads.rowOf(fileName);
+        const int r = row < downloads.rowCount() ? row : -1;
         const ModelDownloads::State state = downloads.stateAt(r);
         if (state == ModelDownloads::State::Done) {
             if (downloads.noteAt(r) != lastNote) printErr(downloads.noteAt(r));

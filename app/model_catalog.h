@@ -14,6 +14,7 @@ struct ModelFileInfo {
     QString path;
     QString fileName;
     QString name;          // general.name, else the file name
+    QString generalName;   // general.name as the header says it; "" when it says none
     QString architecture;  // empty if unknown
     QString quant;         // what general.file_type says ("Q4_K_M"), else the dominant weight type
     qint64 sizeBytes = 0;

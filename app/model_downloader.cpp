@@ -183,7 +183,69 @@ QString durationText(double seconds) {
     return QObject::tr("%1 h %2 min left").arg(s / 3600).arg((s % 3600) / 60);
 }
 
+// Lets a name from a server or a model header be a file name here: no
+// folder part, no control characters or characters Windows refuses, no
+// leading dots or spaces.
+QString sanitizedFileName(QString name) {
+    name = name.mid(
+        std::max(name.lastIndexOf(QLatin1Char('/')), name.lastIndexOf(QLatin1Char('\\'))) + 1);
+    QString out;
+    for (const QChar c : std::as_const(name)) {
+        if (c.category() == QChar::Other_Control || QStringLiteral("<>:\"|?*").contains(c))
+            out += QLatin1Char('-');
+        else
+            out += c;
+    }
+    while (out.startsWith(QLatin1Char('.')) || out.startsWith(QLatin1Char(' '))) out.remove(0, 1);
+    out = out.trimmed();
+    if (!out.endsWith(QLatin1String(".gguf"), Qt::CaseInsensitive) ||
+        out.size() <= int(qstrlen(".gguf")))
+        return {};
+    return out;
+}
+
 }  // namespace
+
+QString fileNameFromContentDisposition(const QByteArray& header) {
+    const QString value = QString::fromUtf8(header);
+    static const QRegularExpression extended(QStringLiteral("filename\\*\\s*=\\s*([^;]+)"),
+                                             QRegularExpression::CaseInsensitiveOption);
+    static const QRegularExpression plain(
+        QStringLiteral("filename\\s*=\\s*(?:\"([^\"]*)\"|([^;]*))"),
+        QRegularExpression::CaseInsensitiveOption);
+    QString name;
+    if (const auto m = extended.match(value); m.hasMatch()) {
+        // charset'language'percent-encoded bytes (UTF-8 in practice).
+        const QString encoded = m.captured(1).trimmed();
+        const int quote = encoded.lastIndexOf(QLatin1Char('\''));
+        name =
+            QString::fromUtf8(QByteArray::fromPercentEncoding(encoded.mid(quote + 1).toLatin1()));
+    }
+    if (name.isEmpty())
+        if (const auto m = plain.match(value); m.hasMatch())
+            name = m.captured(1).isNull() ? m.captured(2).trimmed() : m.captured(1);
+    return sanitizedFileName(name);
+}
+
+QString fileNameFromModelName(const QString& generalName, const QString& quant) {
+    QString base;
+    for (const QChar c : generalName)
+        base += c.isLetterOrNumber() || c == QLatin1Char('.') || c == QLatin1Char('_')
+                    ? c
+                    : QLatin1Char('-');
+    static const QRegularExpression dashes(QStringLiteral("-{2,}"));
+    base.replace(dashes, QStringLiteral("-"));
+    while (!base.isEmpty() &&
+           (base.front() == QLatin1Char('-') || base.front() == QLatin1Char('.')))
+        base.remove(0, 1);
+    while (!base.isEmpty() && (base.back() == QLatin1Char('-') || base.back() == QLatin1Char('.')))
+        base.chop(1);
+    base.truncate(96);
+    if (base.isEmpty()) return {};
+    if (!quant.isEmpty() && !base.contains(quant, Qt::CaseInsensitive))
+        base += QLatin1Char('-') + sanitizedFileName(quant + QStringLiteral(".gguf")).chopped(5);
+    return base + QStringLiteral(".gguf");
+}
 
 QString downloadUrlProblem(const QUrl& url) {
     if (!url.isValid() || url.host().isEmpty())
@@ -206,6 +268,11 @@ struct ModelDownloads::Item {
     QString error, note, path;
     QString etag, lastModified;  // the server's validator, for If-Range
     QString serverSha;           // from X-Linked-Etag
+    // Naming (DownloadSpec::fileName): spec.fileName is the working name
+    // (of the .part file) until the file is verified.
+    bool nameFromServer = false;  // no name was given: it is chosen at the end
+    QString serverName;           // from Content-Disposition
+    QString wantedName;           // the user's (rename() before the end)
     QPointer<QNetworkReply> reply;
     bool active = false;  // a run() coroutine owns it
     bool pauseRequested = false;
@@ -244,7 +311,9 @@ QVariant ModelDownloads::data(const QModelIndex& index, int role) const {
     switch (role) {
         case Qt::DisplayRole:
         case TitleRole:
-            return it.spec.title.isEmpty() ? it.spec.fileName : it.spec.title;
+            return !it.spec.title.isEmpty()   ? it.spec.title
+                   : !it.wantedName.isEmpty() ? it.wantedName
+                                              : it.spec.fileName;
         case FileNameRole:
             return it.spec.fileName;
         case UrlRole:
@@ -321,7 +390,10 @@ void ModelDownloads::writeState(const Item& item) const {
                   {QStringLiteral("expected_size"), double(item.spec.expectedSize)},
                   {QStringLiteral("total"), double(item.total)},
                   {QStringLiteral("etag"), item.etag},
-                  {QStringLiteral("last_modified"), item.lastModified}};
+                  {QStringLiteral("last_modified"), item.lastModified},
+                  {QStringLiteral("name_from_server"), item.nameFromServer},
+                  {QStringLiteral("server_name"), item.serverName},
+                  {QStringLiteral("wanted_name"), item.wantedName}};
     QFile f(statePath(item));
     if (f.open(QIODevice::WriteOnly | QIODevice::Truncate))
         f.write(QJsonDocument(o).toJson(QJsonDocument::Compact));
@@ -333,6 +405,9 @@ void ModelDownloads::applyStateRecord(const QJsonObject& o, Item* item) const {
     item->lastModified = o.value(QStringLiteral("last_modified")).toString();
     item->serverSha = o.value(QStringLiteral("server_sha256")).toString();
     item->total = qint64(o.value(QStringLiteral("total")).toDouble(-1));
+    item->serverName = o.value(QStringLiteral("server_name")).toString();
+    if (item->wantedName.isEmpty())
+        item->wantedName = o.value(QStringLiteral("wanted_name")).toString();
     if (item->spec.sha256.isEmpty())
         item->spec.sha256 = o.value(QStringLiteral("sha256")).toString();
 }
@@ -364,6 +439,7 @@ void ModelDownloads::restoreUnfinished() {
             continue;
         item->spec.title = o.value(QStringLiteral("title")).toString();
         item->spec.expectedSize = qint64(o.value(QStringLiteral("expected_size")).toDouble(-1));
+        item->nameFromServer = o.value(QStringLiteral("name_from_server")).toBool();
         applyStateRecord(o, item.get());
         item->state = State::Paused;
         item->note = tr("Unfinished from last time: resume continues at %1.")
@@ -379,6 +455,97 @@ int ModelDownloads::rowOf(const QString& fileName) const {
     for (int i = 0; i < items_.size(); ++i)
         if (items_[i]->spec.fileName == fileName) return i;
     return -1;
+}
+
+int ModelDownloads::rowOfUrl(const QUrl& url) const {
+    for (int i = 0; i < items_.size(); ++i)
+        if (items_[i]->spec.url == url) return i;
+    return -1;
+}
+
+bool ModelDownloads::nameTaken(const QString& name, const Item* except) const {
+    if (QFileInfo::exists(QDir(folder_).filePath(name))) return true;
+    // Another download keeps a name given to it (the catalog's, the user's);
+    // one that is still to be named at its end holds none yet.
+    for (const auto& item : items_) {
+        if (item.get() == except) continue;
+        if ((!item->nameFromServer &&
+             item->spec.fileName.compare(name, Qt::CaseInsensitive) == 0) ||
+            item->wantedName.compare(name, Qt::CaseInsensitive) == 0)
+            return true;
+    }
+    return false;
+}
+
+QString ModelDownloads::freeFileName(const QString& name, int exceptRow) const {
+    const Item* except = items_.value(exceptRow).get();
+    if (!nameTaken(name, except)) return name;
+    const QString base =
+        name.endsWith(QLatin1String(".gguf"), Qt::CaseInsensitive) ? name.chopped(5) : name;
+    for (int n = 2;; ++n) {
+        const QString candidate = QStringLiteral("%1-%2.gguf").arg(base).arg(n);
+        if (!nameTaken(candidate, except)) return candidate;
+    }
+}
+
+QString ModelDownloads::freeWorkingName(const DownloadSpec& spec) const {
+    const QString base = spec.fileName.chopped(5);  // ".gguf"
+    for (int n = 1;; ++n) {
+        const QString candidate =
+            n == 1 ? spec.fileName : QStringLiteral("%1-%2.gguf").arg(base).arg(n);
+        if (rowOf(candidate) >= 0) continue;
+        QFile record(QDir(folder_).filePath(candidate + QStringLiteral(".part.json")));
+        if (record.open(QIODevice::ReadOnly) && QUrl(QJsonDocument::fromJson(record.readAll())
+                                                         .object()
+                                                         .value(QStringLiteral("url"))
+                                                         .toString()) != spec.url)
+            continue;
+        return candidate;
+    }
+}
+
+QString ModelDownloads::rename(int row, const QString& nameIn) {
+    if (row < 0 || row >= items_.size()) return tr("There is no such download.");
+    Item& it = *items_[row];
+    QString name = nameIn.trimmed();
+    if (!name.isEmpty() && !name.endsWith(QLatin1String(".gguf"), Qt::CaseInsensitive))
+        name += QStringLiteral(".gguf");
+    if (sanitizedFileName(name) != name)
+        return tr("\"%1\" cannot be a file name: use letters, digits, spaces, dots and dashes, "
+                  "without / \\ : * ? \" < > |.")
+            .arg(nameIn.trimmed());
+    const QString current = it.state == State::Done    ? it.spec.fileName
+                            : !it.wantedName.isEmpty() ? it.wantedName
+                                                       : it.spec.fileName;
+    if (name == current) return {};
+    // A verified file may change the case of its own name.
+    const bool ownFile =
+        it.state == State::Done && name.compare(it.spec.fileName, Qt::CaseInsensitive) == 0;
+    if (!ownFile && nameTaken(name, &it))
+        return tr("%1 is already in the models folder: %2 is free.")
+            .arg(name, freeFileName(name, row));
+    if (it.state != State::Done) {
+        it.wantedName = name;
+        writeState(it);
+        changed(&it);
+        return {};
+    }
+    const QString oldPath = it.path;
+    const QString newPath = QDir(folder_).filePath(name);
+    if (!QFile::rename(oldPath, newPath))
+        return tr("Cannot rename %1 to %2 in %3: check that the folder is writable.")
+            .arg(it.spec.fileName, name, folder_);
+    // What belongs to the model goes with it (MODEL.powerinfer.gguf, MODEL.config.json).
+    const QString oldBase = oldPath.chopped(5), newBase = newPath.chopped(5);
+    for (const QString& suffix :
+         {QStringLiteral(".powerinfer.gguf"), QStringLiteral(".config.json")})
+        if (QFileInfo::exists(oldBase + suffix)) QFile::rename(oldBase + suffix, newBase + suffix);
+    it.spec.fileName = name;
+    it.path = newPath;
+    it.note = tr("Renamed to %1.").arg(name);
+    changed(&it);
+    emit fileRenamed(oldPath, newPath);
+    return {};
 }
 
 int ModelDownloads::rowOfItem(const Item* item) const {
@@ -427,7 +594,8 @@ int ModelDownloads::enqueue(const DownloadSpec& specIn) {
         lastError_ = problem;
         return -1;
     }
-    if (spec.fileName.isEmpty()) spec.fileName = spec.url.fileName();
+    const bool nameFromServer = spec.fileName.isEmpty();
+    if (nameFromServer) spec.fileName = spec.url.fileName();
     if (spec.fileName.isEmpty() || spec.fileName.contains(QLatin1Char('/')) ||
         spec.fileName.contains(QLatin1Char('\\')) ||
         !spec.fileName.endsWith(QLatin1String(".gguf"), Qt::CaseInsensitive)) {
@@ -446,7 +614,24 @@ int ModelDownloads::enqueue(const DownloadSpec& specIn) {
         lastError_ = tr("The models folder %1 cannot be created: choose another one.").arg(folder_);
         return -1;
     }
-    if (const int row = rowOf(spec.fileName); row >= 0) {
+    if (nameFromServer) {
+        // The same link again: a paused or failed download resumes; another
+        // link whose file has the same last part downloads beside it.
+        if (const int row = rowOfUrl(spec.url); row >= 0) {
+            Item& it = *items_[row];
+            if (it.state == State::Paused || it.state == State::Failed) {
+                if (!spec.sha256.isEmpty()) it.spec.sha256 = spec.sha256;
+                resume(row);
+                return row;
+            }
+            if (it.state != State::Done) {
+                lastError_ = tr("%1 is already being downloaded.").arg(spec.url.toDisplayString());
+                return -1;
+            }
+            dismiss(row);
+        }
+        spec.fileName = freeWorkingName(spec);
+    } else if (const int row = rowOf(spec.fileName); row >= 0) {
         Item& it = *items_[row];
         // The same file again: a paused or failed one is resumed.
         if (it.spec.url == spec.url && (it.state == State::Paused || it.state == State::Failed)) {
@@ -462,7 +647,8 @@ int ModelDownloads::enqueue(const DownloadSpec& specIn) {
     }
     auto item = std::make_shared<Item>();
     item->spec = spec;
-    if (QFileInfo::exists(finalPath(*item))) {
+    item->nameFromServer = nameFromServer;
+    if (!nameFromServer && QFileInfo::exists(finalPath(*item))) {
         lastError_ = tr("%1 is already in the models folder (%2): delete it there first to "
                         "download it again.")
                          .arg(spec.fileName, folder_);
@@ -729,6 +915,10 @@ QCoro::Task<bool> ModelDownloads::attempt(std::shared_ptr<Item> item, bool* retr
                 }
                 item->total = length;
             }
+            if (const QString named =
+                    fileNameFromContentDisposition(reply->rawHeader("Content-Disposition"));
+                !named.isEmpty())
+                item->serverName = named;
             item->etag = QString::fromLatin1(reply->rawHeader("ETag"));
             item->lastModified = QString::fromLatin1(reply->rawHeader("Last-Modified"));
             writeState(*item);
@@ -849,17 +1039,42 @@ QCoro::Task<bool> ModelDownloads::verifyAndMove(std::shared_ptr<Item> item) {
                       "(on Hugging Face the /resolve/ link, not the /blob/ page)."));
         co_return false;
     }
+    // The name: the user's, else (for a pasted link) the server's, else the
+    // model's own general.name, else the working name; never over a file
+    // already there.
+    QString wanted = item->wantedName;
+    if (wanted.isEmpty() && item->nameFromServer) {
+        wanted = item->serverName;
+        if (wanted.isEmpty() && inspector_) {
+            // A named future: GCC 12 destroys a lambda temporary inside a
+            // co_await expression twice (its QString captures were freed early).
+            QFuture<ModelFileInfo> reading = QtConcurrent::run(inspector_, part);
+            const ModelFileInfo info = co_await reading;
+            if (!self) co_return false;
+            wanted = fileNameFromModelName(info.generalName, info.quant);
+        }
+    }
+    // The link's last part, not the working name (model-2.gguf beside another download).
+    if (wanted.isEmpty())
+        wanted = item->nameFromServer ? item->spec.url.fileName() : item->spec.fileName;
+    const QString finalName = freeFileName(wanted, rowOfItem(item.get()));
+    if (finalName != wanted)
+        item->events << tr("%1 was already in the models folder: saved as %2 (rename it here).")
+                            .arg(wanted, finalName);
+    const QString finalFile = QDir(folder_).filePath(finalName);
     // One rename on the same file system: the model appears whole or not at all.
     std::error_code ec;
     std::filesystem::rename(std::filesystem::path(part.toStdWString()),
-                            std::filesystem::path(finalPath(*item).toStdWString()), ec);
+                            std::filesystem::path(finalFile.toStdWString()), ec);
     if (ec) {
         fail(item, tr("Cannot move the verified file into %1: %2")
                        .arg(folder_, QString::fromStdString(ec.message())));
         co_return false;
     }
     QFile::remove(statePath(*item));
-    item->path = finalPath(*item);
+    item->spec.fileName = finalName;
+    item->wantedName.clear();
+    item->path = finalFile;
     item->state = State::Done;
     const QString verified =
         expected.isEmpty()

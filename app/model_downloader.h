@@ -20,13 +20,19 @@
 #include <QUrl>
 #include <memory>
 
+#include "model_catalog.h"  // ModelInspector
+
 class QNetworkReply;
 
 namespace powerinfer::app {
 
 struct DownloadSpec {
     QUrl url;
-    QString fileName;          // in the models folder; empty: the URL's last path part
+    // In the models folder. Empty: the file is named when it is verified,
+    // from the server's Content-Disposition, else the GGUF's general.name
+    // (with its quantization), else the URL's last path part; until then it
+    // downloads under the URL's last part (made unique among downloads).
+    QString fileName;
     QString sha256;            // lower-case hex; empty: from the server (Hugging Face) or none
     qint64 expectedSize = -1;  // bytes, when known beforehand (the catalog)
     QString title;             // shown in the list; empty: the file name
@@ -35,6 +41,14 @@ struct DownloadSpec {
 // Why a URL cannot be downloaded ("" when it can): only HTTPS, except plain
 // HTTP to this machine (a local mirror, the tests); a file name ending .gguf.
 QString downloadUrlProblem(const QUrl& url);
+
+// The file name a Content-Disposition header gives (RFC 6266: filename*
+// before filename), without any folder part; "" when it names no .gguf file.
+QString fileNameFromContentDisposition(const QByteArray& header);
+// A file name made of a model's general.name and quantization
+// ("SmolLM2 135M Instruct", "Q4_1" -> "SmolLM2-135M-Instruct-Q4_1.gguf");
+// "" when the name has nothing usable.
+QString fileNameFromModelName(const QString& generalName, const QString& quant);
 
 class ModelDownloads : public QAbstractListModel {
     Q_OBJECT
@@ -79,6 +93,9 @@ public:
     void setRetryDelayMs(int ms) { retryDelayMs_ = ms; }
     // No byte for this long fails the attempt (then retried as a drop).
     void setStallTimeoutMs(int ms) { stallTimeoutMs_ = ms; }
+    // Reads a downloaded file's general.name and quantization (to name it);
+    // null: downloads keep the server's or the URL's name.
+    void setInspector(ModelInspector inspector) { inspector_ = std::move(inspector); }
 
     bool busy() const;
     // Queues a download; returns its row, or -1 with the reason in lastError().
@@ -94,6 +111,15 @@ public:
     Q_INVOKABLE void dismiss(int row);
     // The row of a download of this file name (-1: none).
     Q_INVOKABLE int rowOf(const QString& fileName) const;
+    // Names the row's file (".gguf" is added when missing): a verified file
+    // is renamed in the models folder (its sidecar and config with it), an
+    // unfinished one gets that name when it is verified. "" when done, else
+    // why not; a name already taken is refused with a free one to use
+    // (freeFileName).
+    Q_INVOKABLE QString rename(int row, const QString& name);
+    // `name`, or NAME-2.gguf, NAME-3.gguf, … : the first that neither the
+    // models folder nor another download uses.
+    Q_INVOKABLE QString freeFileName(const QString& name, int exceptRow = -1) const;
     State stateAt(int row) const;
     QString errorAt(int row) const;
     QString noteAt(int row) const;
@@ -111,6 +137,8 @@ signals:
     void progressed(int row);
     // A download became Done or Failed (once per run of it).
     void ended(const QString& fileName);
+    // A verified file was renamed (rename()).
+    void fileRenamed(const QString& oldPath, const QString& newPath);
 
 private:
     struct Item;
@@ -130,11 +158,17 @@ private:
     QString statePath(const Item& item) const;
     QString finalPath(const Item& item) const;
     void restoreUnfinished();
+    bool nameTaken(const QString& name, const Item* except) const;
+    int rowOfUrl(const QUrl& url) const;
+    // The URL's last part, or NAME-2.gguf, …: one no other download (in the
+    // list or left as a state record for another URL) works under.
+    QString freeWorkingName(const DownloadSpec& spec) const;
 
     QNetworkAccessManager network_;
     QString folder_;
     QList<std::shared_ptr<Item>> items_;
     QString lastError_;
+    ModelInspector inspector_;
     int maxParallel_ = 1;
     int maxRetries_ = 5;
     int retryDelayMs_ = 1000;

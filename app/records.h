@@ -18,7 +18,8 @@ struct ConversationRecord {
 };
 
 // Message states: a row is "partial" while a reply streams (checkpointed),
-// then "complete", "stopped" (user pressed Stop) or "error"; a row left
+// then "complete", "stopped" (user pressed Stop), "length" (cut at max
+// tokens) or "error"; a row left
 // "partial" by a crash becomes "interrupted" when the store is next opened.
 struct MessageRecord {
     qint64 id = 0;  // database rowid; 0 until first saved

@@ -26,6 +26,7 @@ public:
         qint64 stallAfter = -1;     // stop sending after this many body bytes
         QByteArray linkedEtag;      // X-Linked-Etag on the redirect
         QByteArray etag = "\"v1\"";
+        QByteArray contentDisposition;  // sent with the file when set
     };
 
     // Routes: /model.gguf (the file), /redirect/model.gguf (302 to it),
@@ -135,6 +136,8 @@ private:
         }
         if (options.ranges) head += "Accept-Ranges: bytes\r\n";
         head += "ETag: " + options.etag + "\r\nContent-Type: application/octet-stream\r\n";
+        if (!options.contentDisposition.isEmpty())
+            head += "Content-Disposition: " + options.contentDisposition + "\r\n";
         head +=
             "Content-Length: " + QByteArray::number(size - start) + "\r\nConnection: close\r\n\r\n";
         c->socket->write(head);

@@ -145,6 +145,23 @@ private slots:
         QVERIFY(stored[1].sparsity > 0);
     }
 
+    // Issue 30, item 14: after switching models the status bar kept the
+    // previous model's tokens/s (and context used).
+    void switchingModelsClearsThePreviousSpeed() {
+        Harness h(sub_);
+        QVERIFY(h.start());
+        QVERIFY(QCoro::waitFor(h.controller.sendMessage("Hello model")));
+        QVERIFY(h.controller.tokensPerSecond() > 0);
+        QVERIFY(h.controller.contextUsed() > 0);
+        auto load = h.controller.loadModelFile("/models/other.gguf");
+        QCOMPARE(h.controller.modelState(), ChatController::ModelState::Loading);
+        QCOMPARE(h.controller.tokensPerSecond(), 0.0);
+        QCOMPARE(h.controller.contextUsed(), 0);
+        QVERIFY(QCoro::waitFor(std::move(load)));
+        QCOMPARE(h.controller.tokensPerSecond(), 0.0);
+        QCOMPARE(h.controller.modelName(), QStringLiteral("other"));
+    }
+
     // The status bar's "Context used / size" follows the reply while it
     // streams (it once stayed at 0 until the reply ended).
     void contextUseFollowsTheStream() {

@@ -14,9 +14,9 @@
 #include "background_calibration.h"
 #include "download_catalog.h"
 #include "engine_worker.h"
-#include "scripted_engine.h"
 #include "model_catalog.h"
 #include "model_downloader.h"
+#include "scripted_engine.h"
 
 using namespace powerinfer::app;
 using powerinfer::testing::EngineScript;
@@ -148,6 +148,37 @@ private slots:
         QVERIFY(catalog.machineText().contains("memory bandwidth"));
     }
 
+    // Issue 30, item 14: a failed download's error ("Cannot find the
+    // server ...") stayed beside Load once the file was there.
+    void aFailedDownloadsErrorGoesOnceTheFileIsThere() {
+        QTemporaryDir folder;
+        AppSettings settings;
+        settings.setModelsFolder(folder.path());
+        ModelDownloads downloads;
+        downloads.setFolder(folder.path());
+        ModelCatalog local(nullptr);
+        DownloadCatalog catalog(&settings, &downloads, &local);
+        catalog.load();
+        QVERIFY(catalog.rowCount() > 0);
+        const QString fileName = catalog.fileNameAt(0);
+        DownloadSpec spec;
+        spec.url = QUrl("http://127.0.0.1:1/" + fileName);  // nothing listens on port 1
+        spec.fileName = fileName;
+        const int dl = downloads.enqueue(spec);
+        QVERIFY2(dl >= 0, qPrintable(downloads.lastError()));
+        QTRY_COMPARE_WITH_TIMEOUT(downloads.stateAt(dl), ModelDownloads::State::Failed, 10000);
+        const auto text = [&] {
+            return catalog.index(0).data(DownloadCatalog::DownloadTextRole).toString();
+        };
+        QVERIFY2(text().contains("refused the connection"), qPrintable(text()));
+        QFile file(folder.filePath(fileName));
+        QVERIFY(file.open(QIODevice::WriteOnly));
+        file.write("GGUF");
+        file.close();
+        QVERIFY(catalog.index(0).data(DownloadCatalog::InstalledRole).toBool());
+        QCOMPARE(text(), QString());
+    }
+
     // The loaded model answers while a calibration runs; Cancel stops it;
     // a finished one leaves the sidecar and the status "calibrated".
     void backgroundCalibrationLeavesTheEngineFree() {
@@ -173,8 +204,9 @@ private slots:
         QVERIFY(!calibration.start(model).isEmpty());  // one at a time
         QTRY_COMPARE(calibration.statusFor(model), QString("calibrating 50 %"));
 
-        EngineClient engine(
-            [](const powerinfer::LoadOptions& o) { return ScriptedEngine::load(o, EngineScript{}); });
+        EngineClient engine([](const powerinfer::LoadOptions& o) {
+            return ScriptedEngine::load(o, EngineScript{});
+        });
         powerinfer::LoadOptions o;
         o.model_path = "/models/fake.gguf";
         QVERIFY(QCoro::waitFor(engine.load(o)).ok);

@@ -312,6 +312,124 @@ private slots:
         QCOMPARE(d.enqueueUrl("ftp://example.com/m.gguf"), -1);
     }
 
+    // Issue 30, item 4: a pasted link is named by the server's
+    // Content-Disposition (filename* before filename, no folder part) ...
+    void aPastedLinkIsNamedByContentDisposition() {
+        QCOMPARE(powerinfer::app::fileNameFromContentDisposition(
+                     "attachment; filename*=UTF-8''Qwen%202.5%20%C3%A9.gguf; filename=\"q.gguf\""),
+                 QStringLiteral("Qwen 2.5 \u00e9.gguf"));
+        QCOMPARE(powerinfer::app::fileNameFromContentDisposition(
+                     "inline; filename=\"../../etc/evil.gguf\""),
+                 QStringLiteral("evil.gguf"));
+        QCOMPARE(powerinfer::app::fileNameFromContentDisposition("attachment; filename=x.bin"),
+                 QString());
+        HttpFileServer server(source_);
+        server.options.contentDisposition =
+            "attachment; filename=\"SmolLM2-135M-Instruct.Q4_1.gguf\"";
+        QTemporaryDir models;
+        ModelDownloads d;
+        d.setFolder(models.path());
+        const int row = d.enqueueUrl(server.url("/model.gguf"), sha_);
+        QVERIFY2(row >= 0, qPrintable(d.lastError()));
+        QCOMPARE(finish(d, row), State::Done);
+        QCOMPARE(d.pathAt(row), models.filePath("SmolLM2-135M-Instruct.Q4_1.gguf"));
+        QCOMPARE(folderFiles(models.path()), QStringList{"SmolLM2-135M-Instruct.Q4_1.gguf"});
+    }
+
+    // ... else by the model's own general.name and quantization.
+    void aPastedLinkIsNamedAfterTheModel() {
+        QCOMPARE(powerinfer::app::fileNameFromModelName("SmolLM2 135M Instruct", "Q4_1"),
+                 QStringLiteral("SmolLM2-135M-Instruct-Q4_1.gguf"));
+        QCOMPARE(powerinfer::app::fileNameFromModelName("gemma-3-270m-q4_k_m", "Q4_K_M"),
+                 QStringLiteral("gemma-3-270m-q4_k_m.gguf"));
+        QCOMPARE(powerinfer::app::fileNameFromModelName(" / : ", "Q8_0"), QString());
+        HttpFileServer server(source_);
+        QTemporaryDir models;
+        ModelDownloads d;
+        d.setFolder(models.path());
+        QString inspected;
+        d.setInspector([&inspected](const QString& path) {
+            inspected = path;
+            powerinfer::app::ModelFileInfo info;
+            info.generalName = QStringLiteral("SmolLM2 135M Instruct");
+            info.quant = QStringLiteral("Q4_1");
+            return info;
+        });
+        const int row = d.enqueueUrl(server.url("/model.gguf"), sha_);
+        QVERIFY2(row >= 0, qPrintable(d.lastError()));
+        QCOMPARE(finish(d, row), State::Done);
+        QCOMPARE(inspected, models.filePath("model.gguf.part"));
+        QCOMPARE(folderFiles(models.path()), QStringList{"SmolLM2-135M-Instruct-Q4_1.gguf"});
+        QCOMPARE(d.data(d.index(row), ModelDownloads::FileNameRole).toString(),
+                 QStringLiteral("SmolLM2-135M-Instruct-Q4_1.gguf"));
+    }
+
+    // A second .../model.gguf (another link, or the same file again) is not
+    // refused: it downloads beside the first, under a free name.
+    void aSecondModelGgufIsKeptBesideTheFirst() {
+        HttpFileServer server(source_);
+        server.options.bytesPerSecond = 8 << 20;
+        QTemporaryDir models;
+        {
+            QFile first(models.filePath("model.gguf"));
+            QVERIFY(first.open(QIODevice::WriteOnly));
+            first.write("GGUF earlier");
+        }
+        ModelDownloads d;
+        d.setFolder(models.path());
+        const int a = d.enqueueUrl(server.url("/model.gguf"), sha_);
+        QVERIFY2(a >= 0, qPrintable(d.lastError()));
+        // Another link whose last part is model.gguf too, while the first runs.
+        const int b = d.enqueueUrl(server.url("/redirect/model.gguf"), sha_);
+        QVERIFY2(b >= 0, qPrintable(d.lastError()));
+        QCOMPARE(finish(d, a), State::Done);
+        QCOMPARE(finish(d, b), State::Done);
+        QCOMPARE(folderFiles(models.path()),
+                 (QStringList{"model-2.gguf", "model-3.gguf", "model.gguf"}));
+        QCOMPARE(d.pathAt(a), models.filePath("model-2.gguf"));
+        QCOMPARE(d.pathAt(b), models.filePath("model-3.gguf"));
+        QVERIFY2(d.noteAt(a).contains("model.gguf was already in the models folder: saved as "
+                                      "model-2.gguf"),
+                 qPrintable(d.noteAt(a)));
+        QCOMPARE(sha256Of(models.filePath("model-2.gguf")), sha_);
+        QCOMPARE(sha256Of(models.filePath("model-3.gguf")), sha_);
+    }
+
+    // The user names the file: a verified one is renamed on disk (with its
+    // sidecar and config), a taken name is refused with a free one offered,
+    // an unfinished one gets the name when it is verified.
+    void theUserRenamesADownload() {
+        HttpFileServer server(source_);
+        QTemporaryDir models;
+        ModelDownloads d;
+        d.setFolder(models.path());
+        QSignalSpy renamed(&d, &ModelDownloads::fileRenamed);
+        const int row = d.enqueueUrl(server.url("/model.gguf"), sha_);
+        QVERIFY2(row >= 0, qPrintable(d.lastError()));
+        QCOMPARE(d.rename(row, "my model"), QString());  // before the end: the name it gets
+        QCOMPARE(d.data(d.index(row), ModelDownloads::TitleRole).toString(),
+                 QStringLiteral("my model.gguf"));
+        QCOMPARE(finish(d, row), State::Done);
+        QCOMPARE(folderFiles(models.path()), QStringList{"my model.gguf"});
+        {
+            QFile config(models.filePath("my model.config.json")),
+                taken(models.filePath("taken.gguf"));
+            QVERIFY(config.open(QIODevice::WriteOnly) && taken.open(QIODevice::WriteOnly));
+        }
+        const QString clash = d.rename(row, "taken.gguf");
+        QVERIFY2(clash.contains("taken.gguf is already in the models folder: taken-2.gguf is free"),
+                 qPrintable(clash));
+        QCOMPARE(d.freeFileName("taken.gguf", row), QStringLiteral("taken-2.gguf"));
+        QVERIFY(d.rename(row, "a/b").contains("cannot be a file name"));
+        QCOMPARE(d.rename(row, "taken-2"), QString());
+        QCOMPARE(folderFiles(models.path()),
+                 (QStringList{"taken-2.config.json", "taken-2.gguf", "taken.gguf"}));
+        QCOMPARE(sha256Of(models.filePath("taken-2.gguf")), sha_);
+        QCOMPARE(d.pathAt(row), models.filePath("taken-2.gguf"));
+        QCOMPARE(renamed.count(), 1);
+        QCOMPARE(renamed.at(0).at(1).toString(), models.filePath("taken-2.gguf"));
+    }
+
     // The headless mode, killed with SIGKILL mid-file and started again:
     // the second run asks for the rest (Range from the partial file's size)
     // and ends with the right SHA-256.

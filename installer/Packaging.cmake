@@ -162,6 +162,8 @@ if(_pi_have_gui)
   list(APPEND _pi_deb_depends libqt6sql6-sqlite libqt6svg6 qt6-qpa-plugins)
   # Replies often carry emoji: without a colour emoji font they show as boxes.
   list(APPEND _pi_deb_depends fonts-noto-color-emoji)
+  # Chinese, Japanese and Korean text showed as boxes: no CJK font otherwise.
+  list(APPEND _pi_deb_depends fonts-noto-cjk)
   # Remote servers' API keys live in the OS keychain.
   list(APPEND _pi_deb_depends libqt6keychain1)
   set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "qt6-wayland")

@@ -35,6 +35,7 @@ ScriptedEngine::ScriptedEngine(EngineScript script, const powerinfer::LoadOption
     if (script_.tokens.empty()) script_.tokens.push_back(" ");
     info_.architecture = "llama";
     info_.name = script_.modelName;
+    info_.template_warning = script_.templateWarning;
     info_.quant = "Q4_1";
     info_.n_params = 135'000'000;
     info_.n_layers = script_.layers;

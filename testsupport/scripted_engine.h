@@ -52,6 +52,7 @@ struct EngineScript {
     std::chrono::milliseconds loadStepDelay{5};
     std::string loadError;  // non-empty: load throws EngineError with it
     std::string modelName = "Fake model";
+    std::string templateWarning;  // ModelInfo::template_warning
     // With a sidecar the engine reports sparse metrics (per-layer arrays,
     // shaped by the tuning) while tuning.sparse is on; without one it is dense.
     bool sidecar = true;

@@ -29,8 +29,11 @@ Dialog {
         spacing: 10
 
         Label {
-            text: qsTr("Runs the model over a text, records which FFN neurons fire and trains a small "
-                       + "predictor per layer. A few minutes for a small model.")
+            objectName: "calibrateWhat"
+            text: qsTr("Runs the model over a text and records which FFN neurons fire, then measures "
+                       + "on held-out text how much sparsity the model takes (the recommended level). "
+                       + "With a GPU it also trains a small predictor per layer. A few minutes for a "
+                       + "small model.")
             color: Theme.textMuted
             wrapMode: Text.Wrap
             Layout.fillWidth: true

@@ -146,44 +146,18 @@ Dialog {
         // Downloads that are not catalog entries (pasted links).
         Repeater {
             model: page.downloads
-            delegate: RowLayout {
-                id: extra
-                required property int index
-                required property string title
-                required property string fileName
-                required property int stateCode
-                required property string stateText
-                required property string receivedText
-                required property string speedText
-                required property string error
-                required property string note
+            delegate: DownloadRow {
+                downloads: page.downloads
                 visible: !page.catalogHas(fileName)
                 Layout.fillWidth: true
-                spacing: 8
-                Label {
-                    text: "%1 — %2 %3 %4".arg(extra.title).arg(extra.stateText).arg(extra.receivedText)
-                                          .arg(extra.speedText)
-                    color: Theme.text
-                    font.pixelSize: Theme.fontSizeSmall
-                    elide: Text.ElideMiddle
-                    Layout.fillWidth: true
-                }
-                Label {
-                    text: extra.error !== "" ? extra.error : extra.note
-                    color: extra.error !== "" ? Theme.danger : Theme.textMuted
-                    font.pixelSize: Theme.fontSizeSmall
-                    elide: Text.ElideRight
-                    Layout.maximumWidth: 360
-                }
-                IconButton {
-                    iconName: "close"
-                    tip: extra.stateCode === 4 || extra.stateCode === 5 ? qsTr("Remove from the list")
-                                                                 : qsTr("Cancel")
-                    onClicked: extra.stateCode === 4 || extra.stateCode === 5 ? page.downloads.dismiss(extra.index)
-                                                                      : page.downloads.cancel(extra.index)
-                }
+                onRenameRequested: (r, name) => renameDialog.ask(r, name)
             }
         }
+    }
+
+    RenameDownloadDialog {
+        id: renameDialog
+        downloads: page.downloads
     }
 
     // Whether a file name belongs to a catalog entry (shown in its row).

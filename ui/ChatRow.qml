@@ -34,7 +34,8 @@ Item {
     // Only the live reply streams; a row saved "partial" by a crash comes back
     // "interrupted" (the store's recovery), with Continue and Regenerate.
     readonly property bool streaming: state === "partial" && controller.generating
-    readonly property bool cutOff: state === "interrupted" || state === "stopped"
+    // "length": cut at the max-tokens limit (its notice says so).
+    readonly property bool cutOff: state === "interrupted" || state === "stopped" || state === "length"
                                    || (state === "partial" && !controller.generating)
     readonly property string stateText: state === "stopped" ? qsTr("Stopped")
                                         : state === "error" ? qsTr("Reply failed")
@@ -263,7 +264,7 @@ Item {
                 }
                 Label {
                     objectName: "replyStateLabel"
-                    visible: row.cutOff || row.state === "error"
+                    visible: (row.cutOff && row.state !== "length") || row.state === "error"
                     text: row.stateText
                     color: row.state === "error" ? Theme.danger : Theme.textFaint
                     font.pixelSize: Theme.fontSizeSmall

@@ -17,6 +17,29 @@ Item {
         list.toEnd()
     }
 
+    // The loaded model's chat template is not used as is (the file has none,
+    // or one that cannot render): replies may be poor, so it stays in view.
+    Rectangle {
+        id: templateWarning
+        objectName: "templateWarning"
+        visible: root.controller.templateWarning !== ""
+        anchors.left: parent.left
+        anchors.right: parent.right
+        height: visible ? warningText.implicitHeight + 16 : 0
+        color: Qt.rgba(Theme.warning.r, Theme.warning.g, Theme.warning.b, 0.12)
+        Label {
+            id: warningText
+            objectName: "templateWarningText"
+            anchors.verticalCenter: parent.verticalCenter
+            x: 20
+            width: parent.width - 40
+            text: root.controller.templateWarning
+            wrapMode: Text.Wrap
+            color: Theme.text
+            font.pixelSize: Theme.fontSizeSmall
+        }
+    }
+
     ListView {
         id: list
         objectName: "messageList"
@@ -34,6 +57,7 @@ Item {
         }
 
         anchors.fill: parent
+        anchors.topMargin: templateWarning.height
         // One row per user message, per segment of a reply and per reply's
         // footer: only the rows near the viewport exist.
         model: ChatRowsModel {

@@ -43,6 +43,8 @@ Dialog {
                 text: index % 2 === 0 ? entry[0] : entry[1]
                 color: index % 2 === 0 ? Theme.text : Theme.textMuted
                 font.family: index % 2 === 0 ? Theme.monoFamily : Theme.fontFamily
+                // The descriptions wrap: at 800x600 the longest ran past the dialog.
+                wrapMode: index % 2 === 1 ? Text.Wrap : Text.NoWrap
                 Layout.fillWidth: index % 2 === 1
             }
         }

@@ -45,6 +45,11 @@ Drawer {
         // Acts only where a GPU holds neurons (staging, prediction).
         property bool gpuOnly: false
         readonly property bool noEffect: gpuOnly && drawer.sparse.metrics.simulated
+        // Before calibration no knob acts: the model runs dense.
+        readonly property string why: !drawer.sparse.metrics.hasSidecar
+                                      ? qsTr("No effect until the model is calibrated: it runs dense.")
+                                      : noEffect ? qsTr("No effect on this machine: no GPU holds neurons.")
+                                      : ""
         Layout.fillWidth: true
         spacing: 2
         RowLayout {
@@ -83,9 +88,10 @@ Drawer {
             onPressedChanged: if (!pressed) drawer.sparse.setValue(knob.key, value)
         }
         Label {
-            text: (knob.noEffect ? qsTr("No effect on this machine: no GPU holds neurons.") + " " : "")
+            objectName: "knobHelp_" + knob.key
+            text: (knob.why !== "" ? knob.why + " " : "")
                   + knob.help + " " + qsTr("Default %1.").arg(knob.defaultText)
-            color: knob.noEffect ? Theme.warning : Theme.textMuted
+            color: knob.why !== "" ? Theme.warning : Theme.textMuted
             font.pixelSize: Theme.fontSizeSmall
             wrapMode: Text.Wrap
             Layout.fillWidth: true

@@ -466,8 +466,9 @@ ChatTemplate ChatTemplate::detect(std::string_view source,
         out.default_system = find_default_system(source);
     if (source.empty()) {
         out.warning =
-            "The model has no chat template; using ChatML. If replies look wrong, choose the "
-            "model's template in the model settings.";
+            "The model has no chat template; using ChatML. If replies look wrong, it may be a "
+            "base model (not tuned for chat): use the file of its instruction-tuned (-it, "
+            "Instruct) version.";
         return out;
     }
     // Without the special tokens a recognised family's formatter is closer
@@ -487,8 +488,8 @@ ChatTemplate ChatTemplate::detect(std::string_view source,
         out.warning = "The model's chat template cannot be used (" + std::string(e.what()) +
                       "); using " +
                       (kind ? "the built-in " + out.name + " format" : std::string("ChatML")) +
-                      ". If replies look wrong, choose the model's template in the model "
-                      "settings.";
+                      ". If replies look wrong, use a GGUF file of the model with a working "
+                      "template.";
         return out;
     }
     if (!kind) {

@@ -126,8 +126,8 @@ std::unique_ptr<LocalEngine> LocalEngine::load(const LoadOptions& options) {
             *e->template_ = *gemma;
             e->template_->warning =
                 "The model has no chat template; using Gemma's turn format (its vocabulary has "
-                "<start_of_turn>). If replies look wrong, choose the model's template in the model "
-                "settings.";
+                "<start_of_turn>). If replies look wrong, it may be a base model (not tuned for "
+                "chat): use the file of its instruction-tuned (-it) version.";
         }
     }
     e->tool_native_ = template_writes_tool_calls(source) && e->template_->jinja.has_value();

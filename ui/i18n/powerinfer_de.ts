@@ -9,93 +9,93 @@
         <translation>Für sparse Inferenz kalibrieren</translation>
     </message>
     <message>
-        <location filename="../CalibrateDialog.qml" line="32"/>
-        <source>Runs the model over a text, records which FFN neurons fire and trains a small predictor per layer. A few minutes for a small model.</source>
-        <translation>Lässt das Modell einen Text verarbeiten, zeichnet auf, welche FFN-Neuronen feuern, und trainiert je Schicht einen kleinen Prädiktor. Bei einem kleinen Modell dauert das einige Minuten.</translation>
+        <location filename="../CalibrateDialog.qml" line="33"/>
+        <source>Runs the model over a text and records which FFN neurons fire, then measures on held-out text how much sparsity the model takes (the recommended level). With a GPU it also trains a small predictor per layer. A few minutes for a small model.</source>
+        <translation>Lässt das Modell über einen Text laufen und zeichnet auf, welche FFN-Neuronen feuern, und misst dann an zurückgehaltenem Text, wie viel Sparsity das Modell verträgt (die empfohlene Stufe). Mit einer GPU trainiert es außerdem einen kleinen Prädiktor pro Schicht. Einige Minuten für ein kleines Modell.</translation>
     </message>
     <message>
-        <location filename="../CalibrateDialog.qml" line="42"/>
+        <location filename="../CalibrateDialog.qml" line="45"/>
         <source>Bundled text (Frankenstein, public domain)</source>
         <translation>Mitgelieferter Text (Frankenstein, gemeinfrei)</translation>
     </message>
     <message>
-        <location filename="../CalibrateDialog.qml" line="49"/>
+        <location filename="../CalibrateDialog.qml" line="52"/>
         <source>A text file</source>
         <translation>Eine Textdatei</translation>
     </message>
     <message>
-        <location filename="../CalibrateDialog.qml" line="54"/>
+        <location filename="../CalibrateDialog.qml" line="57"/>
         <source>Choose…</source>
         <translation>Auswählen…</translation>
     </message>
     <message>
-        <location filename="../CalibrateDialog.qml" line="58"/>
+        <location filename="../CalibrateDialog.qml" line="61"/>
         <source>Text (*.txt *.md);;All files (*)</source>
         <translation>Text (*.txt *.md);;Alle Dateien (*)</translation>
     </message>
     <message>
-        <location filename="../CalibrateDialog.qml" line="66"/>
+        <location filename="../CalibrateDialog.qml" line="69"/>
         <source>My conversations</source>
         <translation>Meine Unterhaltungen</translation>
     </message>
     <message>
-        <location filename="../CalibrateDialog.qml" line="72"/>
+        <location filename="../CalibrateDialog.qml" line="75"/>
         <source>Recommended level: measured on held-out text (the highest level whose perplexity rises at most 2 %)</source>
         <translation>Empfohlene Stufe: an zurückgehaltenem Text gemessen (die höchste Stufe, deren Perplexität um höchstens 2 % steigt)</translation>
     </message>
     <message>
-        <location filename="../CalibrateDialog.qml" line="87"/>
-        <location filename="../CalibrateDialog.qml" line="105"/>
+        <location filename="../CalibrateDialog.qml" line="90"/>
+        <location filename="../CalibrateDialog.qml" line="108"/>
         <source>Target sparsity</source>
         <translation>Ziel-Sparsity</translation>
     </message>
     <message>
-        <location filename="../CalibrateDialog.qml" line="109"/>
+        <location filename="../CalibrateDialog.qml" line="112"/>
         <source>Quick: %1 tokens instead of 8,192 (faster, a rougher sidecar)</source>
         <translation>Schnell: %1 Tokens statt 8.192 (schneller, ein gröberes Sidecar)</translation>
     </message>
     <message>
-        <location filename="../CalibrateDialog.qml" line="123"/>
+        <location filename="../CalibrateDialog.qml" line="126"/>
         <source>Afterwards the app compares dense and sparse on this machine and keeps sparse on only if it is faster.</source>
         <translation>Danach vergleicht die App dicht und sparse auf diesem Rechner und lässt sparse nur eingeschaltet, wenn es schneller ist.</translation>
     </message>
     <message>
-        <location filename="../CalibrateDialog.qml" line="137"/>
+        <location filename="../CalibrateDialog.qml" line="140"/>
         <source>Calibration progress</source>
         <translation>Fortschritt der Kalibrierung</translation>
     </message>
     <message>
-        <location filename="../CalibrateDialog.qml" line="142"/>
+        <location filename="../CalibrateDialog.qml" line="145"/>
         <source>%1% · %2</source>
         <translation>%1 % · %2</translation>
     </message>
     <message>
-        <location filename="../CalibrateDialog.qml" line="144"/>
+        <location filename="../CalibrateDialog.qml" line="147"/>
         <source>about %1 s left</source>
         <translation>noch etwa %1 s</translation>
     </message>
     <message>
-        <location filename="../CalibrateDialog.qml" line="145"/>
+        <location filename="../CalibrateDialog.qml" line="148"/>
         <source>estimating…</source>
         <translation>wird geschätzt…</translation>
     </message>
     <message>
-        <location filename="../CalibrateDialog.qml" line="155"/>
+        <location filename="../CalibrateDialog.qml" line="158"/>
         <source>Cancel calibration</source>
         <translation>Kalibrierung abbrechen</translation>
     </message>
     <message>
-        <location filename="../CalibrateDialog.qml" line="155"/>
+        <location filename="../CalibrateDialog.qml" line="158"/>
         <source>Close</source>
         <translation>Schließen</translation>
     </message>
     <message>
-        <location filename="../CalibrateDialog.qml" line="160"/>
+        <location filename="../CalibrateDialog.qml" line="163"/>
         <source>Calibrate</source>
         <translation>Kalibrieren</translation>
     </message>
     <message>
-        <location filename="../CalibrateDialog.qml" line="57"/>
+        <location filename="../CalibrateDialog.qml" line="60"/>
         <source>Choose a text corpus</source>
         <translation>Textkorpus auswählen</translation>
     </message>
@@ -192,7 +192,7 @@
     </message>
     <message>
         <location filename="../CatalogPage.qml" line="42"/>
-        <location filename="../CatalogPage.qml" line="210"/>
+        <location filename="../CatalogPage.qml" line="184"/>
         <source>Close</source>
         <translation>Schließen</translation>
     </message>
@@ -222,17 +222,7 @@
         <translation>Herunterladen</translation>
     </message>
     <message>
-        <location filename="../CatalogPage.qml" line="180"/>
-        <source>Remove from the list</source>
-        <translation>Aus der Liste entfernen</translation>
-    </message>
-    <message>
-        <location filename="../CatalogPage.qml" line="181"/>
-        <source>Cancel</source>
-        <translation>Abbrechen</translation>
-    </message>
-    <message>
-        <location filename="../CatalogPage.qml" line="200"/>
+        <location filename="../CatalogPage.qml" line="174"/>
         <source>Files go to %1. Unfinished downloads resume where they stopped, also after a restart.</source>
         <translation>Dateien landen in %1. Unfertige Downloads werden dort fortgesetzt, wo sie aufgehört haben, auch nach einem Neustart.</translation>
     </message>
@@ -318,57 +308,57 @@
 <context>
     <name>ChatRow</name>
     <message>
-        <location filename="../ChatRow.qml" line="55"/>
+        <location filename="../ChatRow.qml" line="56"/>
         <source>You</source>
         <translation>Sie</translation>
     </message>
     <message>
-        <location filename="../ChatRow.qml" line="59"/>
+        <location filename="../ChatRow.qml" line="60"/>
         <source>Assistant</source>
         <translation>Assistent</translation>
     </message>
     <message>
-        <location filename="../ChatRow.qml" line="40"/>
+        <location filename="../ChatRow.qml" line="41"/>
         <source>Reply failed</source>
         <translation>Antwort fehlgeschlagen</translation>
     </message>
     <message>
-        <location filename="../ChatRow.qml" line="41"/>
+        <location filename="../ChatRow.qml" line="42"/>
         <source>Interrupted</source>
         <translation>Unterbrochen</translation>
     </message>
     <message>
-        <location filename="../ChatRow.qml" line="56"/>
+        <location filename="../ChatRow.qml" line="57"/>
         <source>End of the reply</source>
         <translation>Ende der Antwort</translation>
     </message>
     <message>
-        <location filename="../ChatRow.qml" line="114"/>
+        <location filename="../ChatRow.qml" line="115"/>
         <source>Copy message</source>
         <translation>Nachricht kopieren</translation>
     </message>
     <message>
-        <location filename="../ChatRow.qml" line="125"/>
+        <location filename="../ChatRow.qml" line="126"/>
         <source>Edit and resend</source>
         <translation>Bearbeiten und erneut senden</translation>
     </message>
     <message>
-        <location filename="../ChatRow.qml" line="137"/>
+        <location filename="../ChatRow.qml" line="138"/>
         <source>Continue this reply</source>
         <translation>Diese Antwort fortsetzen</translation>
     </message>
     <message>
-        <location filename="../ChatRow.qml" line="148"/>
+        <location filename="../ChatRow.qml" line="149"/>
         <source>Regenerate reply</source>
         <translation>Antwort neu erzeugen</translation>
     </message>
     <message>
-        <location filename="../ChatRow.qml" line="158"/>
+        <location filename="../ChatRow.qml" line="159"/>
         <source>%1 tokens · %2 tok/s</source>
         <translation>%1 Tokens · %2 tok/s</translation>
     </message>
     <message>
-        <location filename="../ChatRow.qml" line="39"/>
+        <location filename="../ChatRow.qml" line="40"/>
         <source>Stopped</source>
         <translation>Angehalten</translation>
     </message>
@@ -376,12 +366,12 @@
 <context>
     <name>ChatView</name>
     <message>
-        <location filename="../ChatView.qml" line="48"/>
+        <location filename="../ChatView.qml" line="72"/>
         <source>Messages</source>
         <translation>Nachrichten</translation>
     </message>
     <message>
-        <location filename="../ChatView.qml" line="111"/>
+        <location filename="../ChatView.qml" line="137"/>
         <source>Jump to the latest message</source>
         <translation>Zur neuesten Nachricht springen</translation>
     </message>
@@ -527,6 +517,49 @@
     </message>
 </context>
 <context>
+    <name>DownloadRow</name>
+    <message>
+        <location filename="../DownloadRow.qml" line="47"/>
+        <source>Retry</source>
+        <translation>Erneut versuchen</translation>
+    </message>
+    <message>
+        <location filename="../DownloadRow.qml" line="47"/>
+        <source>Resume</source>
+        <translation>Fortsetzen</translation>
+    </message>
+    <message>
+        <location filename="../DownloadRow.qml" line="54"/>
+        <source>Pause (resumes where it stopped)</source>
+        <translation>Pausieren (setzt dort fort, wo es aufgehört hat)</translation>
+    </message>
+    <message>
+        <location filename="../DownloadRow.qml" line="61"/>
+        <source>Rename the file</source>
+        <translation>Die Datei umbenennen</translation>
+    </message>
+    <message>
+        <location filename="../DownloadRow.qml" line="61"/>
+        <source>Choose the file&apos;s name</source>
+        <translation>Den Dateinamen wählen</translation>
+    </message>
+    <message>
+        <location filename="../DownloadRow.qml" line="67"/>
+        <source>Remove from the list</source>
+        <translation>Aus der Liste entfernen</translation>
+    </message>
+    <message>
+        <location filename="../DownloadRow.qml" line="67"/>
+        <source>Cancel and delete the partial file</source>
+        <translation>Abbrechen und die Teildatei löschen</translation>
+    </message>
+    <message>
+        <location filename="../DownloadRow.qml" line="77"/>
+        <source>Download progress</source>
+        <translation>Download-Fortschritt</translation>
+    </message>
+</context>
+<context>
     <name>EditMessageDialog</name>
     <message>
         <location filename="../EditMessageDialog.qml" line="27"/>
@@ -654,57 +687,57 @@
 <context>
     <name>Main</name>
     <message>
-        <location filename="../Main.qml" line="32"/>
+        <location filename="../Main.qml" line="36"/>
         <source>PowerInfer Desktop</source>
         <translation>PowerInfer Desktop</translation>
     </message>
     <message>
-        <location filename="../Main.qml" line="258"/>
+        <location filename="../Main.qml" line="262"/>
         <source>New chat</source>
         <translation>Neuer Chat</translation>
     </message>
     <message>
-        <location filename="../Main.qml" line="259"/>
+        <location filename="../Main.qml" line="263"/>
         <source>Search conversations</source>
         <translation>Unterhaltungen durchsuchen</translation>
     </message>
     <message>
-        <location filename="../Main.qml" line="260"/>
+        <location filename="../Main.qml" line="264"/>
         <source>Focus the message box</source>
         <translation>Zum Eingabefeld</translation>
     </message>
     <message>
-        <location filename="../Main.qml" line="261"/>
+        <location filename="../Main.qml" line="265"/>
         <source>Send</source>
         <translation>Senden</translation>
     </message>
     <message>
-        <location filename="../Main.qml" line="262"/>
+        <location filename="../Main.qml" line="266"/>
         <source>New line in the message</source>
         <translation>Neue Zeile in der Nachricht</translation>
     </message>
     <message>
-        <location filename="../Main.qml" line="263"/>
+        <location filename="../Main.qml" line="267"/>
         <source>Stop the reply, cancel loading, clear the search</source>
         <translation>Antwort stoppen, Laden abbrechen, Suche leeren</translation>
     </message>
     <message>
-        <location filename="../Main.qml" line="264"/>
+        <location filename="../Main.qml" line="268"/>
         <source>Chat settings</source>
         <translation>Chat-Einstellungen</translation>
     </message>
     <message>
-        <location filename="../Main.qml" line="265"/>
+        <location filename="../Main.qml" line="269"/>
         <source>This list</source>
         <translation>Diese Liste</translation>
     </message>
     <message>
-        <location filename="../Main.qml" line="266"/>
+        <location filename="../Main.qml" line="270"/>
         <source>Quit</source>
         <translation>Beenden</translation>
     </message>
     <message>
-        <location filename="../Main.qml" line="31"/>
+        <location filename="../Main.qml" line="35"/>
         <source>%1 — PowerInfer</source>
         <translation>%1 — PowerInfer</translation>
     </message>
@@ -712,279 +745,274 @@
 <context>
     <name>MetricsPanel</name>
     <message>
-        <location filename="../MetricsPanel.qml" line="29"/>
-        <location filename="../MetricsPanel.qml" line="90"/>
+        <location filename="../MetricsPanel.qml" line="32"/>
+        <location filename="../MetricsPanel.qml" line="93"/>
         <source>Engine metrics</source>
         <translation>Messwerte der Engine</translation>
     </message>
     <message>
-        <location filename="../MetricsPanel.qml" line="99"/>
+        <location filename="../MetricsPanel.qml" line="102"/>
         <source>Tune the sparse engine</source>
         <translation>Sparse-Engine abstimmen</translation>
     </message>
     <message>
-        <location filename="../MetricsPanel.qml" line="105"/>
+        <location filename="../MetricsPanel.qml" line="108"/>
         <source>Close the metrics panel</source>
         <translation>Messwerte schließen</translation>
     </message>
     <message>
-        <location filename="../MetricsPanel.qml" line="135"/>
+        <location filename="../MetricsPanel.qml" line="138"/>
         <source>Remote server</source>
         <translation>Entfernter Server</translation>
     </message>
     <message>
-        <location filename="../MetricsPanel.qml" line="136"/>
+        <location filename="../MetricsPanel.qml" line="139"/>
         <source>Mixture of experts</source>
         <translation>Mixture of Experts</translation>
     </message>
     <message>
-        <location filename="../MetricsPanel.qml" line="138"/>
+        <location filename="../MetricsPanel.qml" line="141"/>
         <source>Dense mode (sparse switched off)</source>
         <translation>Dichter Modus (sparse ausgeschaltet)</translation>
     </message>
     <message>
-        <location filename="../MetricsPanel.qml" line="138"/>
+        <location filename="../MetricsPanel.qml" line="141"/>
         <source>Running dense</source>
         <translation>Läuft dicht</translation>
     </message>
     <message>
-        <location filename="../MetricsPanel.qml" line="149"/>
+        <location filename="../MetricsPanel.qml" line="152"/>
         <source> — Calibrate… creates one from here.</source>
         <translation> — „Kalibrieren…“ erstellt hier eines.</translation>
     </message>
     <message>
-        <location filename="../MetricsPanel.qml" line="158"/>
+        <location filename="../MetricsPanel.qml" line="161"/>
         <source>Calibrate…</source>
         <translation>Kalibrieren…</translation>
     </message>
     <message>
-        <location filename="../MetricsPanel.qml" line="170"/>
+        <location filename="../MetricsPanel.qml" line="173"/>
         <source>decode tok/s</source>
         <translation>Decode tok/s</translation>
     </message>
     <message>
-        <location filename="../MetricsPanel.qml" line="172"/>
+        <location filename="../MetricsPanel.qml" line="175"/>
         <source>Tokens of the reply generated per second. Reading speed is about 5-10; higher is better.</source>
         <translation>Pro Sekunde erzeugte Token der Antwort. Lesegeschwindigkeit liegt bei etwa 5–10; höher ist besser.</translation>
     </message>
     <message>
-        <location filename="../MetricsPanel.qml" line="175"/>
+        <location filename="../MetricsPanel.qml" line="178"/>
         <source>prompt tok/s</source>
         <translation>Prompt tok/s</translation>
     </message>
     <message>
-        <location filename="../MetricsPanel.qml" line="178"/>
+        <location filename="../MetricsPanel.qml" line="181"/>
         <source>Prompt tokens read per second before the reply starts. Usually several times the decode speed; higher is better.</source>
         <translation>Pro Sekunde gelesene Prompt-Token, bevor die Antwort beginnt. Meist ein Mehrfaches der Dekodiergeschwindigkeit; höher ist besser.</translation>
     </message>
     <message>
-        <location filename="../MetricsPanel.qml" line="182"/>
+        <location filename="../MetricsPanel.qml" line="189"/>
         <source>hot-neuron hits (no split)</source>
         <translation>Treffer heißer Neuronen (keine Aufteilung)</translation>
     </message>
     <message>
-        <location filename="../MetricsPanel.qml" line="183"/>
+        <location filename="../MetricsPanel.qml" line="190"/>
         <source>hot-neuron hits</source>
         <translation>Hot-Neuron-Treffer</translation>
     </message>
     <message>
-        <location filename="../MetricsPanel.qml" line="185"/>
+        <location filename="../MetricsPanel.qml" line="192"/>
         <source>n/a</source>
         <translation>k. A.</translation>
     </message>
     <message>
-        <location filename="../MetricsPanel.qml" line="187"/>
+        <location filename="../MetricsPanel.qml" line="194"/>
         <source>Every active neuron ran where it is stored: without a GPU nothing is cold, so the hit rate would read 100 % at any threshold and tells nothing.</source>
         <translation>Jedes aktive Neuron lief dort, wo es gespeichert ist: ohne GPU ist nichts kalt, die Trefferquote läge bei jeder Schwelle bei 100 % und sagt nichts aus.</translation>
     </message>
     <message>
-        <location filename="../MetricsPanel.qml" line="188"/>
+        <location filename="../MetricsPanel.qml" line="195"/>
         <source>Share of the active neurons already on the device (hot or cached). Near 100 % means little waits on the CPU; below 80 % try a higher hot-neuron threshold.</source>
         <translation>Anteil der aktiven Neuronen, die schon auf dem Gerät liegen (heiß oder im Cache). Nahe 100 % wartet wenig auf die CPU; unter 80 % eine höhere Schwelle für heiße Neuronen versuchen.</translation>
     </message>
     <message>
-        <location filename="../MetricsPanel.qml" line="191"/>
+        <location filename="../MetricsPanel.qml" line="198"/>
         <source>FFN sparsity</source>
         <translation>FFN-Sparsity</translation>
     </message>
     <message>
-        <location filename="../MetricsPanel.qml" line="193"/>
+        <location filename="../MetricsPanel.qml" line="200"/>
         <source>Share of the FFN neurons skipped per token. Higher saves more work; the quality stays close to dense up to the calibrated level (about 50 %).</source>
         <translation>Anteil der je Token übersprungenen FFN-Neuronen. Höher spart mehr Arbeit; bis zur kalibrierten Stufe (etwa 50 %) bleibt die Qualität nahe an dicht.</translation>
     </message>
     <message>
-        <location filename="../MetricsPanel.qml" line="196"/>
-        <location filename="../MetricsPanel.qml" line="237"/>
+        <location filename="../MetricsPanel.qml" line="203"/>
+        <location filename="../MetricsPanel.qml" line="244"/>
         <source>predictor recall</source>
         <translation>Prädiktor-Recall</translation>
     </message>
     <message>
-        <location filename="../MetricsPanel.qml" line="198"/>
+        <location filename="../MetricsPanel.qml" line="205"/>
         <source>Share of the truly active neurons the predictor found (sampled against dense). Above 90 % keeps replies close to dense; – when not sampled.</source>
         <translation>Anteil der tatsächlich aktiven Neuronen, die der Prädiktor fand (stichprobenartig gegen dicht geprüft). Über 90 % bleiben Antworten nahe an dicht; – ohne Stichprobe.</translation>
     </message>
     <message>
-        <location filename="../MetricsPanel.qml" line="201"/>
+        <location filename="../MetricsPanel.qml" line="208"/>
         <source>ms / token</source>
         <translation>ms / Token</translation>
     </message>
     <message>
-        <location filename="../MetricsPanel.qml" line="203"/>
+        <location filename="../MetricsPanel.qml" line="210"/>
         <source>Wall time per generated token, all of it (1000 / decode tok/s). Lower is better; the bar below splits it.</source>
         <translation>Gesamte Zeit je erzeugtem Token (1000 / Dekodier-Token/s). Niedriger ist besser; der Balken darunter teilt sie auf.</translation>
     </message>
     <message>
-        <location filename="../MetricsPanel.qml" line="217"/>
+        <location filename="../MetricsPanel.qml" line="224"/>
         <source>Hit rate, last %1 tokens</source>
         <translation>Trefferquote, letzte %1 Tokens</translation>
     </message>
     <message>
-        <location filename="../MetricsPanel.qml" line="230"/>
+        <location filename="../MetricsPanel.qml" line="237"/>
         <source>Hot-neuron hit rate over the last tokens</source>
         <translation>Hot-Neuron-Trefferquote über die letzten Tokens</translation>
     </message>
     <message>
-        <location filename="../MetricsPanel.qml" line="236"/>
+        <location filename="../MetricsPanel.qml" line="243"/>
         <source>hit rate</source>
         <translation>Trefferquote</translation>
     </message>
     <message>
-        <location filename="../MetricsPanel.qml" line="260"/>
+        <location filename="../MetricsPanel.qml" line="267"/>
         <source>Active per layer</source>
         <translation>Aktiv je Schicht</translation>
     </message>
     <message>
-        <location filename="../MetricsPanel.qml" line="261"/>
+        <location filename="../MetricsPanel.qml" line="268"/>
         <source>Hits per layer</source>
         <translation>Treffer je Schicht</translation>
     </message>
     <message>
-        <location filename="../MetricsPanel.qml" line="267"/>
+        <location filename="../MetricsPanel.qml" line="274"/>
         <source>Active</source>
         <translation>Aktiv</translation>
     </message>
     <message>
-        <location filename="../MetricsPanel.qml" line="267"/>
+        <location filename="../MetricsPanel.qml" line="274"/>
         <source>Hit rate</source>
         <translation>Trefferquote</translation>
     </message>
     <message>
-        <location filename="../MetricsPanel.qml" line="268"/>
+        <location filename="../MetricsPanel.qml" line="275"/>
         <source>Heatmap value</source>
         <translation>Heatmap-Wert</translation>
     </message>
     <message>
-        <location filename="../MetricsPanel.qml" line="285"/>
+        <location filename="../MetricsPanel.qml" line="292"/>
         <source>Per-layer heatmap: %1 layers by the last %2 tokens</source>
         <translation>Heatmap je Schicht: %1 Schichten über die letzten %2 Tokens</translation>
     </message>
     <message>
-        <location filename="../MetricsPanel.qml" line="290"/>
+        <location filename="../MetricsPanel.qml" line="297"/>
         <source>layer 0 at the top · newest token at the right · colour %1 → %2</source>
         <translation>Schicht 0 oben · neuestes Token rechts · Farbe %1 → %2</translation>
     </message>
     <message>
-        <location filename="../MetricsPanel.qml" line="299"/>
+        <location filename="../MetricsPanel.qml" line="306"/>
         <source>Time per token</source>
         <translation>Zeit pro Token</translation>
     </message>
     <message>
-        <location filename="../MetricsPanel.qml" line="306"/>
+        <location filename="../MetricsPanel.qml" line="313"/>
         <source>%1 ms per token</source>
         <translation>%1 ms pro Token</translation>
     </message>
     <message>
-        <location filename="../MetricsPanel.qml" line="312"/>
+        <location filename="../MetricsPanel.qml" line="319"/>
         <source>device FFN</source>
         <translation>FFN auf dem Gerät</translation>
     </message>
     <message>
-        <location filename="../MetricsPanel.qml" line="313"/>
+        <location filename="../MetricsPanel.qml" line="320"/>
         <source>CPU FFN</source>
         <translation>FFN auf der CPU</translation>
     </message>
     <message>
-        <location filename="../MetricsPanel.qml" line="314"/>
+        <location filename="../MetricsPanel.qml" line="321"/>
         <source>other</source>
         <translation>Sonstiges</translation>
     </message>
     <message>
-        <location filename="../MetricsPanel.qml" line="317"/>
+        <location filename="../MetricsPanel.qml" line="324"/>
         <source>Where a token&apos;s time goes: predictors, the FFN&apos;s hot part on the device and its cold part on the CPU, and everything else (attention, norms, output head, sampling).</source>
         <translation>Wohin die Zeit eines Tokens geht: Prädiktoren, der heiße Teil des FFN auf dem Gerät, sein kalter Teil auf der CPU und alles andere (Attention, Normen, Ausgabekopf, Sampling).</translation>
     </message>
     <message>
-        <location filename="../MetricsPanel.qml" line="311"/>
+        <location filename="../MetricsPanel.qml" line="318"/>
         <source>predictor</source>
         <translation>Prädiktor</translation>
     </message>
     <message>
-        <location filename="../MetricsPanel.qml" line="324"/>
+        <location filename="../MetricsPanel.qml" line="331"/>
         <source>Memory</source>
         <translation>Speicher</translation>
     </message>
     <message>
-        <location filename="../MetricsPanel.qml" line="329"/>
-        <source>CPU device — simulated budget</source>
-        <translation>CPU-Gerät — simuliertes Budget</translation>
-    </message>
-    <message>
-        <location filename="../MetricsPanel.qml" line="331"/>
+        <location filename="../MetricsPanel.qml" line="339"/>
         <source>Device</source>
         <translation>Gerät</translation>
     </message>
     <message>
-        <location filename="../MetricsPanel.qml" line="335"/>
+        <location filename="../MetricsPanel.qml" line="343"/>
         <source>dense</source>
         <translation>dicht</translation>
     </message>
     <message>
-        <location filename="../MetricsPanel.qml" line="336"/>
+        <location filename="../MetricsPanel.qml" line="344"/>
         <source>hot</source>
         <translation>hot</translation>
     </message>
     <message>
-        <location filename="../MetricsPanel.qml" line="336"/>
+        <location filename="../MetricsPanel.qml" line="344"/>
         <source>placed experts</source>
         <translation>platzierte Experten</translation>
     </message>
     <message>
-        <location filename="../MetricsPanel.qml" line="338"/>
+        <location filename="../MetricsPanel.qml" line="346"/>
         <source>cache</source>
         <translation>Cache</translation>
     </message>
     <message>
-        <location filename="../MetricsPanel.qml" line="338"/>
+        <location filename="../MetricsPanel.qml" line="346"/>
         <source>expert cache</source>
         <translation>Experten-Cache</translation>
     </message>
     <message>
-        <location filename="../MetricsPanel.qml" line="340"/>
+        <location filename="../MetricsPanel.qml" line="348"/>
         <source>KV</source>
         <translation>KV</translation>
     </message>
     <message>
-        <location filename="../MetricsPanel.qml" line="341"/>
+        <location filename="../MetricsPanel.qml" line="349"/>
         <source>predictors</source>
         <translation>Prädiktoren</translation>
     </message>
     <message>
-        <location filename="../MetricsPanel.qml" line="348"/>
+        <location filename="../MetricsPanel.qml" line="356"/>
         <source>RAM</source>
         <translation>RAM</translation>
     </message>
     <message>
-        <location filename="../MetricsPanel.qml" line="349"/>
+        <location filename="../MetricsPanel.qml" line="357"/>
         <source>The simulated device&apos;s parts live in RAM too.</source>
         <translation>Die Teile des simulierten Geräts liegen ebenfalls im RAM.</translation>
     </message>
     <message>
-        <location filename="../MetricsPanel.qml" line="352"/>
+        <location filename="../MetricsPanel.qml" line="360"/>
         <source>model weights</source>
         <translation>Modellgewichte</translation>
     </message>
     <message>
-        <location filename="../MetricsPanel.qml" line="353"/>
+        <location filename="../MetricsPanel.qml" line="361"/>
         <source>device (simulated)</source>
         <translation>Gerät (simuliert)</translation>
     </message>
@@ -1138,17 +1166,17 @@
         <translation>Die Kalibrierung wurde abgebrochen.</translation>
     </message>
     <message>
-        <location filename="../../app/conversation_export.cpp" line="123"/>
+        <location filename="../../app/conversation_export.cpp" line="125"/>
         <source>not JSON (%1 at byte %2)</source>
         <translation>kein JSON (%1 bei Byte %2)</translation>
     </message>
     <message>
-        <location filename="../../app/conversation_export.cpp" line="131"/>
+        <location filename="../../app/conversation_export.cpp" line="133"/>
         <source>not a PowerInfer conversation export (expected &quot;messages&quot; with user and assistant turns)</source>
         <translation>kein PowerInfer-Export von Unterhaltungen (erwartet: „messages“ mit Beiträgen von Nutzer und Assistent)</translation>
     </message>
     <message>
-        <location filename="../../app/conversation_export.cpp" line="136"/>
+        <location filename="../../app/conversation_export.cpp" line="138"/>
         <source>the file holds no conversations</source>
         <translation>die Datei enthält keine Unterhaltungen</translation>
     </message>
@@ -1303,17 +1331,17 @@
         <translation>noch %1 h %2 min</translation>
     </message>
     <message>
-        <location filename="../../app/model_downloader.cpp" line="190"/>
+        <location filename="../../app/model_downloader.cpp" line="252"/>
         <source>This is not a web address: paste an https:// link to a .gguf file.</source>
         <translation>Das ist keine Webadresse: Einen https://-Link zu einer .gguf-Datei einfügen.</translation>
     </message>
     <message>
-        <location filename="../../app/model_downloader.cpp" line="193"/>
+        <location filename="../../app/model_downloader.cpp" line="255"/>
         <source>Only https:// downloads are allowed (plain http only from this computer): a model fetched over http could be altered on the way.</source>
         <translation>Nur https://-Downloads sind erlaubt (einfaches http nur von diesem Rechner): Ein über http geladenes Modell könnte unterwegs verändert werden.</translation>
     </message>
     <message>
-        <location filename="../../app/model_downloader.cpp" line="197"/>
+        <location filename="../../app/model_downloader.cpp" line="259"/>
         <source>Only https:// links can be downloaded (this one is %1:).</source>
         <translation>Nur https://-Links können heruntergeladen werden (dieser ist %1:).</translation>
     </message>
@@ -1356,54 +1384,77 @@
 <context>
     <name>RemoteServerSection</name>
     <message>
-        <location filename="../RemoteServerSection.qml" line="18"/>
+        <location filename="../RemoteServerSection.qml" line="19"/>
         <source>Chat through a server on another machine instead of a local model. Conversations are stored here as usual.</source>
         <translation>Über einen Server auf einem anderen Rechner chatten statt mit einem lokalen Modell. Unterhaltungen werden wie gewohnt hier gespeichert.</translation>
     </message>
     <message>
-        <location filename="../RemoteServerSection.qml" line="28"/>
+        <location filename="../RemoteServerSection.qml" line="29"/>
         <source>http://192.168.1.20:8080/v1</source>
         <translation>http://192.168.1.20:8080/v1</translation>
     </message>
     <message>
-        <location filename="../RemoteServerSection.qml" line="31"/>
+        <location filename="../RemoteServerSection.qml" line="32"/>
         <source>Server address</source>
         <translation>Serveradresse</translation>
     </message>
     <message>
-        <location filename="../RemoteServerSection.qml" line="36"/>
+        <location filename="../RemoteServerSection.qml" line="37"/>
         <source>API key (optional; kept in the OS keychain)</source>
         <translation>API-Schlüssel (optional; im Schlüsselbund des Systems verwahrt)</translation>
     </message>
     <message>
-        <location filename="../RemoteServerSection.qml" line="40"/>
+        <location filename="../RemoteServerSection.qml" line="41"/>
         <source>Remote API key</source>
         <translation>API-Schlüssel des entfernten Servers</translation>
     </message>
     <message>
-        <location filename="../RemoteServerSection.qml" line="52"/>
+        <location filename="../RemoteServerSection.qml" line="64"/>
         <source>model: the server&apos;s first</source>
         <translation>Modell: das erste des Servers</translation>
     </message>
     <message>
-        <location filename="../RemoteServerSection.qml" line="53"/>
+        <location filename="../RemoteServerSection.qml" line="65"/>
         <source>Remote model</source>
         <translation>Entferntes Modell</translation>
     </message>
     <message>
-        <location filename="../RemoteServerSection.qml" line="56"/>
+        <location filename="../RemoteServerSection.qml" line="68"/>
         <source>List models</source>
         <translation>Modelle auflisten</translation>
     </message>
     <message>
-        <location filename="../RemoteServerSection.qml" line="63"/>
+        <location filename="../RemoteServerSection.qml" line="75"/>
         <source>Reconnect</source>
         <translation>Neu verbinden</translation>
     </message>
     <message>
-        <location filename="../RemoteServerSection.qml" line="63"/>
+        <location filename="../RemoteServerSection.qml" line="75"/>
         <source>Connect</source>
         <translation>Verbinden</translation>
+    </message>
+</context>
+<context>
+    <name>RenameDownloadDialog</name>
+    <message>
+        <location filename="../RenameDownloadDialog.qml" line="45"/>
+        <source>File name</source>
+        <translation>Dateiname</translation>
+    </message>
+    <message>
+        <location filename="../RenameDownloadDialog.qml" line="66"/>
+        <source>File name in the models folder</source>
+        <translation>Dateiname im Modellordner</translation>
+    </message>
+    <message>
+        <location filename="../RenameDownloadDialog.qml" line="86"/>
+        <source>Cancel</source>
+        <translation>Abbrechen</translation>
+    </message>
+    <message>
+        <location filename="../RenameDownloadDialog.qml" line="92"/>
+        <source>Rename</source>
+        <translation>Umbenennen</translation>
     </message>
 </context>
 <context>
@@ -1523,7 +1574,7 @@
     </message>
     <message>
         <location filename="../SettingsDrawer.qml" line="305"/>
-        <location filename="../SettingsDrawer.qml" line="329"/>
+        <location filename="../SettingsDrawer.qml" line="318"/>
         <source>Local API server</source>
         <translation>Lokaler API-Server</translation>
     </message>
@@ -1533,43 +1584,43 @@
         <translation>Das geladene Modell anderen Programmen auf diesem Computer bereitstellen (OpenAI-kompatibel)</translation>
     </message>
     <message>
-        <location filename="../SettingsDrawer.qml" line="336"/>
+        <location filename="../SettingsDrawer.qml" line="325"/>
         <source>Port</source>
         <translation>Port</translation>
     </message>
     <message>
-        <location filename="../SettingsDrawer.qml" line="347"/>
+        <location filename="../SettingsDrawer.qml" line="336"/>
         <source>API server port</source>
         <translation>Port des API-Servers</translation>
     </message>
     <message>
-        <location filename="../SettingsDrawer.qml" line="354"/>
-        <location filename="../SettingsDrawer.qml" line="364"/>
+        <location filename="../SettingsDrawer.qml" line="343"/>
+        <location filename="../SettingsDrawer.qml" line="353"/>
         <source>API key</source>
         <translation>API-Schlüssel</translation>
     </message>
     <message>
-        <location filename="../SettingsDrawer.qml" line="361"/>
+        <location filename="../SettingsDrawer.qml" line="350"/>
         <source>none: any program on this computer may call it</source>
         <translation>keiner: jedes Programm auf diesem Rechner darf ihn aufrufen</translation>
     </message>
     <message>
-        <location filename="../SettingsDrawer.qml" line="381"/>
+        <location filename="../SettingsDrawer.qml" line="370"/>
         <source>API server address</source>
         <translation>Adresse des API-Servers</translation>
     </message>
     <message>
-        <location filename="../SettingsDrawer.qml" line="381"/>
+        <location filename="../SettingsDrawer.qml" line="370"/>
         <source>API server error</source>
         <translation>Fehler des API-Servers</translation>
     </message>
     <message>
-        <location filename="../SettingsDrawer.qml" line="386"/>
+        <location filename="../SettingsDrawer.qml" line="375"/>
         <source>Copy the address</source>
         <translation>Adresse kopieren</translation>
     </message>
     <message>
-        <location filename="../SettingsDrawer.qml" line="391"/>
+        <location filename="../SettingsDrawer.qml" line="380"/>
         <source>Remote server</source>
         <translation>Entfernter Server</translation>
     </message>
@@ -1582,7 +1633,7 @@
         <translation>Tastenkürzel</translation>
     </message>
     <message>
-        <location filename="../ShortcutsDialog.qml" line="55"/>
+        <location filename="../ShortcutsDialog.qml" line="57"/>
         <source>Close</source>
         <translation>Schließen</translation>
     </message>
@@ -1696,210 +1747,215 @@
 <context>
     <name>TuningPanel</name>
     <message>
-        <location filename="../TuningPanel.qml" line="87"/>
+        <location filename="../TuningPanel.qml" line="93"/>
         <source>Default %1.</source>
         <translation>Standard: %1.</translation>
     </message>
     <message>
-        <location filename="../TuningPanel.qml" line="109"/>
+        <location filename="../TuningPanel.qml" line="115"/>
         <source>Sparse engine tuning</source>
         <translation>Feinabstimmung der Sparse-Engine</translation>
     </message>
     <message>
-        <location filename="../TuningPanel.qml" line="117"/>
+        <location filename="../TuningPanel.qml" line="123"/>
         <source>Close tuning</source>
         <translation>Feinabstimmung schließen</translation>
     </message>
     <message>
-        <location filename="../TuningPanel.qml" line="122"/>
+        <location filename="../TuningPanel.qml" line="128"/>
         <source>Changes apply before the next token, even mid-reply.</source>
         <translation>Änderungen gelten ab dem nächsten Token, auch mitten in einer Antwort.</translation>
     </message>
     <message>
-        <location filename="../TuningPanel.qml" line="131"/>
-        <location filename="../TuningPanel.qml" line="140"/>
+        <location filename="../TuningPanel.qml" line="137"/>
+        <location filename="../TuningPanel.qml" line="146"/>
         <source>Sparse inference</source>
         <translation>Sparse Inferenz</translation>
     </message>
     <message>
-        <location filename="../TuningPanel.qml" line="146"/>
+        <location filename="../TuningPanel.qml" line="152"/>
         <source>Off = dense, the exact reference path.</source>
         <translation>Aus = dicht, der exakte Referenzpfad.</translation>
     </message>
     <message>
-        <location filename="../TuningPanel.qml" line="147"/>
+        <location filename="../TuningPanel.qml" line="153"/>
         <source>This model has no sidecar yet, so it runs dense.</source>
         <translation>Dieses Modell hat noch kein Sidecar und läuft daher dicht.</translation>
     </message>
     <message>
-        <location filename="../TuningPanel.qml" line="156"/>
+        <location filename="../TuningPanel.qml" line="162"/>
         <source>Calibrate…</source>
         <translation>Kalibrieren…</translation>
     </message>
     <message>
-        <location filename="../TuningPanel.qml" line="163"/>
+        <location filename="../TuningPanel.qml" line="169"/>
         <source>Hot-neuron threshold</source>
         <translation>Hot-Neuron-Schwelle</translation>
     </message>
     <message>
-        <location filename="../TuningPanel.qml" line="164"/>
+        <location filename="../TuningPanel.qml" line="170"/>
         <source>Share of each layer&apos;s activation mass kept on the device.</source>
         <translation>Anteil der Aktivierungsmasse jeder Schicht, der auf dem Gerät gehalten wird.</translation>
     </message>
     <message>
-        <location filename="../TuningPanel.qml" line="172"/>
+        <location filename="../TuningPanel.qml" line="178"/>
         <source>Predictor threshold</source>
         <translation>Prädiktor-Schwelle</translation>
     </message>
     <message>
-        <location filename="../TuningPanel.qml" line="173"/>
+        <location filename="../TuningPanel.qml" line="179"/>
         <source>Probability above which a neuron is computed; lower = safer, slower.</source>
         <translation>Wahrscheinlichkeit, ab der ein Neuron berechnet wird; niedriger = sicherer, langsamer.</translation>
     </message>
     <message>
-        <location filename="../TuningPanel.qml" line="180"/>
+        <location filename="../TuningPanel.qml" line="186"/>
         <source>Activation sparsity (CPU)</source>
         <translation>Aktivierungs-Sparsity (CPU)</translation>
     </message>
     <message>
-        <location filename="../TuningPanel.qml" line="86"/>
+        <location filename="../TuningPanel.qml" line="51"/>
         <source>No effect on this machine: no GPU holds neurons.</source>
         <translation>Auf diesem Rechner ohne Wirkung: keine GPU hält Neuronen.</translation>
     </message>
     <message>
-        <location filename="../TuningPanel.qml" line="181"/>
+        <location filename="../TuningPanel.qml" line="50"/>
+        <source>No effect until the model is calibrated: it runs dense.</source>
+        <translation>Keine Wirkung, bis das Modell kalibriert ist: Es läuft dicht.</translation>
+    </message>
+    <message>
+        <location filename="../TuningPanel.qml" line="187"/>
         <source>Share of FFN neurons skipped per token by exact activity on the CPU; -1 = the sidecar&apos;s default, the level calibration measured and recommended. Higher is faster and less exact.</source>
         <translation>Anteil der FFN-Neuronen, die je Token anhand der exakten Aktivität auf der CPU übersprungen werden; -1 = der Standard des Sidecars, die von der Kalibrierung gemessene und empfohlene Stufe. Höher ist schneller und ungenauer.</translation>
     </message>
     <message>
-        <location filename="../TuningPanel.qml" line="220"/>
+        <location filename="../TuningPanel.qml" line="226"/>
         <source>Recommended: %1 (perplexity %2).</source>
         <translation>Empfohlen: %1 (Perplexität %2).</translation>
     </message>
     <message>
-        <location filename="../TuningPanel.qml" line="222"/>
+        <location filename="../TuningPanel.qml" line="228"/>
         <source>No level stays within the bound: dense is recommended.</source>
         <translation>Keine Stufe bleibt innerhalb der Grenze: dicht (dense) wird empfohlen.</translation>
     </message>
     <message>
-        <location filename="../TuningPanel.qml" line="224"/>
+        <location filename="../TuningPanel.qml" line="230"/>
         <source>Now %1: perplexity %2, KL %3, top-1 %4.</source>
         <translation>Jetzt %1: Perplexität %2, KL %3, Top-1 %4.</translation>
     </message>
     <message>
-        <location filename="../TuningPanel.qml" line="229"/>
+        <location filename="../TuningPanel.qml" line="235"/>
         <source>Measured sparsity curve</source>
         <translation>Gemessene Sparsity-Kurve</translation>
     </message>
     <message>
-        <location filename="../TuningPanel.qml" line="237"/>
+        <location filename="../TuningPanel.qml" line="243"/>
         <source>Measured after calibration</source>
         <translation>Nach der Kalibrierung gemessen</translation>
     </message>
     <message>
-        <location filename="../TuningPanel.qml" line="358"/>
+        <location filename="../TuningPanel.qml" line="364"/>
         <source>perplexity rise vs delivered sparsity</source>
         <translation>Anstieg der Perplexität über der erreichten Sparsity</translation>
     </message>
     <message>
-        <location filename="../TuningPanel.qml" line="359"/>
+        <location filename="../TuningPanel.qml" line="365"/>
         <source>bound +%1 %</source>
         <translation>Grenze +%1 %</translation>
     </message>
     <message>
-        <location filename="../TuningPanel.qml" line="360"/>
+        <location filename="../TuningPanel.qml" line="366"/>
         <source>current</source>
         <translation>aktuell</translation>
     </message>
     <message>
-        <location filename="../TuningPanel.qml" line="361"/>
+        <location filename="../TuningPanel.qml" line="367"/>
         <source>decode speed vs dense (right axis)</source>
         <translation>Decode-Geschwindigkeit gegenüber dicht (rechte Achse)</translation>
     </message>
     <message>
-        <location filename="../TuningPanel.qml" line="373"/>
+        <location filename="../TuningPanel.qml" line="379"/>
         <source>Speed: “Compare with dense” below measures it at the current level.</source>
         <translation>Geschwindigkeit: „Mit dicht (dense) vergleichen“ unten misst sie auf der aktuellen Stufe.</translation>
     </message>
     <message>
-        <location filename="../TuningPanel.qml" line="384"/>
+        <location filename="../TuningPanel.qml" line="390"/>
         <source>No GPU holds neurons: the hot-neuron threshold, prefetch depth and cache window have no effect; the CPU computes what is active exactly.</source>
         <translation>Keine GPU hält Neuronen: Schwelle für heiße Neuronen, Prefetch-Tiefe und Cache-Fenster wirken nicht; die CPU berechnet das Aktive exakt.</translation>
     </message>
     <message>
-        <location filename="../TuningPanel.qml" line="393"/>
+        <location filename="../TuningPanel.qml" line="399"/>
         <source>Prefetch depth</source>
         <translation>Prefetch-Tiefe</translation>
     </message>
     <message>
-        <location filename="../TuningPanel.qml" line="394"/>
+        <location filename="../TuningPanel.qml" line="400"/>
         <source>Layers ahead whose predicted cold neurons are staged.</source>
         <translation>Anzahl der vorausliegenden Schichten, deren vorhergesagte kalte Neuronen bereitgestellt werden.</translation>
     </message>
     <message>
-        <location filename="../TuningPanel.qml" line="402"/>
+        <location filename="../TuningPanel.qml" line="408"/>
         <source>Cache window</source>
         <translation>Cache-Fenster</translation>
     </message>
     <message>
-        <location filename="../TuningPanel.qml" line="403"/>
+        <location filename="../TuningPanel.qml" line="409"/>
         <source>Tokens a cold neuron stays cached on the device after firing.</source>
         <translation>Tokens, die ein kaltes Neuron nach dem Feuern im Gerätecache bleibt.</translation>
     </message>
     <message>
-        <location filename="../TuningPanel.qml" line="411"/>
+        <location filename="../TuningPanel.qml" line="417"/>
         <source>Device budget (MiB)</source>
         <translation>Gerätebudget (MiB)</translation>
     </message>
     <message>
-        <location filename="../TuningPanel.qml" line="424"/>
-        <location filename="../TuningPanel.qml" line="425"/>
+        <location filename="../TuningPanel.qml" line="430"/>
+        <location filename="../TuningPanel.qml" line="431"/>
         <source>auto</source>
         <translation>auto</translation>
     </message>
     <message>
-        <location filename="../TuningPanel.qml" line="424"/>
-        <location filename="../TuningPanel.qml" line="425"/>
+        <location filename="../TuningPanel.qml" line="430"/>
+        <location filename="../TuningPanel.qml" line="431"/>
         <source>none</source>
         <translation>keins</translation>
     </message>
     <message>
-        <location filename="../TuningPanel.qml" line="426"/>
+        <location filename="../TuningPanel.qml" line="432"/>
         <source>Device memory budget in MiB</source>
         <translation>Gerätespeicher-Budget in MiB</translation>
     </message>
     <message>
-        <location filename="../TuningPanel.qml" line="431"/>
+        <location filename="../TuningPanel.qml" line="437"/>
         <source>What the placement may use on the device: auto = free memory minus 512 MiB, none = everything on the CPU.</source>
         <translation>Was die Platzierung auf dem Gerät belegen darf: auto = freier Speicher minus 512 MiB, keins = alles auf der CPU.</translation>
     </message>
     <message>
-        <location filename="../TuningPanel.qml" line="453"/>
+        <location filename="../TuningPanel.qml" line="459"/>
         <source>Placement preview</source>
         <translation>Vorschau der Platzierung</translation>
     </message>
     <message>
-        <location filename="../TuningPanel.qml" line="461"/>
+        <location filename="../TuningPanel.qml" line="467"/>
         <source>%L1 of %L2 neurons hot · %3 MiB on the device%4</source>
         <translation>%L1 von %L2 Neuronen hot · %3 MiB auf dem Gerät%4</translation>
     </message>
     <message>
-        <location filename="../TuningPanel.qml" line="464"/>
+        <location filename="../TuningPanel.qml" line="470"/>
         <source> (budget-limited)</source>
         <translation> (durch Budget begrenzt)</translation>
     </message>
     <message>
-        <location filename="../TuningPanel.qml" line="466"/>
+        <location filename="../TuningPanel.qml" line="472"/>
         <source>No preview yet.</source>
         <translation>Noch keine Vorschau.</translation>
     </message>
     <message>
-        <location filename="../TuningPanel.qml" line="475"/>
+        <location filename="../TuningPanel.qml" line="481"/>
         <source>Saved in %1</source>
         <translation>Gespeichert in %1</translation>
     </message>
     <message>
-        <location filename="../TuningPanel.qml" line="484"/>
+        <location filename="../TuningPanel.qml" line="490"/>
         <source>Reset to defaults</source>
         <translation>Auf Standardwerte zurücksetzen</translation>
     </message>
@@ -2144,64 +2200,69 @@
 <context>
     <name>powerinfer::app::ChatController</name>
     <message>
-        <location filename="../../app/chat_controller.cpp" line="815"/>
+        <location filename="../../app/chat_controller.cpp" line="905"/>
         <source>Copied to the clipboard</source>
         <translation>In die Zwischenablage kopiert</translation>
     </message>
     <message>
-        <location filename="../../app/chat_controller.cpp" line="33"/>
+        <location filename="../../app/chat_controller.cpp" line="57"/>
         <source>New chat</source>
         <translation>Neuer Chat</translation>
     </message>
     <message>
-        <location filename="../../app/chat_controller.cpp" line="66"/>
+        <location filename="../../app/chat_controller.cpp" line="93"/>
         <source>%1 is downloaded and verified. Calibrate it for sparse inference (in the background; it runs dense meanwhile) from its row.</source>
         <translation>%1 ist heruntergeladen und geprüft. In seiner Zeile für sparse Inferenz kalibrieren (im Hintergrund; es läuft währenddessen dicht).</translation>
     </message>
     <message>
-        <location filename="../../app/chat_controller.cpp" line="69"/>
+        <location filename="../../app/chat_controller.cpp" line="96"/>
         <source>%1 is downloaded and verified.</source>
         <translation>%1 ist heruntergeladen und geprüft.</translation>
     </message>
     <message>
-        <location filename="../../app/chat_controller.cpp" line="79"/>
+        <location filename="../../app/chat_controller.cpp" line="117"/>
         <source>%1 is calibrated: load it again to run it sparse.</source>
         <translation>%1 ist kalibriert: erneut laden, um es sparse laufen zu lassen.</translation>
     </message>
     <message>
-        <location filename="../../app/chat_controller.cpp" line="82"/>
+        <location filename="../../app/chat_controller.cpp" line="120"/>
         <source>%1 is calibrated.</source>
         <translation>%1 ist kalibriert.</translation>
     </message>
     <message>
-        <location filename="../../app/chat_controller.cpp" line="238"/>
+        <location filename="../../app/chat_controller.cpp" line="276"/>
         <source>Send a message first: the comparison replays the last one.</source>
         <translation>Senden Sie zuerst eine Nachricht: Der Vergleich spielt die letzte erneut ab.</translation>
     </message>
     <message>
-        <location filename="../../app/chat_controller.cpp" line="290"/>
-        <location filename="../../app/chat_controller.cpp" line="345"/>
+        <location filename="../../app/chat_controller.cpp" line="329"/>
+        <location filename="../../app/chat_controller.cpp" line="384"/>
         <source>Wait for the reply to finish, or press Stop.</source>
         <translation>Warten Sie auf das Ende der Antwort oder drücken Sie Stopp.</translation>
     </message>
     <message>
-        <location filename="../../app/chat_controller.cpp" line="294"/>
-        <location filename="../../app/chat_controller.cpp" line="347"/>
+        <location filename="../../app/chat_controller.cpp" line="333"/>
+        <location filename="../../app/chat_controller.cpp" line="386"/>
         <source>Load a model first: click the model name at the top.</source>
         <translation>Laden Sie zuerst ein Modell: Klicken Sie oben auf den Modellnamen.</translation>
     </message>
     <message>
-        <location filename="../../app/chat_controller.cpp" line="372"/>
+        <location filename="../../app/chat_controller.cpp" line="411"/>
         <source>Continue your previous reply exactly where it stopped, without repeating it.</source>
         <translation>Setze deine vorige Antwort genau dort fort, wo sie aufhörte, ohne sie zu wiederholen.</translation>
     </message>
     <message>
-        <location filename="../../app/chat_controller.cpp" line="429"/>
-        <source>%1 Raise the context length in Chat settings, or start a new chat.</source>
-        <translation>%1 Die Kontextlänge in den Chat-Einstellungen erhöhen oder einen neuen Chat beginnen.</translation>
+        <location filename="../../app/chat_controller.cpp" line="471"/>
+        <source>Stopped at the %1-token limit. Continue goes on from here; Max tokens in Chat settings sets the limit.</source>
+        <translation>Beim Limit von %1 Tokens angehalten. „Fortsetzen“ macht hier weiter; „Max. Tokens“ in den Chat-Einstellungen legt das Limit fest.</translation>
+    </message>
+    <message>
+        <location filename="../../app/chat_controller.cpp" line="484"/>
+        <source>%1 To make room, raise the context length in Chat settings, or start a new chat.</source>
+        <translation>%1 Um Platz zu schaffen, die Kontextlänge in den Chat-Einstellungen erhöhen oder einen neuen Chat beginnen.</translation>
     </message>
     <message numerus="yes">
-        <location filename="../../app/chat_controller.cpp" line="435"/>
+        <location filename="../../app/chat_controller.cpp" line="490"/>
         <source>The conversation is longer than the context (%1 tokens): the oldest %n message(s) were left out of this reply.</source>
         <translation>
             <numerusform>Die Unterhaltung ist länger als der Kontext (%1 Token): Die älteste Nachricht wurde bei dieser Antwort weggelassen.</numerusform>
@@ -2209,104 +2270,109 @@
         </translation>
     </message>
     <message>
-        <location filename="../../app/chat_controller.cpp" line="453"/>
+        <location filename="../../app/chat_controller.cpp" line="508"/>
         <source>The model could not reply: %1</source>
         <translation>Das Modell konnte nicht antworten: %1</translation>
     </message>
     <message>
-        <location filename="../../app/chat_controller.cpp" line="480"/>
+        <location filename="../../app/chat_controller.cpp" line="535"/>
         <source>%1 cannot be loaded: %2</source>
         <translation>%1 kann nicht geladen werden: %2</translation>
     </message>
     <message>
-        <location filename="../../app/chat_controller.cpp" line="494"/>
+        <location filename="../../app/chat_controller.cpp" line="549"/>
         <source>%1 at %2</source>
         <translation>%1 auf %2</translation>
     </message>
     <message>
-        <location filename="../../app/chat_controller.cpp" line="532"/>
+        <location filename="../../app/chat_controller.cpp" line="599"/>
         <source>%1 params</source>
         <translation>%1 Parameter</translation>
     </message>
     <message>
-        <location filename="../../app/chat_controller.cpp" line="535"/>
+        <location filename="../../app/chat_controller.cpp" line="602"/>
         <source>remote server (OpenAI-compatible)</source>
         <translation>entfernter Server (OpenAI-kompatibel)</translation>
     </message>
     <message>
-        <location filename="../../app/chat_controller.cpp" line="537"/>
+        <location filename="../../app/chat_controller.cpp" line="604"/>
         <source>sparse sidecar</source>
         <translation>Sparse-Sidecar</translation>
     </message>
     <message>
-        <location filename="../../app/chat_controller.cpp" line="539"/>
+        <location filename="../../app/chat_controller.cpp" line="606"/>
         <source>no sidecar</source>
         <translation>kein Sidecar</translation>
     </message>
     <message>
-        <location filename="../../app/chat_controller.cpp" line="567"/>
+        <location filename="../../app/chat_controller.cpp" line="637"/>
         <source>Could not load %1 (%2). Still using %3.</source>
         <translation>%1 konnte nicht geladen werden (%2). Weiterhin wird %3 verwendet.</translation>
     </message>
     <message>
-        <location filename="../../app/chat_controller.cpp" line="595"/>
+        <location filename="../../app/chat_controller.cpp" line="654"/>
+        <source>There is no file at %1. Check the path, or choose a model with the model name at the top.</source>
+        <translation>Unter %1 gibt es keine Datei. Den Pfad prüfen oder oben über den Modellnamen ein Modell wählen.</translation>
+    </message>
+    <message>
+        <location filename="../../app/chat_controller.cpp" line="685"/>
         <source>Exported to %1</source>
         <translation>Exportiert nach %1</translation>
     </message>
     <message>
-        <location filename="../../app/chat_controller.cpp" line="597"/>
-        <location filename="../../app/chat_controller.cpp" line="761"/>
+        <location filename="../../app/chat_controller.cpp" line="687"/>
+        <location filename="../../app/chat_controller.cpp" line="851"/>
         <source>Could not export to %1: %2</source>
         <translation>Export nach %1 fehlgeschlagen: %2</translation>
     </message>
     <message>
-        <location filename="../../app/chat_controller.cpp" line="621"/>
+        <location filename="../../app/chat_controller.cpp" line="711"/>
         <source>Export conversation</source>
         <translation>Unterhaltung exportieren</translation>
     </message>
     <message>
-        <location filename="../../app/chat_controller.cpp" line="623"/>
-        <location filename="../../app/chat_controller.cpp" line="632"/>
+        <location filename="../../app/chat_controller.cpp" line="713"/>
+        <location filename="../../app/chat_controller.cpp" line="722"/>
         <source>JSON (*.json)</source>
         <translation>JSON (*.json)</translation>
     </message>
     <message>
-        <location filename="../../app/chat_controller.cpp" line="623"/>
+        <location filename="../../app/chat_controller.cpp" line="713"/>
         <source>Markdown (*.md)</source>
         <translation>Markdown (*.md)</translation>
     </message>
     <message>
-        <location filename="../../app/chat_controller.cpp" line="630"/>
+        <location filename="../../app/chat_controller.cpp" line="720"/>
         <source>Export all conversations</source>
         <translation>Alle Unterhaltungen exportieren</translation>
     </message>
     <message>
-        <location filename="../../app/chat_controller.cpp" line="638"/>
+        <location filename="../../app/chat_controller.cpp" line="728"/>
         <source>Import conversations</source>
         <translation>Unterhaltungen importieren</translation>
     </message>
     <message>
-        <location filename="../../app/chat_controller.cpp" line="639"/>
+        <location filename="../../app/chat_controller.cpp" line="729"/>
         <source>JSON exports (*.json)</source>
         <translation>JSON-Exporte (*.json)</translation>
     </message>
     <message>
-        <location filename="../../app/chat_controller.cpp" line="645"/>
+        <location filename="../../app/chat_controller.cpp" line="735"/>
         <source>Open a GGUF model</source>
         <translation>Ein GGUF-Modell öffnen</translation>
     </message>
     <message>
-        <location filename="../../app/chat_controller.cpp" line="646"/>
+        <location filename="../../app/chat_controller.cpp" line="736"/>
         <source>GGUF models (*.gguf);;All files (*)</source>
         <translation>GGUF-Modelle (*.gguf);;Alle Dateien (*)</translation>
     </message>
     <message>
-        <location filename="../../app/chat_controller.cpp" line="655"/>
+        <location filename="../../app/chat_controller.cpp" line="745"/>
         <source>Asking %1 for its models…</source>
         <translation>Frage %1 nach seinen Modellen…</translation>
     </message>
     <message numerus="yes">
-        <location filename="../../app/chat_controller.cpp" line="672"/>
+        <location filename="../../app/chat_controller.cpp" line="762"/>
         <source>%n model(s) on this server.</source>
         <translation>
             <numerusform>%n Modell auf diesem Server.</numerusform>
@@ -2314,37 +2380,37 @@
         </translation>
     </message>
     <message>
-        <location filename="../../app/chat_controller.cpp" line="701"/>
+        <location filename="../../app/chat_controller.cpp" line="791"/>
         <source>No API key.</source>
         <translation>Kein API-Schlüssel.</translation>
     </message>
     <message>
-        <location filename="../../app/chat_controller.cpp" line="702"/>
+        <location filename="../../app/chat_controller.cpp" line="792"/>
         <source>The API key is kept in the OS keychain.</source>
         <translation>Der API-Schlüssel wird im Schlüsselbund des Systems verwahrt.</translation>
     </message>
     <message>
-        <location filename="../../app/chat_controller.cpp" line="710"/>
+        <location filename="../../app/chat_controller.cpp" line="800"/>
         <source>Connected to %1.</source>
         <translation>Verbunden mit %1.</translation>
     </message>
     <message>
-        <location filename="../../app/chat_controller.cpp" line="721"/>
+        <location filename="../../app/chat_controller.cpp" line="811"/>
         <source>Models folder: %1</source>
         <translation>Modellordner: %1</translation>
     </message>
     <message>
-        <location filename="../../app/chat_controller.cpp" line="726"/>
+        <location filename="../../app/chat_controller.cpp" line="816"/>
         <source>Drop a .gguf model file, a folder of models, or an https link to a .gguf.</source>
         <translation>Eine .gguf-Modelldatei, einen Ordner mit Modellen oder einen https-Link zu einer .gguf-Datei ablegen.</translation>
     </message>
     <message>
-        <location filename="../../app/chat_controller.cpp" line="732"/>
+        <location filename="../../app/chat_controller.cpp" line="822"/>
         <source>Choose the models folder</source>
         <translation>Modellordner wählen</translation>
     </message>
     <message numerus="yes">
-        <location filename="../../app/chat_controller.cpp" line="759"/>
+        <location filename="../../app/chat_controller.cpp" line="849"/>
         <source>Exported %n conversation(s) to %1</source>
         <translation>
             <numerusform>%n Unterhaltung nach %1 exportiert</numerusform>
@@ -2352,13 +2418,13 @@
         </translation>
     </message>
     <message>
-        <location filename="../../app/chat_controller.cpp" line="771"/>
-        <location filename="../../app/chat_controller.cpp" line="777"/>
+        <location filename="../../app/chat_controller.cpp" line="861"/>
+        <location filename="../../app/chat_controller.cpp" line="867"/>
         <source>Could not import %1: %2</source>
         <translation>%1 konnte nicht importiert werden: %2</translation>
     </message>
     <message numerus="yes">
-        <location filename="../../app/chat_controller.cpp" line="794"/>
+        <location filename="../../app/chat_controller.cpp" line="884"/>
         <source>Imported %n conversation(s)</source>
         <translation>
             <numerusform>%n Unterhaltung importiert</numerusform>
@@ -2366,22 +2432,22 @@
         </translation>
     </message>
     <message>
-        <location filename="../../app/chat_controller.cpp" line="801"/>
+        <location filename="../../app/chat_controller.cpp" line="891"/>
         <source>memory: load a model to see the cost</source>
         <translation>Speicher: ein Modell laden, um den Bedarf zu sehen</translation>
     </message>
     <message>
-        <location filename="../../app/chat_controller.cpp" line="802"/>
+        <location filename="../../app/chat_controller.cpp" line="892"/>
         <source>KV cache: %1 of memory</source>
         <translation>KV-Cache: %1 Speicher</translation>
     </message>
     <message>
-        <location filename="../../app/chat_controller.cpp" line="804"/>
+        <location filename="../../app/chat_controller.cpp" line="894"/>
         <source> per conversation; the %1 most recent keep theirs, so going back to one reads only its new turn</source>
         <translation> je Unterhaltung; die %1 jüngsten behalten ihren, sodass die Rückkehr zu einer nur ihren neuen Zug liest</translation>
     </message>
     <message>
-        <location filename="../../app/chat_controller.cpp" line="808"/>
+        <location filename="../../app/chat_controller.cpp" line="898"/>
         <source> · the model was trained on %1 tokens: longer contexts are capped there</source>
         <translation> · das Modell wurde mit %1 Token trainiert: längere Kontexte werden dort begrenzt</translation>
     </message>
@@ -2477,12 +2543,12 @@
         <translation>Die Engine unterstützt die Architektur %1 noch nicht.</translation>
     </message>
     <message>
-        <location filename="../../app/download_catalog.cpp" line="407"/>
+        <location filename="../../app/download_catalog.cpp" line="411"/>
         <source>No such catalog entry.</source>
         <translation>Diesen Katalogeintrag gibt es nicht.</translation>
     </message>
     <message>
-        <location filename="../../app/download_catalog.cpp" line="422"/>
+        <location filename="../../app/download_catalog.cpp" line="426"/>
         <source>Downloads are not available.</source>
         <translation>Downloads sind nicht verfügbar.</translation>
     </message>
@@ -2522,133 +2588,164 @@
 <context>
     <name>powerinfer::app::ModelDownloads</name>
     <message>
-        <location filename="../../app/model_downloader.cpp" line="260"/>
+        <location filename="../../app/model_downloader.cpp" line="329"/>
         <source>%1 of %2</source>
         <translation>%1 von %2</translation>
     </message>
     <message>
-        <location filename="../../app/model_downloader.cpp" line="264"/>
+        <location filename="../../app/model_downloader.cpp" line="333"/>
         <source>%1/s</source>
         <translation>%1/s</translation>
     </message>
     <message>
-        <location filename="../../app/model_downloader.cpp" line="369"/>
+        <location filename="../../app/model_downloader.cpp" line="445"/>
         <source>Unfinished from last time: resume continues at %1.</source>
         <translation>Vom letzten Mal unfertig: Fortsetzen macht bei %1 weiter.</translation>
     </message>
     <message>
-        <location filename="../../app/model_downloader.cpp" line="434"/>
+        <location filename="../../app/model_downloader.cpp" line="508"/>
+        <source>There is no such download.</source>
+        <translation>Diesen Download gibt es nicht.</translation>
+    </message>
+    <message>
+        <location filename="../../app/model_downloader.cpp" line="514"/>
+        <source>&quot;%1&quot; cannot be a file name: use letters, digits, spaces, dots and dashes, without / \ : * ? &quot; &lt; &gt; |.</source>
+        <translation>„%1“ kann kein Dateiname sein: Buchstaben, Ziffern, Leerzeichen, Punkte und Bindestriche verwenden, ohne / \ : * ? &quot; &lt; &gt; |.</translation>
+    </message>
+    <message>
+        <location filename="../../app/model_downloader.cpp" line="525"/>
+        <source>%1 is already in the models folder: %2 is free.</source>
+        <translation>%1 ist schon im Modellordner: %2 ist frei.</translation>
+    </message>
+    <message>
+        <location filename="../../app/model_downloader.cpp" line="536"/>
+        <source>Cannot rename %1 to %2 in %3: check that the folder is writable.</source>
+        <translation>%1 kann in %3 nicht in %2 umbenannt werden: prüfen, ob der Ordner beschreibbar ist.</translation>
+    </message>
+    <message>
+        <location filename="../../app/model_downloader.cpp" line="545"/>
+        <source>Renamed to %1.</source>
+        <translation>Umbenannt in %1.</translation>
+    </message>
+    <message>
+        <location filename="../../app/model_downloader.cpp" line="602"/>
         <source>The link does not end in a .gguf file name (%1): paste the link of the model file itself.</source>
         <translation>Der Link endet nicht auf einen .gguf-Dateinamen (%1): den Link der Modelldatei selbst einfügen.</translation>
     </message>
     <message>
-        <location filename="../../app/model_downloader.cpp" line="442"/>
+        <location filename="../../app/model_downloader.cpp" line="610"/>
         <source>The SHA-256 must be 64 hexadecimal digits (got &quot;%1&quot;).</source>
         <translation>Die SHA-256 muss aus 64 Hexadezimalziffern bestehen (erhalten: „%1“).</translation>
     </message>
     <message>
-        <location filename="../../app/model_downloader.cpp" line="446"/>
+        <location filename="../../app/model_downloader.cpp" line="614"/>
         <source>The models folder %1 cannot be created: choose another one.</source>
         <translation>Der Modellordner %1 kann nicht angelegt werden: einen anderen wählen.</translation>
     </message>
     <message>
-        <location filename="../../app/model_downloader.cpp" line="458"/>
+        <location filename="../../app/model_downloader.cpp" line="628"/>
+        <location filename="../../app/model_downloader.cpp" line="643"/>
         <source>%1 is already being downloaded.</source>
         <translation>%1 wird bereits heruntergeladen.</translation>
     </message>
     <message>
-        <location filename="../../app/model_downloader.cpp" line="466"/>
+        <location filename="../../app/model_downloader.cpp" line="652"/>
         <source>%1 is already in the models folder (%2): delete it there first to download it again.</source>
         <translation>%1 liegt bereits im Modellordner (%2): dort zuerst löschen, um es erneut herunterzuladen.</translation>
     </message>
     <message>
-        <location filename="../../app/model_downloader.cpp" line="483"/>
+        <location filename="../../app/model_downloader.cpp" line="669"/>
         <source>Resuming at %1.</source>
         <translation>Wird bei %1 fortgesetzt.</translation>
     </message>
     <message>
-        <location filename="../../app/model_downloader.cpp" line="585"/>
-        <location filename="../../app/model_downloader.cpp" line="740"/>
+        <location filename="../../app/model_downloader.cpp" line="771"/>
+        <location filename="../../app/model_downloader.cpp" line="930"/>
         <source>Not enough disk space in %1: %2 still to download, %3 free. Free some space or choose another models folder.</source>
         <translation>Nicht genug Speicherplatz in %1: noch %2 herunterzuladen, %3 frei. Platz schaffen oder einen anderen Modellordner wählen.</translation>
     </message>
     <message>
-        <location filename="../../app/model_downloader.cpp" line="598"/>
+        <location filename="../../app/model_downloader.cpp" line="784"/>
         <source>Paused at %1.</source>
         <translation>Pausiert bei %1.</translation>
     </message>
     <message>
-        <location filename="../../app/model_downloader.cpp" line="610"/>
+        <location filename="../../app/model_downloader.cpp" line="796"/>
         <source>%1 Resuming at %2 (try %3 of %4).</source>
         <translation>%1 Wird bei %2 fortgesetzt (Versuch %3 von %4).</translation>
     </message>
     <message>
-        <location filename="../../app/model_downloader.cpp" line="645"/>
+        <location filename="../../app/model_downloader.cpp" line="831"/>
         <source>Cannot write %1: %2. Choose another models folder.</source>
         <translation>%1 kann nicht geschrieben werden: %2. Einen anderen Modellordner wählen.</translation>
     </message>
     <message>
-        <location filename="../../app/model_downloader.cpp" line="708"/>
+        <location filename="../../app/model_downloader.cpp" line="894"/>
         <source>The server sent another part of the file than asked for.</source>
         <translation>Der Server hat einen anderen Teil der Datei gesendet als angefragt.</translation>
     </message>
     <message>
-        <location filename="../../app/model_downloader.cpp" line="711"/>
+        <location filename="../../app/model_downloader.cpp" line="897"/>
         <source>The server&apos;s partial answer did not match: the download restarted from zero.</source>
         <translation>Die Teilantwort des Servers passte nicht: Der Download begann von vorn.</translation>
     </message>
     <message>
-        <location filename="../../app/model_downloader.cpp" line="724"/>
+        <location filename="../../app/model_downloader.cpp" line="910"/>
         <source>The server does not support resuming (or the file changed there): the download restarted from zero.</source>
         <translation>Der Server unterstützt kein Fortsetzen (oder die Datei hat sich dort geändert): Der Download begann von vorn.</translation>
     </message>
     <message>
-        <location filename="../../app/model_downloader.cpp" line="762"/>
+        <location filename="../../app/model_downloader.cpp" line="952"/>
         <source>Writing %1 failed: %2 (is the disk full?). Free some space and resume.</source>
         <translation>Schreiben von %1 fehlgeschlagen: %2 (ist der Datenträger voll?). Platz schaffen und fortsetzen.</translation>
     </message>
     <message>
-        <location filename="../../app/model_downloader.cpp" line="796"/>
+        <location filename="../../app/model_downloader.cpp" line="986"/>
         <source>%1 redirected to a plain http address (%2): refused, the file could be altered on the way.</source>
         <translation>%1 leitete auf eine einfache http-Adresse um (%2): abgelehnt, die Datei könnte unterwegs verändert werden.</translation>
     </message>
     <message>
-        <location filename="../../app/model_downloader.cpp" line="811"/>
+        <location filename="../../app/model_downloader.cpp" line="1001"/>
         <source>The connection to %1 dropped before the file was complete.</source>
         <translation>Die Verbindung zu %1 brach ab, bevor die Datei vollständig war.</translation>
     </message>
     <message>
-        <location filename="../../app/model_downloader.cpp" line="819"/>
+        <location filename="../../app/model_downloader.cpp" line="1009"/>
         <source>%1 redirected more than %2 times: giving up.</source>
         <translation>%1 leitete mehr als %2-mal um: Abbruch.</translation>
     </message>
     <message>
-        <location filename="../../app/model_downloader.cpp" line="833"/>
+        <location filename="../../app/model_downloader.cpp" line="1023"/>
         <source>Cannot read the downloaded file %1: %2</source>
         <translation>Die heruntergeladene Datei %1 kann nicht gelesen werden: %2</translation>
     </message>
     <message>
-        <location filename="../../app/model_downloader.cpp" line="839"/>
+        <location filename="../../app/model_downloader.cpp" line="1029"/>
         <source>The downloaded file is damaged or not the one expected: its SHA-256 is %1, expected %2. It was deleted: download it again, or check the checksum.</source>
         <translation>Die heruntergeladene Datei ist beschädigt oder nicht die erwartete: Ihre SHA-256 ist %1, erwartet %2. Sie wurde gelöscht: erneut herunterladen oder die Prüfsumme kontrollieren.</translation>
     </message>
     <message>
-        <location filename="../../app/model_downloader.cpp" line="847"/>
+        <location filename="../../app/model_downloader.cpp" line="1037"/>
         <source>The downloaded file is not a GGUF model (it does not start with &quot;GGUF&quot;), so it was deleted. Check that the link points to the .gguf file itself (on Hugging Face the /resolve/ link, not the /blob/ page).</source>
         <translation>Die heruntergeladene Datei ist kein GGUF-Modell (sie beginnt nicht mit „GGUF“) und wurde gelöscht. Prüfen, dass der Link auf die .gguf-Datei selbst zeigt (auf Hugging Face der /resolve/-Link, nicht die /blob/-Seite).</translation>
     </message>
     <message>
-        <location filename="../../app/model_downloader.cpp" line="857"/>
+        <location filename="../../app/model_downloader.cpp" line="1062"/>
+        <source>%1 was already in the models folder: saved as %2 (rename it here).</source>
+        <translation>%1 war schon im Modellordner: als %2 gespeichert (hier umbenennen).</translation>
+    </message>
+    <message>
+        <location filename="../../app/model_downloader.cpp" line="1070"/>
         <source>Cannot move the verified file into %1: %2</source>
         <translation>Die geprüfte Datei kann nicht nach %1 verschoben werden: %2</translation>
     </message>
     <message>
-        <location filename="../../app/model_downloader.cpp" line="866"/>
+        <location filename="../../app/model_downloader.cpp" line="1081"/>
         <source>No SHA-256 was known for this file: it is a GGUF file but could not be verified (SHA-256 %1).</source>
         <translation>Für diese Datei war keine SHA-256 bekannt: Sie ist eine GGUF-Datei, konnte aber nicht geprüft werden (SHA-256 %1).</translation>
     </message>
     <message>
-        <location filename="../../app/model_downloader.cpp" line="869"/>
+        <location filename="../../app/model_downloader.cpp" line="1084"/>
         <source>SHA-256 verified (%1).</source>
         <translation>SHA-256 geprüft (%1).</translation>
     </message>
@@ -2685,62 +2782,72 @@
 <context>
     <name>powerinfer::app::SparseController</name>
     <message>
-        <location filename="../../app/sparse_controller.cpp" line="147"/>
+        <location filename="../../app/sparse_controller.cpp" line="148"/>
         <source>%1 cannot be read: %2</source>
         <translation>%1 kann nicht gelesen werden: %2</translation>
     </message>
     <message>
-        <location filename="../../app/sparse_controller.cpp" line="155"/>
+        <location filename="../../app/sparse_controller.cpp" line="156"/>
         <source>%1 is not a JSON object (%2); defaults are used</source>
         <translation>%1 ist kein JSON-Objekt (%2); es werden Standardwerte verwendet</translation>
     </message>
     <message>
-        <location filename="../../app/sparse_controller.cpp" line="179"/>
+        <location filename="../../app/sparse_controller.cpp" line="180"/>
         <source>%1: invalid values for %2 (defaults used)</source>
         <translation>%1: ungültige Werte für %2 (Standardwerte verwendet)</translation>
     </message>
     <message>
-        <location filename="../../app/sparse_controller.cpp" line="206"/>
+        <location filename="../../app/sparse_controller.cpp" line="218"/>
         <source>cannot save %1: %2</source>
         <translation>%1 kann nicht gespeichert werden: %2</translation>
     </message>
     <message>
-        <location filename="../../app/sparse_controller.cpp" line="256"/>
+        <location filename="../../app/sparse_controller.cpp" line="276"/>
         <source>Comparing dense and sparse on this machine…</source>
         <translation>Dicht und sparse werden auf diesem Rechner verglichen…</translation>
     </message>
     <message>
-        <location filename="../../app/sparse_controller.cpp" line="264"/>
+        <location filename="../../app/sparse_controller.cpp" line="284"/>
         <source>The dense/sparse comparison failed: %1</source>
         <translation>Der Vergleich dicht/sparse ist fehlgeschlagen: %1</translation>
     </message>
     <message>
-        <location filename="../../app/sparse_controller.cpp" line="270"/>
+        <location filename="../../app/sparse_controller.cpp" line="291"/>
         <source>sparse %1 tok/s, dense %2 tok/s, %3 % of the tokens the same</source>
         <translation>sparse %1 Token/s, dicht %2 Token/s, %3 % der Token gleich</translation>
     </message>
     <message>
-        <location filename="../../app/sparse_controller.cpp" line="275"/>
+        <location filename="../../app/sparse_controller.cpp" line="308"/>
         <source>Sparse recommended and on: %1.</source>
         <translation>Sparse empfohlen und eingeschaltet: %1.</translation>
     </message>
     <message>
-        <location filename="../../app/sparse_controller.cpp" line="276"/>
+        <location filename="../../app/sparse_controller.cpp" line="309"/>
+        <source>Sparse recommended: %1. It is off; the switch above turns it on.</source>
+        <translation>Sparse empfohlen: %1. Es ist aus; der Schalter oben schaltet es ein.</translation>
+    </message>
+    <message>
+        <location filename="../../app/sparse_controller.cpp" line="314"/>
+        <source>Dense recommended: %1. Sparse is on by your choice.</source>
+        <translation>Dicht empfohlen: %1. Sparse ist nach Ihrer Wahl eingeschaltet.</translation>
+    </message>
+    <message>
+        <location filename="../../app/sparse_controller.cpp" line="316"/>
         <source>Dense recommended: %1. Sparse was switched off; the tuning panel switches it back on.</source>
         <translation>Dicht empfohlen: %1. Sparse wurde ausgeschaltet; im Tuning-Bereich lässt es sich wieder einschalten.</translation>
     </message>
     <message>
-        <location filename="../../app/sparse_controller.cpp" line="395"/>
+        <location filename="../../app/sparse_controller.cpp" line="437"/>
         <source>Preparing the corpus…</source>
         <translation>Korpus wird vorbereitet…</translation>
     </message>
     <message>
-        <location filename="../../app/sparse_controller.cpp" line="403"/>
+        <location filename="../../app/sparse_controller.cpp" line="445"/>
         <source>There are no conversations to calibrate on yet.</source>
         <translation>Es gibt noch keine Unterhaltungen, mit denen kalibriert werden kann.</translation>
     </message>
     <message>
-        <location filename="../../app/sparse_controller.cpp" line="404"/>
+        <location filename="../../app/sparse_controller.cpp" line="446"/>
         <source>The corpus could not be prepared.</source>
         <translation>Der Korpus konnte nicht vorbereitet werden.</translation>
     </message>

@@ -342,6 +342,60 @@ TestCase {
 
     // Issue 17, item 10: emoji showed as boxes (no colour emoji font; the
     // .deb and scripts/deps now bring fonts-noto-color-emoji).
+    // Issue 30, item 13: a model file without a chat template (the Gemma 3
+    // 270M file) chatted on with no warning; now it is said above the chat,
+    // with the format used instead, while that model is loaded.
+    function test_aModelWithoutAChatTemplateIsSaidAboveTheChat() {
+        const view = createTemporaryObject(chatViewComponent, testCase)
+        const banner = findChild(view, "templateWarning")
+        verify(banner)
+        verify(!banner.visible)
+        const fake = testController.modelPath
+        const untemplated = fake.substring(0, fake.lastIndexOf("/") + 1) + "no-template.gguf"
+        testController.loadModel(untemplated)
+        tryCompare(testController, "modelPath", untemplated, 3000)
+        tryCompare(testController, "modelState", ChatController.Ready, 5000)
+        verify(banner.visible)
+        const text = findChild(view, "templateWarningText").text
+        verify(text.indexOf("no chat template") >= 0 && text.indexOf("Gemma's turn format") >= 0, text)
+        verify(banner.height > 20)
+        const list = findChild(view, "messageList")
+        compare(list.y, banner.height)
+        testController.loadModel(fake)
+        tryCompare(testController, "modelPath", fake, 3000)
+        tryCompare(testController, "modelState", ChatController.Ready, 5000)
+        verify(!banner.visible)
+    }
+
+    // Issue 30, item 13: a reply cut at max tokens ended like a whole one.
+    function test_aReplyCutAtTheTokenLimitSaysSoWithContinue() {
+        const composer = createTemporaryObject(composerComponent, testCase)
+        const view = createTemporaryObject(chatViewComponent, testCase, { y: 100 })
+        const before = testController.settings.maxTokens
+        testController.settings.maxTokens = 3
+        sendAndWait(composer, "Tell me a long story")
+        testController.settings.maxTokens = before
+        const list = findChild(view, "messageList")
+        tryVerify(() => list.count >= 3, 3000)
+        const footer = list.itemAtIndex(list.count - 1)
+        tryVerify(() => footer && footer.rowKind === "footer", 3000)
+        compare(footer.state, "length")
+        const notice = findChild(footer, "replyNotice")
+        verify(notice.visible)
+        verify(notice.text.indexOf("Stopped at the 3-token limit") === 0, notice.text)
+        verify(!findChild(footer, "replyStateLabel").visible)
+        tryVerify(() => findChild(footer, "continueButton") !== null, 3000)
+        const more = findChild(footer, "continueButton")
+        verify(more.visible && more.enabled)
+        verify(testController.canContinue())
+    }
+
+    // Issue 30, item 13: Japanese text showed as boxes (no CJK font).
+    function test_aCjkFontIsThere() {
+        verify(Qt.fontFamilies().some(f => f.indexOf("Noto Sans CJK") === 0),
+               "install fonts-noto-cjk (scripts/deps)")
+    }
+
     function test_aColourEmojiFontIsThere() {
         verify(Qt.fontFamilies().indexOf("Noto Color Emoji") >= 0,
                "install fonts-noto-color-emoji (scripts/deps)")
@@ -473,6 +527,26 @@ TestCase {
         tryVerify(() => list.opened, 2000)
         const grid = list.contentItem
         verify(grid.children.length >= 18)
+        list.close()
+        tryVerify(() => !list.opened, 2000)
+        // Issue 30, item 14: at 800x600 the longest description ran past
+        // the dialog's edge.
+        window.width = 800
+        window.height = 600
+        tryVerify(() => window.contentItem.width === 800 && window.contentItem.height === 600, 2000)
+        keyClick(Qt.Key_F1)
+        tryVerify(() => list.opened, 2000)
+        wait(50)
+        for (let i = 0; i < grid.children.length; ++i) {
+            const label = grid.children[i]
+            if (label.text === undefined)
+                continue
+            const right = label.mapToItem(grid, label.contentWidth, 0).x
+            verify(right <= grid.width + 0.5, "\"" + label.text + "\" ends at " + right + " of " + grid.width)
+        }
+        const box = list.background.mapToItem(window.contentItem, 0, 0)
+        verify(box.x >= 0 && box.y >= 0 && box.x + list.width <= 800 && box.y + list.height <= 600,
+               "the dialog lies within the window")
         list.close()
         tryVerify(() => !list.opened, 2000)
         keyClick(Qt.Key_Comma, Qt.ControlModifier)

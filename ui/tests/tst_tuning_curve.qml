@@ -87,4 +87,29 @@ TestCase {
         // Hot-neuron threshold, predictor threshold, prefetch depth, cache window.
         compare(found, 4)
     }
+
+    // Issue 30, item 14: before calibration (no sidecar: the model runs
+    // dense) the knobs were dimmed without a word on why.
+    function test_beforeCalibrationEveryKnobSaysItHasNoEffectYet() {
+        const fake = testController.modelPath
+        const dense = fake.substring(0, fake.lastIndexOf("/") + 1) + "dense.gguf"
+        testController.loadModel(dense)
+        tryCompare(testController, "modelPath", dense, 3000)
+        tryCompare(testController, "modelState", ChatController.Ready, 5000)
+        tryVerify(() => !testController.sparse.metrics.hasSidecar, 3000)
+        const drawer = createTemporaryObject(tuningComponent, testCase)
+        drawer.open()
+        tryCompare(drawer, "opened", true)
+        for (const key of ["hot_neuron_threshold", "predictor_threshold", "activation_sparsity",
+                           "prefetch_depth", "cache_window_size"]) {
+            const help = findChild(drawer, "knobHelp_" + key)
+            verify(help, key)
+            verify(help.text.indexOf("No effect until the model is calibrated") === 0,
+                   key + ": " + help.text)
+        }
+        drawer.close()
+        testController.loadModel(fake)
+        tryCompare(testController, "modelPath", fake, 3000)
+        tryCompare(testController, "modelState", ChatController.Ready, 5000)
+    }
 }

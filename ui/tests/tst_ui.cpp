@@ -4,6 +4,9 @@
 #include <qcoro/qcorotask.h>
 
 #include <QApplication>
+#include <QDir>
+#include <QJsonDocument>
+#include <QJsonObject>
 #include <QQmlContext>
 #include <QQmlEngine>
 #include <QQuickStyle>
@@ -14,6 +17,7 @@
 
 #include "chat_controller.h"
 #include "scripted_engine.h"
+#include "test_http_file_server.h"
 
 Q_IMPORT_QML_PLUGIN(PowerInfer_UiPlugin)
 Q_IMPORT_QML_PLUGIN(PowerInfer_AppPlugin)
@@ -68,6 +72,66 @@ public:
     }
 };
 
+// A pasted-link download that a kill -9 stopped part-way (its .part file and
+// state record, as the killed app left them) in a models folder of its own,
+// served from 127.0.0.1 (test_http_file_server.h).
+class DownloadFixture : public QObject {
+    Q_OBJECT
+public:
+    ChatController* controller = nullptr;
+    // Returns the file name; the server sends `bytesPerSecond`.
+    Q_INVOKABLE QString interruptedDownload(int bytesPerSecond) {
+        dir_ = std::make_unique<QTemporaryDir>();
+        const QString source = dir_->filePath("served.gguf");
+        QByteArray bytes(4 << 20, 'x');
+        bytes.replace(0, 4, "GGUF");
+        QFile out(source);
+        if (!out.open(QIODevice::WriteOnly) || out.write(bytes) != bytes.size()) return {};
+        out.close();
+        server_ = std::make_unique<powerinfer::test::HttpFileServer>(source);
+        server_->options.bytesPerSecond = bytesPerSecond;
+        const QString folder = dir_->filePath("models");
+        QDir().mkpath(folder);
+        QFile part(folder + "/model.gguf.part");
+        if (!part.open(QIODevice::WriteOnly)) return {};
+        part.write(bytes.left(1 << 20));
+        QFile record(folder + "/model.gguf.part.json");
+        if (!record.open(QIODevice::WriteOnly)) return {};
+        // (No raw string literal here: moc 6.4 loses the class after one.)
+        const QJsonObject state{{"version", 1},         {"url", server_->url("/model.gguf")},
+                                {"file", "model.gguf"}, {"total", double(bytes.size())},
+                                {"etag", "\"v1\""},     {"expected_size", -1}};
+        record.write(QJsonDocument(state).toJson());
+        record.close();
+        // Through the settings, as the app sets it (a settings change sets the
+        // downloads' folder again); restoreFolder() puts the previous one back.
+        previousFolder_ = controller->settings()->modelsFolder();
+        controller->settings()->setModelsFolder(folder);
+        return QStringLiteral("model.gguf");
+    }
+    Q_INVOKABLE void restoreFolder() {
+        if (!previousFolder_.isEmpty()) controller->settings()->setModelsFolder(previousFolder_);
+    }
+    Q_INVOKABLE QStringList ranges() const {
+        QStringList out;
+        if (server_)
+            for (const auto& r : server_->requests) out << QString::fromLatin1(r.range);
+        return out;
+    }
+    Q_INVOKABLE void touch(const QString& name) const {
+        QFile f(dir_->filePath("models/" + name));
+        if (f.open(QIODevice::WriteOnly)) f.write("GGUF");
+    }
+    Q_INVOKABLE QStringList folderFiles() const {
+        return QDir(dir_->filePath("models")).entryList(QDir::Files, QDir::Name);
+    }
+
+private:
+    std::unique_ptr<QTemporaryDir> dir_;
+    std::unique_ptr<powerinfer::test::HttpFileServer> server_;
+    QString previousFolder_;
+};
+
 class Setup : public QObject {
     Q_OBJECT
 public:
@@ -86,7 +150,16 @@ public:
             {0.6, 0.594, 0.0529, 0.0594, 0.836}, {0.7, 0.693, 0.101, 0.1288, 0.767}};
         store_ = std::make_unique<ChatStore>(dir_.filePath("conversations.sqlite"));
         client_ = std::make_unique<EngineClient>([this, script](const powerinfer::LoadOptions& o) {
-            auto engine = ScriptedEngine::load(o, script);
+            // A file named so stands for one without a chat template (the
+            // Gemma 3 270M file), as the engine reports it.
+            EngineScript loaded = script;
+            if (o.model_path.filename() == "no-template.gguf")
+                loaded.templateWarning =
+                    "The model has no chat template; using Gemma's turn format (its vocabulary "
+                    "has <start_of_turn>).";
+            // ... and one not calibrated yet (no sidecar).
+            if (o.model_path.filename() == "dense.gguf") loaded.sidecar = false;
+            auto engine = ScriptedEngine::load(o, loaded);
             probe_.engine = engine.get();
             return engine;
         });
@@ -95,6 +168,7 @@ public:
                                                        &settings_);
         seeder_.store = store_.get();
         seeder_.controller = controller_.get();
+        downloads_.controller = controller_.get();
     }
 
 public slots:
@@ -114,6 +188,7 @@ public slots:
         engine->rootContext()->setContextProperty("testController", controller_.get());
         engine->rootContext()->setContextProperty("testEngine", &probe_);
         engine->rootContext()->setContextProperty("testStore", &seeder_);
+        engine->rootContext()->setContextProperty("testDownloads", &downloads_);
         // Where tests save screenshots of the views they check (docs/screenshots);
         // empty: none are saved.
         engine->rootContext()->setContextProperty(
@@ -127,6 +202,7 @@ private:
     bool initialized_ = false;
     EngineProbe probe_;
     StoreSeeder seeder_;
+    DownloadFixture downloads_;
     AppSettings settings_;
     std::unique_ptr<ChatStore> store_;
     std::unique_ptr<EngineClient> client_;
