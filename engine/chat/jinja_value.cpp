@@ -10,6 +10,8 @@
 
 #include "common/json_reader.h"
 
+#include "common/utf8_append.h"
+
 namespace powerinfer::jinja {
 namespace {
 
@@ -867,23 +869,7 @@ char32_t next(std::string_view s, size_t& i) {
     return cp;
 }
 
-void append(std::string& out, char32_t c) {
-    if (c < 0x80) {
-        out += static_cast<char>(c);
-    } else if (c < 0x800) {
-        out += static_cast<char>(0xC0 | (c >> 6));
-        out += static_cast<char>(0x80 | (c & 0x3F));
-    } else if (c < 0x10000) {
-        out += static_cast<char>(0xE0 | (c >> 12));
-        out += static_cast<char>(0x80 | ((c >> 6) & 0x3F));
-        out += static_cast<char>(0x80 | (c & 0x3F));
-    } else {
-        out += static_cast<char>(0xF0 | (c >> 18));
-        out += static_cast<char>(0x80 | ((c >> 12) & 0x3F));
-        out += static_cast<char>(0x80 | ((c >> 6) & 0x3F));
-        out += static_cast<char>(0x80 | (c & 0x3F));
-    }
-}
+void append(std::string& out, char32_t c) { append_utf8(out, static_cast<uint32_t>(c)); }
 
 size_t length(std::string_view s) {
     size_t n = 0;

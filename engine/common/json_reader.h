@@ -28,6 +28,8 @@
 #include <utility>
 #include <vector>
 
+#include "common/utf8_append.h"
+
 namespace powerinfer::json {
 
 struct JsonOptions {
@@ -196,24 +198,6 @@ private:
         return v;
     }
 
-    static void append_utf8(std::string& out, uint32_t cp) {
-        if (cp < 0x80) {
-            out += static_cast<char>(cp);
-        } else if (cp < 0x800) {
-            out += static_cast<char>(0xC0 | (cp >> 6));
-            out += static_cast<char>(0x80 | (cp & 0x3F));
-        } else if (cp < 0x10000) {
-            out += static_cast<char>(0xE0 | (cp >> 12));
-            out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-            out += static_cast<char>(0x80 | (cp & 0x3F));
-        } else {
-            out += static_cast<char>(0xF0 | (cp >> 18));
-            out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
-            out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-            out += static_cast<char>(0x80 | (cp & 0x3F));
-        }
-    }
-
     std::string string() {
         ++pos_;  // opening quote
         std::string out;
@@ -260,7 +244,7 @@ private:
                         else
                             pos_ = save;  // a lone high surrogate, then the next escape
                     }
-                    append_utf8(out, cp);
+                    powerinfer::append_utf8(out, cp);
                     break;
                 }
                 default:

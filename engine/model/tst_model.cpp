@@ -319,6 +319,33 @@ private:
         return real_.get();
     }
 
+    // The model in $env against a greedy fixture made in micro-batches of 4
+    // (a last single row takes the one-token attention order): the same
+    // chunks here; bit for bit on x86-64 with glibc (its cosf/sinf for RoPE).
+    void matchesLlamaCppFixture(const char* env, const char* fetch_name, const char* fixture) {
+        const QByteArray path = qgetenv(env);
+        if (path.isEmpty()) {
+            if (qgetenv("CI") == "true") QFAIL(qPrintable(QString("%1 is not set under CI").arg(env)));
+            QSKIP(qPrintable(QString("%1 is not set: scripts/fetch-model %2").arg(env, fetch_name)));
+        }
+        std::shared_ptr<const gguf::GgufFile> file = gguf::GgufFile::open(path.toStdString());
+        const GreedyStats g = greedy_vs_llama(file, *pool_, fixture, 4);
+        qInfo("%s: %d/%d greedy steps agree, %d/%d continuations identical; top-5 logits: "
+              "%d/%d bit-equal, mean |error| %.3g, max %.3g; largest llama.cpp gap where we "
+              "differ %.3f",
+              fixture, g.agree, g.steps, g.cases_equal, g.cases, g.bit_equal, g.compared,
+              g.sum_err / g.compared, g.max_err, g.worst_tie);
+#if (defined(__x86_64__) || defined(_M_X64)) && defined(__GLIBC__)
+        QCOMPARE(g.agree, g.steps);
+        QCOMPARE(g.cases_equal, g.cases);
+        QCOMPARE(g.bit_equal, g.compared);
+#endif
+        QVERIFY2(g.agree * 100 >= g.steps * 99, "fewer than 99% of greedy steps agree");
+        QVERIFY2(g.worst_tie < 0.05, "we differ from llama.cpp where it is not a near-tie");
+        QVERIFY2(g.sum_err / g.compared < 0.01, "top-5 logits are not those of llama.cpp");
+        QVERIFY(g.max_err < 0.1);
+    }
+
 private slots:
     void initTestCase() { pool_ = std::make_unique<tensor::ThreadPool>(2); }
 
@@ -513,58 +540,16 @@ private slots:
     // for the kernels of its that round otherwise). Skipped without
     // POWERINFER_GEMMA_MODEL, a failure under CI (./scripts/test fetches it).
     void gemma3MatchesLlamaCpp() {
-        const QByteArray path = qgetenv("POWERINFER_GEMMA_MODEL");
-        if (path.isEmpty()) {
-            if (qgetenv("CI") == "true") QFAIL("POWERINFER_GEMMA_MODEL is not set under CI");
-            QSKIP("POWERINFER_GEMMA_MODEL is not set: scripts/fetch-model gemma3-270m");
-        }
-        std::shared_ptr<const gguf::GgufFile> file = gguf::GgufFile::open(path.toStdString());
-        // The fixture's prompts went through llama.cpp in micro-batches of 4
-        // (a last single row takes the one-token attention order): the same
-        // chunks here.
-        const GreedyStats g = greedy_vs_llama(file, *pool_, "gemma3_greedy.json", 4);
-        qInfo("gemma3 greedy: %d/%d steps agree, %d/%d continuations identical; top-5 logits: "
-              "%d/%d bit-equal, mean |error| %.3g, max %.3g; largest llama.cpp gap where we "
-              "differ %.3f",
-              g.agree, g.steps, g.cases_equal, g.cases, g.bit_equal, g.compared,
-              g.sum_err / g.compared, g.max_err, g.worst_tie);
-#if (defined(__x86_64__) || defined(_M_X64)) && defined(__GLIBC__)
-        QCOMPARE(g.agree, g.steps);
-        QCOMPARE(g.cases_equal, g.cases);
-        QCOMPARE(g.bit_equal, g.compared);
-#endif
-        QVERIFY2(g.agree * 100 >= g.steps * 99, "fewer than 99% of greedy steps agree");
-        QVERIFY2(g.worst_tie < 0.05, "we differ from llama.cpp where it is not a near-tie");
-        QVERIFY2(g.sum_err / g.compared < 0.01, "top-5 logits are not those of llama.cpp");
-        QVERIFY(g.max_err < 0.1);
+        matchesLlamaCppFixture("POWERINFER_GEMMA_MODEL", "gemma3-270m", "gemma3_greedy.json");
     }
 
     // Qwen2.5-Coder-0.5B-Instruct (qwen2, Q4_K_M: Q5_0 q/k/v/o/gate/up and
     // embeddings, Q8_0 output, Q4_K/Q6_K down; q/k/v biases, NEOX RoPE at
-    // theta 1e6) against llama.cpp's greedy continuations of 10 prompts and
-    // its perplexity over 4 windows of the corpus, bit for bit (the same
-    // reference settings as Gemma 3's: tests/reference/make_qwen2_fixtures.py).
-    // Skipped without POWERINFER_QWEN_MODEL, a failure under CI.
+    // theta 1e6) against llama.cpp's greedy continuations of 10 prompts, bit
+    // for bit (the reference settings of Gemma 3's:
+    // tests/reference/make_qwen2_fixtures.py; the perplexity is tst_engine's).
     void qwen2MatchesLlamaCpp() {
-        const QByteArray path = qgetenv("POWERINFER_QWEN_MODEL");
-        if (path.isEmpty()) {
-            if (qgetenv("CI") == "true") QFAIL("POWERINFER_QWEN_MODEL is not set under CI");
-            QSKIP("POWERINFER_QWEN_MODEL is not set: scripts/fetch-model qwen2.5-coder-0.5b");
-        }
-        std::shared_ptr<const gguf::GgufFile> file = gguf::GgufFile::open(path.toStdString());
-        const GreedyStats g = greedy_vs_llama(file, *pool_, "qwen2_greedy.json", 4);
-        qInfo("qwen2 greedy: %d/%d steps agree, %d/%d continuations identical; top-5 logits: "
-              "%d/%d bit-equal, mean |error| %.3g, max %.3g; largest llama.cpp gap where we "
-              "differ %.3f",
-              g.agree, g.steps, g.cases_equal, g.cases, g.bit_equal, g.compared,
-              g.sum_err / g.compared, g.max_err, g.worst_tie);
-#if (defined(__x86_64__) || defined(_M_X64)) && defined(__GLIBC__)
-        QCOMPARE(g.agree, g.steps);
-        QCOMPARE(g.cases_equal, g.cases);
-        QCOMPARE(g.bit_equal, g.compared);
-#endif
-        QVERIFY2(g.agree * 100 >= g.steps * 99, "fewer than 99% of greedy steps agree");
-        QVERIFY2(g.sum_err / g.compared < 0.01, "top-5 logits are not those of llama.cpp");
+        matchesLlamaCppFixture("POWERINFER_QWEN_MODEL", "qwen2.5-coder-0.5b", "qwen2_greedy.json");
     }
 
     // How a prompt is split into batches of 2+ tokens must not change a
