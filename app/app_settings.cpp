@@ -44,6 +44,9 @@ void AppSettings::setThemeMode(const QString& v) {
 void AppSettings::setModelsFolder(const QString& v) { assign(modelsFolder_, v, "models_folder"); }
 void AppSettings::setLastModelPath(const QString& v) { assign(lastModelPath_, v, "last_model"); }
 void AppSettings::setShowMetrics(bool v) { assign(showMetrics_, v, "show_metrics"); }
+void AppSettings::setSparseEngine(int v) {
+    if (v == 2 || v == 3) assign(sparseEngine_, v, "sparse_engine");
+}
 void AppSettings::setApiServerEnabled(bool v) {
     assign(apiServerEnabled_, v, "api_server_enabled");
 }
@@ -120,6 +123,8 @@ void AppSettings::restore(const QHash<QString, QString>& stored) {
         setModelsFolder(stored.value(QStringLiteral("models_folder")));
     if (stored.contains(QStringLiteral("last_model")))
         setLastModelPath(stored.value(QStringLiteral("last_model")));
+    if (stored.contains(QStringLiteral("sparse_engine")))
+        setSparseEngine(stored.value(QStringLiteral("sparse_engine")).toInt());
     if (stored.contains(QStringLiteral("show_metrics")))
         setShowMetrics(stored.value(QStringLiteral("show_metrics")) == QLatin1String("true"));
     if (stored.contains(QStringLiteral("api_server_enabled")))

@@ -25,6 +25,9 @@ class AppSettings : public QObject {
     Q_PROPERTY(QString lastModelPath READ lastModelPath WRITE setLastModelPath NOTIFY changed)
     // The metrics side panel (toggled in the header).
     Q_PROPERTY(bool showMetrics READ showMetrics WRITE setShowMetrics NOTIFY changed)
+    // The sparse engine a calibrated model loads with: 2 (FFN neurons, the
+    // default) or 3 (input sparsity on every matrix, opt-in: --sparse-engine).
+    Q_PROPERTY(int sparseEngine READ sparseEngine WRITE setSparseEngine NOTIFY changed)
     // The conversation sidebar (collapsible from the header).
     Q_PROPERTY(bool showSidebar READ showSidebar WRITE setShowSidebar NOTIFY changed)
     // Reopened at start (0: none). Its own signal: it changes at every new
@@ -61,6 +64,8 @@ public:
     QString modelsFolder() const { return modelsFolder_; }
     QString lastModelPath() const { return lastModelPath_; }
     bool showMetrics() const { return showMetrics_; }
+    int sparseEngine() const { return sparseEngine_; }
+    void setSparseEngine(int v);
     bool apiServerEnabled() const { return apiServerEnabled_; }
     int apiServerPort() const { return apiServerPort_; }
     QString apiServerKey() const { return apiServerKey_; }
@@ -123,6 +128,7 @@ private:
     QString modelsFolder_ = defaultModelsFolder();
     QString lastModelPath_;
     bool showMetrics_ = false;
+    int sparseEngine_ = 2;
     bool apiServerEnabled_ = false;
     int apiServerPort_ = 8080;
     QString apiServerKey_;

@@ -572,6 +572,7 @@ QCoro::Task<bool> ChatController::loadModelFile(QString path) {
     // cores: 53 tok/s against 36 with a full set each).
     options.device_threads = std::max(1, QThread::idealThreadCount() / 2);
     options.tuning = sparse_.tuningForModel(path);
+    options.sparse_engine = settings_->sparseEngine();
     const QMetaObject::Connection progress =
         connect(engine_, &EngineClient::loadProgress, this, [this](double f) {
             loadProgress_ = f;

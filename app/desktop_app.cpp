@@ -118,6 +118,12 @@ DesktopOptions parseOptions(const QCoreApplication& app) {
         "quit-after-reply", QApplication::translate("main", "Exit once the reply is complete."));
     const QCommandLineOption theme(
         "theme", QApplication::translate("main", "Colour theme: system, light or dark."), "mode");
+    const QCommandLineOption sparseEngine(
+        "sparse-engine",
+        QApplication::translate("main",
+                                "Sparse engine of a calibrated model: v2 (FFN neurons, the "
+                                "default) or v3 (input sparsity on every matrix, opt-in)."),
+        "v2|v3");
     const QCommandLineOption tuning(
         "tuning",
         QApplication::translate("main",
@@ -210,6 +216,7 @@ DesktopOptions parseOptions(const QCoreApplication& app) {
                   screenshot,
                   quit,
                   theme,
+                  sparseEngine,
                   tuning,
                   showMetrics,
                   showTuning,
@@ -257,6 +264,7 @@ DesktopOptions parseOptions(const QCoreApplication& app) {
     o.prompt = p.value(prompt);
     o.screenshot = p.value(screenshot);
     o.theme = p.value(theme);
+    o.sparseEngine = p.value(sparseEngine);
     o.quitAfterReply = p.isSet(quit);
     o.keysAfterReply = p.value(keysAfterReply);
     o.showCatalog = p.isSet(showCatalog);
@@ -294,6 +302,18 @@ QCoro::Task<> startUp(ChatController* controller, QQmlApplicationEngine* qml,
     if (!options.theme.isEmpty())  // a one-off override, not stored
         controller->settings()->restore({{QStringLiteral("theme"), options.theme}});
 
+    if (!options.sparseEngine.isEmpty()) {
+        if (options.sparseEngine != QLatin1String("v2") &&
+            options.sparseEngine != QLatin1String("v3")) {
+            printFailure(QStringLiteral("--sparse-engine takes v2 or v3, not '%1'")
+                             .arg(options.sparseEngine));
+            QCoreApplication::exit(2);
+            co_return;
+        }
+        // A one-off override, not stored.
+        controller->settings()->restore(
+            {{QStringLiteral("sparse_engine"), options.sparseEngine.mid(1)}});
+    }
     if (options.showMetrics)  // a one-off override, not stored
         controller->settings()->restore({{QStringLiteral("show_metrics"), QStringLiteral("true")}});
     // The fit estimates' speeds need the host's bandwidth: measured once

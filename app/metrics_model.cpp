@@ -59,6 +59,7 @@ void MetricsModel::addSamples(const TokenSamples& samples) {
         s.hitRate = m.active > 0 ? m.hit_rate() : -1;
         s.recall = m.recall;
         s.sparsity = m.sparsity();
+        s.bytesRatio = m.dense_weight_bytes > 0 ? m.weight_bytes / m.dense_weight_bytes : -1;
         s.tokenMs = m.token_ms;
         s.predictorMs = m.predictor_ms;
         s.deviceMs = m.device_ms;
@@ -82,8 +83,8 @@ void MetricsModel::addSamples(const TokenSamples& samples) {
 }
 
 void MetricsModel::recompute() {
-    int sparseN = 0, hitN = 0, n = count_;
-    double hit = 0, spars = 0, pred = 0, dev = 0, cpu = 0, tok = 0;
+    int sparseN = 0, hitN = 0, bytesN = 0, n = count_;
+    double hit = 0, spars = 0, bytes = 0, pred = 0, dev = 0, cpu = 0, tok = 0;
     int layers = 0;
     bool split = false;
     recall_ = -1;
@@ -101,6 +102,10 @@ void MetricsModel::recompute() {
         if (s.hitRate >= 0 && s.hitRate < 1) split = true;
         spars += s.sparsity;
         ++sparseN;
+        if (s.bytesRatio >= 0) {
+            bytes += s.bytesRatio;
+            ++bytesN;
+        }
         if (s.hitRate >= 0) {
             hit += s.hitRate;
             ++hitN;
@@ -112,6 +117,7 @@ void MetricsModel::recompute() {
     hitRate_ = hitN ? hit / hitN : 0;
     hotColdSplit_ = split;
     sparsity_ = sparseN ? spars / sparseN : 0;
+    bytesRatio_ = bytesN ? bytes / bytesN : -1;
     predictorMs_ = n ? pred / n : 0;
     deviceMs_ = n ? dev / n : 0;
     cpuMs_ = n ? cpu / n : 0;

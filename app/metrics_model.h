@@ -41,6 +41,9 @@ class MetricsModel : public QObject {
     Q_PROPERTY(double otherMs READ otherMs NOTIFY updated)
     Q_PROPERTY(double recall READ recall NOTIFY updated)
     Q_PROPERTY(double sparsity READ sparsity NOTIFY updated)
+    // Weight bytes read per token against dense's (sparse engine v3's input
+    // sparsity; -1: not measured, e.g. dense or the FFN-only engine).
+    Q_PROPERTY(double weightBytesRatio READ weightBytesRatio NOTIFY updated)
     Q_PROPERTY(double predictorMs READ predictorMs NOTIFY updated)
     Q_PROPERTY(double deviceMs READ deviceMs NOTIFY updated)
     Q_PROPERTY(double cpuMs READ cpuMs NOTIFY updated)
@@ -84,6 +87,7 @@ public:
     double hitRate() const { return hitRate_; }
     double recall() const { return recall_; }
     double sparsity() const { return sparsity_; }
+    double weightBytesRatio() const { return bytesRatio_; }
     double predictorMs() const { return predictorMs_; }
     double deviceMs() const { return deviceMs_; }
     double cpuMs() const { return cpuMs_; }
@@ -155,7 +159,7 @@ signals:
 private:
     struct Sample {
         bool sparse = false;
-        double hitRate = 0, recall = -1, sparsity = 0;
+        double hitRate = 0, recall = -1, sparsity = 0, bytesRatio = -1;
         double tokenMs = 0, predictorMs = 0, deviceMs = 0, cpuMs = 0;
         qint64 expertsRouted = 0, expertHits = 0, expertCacheHits = 0;
         // The per-layer arrays stay in the engine's sample, in its batch.
@@ -176,7 +180,7 @@ private:
     bool sparse_ = false;
     bool expectedSparse_ = false;
     bool hotColdSplit_ = false;
-    double hitRate_ = 0, recall_ = -1, sparsity_ = 0;
+    double hitRate_ = 0, recall_ = -1, sparsity_ = 0, bytesRatio_ = -1;
     double predictorMs_ = 0, deviceMs_ = 0, cpuMs_ = 0, tokenMs_ = 0;
     double decodeTps_ = 0, promptTps_ = 0;
     powerinfer::MemoryReport memory_;

@@ -25,6 +25,7 @@ struct DesktopOptions {
     QString prompt;
     QString screenshot;
     QString theme;
+    QString sparseEngine;  // "v2" / "v3": a one-off override
     QStringList tuning;  // key=value
     bool showMetrics = false;
     bool showTuning = false;

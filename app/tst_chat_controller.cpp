@@ -162,6 +162,21 @@ private slots:
         QCOMPARE(h.controller.modelName(), QStringLiteral("other"));
     }
 
+    // The sparse engine setting (--sparse-engine v3, a one-off override)
+    // reaches the engine's load options; other values are refused.
+    void theSparseEngineSettingReachesTheLoad() {
+        int seen = 0;
+        Harness h(sub_, {}, [&seen](const powerinfer::LoadOptions& o) { seen = o.sparse_engine; });
+        QVERIFY(h.start());
+        QCOMPARE(seen, 2);
+        h.settings.restore({{QStringLiteral("sparse_engine"), QStringLiteral("3")}});
+        QCOMPARE(h.settings.sparseEngine(), 3);
+        h.settings.setSparseEngine(4);
+        QCOMPARE(h.settings.sparseEngine(), 3);
+        QVERIFY(QCoro::waitFor(h.controller.loadModelFile("/models/other.gguf")));
+        QCOMPARE(seen, 3);
+    }
+
     // The status bar's "Context used / size" follows the reply while it
     // streams (it once stayed at 0 until the reply ended).
     void contextUseFollowsTheStream() {

@@ -51,6 +51,7 @@ private slots:
         QCOMPARE(model.layers(), 3);
         QCOMPARE(model.hitRate(), 0.75);
         QCOMPARE(model.sparsity(), 0.8);
+        QCOMPARE(model.weightBytesRatio(), -1.0);  // not measured by these samples
         QCOMPARE(model.deviceMs(), 6.0);
         QVERIFY(model.sparse());
 
@@ -59,6 +60,22 @@ private slots:
         QCOMPARE(model.hitRateAt(3), 0.0);
         QCOMPARE(model.hitRateAt(0), 1.0);  // token 3
         QCOMPARE(updated.count(), 2);
+    }
+
+    // Sparse engine v3's weight bytes per token against dense's, averaged
+    // over the sparse tokens shown; dense tokens do not count.
+    void weightBytesReadAgainstDense() {
+        MetricsModel model(8);
+        std::vector<powerinfer::TokenMetrics> batch;
+        for (int i = 0; i < 4; ++i) {
+            auto m = sample(i, 10);
+            m.weight_bytes = i % 2 ? 80.0 : 70.0;
+            m.dense_weight_bytes = 100.0;
+            batch.push_back(m);
+        }
+        model.addSamples(batch);
+        QVERIFY(model.sparse());
+        QCOMPARE(model.weightBytesRatio(), 0.75);
     }
 
     // Issue 17, defect 7: the time split did not add up to ms/token, and a

@@ -200,6 +200,13 @@ Rectangle {
                     tip: qsTr("Share of the FFN neurons skipped per token. Higher saves more work; the quality stays close to dense up to the calibrated level (about 50 %).")
                 }
                 Stat {
+                    objectName: "weightBytesStat"
+                    label: qsTr("weights read")
+                    value: root.haveSparse && root.metrics.weightBytesRatio >= 0
+                           ? root.pct(root.metrics.weightBytesRatio) : "–"
+                    tip: qsTr("Weight bytes read per token against dense (sparse engine v3 skips the inputs that barely count). Lower reads less memory; – when not measured.")
+                }
+                Stat {
                     label: qsTr("predictor recall")
                     value: root.metrics.recall >= 0 ? root.pct(root.metrics.recall) : "–"
                     tip: qsTr("Share of the truly active neurons the predictor found (sampled against dense). Above 90 % keeps replies close to dense; – when not sampled.")

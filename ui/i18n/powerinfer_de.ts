@@ -847,6 +847,16 @@
     </message>
     <message>
         <location filename="../MetricsPanel.qml" line="203"/>
+        <source>weights read</source>
+        <translation>gelesene Gewichte</translation>
+    </message>
+    <message>
+        <location filename="../MetricsPanel.qml" line="206"/>
+        <source>Weight bytes read per token against dense (sparse engine v3 skips the inputs that barely count). Lower reads less memory; – when not measured.</source>
+        <translation>Je Token gelesene Gewichtsbytes im Verhältnis zu dicht (Sparse-Engine v3 überspringt Eingaben, die kaum zählen). Niedriger liest weniger Speicher; – wenn nicht gemessen.</translation>
+    </message>
+    <message>
+        <location filename="../MetricsPanel.qml" line="203"/>
         <location filename="../MetricsPanel.qml" line="244"/>
         <source>predictor recall</source>
         <translation>Prädiktor-Recall</translation>
