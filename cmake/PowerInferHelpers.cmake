@@ -18,6 +18,14 @@ function(pi_warnings target)
   endif()
 endfunction()
 
+# A cross build runs its tests through the emulator (the mingw-w64 build:
+# Wine; cmake/toolchains/mingw-w64-x86_64.cmake).
+set(PI_TEST_EMULATOR_ARG "")
+if(CMAKE_CROSSCOMPILING AND CMAKE_CROSSCOMPILING_EMULATOR)
+  list(GET CMAKE_CROSSCOMPILING_EMULATOR 0 _pi_emulator)
+  set(PI_TEST_EMULATOR_ARG "-DTEST_EMULATOR=${_pi_emulator}")
+endif()
+
 # pi_qt_test(NAME SOURCES... [DEPS ...] [ENV ...]) — a Qt Test executable
 # registered with CTest, headless. Only for WITH_QT builds.
 function(pi_qt_test name)
@@ -35,7 +43,7 @@ function(pi_qt_test name)
   # corpus fails (CTest alone counts a QSKIP as a pass).
   add_test(NAME ${name} COMMAND ${CMAKE_COMMAND}
     -DTEST_EXE=$<TARGET_FILE:${name}> -DTEST_LOG=${CMAKE_CURRENT_BINARY_DIR}/${name}.log
-    -P ${PROJECT_SOURCE_DIR}/cmake/run_qt_test.cmake)
+    ${PI_TEST_EMULATOR_ARG} -P ${PROJECT_SOURCE_DIR}/cmake/run_qt_test.cmake)
   if(NOT ARG_TIMEOUT)
     set(ARG_TIMEOUT 300)
   endif()
@@ -55,7 +63,7 @@ function(pi_plain_test name)
   # skipped" fails (GPU checks without a GPU stay skips).
   add_test(NAME ${name} COMMAND ${CMAKE_COMMAND}
     -DTEST_EXE=$<TARGET_FILE:${name}> -DTEST_LOG=${CMAKE_CURRENT_BINARY_DIR}/${name}.log
-    -P ${PROJECT_SOURCE_DIR}/cmake/run_qt_test.cmake)
+    ${PI_TEST_EMULATOR_ARG} -P ${PROJECT_SOURCE_DIR}/cmake/run_qt_test.cmake)
   if(NOT ARG_TIMEOUT)
     set(ARG_TIMEOUT 300)
   endif()

@@ -5,8 +5,8 @@
 # a tool (the sqlite3 CLI) or one of our own executables was missing fails
 # instead, so that a CI run without them cannot look green. A GPU check that
 # skips without a GPU stays a skip.
-#   cmake -DTEST_EXE=... -DTEST_LOG=... -P run_qt_test.cmake
-execute_process(COMMAND "${TEST_EXE}" RESULT_VARIABLE rc
+#   cmake -DTEST_EXE=... -DTEST_LOG=... [-DTEST_EMULATOR=wine] -P run_qt_test.cmake
+execute_process(COMMAND ${TEST_EMULATOR} "${TEST_EXE}" RESULT_VARIABLE rc
                 OUTPUT_FILE "${TEST_LOG}" ERROR_FILE "${TEST_LOG}")
 execute_process(COMMAND "${CMAKE_COMMAND}" -E cat "${TEST_LOG}")
 # 77: the test skipped itself (a GPU test without a GPU); a -P script cannot

@@ -187,7 +187,23 @@ set(CPACK_NSIS_PACKAGE_NAME "PowerInfer Desktop")
 set(CPACK_NSIS_DISPLAY_NAME "PowerInfer Desktop ${PROJECT_VERSION}")
 set(CPACK_NSIS_MUI_ICON "${PROJECT_SOURCE_DIR}/installer/powerinfer-desktop.ico")
 set(CPACK_NSIS_MUI_UNIICON "${PROJECT_SOURCE_DIR}/installer/powerinfer-desktop.ico")
-set(CPACK_NSIS_INSTALLED_ICON_NAME "bin\\\\powerinfer-desktop.exe")
+if(_pi_have_gui)
+  set(CPACK_NSIS_INSTALLED_ICON_NAME "bin\\\\powerinfer-desktop.exe")
+endif()
+# 64-bit programs: "C:\Program Files", not "Program Files (x86)".
+set(CPACK_NSIS_INSTALL_ROOT "$PROGRAMFILES64")
+# The installer's own stub (makensis's Target): a Unicode one, so that an
+# install folder named in any language works. x86-unicode is in every NSIS
+# 3 install; scripts/windows-check builds amd64-unicode, which Debian's
+# makensis has and the 64-bit-only Wine of Debian's wine64 runs.
+set(POWERINFER_NSIS_TARGET "x86-unicode" CACHE STRING
+    "makensis target of the NSIS installer: x86-unicode or amd64-unicode")
+set(CPACK_NSIS_DEFINES "Target ${POWERINFER_NSIS_TARGET}")
+# CPack's uninstaller deletes Software\<vendor>\<package> but leaves the
+# vendor's key, empty; this runs after that (the template's last hook).
+# (Escaped twice: CPackConfig.cmake is read back by CPack.)
+set(CPACK_NSIS_DELETE_ICONS_EXTRA
+    "DeleteRegKey /ifempty SHCTX \\\"Software\\\\${CPACK_PACKAGE_VENDOR}\\\"")
 set(CPACK_NSIS_ENABLE_UNINSTALL_BEFORE_INSTALL ON)
 set(CPACK_NSIS_MODIFY_PATH ON)
 set(CPACK_NSIS_URL_INFO_ABOUT "${CPACK_PACKAGE_HOMEPAGE_URL}")

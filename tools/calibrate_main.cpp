@@ -6,9 +6,11 @@
 #include <string>
 
 #include "powerinfer/calibration.h"
+#include "powerinfer/console.h"
 #include "powerinfer/engine.h"
 #include "powerinfer/evaluation.h"
 #include "powerinfer/placement.h"
+#include "powerinfer/utf8_path.h"
 
 namespace {
 
@@ -35,8 +37,12 @@ void usage() {
 
 }  // namespace
 
-int main(int argc, char** argv) {
+int main(int argc_in, char** argv_in) {
     using namespace powerinfer;
+    Utf8Arguments args(argc_in, argv_in);
+    use_utf8_console();
+    const int argc = args.argc();
+    char** argv = args.argv();
     try {
         CalibrationOptions opt;
         opt.target_sparsity = -1;  // the measured recommendation unless given
@@ -64,11 +70,11 @@ int main(int argc, char** argv) {
                 return argv[++i];
             };
             if (a == "-m" || a == "--model")
-                opt.model_path = next();
+                opt.model_path = path_from_utf8(next());
             else if (a == "--corpus")
-                opt.corpus_path = next();
+                opt.corpus_path = path_from_utf8(next());
             else if (a == "-o" || a == "--output")
-                opt.output_path = next();
+                opt.output_path = path_from_utf8(next());
             else if (a == "--tokens")
                 opt.tokens = std::stoll(next());
             else if (a == "--target-sparsity") {
@@ -111,9 +117,9 @@ int main(int argc, char** argv) {
             else if (a == "-n")
                 fid.n_predict = std::stoi(next());
             else if (a == "--sidecar")
-                fid.sidecar_path = next();
+                fid.sidecar_path = path_from_utf8(next());
             else if (a == "--ppl")
-                fid.ppl_text = next();
+                fid.ppl_text = path_from_utf8(next());
             else if (a == "--ppl-windows")
                 fid.ppl_windows = std::stoll(next());
             else if (a == "--hot-neuron-threshold")
@@ -144,7 +150,7 @@ int main(int argc, char** argv) {
             }
         }
         if (!prompts_file.empty()) {
-            std::ifstream in(prompts_file);
+            std::ifstream in(path_from_utf8(prompts_file));
             if (!in) throw EngineError("cannot read " + prompts_file);
             for (std::string line; std::getline(in, line);) {
                 if (!line.empty()) fid.prompts.push_back(line);
@@ -199,7 +205,7 @@ int main(int argc, char** argv) {
             }
             const double n = t.layers.empty() ? 1.0 : double(t.layers.size());
             std::printf("mean recall %.3f, mean predicted active %.3f\nwrote %s\n", rec / n,
-                        act / n, t.sidecar_path.string().c_str());
+                        act / n, path_to_utf8(t.sidecar_path).c_str());
         }
         if (!r.curve.points.empty()) {
             std::printf(

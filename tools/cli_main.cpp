@@ -11,9 +11,11 @@
 #include <string>
 #include <vector>
 
+#include "powerinfer/console.h"
 #include "powerinfer/engine.h"
 #include "powerinfer/evaluation.h"
 #include "powerinfer/model_file.h"
+#include "powerinfer/utf8_path.h"
 #include "render_chat.h"
 
 using namespace powerinfer;
@@ -255,12 +257,12 @@ GenerateResult stream(Engine& engine, const GenerateRequest& req) {
 std::unique_ptr<Engine> load(const Args& a, int default_ctx) {
     if (a.model.empty()) throw UsageError("no model given: pass -m MODEL.gguf");
     LoadOptions o;
-    o.model_path = a.model;
+    o.model_path = path_from_utf8(a.model);
     o.n_threads = a.threads;
     o.n_ctx = a.ctx > 0 ? a.ctx : default_ctx;
     o.tuning = a.tuning;
     o.tuning.sparse = a.sparse;
-    o.sidecar_path = a.sidecar;
+    o.sidecar_path = path_from_utf8(a.sidecar);
     o.sparse_engine = a.sparse_engine;
     o.device = a.device;
     o.gpu_layers = a.gpu_layers;
@@ -291,13 +293,13 @@ void print_sparse_metrics(const Engine& engine) {
 
 int run_eval_fidelity(const Args& a) {
     if (a.model.empty()) throw UsageError("no model given: pass -m MODEL.gguf");
-    std::ifstream in(a.eval_file);
+    std::ifstream in(path_from_utf8(a.eval_file));
     if (!in) throw EngineError(a.eval_file + ": cannot be read: check the path");
     FidelityOptions o;
     for (std::string line; std::getline(in, line);)
         if (!line.empty()) o.prompts.push_back(line);
-    o.model_path = a.model;
-    o.sidecar_path = a.sidecar;
+    o.model_path = path_from_utf8(a.model);
+    o.sidecar_path = path_from_utf8(a.sidecar);
     o.n_predict = a.n_predict;
     o.n_threads = a.threads;
     o.tuning = a.tuning;
@@ -310,7 +312,7 @@ int run_eval_fidelity(const Args& a) {
 }
 
 int run_perplexity(const Args& a) {
-    std::ifstream in(a.perplexity_file, std::ios::binary);
+    std::ifstream in(path_from_utf8(a.perplexity_file), std::ios::binary);
     if (!in) throw EngineError(a.perplexity_file + ": cannot be read: check the path");
     std::stringstream ss;
     ss << in.rdbuf();
@@ -356,7 +358,11 @@ constexpr const char* kChatHelp =
     "commands (not sent to the model):\n"
     "  /help           this list\n"
     "  /clear, /reset  forget the conversation (the --system message stays)\n"
+#ifdef _WIN32
+    "  /exit, /quit    leave (also Ctrl-Z, Enter)\n"
+#else
     "  /exit, /quit    leave (also Ctrl-D)\n"
+#endif
     "Ctrl-C stops a reply; Ctrl-C at the prompt quits\n";
 
 // Leaves out the oldest turns (never the system message or the newest
@@ -385,8 +391,14 @@ int run_chat(const Args& a) {
     std::vector<ChatMessage> messages;
     if (!a.system.empty()) messages.push_back({"system", a.system});
     const int n_ctx = engine->info().n_ctx;
-    std::fprintf(stderr, "chat with %s (%s); /help lists the commands, /exit or Ctrl-D quits\n",
-                 engine->info().name.c_str(), engine->info().chat_template_name.c_str());
+#ifdef _WIN32
+    constexpr const char* kEndOfInput = "Ctrl-Z, Enter";
+#else
+    constexpr const char* kEndOfInput = "Ctrl-D";
+#endif
+    std::fprintf(stderr, "chat with %s (%s); /help lists the commands, /exit or %s quits\n",
+                 engine->info().name.c_str(), engine->info().chat_template_name.c_str(),
+                 kEndOfInput);
     std::string first = a.prompt;
     for (;;) {
         std::string line;
@@ -397,7 +409,7 @@ int run_chat(const Args& a) {
         } else {
             std::fprintf(stderr, "> ");
             std::fflush(stderr);
-            if (!std::getline(std::cin, line)) break;
+            if (!read_line_utf8(line)) break;
         }
         if (line == "/exit" || line == "/quit") break;
         if (line.empty()) continue;
@@ -463,8 +475,9 @@ int run(int argc, char** argv) {
         return 0;
     }
     if (!a.info.empty()) {
-        std::fputs(describe_model_file(a.info).c_str(), stdout);
-        const std::string problem = model_file_problem(a.info);
+        const auto info_path = path_from_utf8(a.info);
+        std::fputs(describe_model_file(info_path).c_str(), stdout);
+        const std::string problem = model_file_problem(info_path);
         std::printf("supported: %s\n", problem.empty() ? "yes" : ("no (" + problem + ")").c_str());
         return 0;
     }
@@ -489,8 +502,10 @@ int run(int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
+    Utf8Arguments args(argc, argv);
+    use_utf8_console();
     try {
-        return run(argc, argv);
+        return run(args.argc(), args.argv());
     } catch (const UsageError& e) {
         std::fprintf(stderr, "error: %s\n\n%s", e.what(), kUsage);
         return 2;

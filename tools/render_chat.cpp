@@ -20,6 +20,7 @@
 
 #include "powerinfer/chat_render.h"
 #include "powerinfer/model_file.h"
+#include "powerinfer/utf8_path.h"
 
 namespace powerinfer::cli {
 namespace {
@@ -47,7 +48,7 @@ bool read_file(const std::string& path, std::string* out) {
         *out = s.str();
         return true;
     }
-    std::ifstream f(path, std::ios::binary);
+    std::ifstream f(path_from_utf8(path), std::ios::binary);
     if (!f) return false;
     std::ostringstream s;
     s << f.rdbuf();
@@ -56,7 +57,7 @@ bool read_file(const std::string& path, std::string* out) {
 }
 
 bool is_gguf(const std::string& path) {
-    std::ifstream f(path, std::ios::binary);
+    std::ifstream f(path_from_utf8(path), std::ios::binary);
     char magic[4] = {};
     return f.read(magic, 4) && std::string(magic, 4) == "GGUF";
 }
@@ -112,7 +113,7 @@ int render_chat(int argc, char** argv) {
 
         std::string& source = request.template_source;
         if (is_gguf(positional[0])) {
-            const ModelFileInfo file = inspect_model_file(positional[0]);
+            const ModelFileInfo file = inspect_model_file(path_from_utf8(positional[0]));
             if (!file.has_chat_template) {
                 std::fprintf(stderr, "error: %s has no tokenizer.chat_template\n",
                              positional[0].c_str());

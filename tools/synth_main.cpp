@@ -6,8 +6,10 @@
 #include <cstdlib>
 #include <string>
 
+#include "powerinfer/console.h"
 #include "powerinfer/engine.h"
 #include "powerinfer/synthetic.h"
+#include "powerinfer/utf8_path.h"
 
 namespace {
 
@@ -26,8 +28,12 @@ std::string parse_type(const std::string& s) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
+int main(int argc_in, char** argv_in) {
     using namespace powerinfer;
+    Utf8Arguments args(argc_in, argv_in);
+    use_utf8_console();
+    const int argc = args.argc();
+    char** argv = args.argv();
     try {
         SyntheticModelSpec spec;
         std::string out;
@@ -84,7 +90,7 @@ int main(int argc, char** argv) {
             throw EngineError("give the output path with -o");
         }
         const auto t0 = std::chrono::steady_clock::now();
-        write_synthetic_model(out, spec);
+        write_synthetic_model(path_from_utf8(out), spec);
         const double s =
             std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
         std::fprintf(stderr, "wrote %s (%lld layers, %lld x %lld, %s)%s in %.1f s\n", out.c_str(),

@@ -14,6 +14,7 @@
 #include "gguf/gguf.h"
 #include "model/expert_placement.h"
 #include "model/model.h"
+#include "powerinfer/utf8_path.h"
 #include "sparse/exact_ffn.h"
 #include "sparse/input_sparsity.h"
 #include "sparse/sidecar.h"
@@ -625,7 +626,7 @@ CalibrationReport calibrate_expert_routing(const CalibrationOptions& opt,
     if (opt.log)
         opt.log("calibrate: mixture of experts (" + std::to_string(cfg.n_expert) + " experts, " +
                 std::to_string(cfg.n_expert_used) + " per token): routing counts written to " +
-                tr.sidecar_path.string());
+                path_to_utf8(tr.sidecar_path));
     progress.emit(progress.at(CalibrationPhase::Done, 1, 1));
     return report;
 }
@@ -645,12 +646,12 @@ CalibrationReport calibrate_model(const CalibrationOptions& opt) {
     std::shared_ptr<const gguf::GgufFile> file = gguf::GgufFile::open(opt.model_path);
     auto tok = Tokenizer::from_gguf(*file);
     std::ifstream in(opt.corpus_path, std::ios::binary);
-    if (!in) throw EngineError("cannot read the corpus " + opt.corpus_path.string());
+    if (!in) throw EngineError("cannot read the corpus " + path_to_utf8(opt.corpus_path));
     std::stringstream ss;
     ss << in.rdbuf();
     std::vector<int32_t> tokens = tok->encode(ss.str(), false, false);
     if (static_cast<int64_t>(tokens.size()) < 64) {
-        throw EngineError("the corpus " + opt.corpus_path.string() +
+        throw EngineError("the corpus " + path_to_utf8(opt.corpus_path) +
                           " is too short: give at least a few thousand tokens of text");
     }
     const int64_t window = std::max<int64_t>(16, opt.window);

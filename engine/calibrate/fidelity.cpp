@@ -9,6 +9,7 @@
 #include "common/distribution.h"
 #include "gguf/gguf.h"
 #include "model/model.h"
+#include "powerinfer/utf8_path.h"
 #include "sparse/hybrid_ffn.h"
 #include "sparse/sidecar.h"
 #include "tensor/thread_pool.h"
@@ -188,7 +189,7 @@ FidelityResult evaluate_fidelity(const FidelityOptions& opt) {
     res.layer_table = sparse::format_layer_table(hybrid->layer_summary());
     if (!opt.ppl_text.empty()) {
         std::ifstream in(opt.ppl_text, std::ios::binary);
-        if (!in) throw EngineError("cannot read " + opt.ppl_text.string());
+        if (!in) throw EngineError("cannot read " + path_to_utf8(opt.ppl_text));
         std::stringstream ss;
         ss << in.rdbuf();
         auto text = tok->encode(ss.str(), false, false);

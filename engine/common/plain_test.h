@@ -49,9 +49,13 @@ inline std::string read_file(const std::filesystem::path& p) {
 // (stdout.txt, stderr.txt); returns the exit code (-1 if it did not exit).
 inline int run_program(const std::string& program, const std::string& args,
                        const std::filesystem::path& dir) {
-    const std::string cmd = "\"" + program + "\" " + args + " > \"" +
-                            (dir / "stdout.txt").string() + "\" 2> \"" +
-                            (dir / "stderr.txt").string() + "\"";
+    std::string cmd = "\"" + program + "\" " + args + " > \"" + (dir / "stdout.txt").string() +
+                      "\" 2> \"" + (dir / "stderr.txt").string() + "\"";
+#ifdef _WIN32
+    // cmd /c drops the first and the last quote of a line that has more
+    // than two: one more pair keeps the program's.
+    cmd = "\"" + cmd + "\"";
+#endif
     const int status = std::system(cmd.c_str());
 #ifdef _WIN32
     return status;

@@ -28,6 +28,24 @@ bool lower_current_thread_priority() {
 int current_thread_nice() {
 #if defined(__linux__)
     return getpriority(PRIO_PROCESS, static_cast<id_t>(syscall(SYS_gettid)));
+#elif defined(_WIN32)
+    // The thread's priority level as a nice value: below normal (what
+    // lower_current_thread_priority sets) is 10, as on Linux.
+    switch (GetThreadPriority(GetCurrentThread())) {
+        case THREAD_PRIORITY_IDLE:
+        case THREAD_PRIORITY_LOWEST:
+            return 19;
+        case THREAD_PRIORITY_BELOW_NORMAL:
+            return 10;
+        case THREAD_PRIORITY_ABOVE_NORMAL:
+            return -5;
+        case THREAD_PRIORITY_HIGHEST:
+            return -10;
+        case THREAD_PRIORITY_TIME_CRITICAL:
+            return -20;
+        default:  // THREAD_PRIORITY_NORMAL, or THREAD_PRIORITY_ERROR_RETURN
+            return 0;
+    }
 #else
     return 0;
 #endif

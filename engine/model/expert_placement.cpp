@@ -6,6 +6,7 @@
 #include "common/error.h"
 #include "gguf/gguf.h"
 #include "model/model.h"
+#include "powerinfer/utf8_path.h"
 
 namespace powerinfer::model {
 namespace {
@@ -15,7 +16,7 @@ constexpr uint32_t kExpertSidecarVersion = 1;
 std::string count_key(int64_t l) { return "blk." + std::to_string(l) + ".expert_count"; }
 
 [[noreturn]] void refuse(const std::filesystem::path& path, const std::string& why) {
-    throw EngineError("sidecar " + path.string() + ": " + why +
+    throw EngineError("sidecar " + path_to_utf8(path) + ": " + why +
                       "; run powerinfer-calibrate -m MODEL --corpus FILE to record the experts' "
                       "routing again");
 }

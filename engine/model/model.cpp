@@ -9,6 +9,7 @@
 #include "common/ggml_types.h"
 #include "gguf/gguf.h"
 #include "powerinfer/fit_estimate.h"
+#include "powerinfer/utf8_path.h"
 #include "tensor/ops.h"
 #include "tensor/panels.h"
 #include "tensor/quant.h"
@@ -97,7 +98,7 @@ Model::~Model() {
 
 void Model::bind_weights() {
     const auto& f = *file_;
-    const std::string where = f.path().string() + ": ";
+    const std::string where = path_to_utf8(f.path()) + ": ";
     auto find = [&](const std::string& name, bool required) -> const gguf::TensorInfo* {
         const auto* t = f.tensor(name);
         if (!t && required)

@@ -5,6 +5,7 @@
 
 #include "common/error.h"
 #include "gguf/gguf.h"
+#include "powerinfer/utf8_path.h"
 
 namespace powerinfer::model {
 namespace {
@@ -12,15 +13,15 @@ namespace {
 int64_t required_int(const gguf::GgufFile& f, const std::string& key) {
     const auto v = f.get_int(key);
     if (!v)
-        throw EngineError(f.path().string() + ": missing or non-integer metadata '" + key +
+        throw EngineError(path_to_utf8(f.path()) + ": missing or non-integer metadata '" + key +
                           "': the file is not a complete llama.cpp model");
     return *v;
 }
 
 int64_t positive(const gguf::GgufFile& f, const std::string& key, int64_t v, int64_t max) {
     if (v <= 0 || v > max)
-        throw EngineError(f.path().string() + ": metadata '" + key + "' = " + std::to_string(v) +
-                          " is out of range: the file is corrupt");
+        throw EngineError(path_to_utf8(f.path()) + ": metadata '" + key +
+                          "' = " + std::to_string(v) + " is out of range: the file is corrupt");
     return v;
 }
 
@@ -31,7 +32,7 @@ void read_experts(const gguf::GgufFile& f, ModelConfig& c) {
     const int64_t n_expert = f.get_int(p + "expert_count").value_or(0);
     if (n_expert == 0) {
         if (c.arch == "qwen3moe" || c.arch == "qwen2moe")
-            throw EngineError(f.path().string() + ": qwen3moe model without '" + p +
+            throw EngineError(path_to_utf8(f.path()) + ": qwen3moe model without '" + p +
                               "expert_count': the file is corrupt");
         return;
     }
@@ -66,7 +67,7 @@ void read_experts(const gguf::GgufFile& f, ModelConfig& c) {
     c.expert_weights_scale =
         static_cast<float>(f.get_float(p + "expert_weights_scale").value_or(0.0));
     if (!(c.expert_weights_scale >= 0.0f))
-        throw EngineError(f.path().string() + ": invalid " + p + "expert_weights_scale");
+        throw EngineError(path_to_utf8(f.path()) + ": invalid " + p + "expert_weights_scale");
 }
 
 }  // namespace
@@ -75,7 +76,7 @@ ModelConfig ModelConfig::from_gguf(const gguf::GgufFile& f) {
     ModelConfig c;
     const auto arch = f.get_string("general.architecture");
     if (!arch)
-        throw EngineError(f.path().string() +
+        throw EngineError(path_to_utf8(f.path()) +
                           ": no 'general.architecture' metadata: not a llama.cpp model file");
     c.arch = *arch;
     c.name = f.get_string("general.name").value_or("");
@@ -120,7 +121,7 @@ ModelConfig ModelConfig::from_gguf(const gguf::GgufFile& f) {
     c.n_head_kv = positive(f, p + "attention.head_count_kv",
                            f.get_int(p + "attention.head_count_kv").value_or(c.n_head), 4096);
     if (c.n_head % c.n_head_kv != 0)
-        throw EngineError(f.path().string() + ": head_count " + std::to_string(c.n_head) +
+        throw EngineError(path_to_utf8(f.path()) + ": head_count " + std::to_string(c.n_head) +
                           " is not a multiple of head_count_kv " + std::to_string(c.n_head_kv));
     const int64_t default_head = c.n_embd / c.n_head;
     c.head_dim = positive(f, p + "attention.key_length",
@@ -130,17 +131,18 @@ ModelConfig ModelConfig::from_gguf(const gguf::GgufFile& f) {
     c.n_rot = positive(f, p + "rope.dimension_count",
                        f.get_int(p + "rope.dimension_count").value_or(c.head_dim), c.head_dim);
     if (c.n_rot % 2 != 0)
-        throw EngineError(f.path().string() + ": rope.dimension_count must be even");
+        throw EngineError(path_to_utf8(f.path()) + ": rope.dimension_count must be even");
     c.rms_eps =
         static_cast<float>(f.get_float(p + "attention.layer_norm_rms_epsilon").value_or(1e-5));
     c.rope_freq_base = static_cast<float>(f.get_float(p + "rope.freq_base").value_or(10000.0));
     if (!(c.rms_eps > 0) || !(c.rope_freq_base > 0))
-        throw EngineError(f.path().string() + ": invalid rms epsilon or rope.freq_base");
+        throw EngineError(path_to_utf8(f.path()) + ": invalid rms epsilon or rope.freq_base");
 
     const std::string scaling = f.get_string(p + "rope.scaling.type").value_or("none");
     if (scaling == "linear") {
         const double factor = f.get_float(p + "rope.scaling.factor").value_or(1.0);
-        if (!(factor > 0)) throw EngineError(f.path().string() + ": invalid rope.scaling.factor");
+        if (!(factor > 0))
+            throw EngineError(path_to_utf8(f.path()) + ": invalid rope.scaling.factor");
         c.rope_freq_scale = static_cast<float>(1.0 / factor);
     } else if (scaling != "none") {
         throw EngineError("rope scaling '" + scaling +
@@ -158,12 +160,13 @@ ModelConfig ModelConfig::from_gguf(const gguf::GgufFile& f) {
         const int64_t q_dim_for_scale = c.n_layer == 62 ? c.n_embd / c.n_head : c.head_dim;
         c.q_scale = 1.0f / std::sqrt(static_cast<float>(q_dim_for_scale));
         c.swa_window = f.get_int(p + "attention.sliding_window").value_or(0);
-        if (c.swa_window < 0) throw EngineError(f.path().string() + ": invalid sliding_window");
+        if (c.swa_window < 0)
+            throw EngineError(path_to_utf8(f.path()) + ": invalid sliding_window");
         c.swa_pattern = f.get_int(p + "attention.sliding_window_pattern").value_or(6);
         c.rope_freq_base_swa =
             static_cast<float>(f.get_float(p + "rope.freq_base_swa").value_or(10000.0));
         if (c.swa_pattern <= 0 || !(c.rope_freq_base_swa > 0))
-            throw EngineError(f.path().string() + ": invalid sliding-window metadata");
+            throw EngineError(path_to_utf8(f.path()) + ": invalid sliding-window metadata");
     }
 
     const auto tokens = f.find("tokenizer.ggml.tokens");
@@ -173,7 +176,7 @@ ModelConfig ModelConfig::from_gguf(const gguf::GgufFile& f) {
         c.n_vocab = f.get_int(p + "vocab_size").value_or(0);
     }
     if (c.n_vocab <= 0)
-        throw EngineError(f.path().string() +
+        throw EngineError(path_to_utf8(f.path()) +
                           ": no vocabulary (tokenizer.ggml.tokens): the model cannot be used");
     return c;
 }

@@ -9,6 +9,7 @@
 #include "gguf/gguf.h"
 #include "model/layer_plan.h"
 #include "model/model.h"
+#include "powerinfer/utf8_path.h"
 #include "runtime/device_select.h"
 #include "runtime/json_grammar.h"
 #include "runtime/moe_runtime.h"
@@ -77,9 +78,11 @@ std::unique_ptr<LocalEngine> LocalEngine::load(const LoadOptions& options) {
     const auto& path = options.model_path;
     if (path.empty()) throw EngineError("no model file given: choose a .gguf model");
     if (!std::filesystem::exists(path, ec))
-        throw EngineError(path.string() + ": file not found: check the path or download the model");
+        throw EngineError(path_to_utf8(path) +
+                          ": file not found: check the path or download the model");
     if (std::filesystem::is_directory(path, ec))
-        throw EngineError(path.string() + ": is a folder, not a model file: choose a .gguf file");
+        throw EngineError(path_to_utf8(path) +
+                          ": is a folder, not a model file: choose a .gguf file");
 
     std::unique_ptr<LocalEngine> e(new LocalEngine());
     e->file_ = gguf::GgufFile::open(path);
@@ -108,7 +111,7 @@ std::unique_ptr<LocalEngine> LocalEngine::load(const LoadOptions& options) {
     report(0.85f);
     e->tokenizer_ = Tokenizer::from_gguf(f);
     if (e->tokenizer_->n_vocab() != e->model_->config().n_vocab)
-        throw EngineError(path.string() + ": the vocabulary has " +
+        throw EngineError(path_to_utf8(path) + ": the vocabulary has " +
                           std::to_string(e->tokenizer_->n_vocab()) + " tokens but the model " +
                           std::to_string(e->model_->config().n_vocab) + ": the file is corrupt");
     // The template renders with the model's own BOS/EOS texts; a model
@@ -136,7 +139,7 @@ std::unique_ptr<LocalEngine> LocalEngine::load(const LoadOptions& options) {
     const auto& c = e->model_->config();
     ModelInfo& info = e->info_;
     info.architecture = c.arch;
-    info.name = c.name.empty() ? path.stem().string() : c.name;
+    info.name = c.name.empty() ? path_to_utf8(path.stem()) : c.name;
     // The file's own quantization (general.file_type: "Q4_K_M"), else the
     // weight type holding most bytes.
     const std::string_view ftype = llama_ftype_name(f.get_int("general.file_type").value_or(-1));
@@ -171,7 +174,7 @@ std::unique_ptr<LocalEngine> LocalEngine::load(const LoadOptions& options) {
     } else if (c.moe()) {
         info.sparse_status = moe_status;
     } else if (!info.has_sidecar) {
-        info.sparse_status = "dense: no sidecar " + sidecar.filename().string() +
+        info.sparse_status = "dense: no sidecar " + path_to_utf8(sidecar.filename()) +
                              " (run powerinfer-calibrate to create one)";
     } else {
         // The hybrid sparse executor; a refused sidecar leaves the model

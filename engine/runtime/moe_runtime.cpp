@@ -7,6 +7,7 @@
 #include "common/error.h"
 #include "model/expert_placement.h"
 #include "model/layer_plan.h"
+#include "powerinfer/utf8_path.h"
 #include "runtime/device_select.h"
 #include "sparse/sidecar.h"
 
@@ -56,7 +57,7 @@ ExpertSetupChoice choose_expert_setup(const model::Model& model, const LoadOptio
     if (!options.tuning.sparse) return on_cpu("sparse inference is off in the settings");
     std::error_code ec;
     if (!std::filesystem::exists(sidecar, ec))
-        return on_cpu("no expert sidecar " + sidecar.filename().string() +
+        return on_cpu("no expert sidecar " + path_to_utf8(sidecar.filename()) +
                       ": run powerinfer-calibrate to place experts");
     model::ExpertRoutingStats stats;
     try {

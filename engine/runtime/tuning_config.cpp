@@ -7,6 +7,7 @@
 #include <system_error>
 
 #include "powerinfer/engine.h"
+#include "powerinfer/utf8_path.h"
 #include "runtime/json.h"
 
 namespace powerinfer {
@@ -16,7 +17,7 @@ using runtime::Json;
 
 [[noreturn]] void bad_key(const std::filesystem::path& file, const std::string& key,
                           const std::string& expected) {
-    throw EngineError(file.string() + ": \"" + key + "\" must be " + expected +
+    throw EngineError(path_to_utf8(file) + ": \"" + key + "\" must be " + expected +
                       ": fix or delete the file");
 }
 

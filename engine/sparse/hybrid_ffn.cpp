@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "gguf/gguf.h"
+#include "powerinfer/utf8_path.h"
 #include "tensor/matmul.h"
 #include "tensor/ops.h"
 
@@ -729,7 +730,7 @@ std::unique_ptr<HybridFfn> make_hybrid_ffn(tensor::ThreadPool& pool,
     const auto path =
         setup.sidecar_path.empty() ? default_sidecar_path(setup.model_path) : setup.sidecar_path;
     if (!std::filesystem::exists(path)) {
-        status = "dense: no sidecar " + path.string() +
+        status = "dense: no sidecar " + path_to_utf8(path) +
                  "; run `powerinfer-calibrate -m MODEL` to enable sparse inference";
         return nullptr;
     }

@@ -6,6 +6,7 @@
 #include <numeric>
 
 #include "gguf/gguf.h"
+#include "powerinfer/utf8_path.h"
 #include "tensor/quant.h"
 
 namespace powerinfer::sparse {
@@ -47,7 +48,7 @@ struct Hasher {
 };
 
 [[noreturn]] void refuse(const std::filesystem::path& path, const std::string& problem) {
-    throw SidecarError("sidecar " + path.string() + ": " + problem +
+    throw SidecarError("sidecar " + path_to_utf8(path) + ": " + problem +
                        "; recalibrate with `powerinfer-calibrate -m MODEL` (the engine runs dense "
                        "until then)");
 }

@@ -10,7 +10,8 @@ namespace powerinfer {
 // thread only; Windows: THREAD_PRIORITY_BELOW_NORMAL; elsewhere nothing).
 // Returns false if the OS refused or cannot do it.
 bool lower_current_thread_priority();
-// The calling thread's nice value on Linux (0 elsewhere); for tests.
+// The calling thread's nice value on Linux; on Windows its priority level
+// as one (below normal = 10, normal = 0); 0 elsewhere. For tests.
 int current_thread_nice();
 
 }  // namespace powerinfer
