@@ -700,7 +700,7 @@ void LocalEngine::prompt_done(Sequence& q) {
     q.t_token = q.t_start;  // the first token's time includes the prompt
 }
 
-bool LocalEngine::next_token(Sequence& q, std::vector<TokenEvent>& events) {
+bool LocalEngine::next_token(Sequence& q, const Emit& emit) {
     const auto end = [&](FinishReason reason) {
         q.result.finish = reason;
         return false;
@@ -731,7 +731,7 @@ bool LocalEngine::next_token(Sequence& q, std::vector<TokenEvent>& events) {
     ev.token = token;
     ev.metrics = token_metrics(q.result.generated_tokens - 1, token_ms);
     q.result.text += ev.piece;
-    events.push_back(std::move(ev));
+    emit(std::move(ev));
     q.t_token = Clock::now();
     if (q.stops->stopped() || (q.matcher && q.matcher->finished())) return end(FinishReason::Stop);
     // The last token needs no evaluation.
@@ -743,7 +743,7 @@ bool LocalEngine::next_token(Sequence& q, std::vector<TokenEvent>& events) {
     return true;
 }
 
-GenerateResult LocalEngine::finish_sequence(Sequence& q, std::vector<TokenEvent>& events) {
+GenerateResult LocalEngine::finish_sequence(Sequence& q, const Emit& emit) {
     // Whatever was held back (an incomplete character, a partial stop string
     // that never completed) goes out with a final event carrying no token.
     std::string tail = q.detok->flush();
@@ -753,7 +753,7 @@ GenerateResult LocalEngine::finish_sequence(Sequence& q, std::vector<TokenEvent>
         TokenEvent ev;
         ev.piece = std::move(tail);
         ev.metrics = token_metrics(q.result.generated_tokens - 1, 0.0);
-        events.push_back(std::move(ev));
+        emit(std::move(ev));
     }
     if (q.result.generated_tokens > 1) {
         const double ms = std::chrono::duration<double, std::milli>(q.t_token - q.t_first).count();
@@ -783,29 +783,24 @@ GenerateResult LocalEngine::generate(const GenerateRequest& request,
     const size_t common = request.reuse_cache ? common_prefix(slot_tokens(q->slot), q->prompt) : 0;
     q->n_keep = std::min({common, prefilled(q->slot), q->prompt.size() - 1});
     q->t_prompt = Clock::now();
-    std::vector<TokenEvent> events;
+    const Emit emit = [&](TokenEvent&& ev) {
+        if (on_token) on_token(ev);
+    };
     if (!evaluate(q->prompt, q->n_keep, q->slot, q->logits.data(), cancel)) {
         // Stopped during the prompt: what was evaluated stays cached.
         q->result.finish = FinishReason::Cancelled;
-        return finish_sequence(*q, events);
+        return finish_sequence(*q, emit);
     }
     prompt_done(*q);
     for (;;) {
         q->cancelled = cancel && cancel->load();
-        const bool more = next_token(*q, events);
-        if (on_token)
-            for (const TokenEvent& ev : events) on_token(ev);
-        events.clear();
-        if (!more) break;
+        if (!next_token(*q, emit)) break;
         apply_pending_tuning();
         const std::vector<int32_t>& cache = slot_tokens(q->slot);
         model_->forward(&cache.back(), 1, static_cast<int64_t>(cache.size() - 1), 1,
                         q->logits.data(), q->slot);
     }
-    GenerateResult result = finish_sequence(*q, events);
-    if (on_token)
-        for (const TokenEvent& ev : events) on_token(ev);
-    return result;
+    return finish_sequence(*q, emit);
 }
 
 void LocalEngine::set_max_sequences(int n) {
@@ -875,7 +870,7 @@ std::vector<SequenceUpdate> LocalEngine::step() {
     std::vector<SequenceUpdate> out;
     apply_pending_tuning();
     auto finish = [&](Sequence& q, SequenceUpdate& up) {
-        up.result = finish_sequence(q, up.events);
+        up.result = finish_sequence(q, [&up](TokenEvent&& ev) { up.events.push_back(std::move(ev)); });
         up.finished = true;
         seqs_[static_cast<size_t>(q.slot)].reset();  // the slot is free (its cache stays reusable)
     };
@@ -918,7 +913,7 @@ std::vector<SequenceUpdate> LocalEngine::step() {
         Sequence& q = *seqs_[i];
         SequenceUpdate up;
         up.sequence = q.slot;
-        if (next_token(q, up.events)) {
+        if (next_token(q, [&up](TokenEvent&& ev) { up.events.push_back(std::move(ev)); })) {
             const auto& cache = slot_tokens(q.slot);
             tokens.push_back(cache.back());
             slots.push_back(q.slot);

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -126,11 +127,13 @@ private:
     // is evaluated; then per token: sample, stream, decide whether the
     // reply ends (q.result.finish) or the token is appended to the slot's
     // cache for evaluation (true), shifting a full context first; and the
-    // result, with the held-back tail as a last event.
+    // result, with the held-back tail as a last event. Events go to `emit`
+    // as they happen (a token is streamed before a shift it triggers).
     std::unique_ptr<Sequence> new_sequence(const GenerateRequest& request);
     void prompt_done(Sequence& q);
-    bool next_token(Sequence& q, std::vector<TokenEvent>& events);
-    GenerateResult finish_sequence(Sequence& q, std::vector<TokenEvent>& events);
+    using Emit = std::function<void(TokenEvent&&)>;
+    bool next_token(Sequence& q, const Emit& emit);
+    GenerateResult finish_sequence(Sequence& q, const Emit& emit);
     int keep_on_shift(const GenerateRequest& request, const std::vector<int32_t>& prompt) const;
     // The prompt's tokens checked as generate() checks them (throws).
     std::vector<int32_t> checked_prompt(const GenerateRequest& request) const;
