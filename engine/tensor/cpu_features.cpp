@@ -24,6 +24,10 @@ CpuFeatures detect_cpu_features() {
              __builtin_cpu_supports("f16c");
     f.avx512 = f.avx2 && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
                __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512vnni");
+    // AVX-VNNI: cpuid leaf 7, sub-leaf 1, EAX bit 4 (its state is the YMM
+    // state that the AVX2 check already asked the OS about).
+    unsigned a = 0, b = 0, c = 0, d = 0;
+    f.avxvnni = f.avx2 && __get_cpuid_count(7, 1, &a, &b, &c, &d) && ((a >> 4) & 1);
 #elif defined(PI_CPUID_MSVC)
     int info[4] = {};
     __cpuid(info, 0);
@@ -45,6 +49,8 @@ CpuFeatures detect_cpu_features() {
     const bool avx512vnni = (info[2] >> 11) & 1;
     f.avx2 = os_avx && avx2 && fma && f16c;
     f.avx512 = f.avx2 && os_avx512 && avx512f && avx512bw && avx512vl && avx512vnni;
+    __cpuidex(info, 7, 1);
+    f.avxvnni = f.avx2 && ((info[0] >> 4) & 1);
 #endif
     return f;
 }

@@ -35,6 +35,9 @@ using DotRowsFn = void (*)(int64_t n, const void* w, size_t row_bytes, int64_t r
 // out[k * out_stride + 16 * p + r] = dot(row 16 * p + r, x + k * x_stride).
 using DotPanelFn = void (*)(int64_t n, const void* panels, int64_t n_panels, const void* x,
                             size_t x_stride, int64_t count, float* out, size_t out_stride);
+// The n elements of a 32-element format rewritten as Q8_0 blocks (the same
+// int8 values and fp16 scales): dst holds n / 32 BlockQ8_0.
+using ToQ8Fn = void (*)(const void* src, void* dst, int64_t n);
 // y[n] += a * dequantized w (n elements starting at a block boundary).
 using AxpyFn = void (*)(int64_t n, const void* w, float a, float* y);
 // Quantize n floats into an activation format.
@@ -71,6 +74,9 @@ struct TypeKernels {
     DotGatherFn dot_gather;
     DotTileFn dot_tile;
     DotPanelFn dot_panel;  // null where the level has no panel form
+    // Set where this level's Q8_0 dot forms give this type's dot bits on the
+    // rewritten blocks (Q4_0, Q5_0 on the x86 levels; null elsewhere).
+    ToQ8Fn to_q8_0;
 };
 
 // Activation formats, indexed separately from the weight types.
@@ -157,13 +163,15 @@ const KernelTable& scalar_table();
 // Null where the file was not compiled for this target. Call only after the
 // CPU has been checked for the level's instructions.
 const KernelTable* avx2_table();
+const KernelTable* avxvnni_table();
 const KernelTable* avx512_table();
 
 // Which levels the CPU can run; implemented in cpu_features.cpp, the one
 // file that talks to cpuid.
 struct CpuFeatures {
-    bool avx2 = false;    // AVX2 + FMA + F16C
-    bool avx512 = false;  // AVX-512 F/BW/VL/VNNI
+    bool avx2 = false;     // AVX2 + FMA + F16C
+    bool avxvnni = false;  // AVX2 and AVX-VNNI (vpdpbusd on 256-bit registers)
+    bool avx512 = false;   // AVX-512 F/BW/VL/VNNI
 };
 CpuFeatures detect_cpu_features();
 // The CPU's marketing name ("Intel(R) Xeon(R) Platinum 8480+"), for reports.

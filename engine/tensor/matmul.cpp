@@ -19,6 +19,9 @@ constexpr size_t kMinParallelBytes = 64 * 1024;
 // columns) stay in L2 while the weight rows stream past.
 constexpr int64_t kTokenTile = 64;
 constexpr int64_t kTileTokens = 4;  // tokens per tile of the SIMD dot_tile kernels
+// From this many tokens on, rewriting a slice as Q8_0 (kernels.h, to_q8_0)
+// costs less than the decoding it saves.
+constexpr int64_t kTranscodeTokens = 8;
 // Weight rows per matmul slice: they stay in L2 while the tokens pass.
 constexpr size_t kSliceBytes = 256 * 1024;
 
@@ -147,13 +150,28 @@ void product_q(ThreadPool& pool, const WeightView& w, const uint8_t* xq, size_t 
         return panel_product(pool, f, w, xq, stride, n, Y, y_stride);
 
     const bool tail_tiles = w.type == GgmlType::Q4_K || w.type == GgmlType::Q6_K;
+    // A prompt's Q4_0 and Q5_0 slices are rewritten as Q8_0 once per call
+    // and multiplied by Q8_0's kernels (the same bits, kernels.h): the tiles
+    // then stop decoding nibbles and fifth bits once per four tokens.
+    const kernels::TypeKernels& kq8 = kernels::active_table().types[kernels::kQ8_0];
+    const bool as_q8 = k.to_q8_0 && n >= kTranscodeTokens;
+    const size_t q8_row_bytes = static_cast<size_t>(w.cols / 32) * 34;
+    const kernels::TypeKernels& kk = as_q8 ? kq8 : k;
+    const size_t rb = as_q8 ? q8_row_bytes : w.row_bytes;
     // Each worker owns a contiguous range of rows (outputs), cut into slices
     // that stay in L2 while every token tile passes over them; the kernel
     // decodes each weight block once per few tokens.
-    const size_t slice_rows = std::max<size_t>(16, kSliceBytes / w.row_bytes);
+    const size_t slice_rows = std::max<size_t>(16, kSliceBytes / rb);
     const auto rows = [&](int64_t begin, int64_t end, int) {
+            thread_local std::vector<uint8_t> q8;
             for (int64_t r0 = begin; r0 < end; r0 += static_cast<int64_t>(slice_rows)) {
                 const int64_t r1 = std::min(end, r0 + static_cast<int64_t>(slice_rows));
+                const uint8_t* wr = w.row(r0);
+                if (as_q8) {
+                    q8.resize(static_cast<size_t>(r1 - r0) * q8_row_bytes);
+                    k.to_q8_0(wr, q8.data(), (r1 - r0) * w.cols);
+                    wr = q8.data();
+                }
                 for (int64_t t0 = 0; t0 < n; t0 += kTokenTile) {
                     const int64_t count = std::min(kTokenTile, n - t0);
                     // Whole tiles of kTileTokens through the tile kernel; the
@@ -165,13 +183,12 @@ void product_q(ThreadPool& pool, const WeightView& w, const uint8_t* xq, size_t 
                     const int64_t rest = count % kTileTokens;
                     const int64_t tiled = tail_tiles && rest >= 2 ? count : count - rest;
                     if (tiled > 0)
-                        k.dot_tile(w.cols, w.row(r0), w.row_bytes, r1 - r0,
-                                   xq + static_cast<size_t>(t0) * stride, stride, tiled,
-                                   Y + static_cast<size_t>(t0) * y_stride + r0, y_stride);
+                        kk.dot_tile(w.cols, wr, rb, r1 - r0, xq + static_cast<size_t>(t0) * stride,
+                                    stride, tiled, Y + static_cast<size_t>(t0) * y_stride + r0,
+                                    y_stride);
                     for (int64_t t = t0 + tiled; t < t0 + count; ++t)
-                        k.dot_rows(w.cols, w.row(r0), w.row_bytes, r1 - r0,
-                                   xq + static_cast<size_t>(t) * stride,
-                                   Y + static_cast<size_t>(t) * y_stride + r0);
+                        kk.dot_rows(w.cols, wr, rb, r1 - r0, xq + static_cast<size_t>(t) * stride,
+                                    Y + static_cast<size_t>(t) * y_stride + r0);
                 }
             }
     };

@@ -61,6 +61,7 @@ KernelTable merge(const KernelTable& base, const KernelTable* over) {
             t.types[i].dot_gather = o.dot_gather;
             t.types[i].dot_tile = o.dot_tile;
             t.types[i].dot_panel = o.dot_panel;
+            t.types[i].to_q8_0 = o.to_q8_0;
         }
         if (o.axpy) t.types[i].axpy = o.axpy;
     }
@@ -76,8 +77,10 @@ struct Levels {
     CpuFeatures cpu;
     KernelTable scalar;
     KernelTable avx2;
+    KernelTable avxvnni;
     KernelTable avx512;
     bool have_avx2 = false;
+    bool have_avxvnni = false;
     bool have_avx512 = false;
 };
 
@@ -87,11 +90,16 @@ const Levels& levels() {
         r.cpu = detect_cpu_features();
         r.scalar = scalar_table();
         r.avx2 = r.scalar;
+        r.avxvnni = r.scalar;
         r.avx512 = r.scalar;
         // Only touch a SIMD file's table once the CPU is known to run it.
         if (r.cpu.avx2 && avx2_table()) {
             r.avx2 = merge(r.scalar, avx2_table());
             r.have_avx2 = true;
+            if (r.cpu.avxvnni && avxvnni_table()) {
+                r.avxvnni = merge(r.avx2, avxvnni_table());
+                r.have_avxvnni = true;
+            }
             if (r.cpu.avx512 && avx512_table()) {
                 r.avx512 = merge(r.avx2, avx512_table());
                 r.have_avx512 = true;
@@ -105,6 +113,7 @@ const Levels& levels() {
 const KernelTable* best_table() {
     const Levels& l = levels();
     if (l.have_avx512) return &l.avx512;
+    if (l.have_avxvnni) return &l.avxvnni;
     if (l.have_avx2) return &l.avx2;
     return &l.scalar;
 }
@@ -283,6 +292,7 @@ bool force_simd_level(const std::string& level) {
     const KernelTable* t = nullptr;
     if (level == "scalar") t = &l.scalar;
     if (level == "avx2" && l.have_avx2) t = &l.avx2;
+    if (level == "avxvnni" && l.have_avxvnni) t = &l.avxvnni;
     if (level == "avx512" && l.have_avx512) t = &l.avx512;
     if (!t) return false;
     kernels::active_ptr().store(t, std::memory_order_release);
@@ -293,6 +303,7 @@ std::vector<std::string> available_simd_levels() {
     const auto& l = kernels::levels();
     std::vector<std::string> out{"scalar"};
     if (l.have_avx2) out.emplace_back("avx2");
+    if (l.have_avxvnni) out.emplace_back("avxvnni");
     if (l.have_avx512) out.emplace_back("avx512");
     return out;
 }

@@ -44,7 +44,8 @@ void quantize_activations_ref(GgmlType weight_type, const float* x, int64_t n,
 float vec_dot_ref(GgmlType weight_type, int64_t n, const void* w_row, const QuantizedVector& x);
 float vec_dot(GgmlType weight_type, int64_t n, const void* w_row, const QuantizedVector& x);
 
-// Which SIMD level the dispatcher selected ("avx512", "avx2", "scalar").
+// Which SIMD level the dispatcher selected ("avx512", "avxvnni", "avx2",
+// "scalar").
 std::string simd_level();
 // Force a level for tests/benchmarks ("scalar" disables SIMD); returns false
 // if the CPU lacks it.

@@ -28,7 +28,7 @@ inline const std::vector<GgmlType>& weight_types() {
 inline std::vector<std::string> simd_levels() {
     const std::string current = simd_level();
     std::vector<std::string> out;
-    for (const char* l : {"scalar", "avx2", "avx512"})
+    for (const char* l : {"scalar", "avx2", "avxvnni", "avx512"})
         if (force_simd_level(l)) out.push_back(l);
     force_simd_level(current);
     return out;

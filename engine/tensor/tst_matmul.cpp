@@ -259,16 +259,18 @@ private slots:
         }
     }
 
-    // The K-quant token-tile kernels (Q4_K, Q6_K) give each token the
-    // single-row dot's bits: every token count the tile splits (1-3 tokens
-    // left over, whole tiles, both), row slices, padded activation and output
-    // strides, and matmul's split of a batch into tiles and single rows.
-    void kQuantTilesGiveTheDotBits() {
+    // The token-tile kernels (the K-quants' and the 32-element formats') give
+    // each token the single-row dot's bits: every token count the tile splits
+    // (1-3 tokens left over, whole tiles, both), row slices, padded activation
+    // and output strides, and matmul's split of a batch into tiles and single
+    // rows.
+    void tilesGiveTheDotBits() {
         LevelGuard guard;
         ThreadPool pool(2);
         std::mt19937 rng(12);
         const int64_t rows = 37, cols = 1536;  // six K-quant blocks per row
-        for (GgmlType t : {GgmlType::Q4_K, GgmlType::Q6_K}) {
+        for (GgmlType t : {GgmlType::Q4_K, GgmlType::Q6_K, GgmlType::Q4_0, GgmlType::Q4_1,
+                           GgmlType::Q5_0, GgmlType::Q8_0}) {
             const Matrix m = make_matrix(t, rows, cols, 13);
             const size_t act = row_bytes(vec_dot_type(t), cols);
             const size_t x_stride = act + 64;  // padding the kernel must skip
