@@ -262,6 +262,10 @@ QString downloadUrlProblem(const QUrl& url) {
 
 struct ModelDownloads::Item {
     DownloadSpec spec;
+    // Where its partial file, record and verified file live: the models
+    // folder when it was enqueued or found. Choosing another models folder
+    // later does not move a download; it finishes where it started.
+    QString folder;
     State state = State::Queued;
     qint64 received = 0;  // bytes in the .part file
     qint64 total = -1;    // the whole file, when known
@@ -371,13 +375,13 @@ bool ModelDownloads::busy() const {
 }
 
 QString ModelDownloads::partPath(const Item& item) const {
-    return QDir(folder_).filePath(item.spec.fileName + QStringLiteral(".part"));
+    return QDir(item.folder).filePath(item.spec.fileName + QStringLiteral(".part"));
 }
 QString ModelDownloads::statePath(const Item& item) const {
-    return QDir(folder_).filePath(item.spec.fileName + QStringLiteral(".part.json"));
+    return QDir(item.folder).filePath(item.spec.fileName + QStringLiteral(".part.json"));
 }
 QString ModelDownloads::finalPath(const Item& item) const {
-    return QDir(folder_).filePath(item.spec.fileName);
+    return QDir(item.folder).filePath(item.spec.fileName);
 }
 
 void ModelDownloads::writeState(const Item& item) const {
@@ -432,6 +436,7 @@ void ModelDownloads::restoreUnfinished() {
         if (!f.open(QIODevice::ReadOnly)) continue;
         const QJsonObject o = QJsonDocument::fromJson(f.readAll()).object();
         auto item = std::make_shared<Item>();
+        item->folder = folder_;
         item->spec.url = QUrl(o.value(QStringLiteral("url")).toString());
         item->spec.fileName = o.value(QStringLiteral("file")).toString();
         if (item->spec.fileName + QStringLiteral(".part.json") != name ||
@@ -464,11 +469,13 @@ int ModelDownloads::rowOfUrl(const QUrl& url) const {
 }
 
 bool ModelDownloads::nameTaken(const QString& name, const Item* except) const {
-    if (QFileInfo::exists(QDir(folder_).filePath(name))) return true;
+    // In the download's own folder (a new one's: the models folder).
+    const QString folder = except ? except->folder : folder_;
+    if (QFileInfo::exists(QDir(folder).filePath(name))) return true;
     // Another download keeps a name given to it (the catalog's, the user's);
     // one that is still to be named at its end holds none yet.
     for (const auto& item : items_) {
-        if (item.get() == except) continue;
+        if (item.get() == except || item->folder != folder) continue;
         if ((!item->nameFromServer &&
              item->spec.fileName.compare(name, Qt::CaseInsensitive) == 0) ||
             item->wantedName.compare(name, Qt::CaseInsensitive) == 0)
@@ -531,10 +538,10 @@ QString ModelDownloads::rename(int row, const QString& nameIn) {
         return {};
     }
     const QString oldPath = it.path;
-    const QString newPath = QDir(folder_).filePath(name);
+    const QString newPath = QDir(it.folder).filePath(name);
     if (!QFile::rename(oldPath, newPath))
         return tr("Cannot rename %1 to %2 in %3: check that the folder is writable.")
-            .arg(it.spec.fileName, name, folder_);
+            .arg(it.spec.fileName, name, it.folder);
     // What belongs to the model goes with it (MODEL.powerinfer.gguf, MODEL.config.json).
     const QString oldBase = oldPath.chopped(5), newBase = newPath.chopped(5);
     for (const QString& suffix :
@@ -647,6 +654,7 @@ int ModelDownloads::enqueue(const DownloadSpec& specIn) {
     }
     auto item = std::make_shared<Item>();
     item->spec = spec;
+    item->folder = folder_;
     item->nameFromServer = nameFromServer;
     if (!nameFromServer && QFileInfo::exists(finalPath(*item))) {
         lastError_ = tr("%1 is already in the models folder (%2): delete it there first to "
@@ -766,11 +774,11 @@ QCoro::Task<> ModelDownloads::run(std::shared_ptr<Item> item) {
         const qint64 size = item->total > 0 ? item->total : item->spec.expectedSize;
         if (size > 0) {
             const qint64 need = size - item->received;
-            const qint64 free = QStorageInfo(folder_).bytesAvailable();
+            const qint64 free = QStorageInfo(item->folder).bytesAvailable();
             if (free >= 0 && need + kDiskMargin > free) {
                 fail(item, tr("Not enough disk space in %1: %2 still to download, %3 free. Free "
                               "some space or choose another models folder.")
-                               .arg(folder_, formatBytes(need), formatBytes(free)));
+                               .arg(item->folder, formatBytes(need), formatBytes(free)));
                 break;
             }
         }
@@ -924,12 +932,12 @@ QCoro::Task<bool> ModelDownloads::attempt(std::shared_ptr<Item> item, bool* retr
             writeState(*item);
             if (item->total > 0) {
                 const qint64 need = item->total - item->received;
-                const qint64 free = QStorageInfo(folder_).bytesAvailable();
+                const qint64 free = QStorageInfo(item->folder).bytesAvailable();
                 if (free >= 0 && need + kDiskMargin > free) {
                     item->attemptError =
                         tr("Not enough disk space in %1: %2 still to download, %3 free. Free "
                            "some space or choose another models folder.")
-                            .arg(folder_, formatBytes(need), formatBytes(free));
+                            .arg(item->folder, formatBytes(need), formatBytes(free));
                     rejected = true;
                     abortLater();
                     return;
@@ -1061,14 +1069,14 @@ QCoro::Task<bool> ModelDownloads::verifyAndMove(std::shared_ptr<Item> item) {
     if (finalName != wanted)
         item->events << tr("%1 was already in the models folder: saved as %2 (rename it here).")
                             .arg(wanted, finalName);
-    const QString finalFile = QDir(folder_).filePath(finalName);
+    const QString finalFile = QDir(item->folder).filePath(finalName);
     // One rename on the same file system: the model appears whole or not at all.
     std::error_code ec;
     std::filesystem::rename(std::filesystem::path(part.toStdWString()),
                             std::filesystem::path(finalFile.toStdWString()), ec);
     if (ec) {
         fail(item, tr("Cannot move the verified file into %1: %2")
-                       .arg(folder_, QString::fromStdString(ec.message())));
+                       .arg(item->folder, QString::fromStdString(ec.message())));
         co_return false;
     }
     QFile::remove(statePath(*item));

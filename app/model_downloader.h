@@ -83,6 +83,8 @@ public:
 
     // Where files go (created when needed). Lists the downloads a crash or a
     // quit left unfinished there (their state records) as paused.
+    // Where new downloads go (and whose unfinished ones are listed); the
+    // downloads already listed stay in their own folder.
     void setFolder(const QString& folder);
     QString folder() const { return folder_; }
     // Downloads run one at a time; the rest wait in order.

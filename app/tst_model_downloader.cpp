@@ -250,6 +250,34 @@ private slots:
         QCOMPARE(server.requests.last().range, "bytes=" + QByteArray::number(paused) + "-");
     }
 
+    // The user picks another models folder while a file downloads: it
+    // finishes, verified, where it started; the new folder gets nothing.
+    void aFolderChangeMidwayLeavesTheDownloadWhereItStarted() {
+        HttpFileServer server(source_);
+        server.options.bytesPerSecond = 20 << 20;
+        QTemporaryDir first, second;
+        ModelDownloads d;
+        d.setFolder(first.path());
+        QSignalSpy done(&d, &ModelDownloads::downloadFinished);
+        const int row = d.enqueue(spec(server, "/model.gguf", sha_));
+        QVERIFY2(row >= 0, qPrintable(d.lastError()));
+        QTRY_VERIFY_WITH_TIMEOUT(d.receivedAt(row) > (1 << 20), 20000);
+        QCOMPARE(d.stateAt(row), State::Running);
+        d.setFolder(second.path());
+        server.options.bytesPerSecond = 0;
+        QCOMPARE(finish(d, row), State::Done);
+        QCOMPARE(done.count(), 1);
+        QCOMPARE(done.at(0).at(0).toString(), first.filePath("model.gguf"));
+        QCOMPARE(sha256Of(first.filePath("model.gguf")), sha_);
+        QCOMPARE(folderFiles(first.path()), QStringList{"model.gguf"});
+        QCOMPARE(folderFiles(second.path()), QStringList{});
+        // A new download goes to the folder chosen now.
+        const int next = d.enqueue(spec(server, "/model.gguf", sha_));
+        QVERIFY2(next >= 0, qPrintable(d.lastError()));
+        QCOMPARE(finish(d, next), State::Done);
+        QCOMPARE(folderFiles(second.path()), QStringList{"model.gguf"});
+    }
+
     void aStalledServerTimesOutAndResumes() {
         HttpFileServer server(source_);
         server.options.stallAfter = size_ / 3;
