@@ -155,7 +155,8 @@ void product_q(ThreadPool& pool, const WeightView& w, const uint8_t* xq, size_t 
     // then stop decoding nibbles and fifth bits once per four tokens.
     const kernels::TypeKernels& kq8 = kernels::active_table().types[kernels::kQ8_0];
     const bool as_q8 = k.to_q8_0 && n >= kTranscodeTokens;
-    const size_t q8_row_bytes = static_cast<size_t>(w.cols / 32) * 34;
+    const size_t q8_row_bytes =
+        as_q8 ? *ggml_row_bytes(GgmlType::Q8_0, static_cast<uint64_t>(w.cols)) : 0;
     const kernels::TypeKernels& kk = as_q8 ? kq8 : k;
     const size_t rb = as_q8 ? q8_row_bytes : w.row_bytes;
     // Each worker owns a contiguous range of rows (outputs), cut into slices
