@@ -376,9 +376,10 @@ TestCase {
         sendAndWait(composer, "Tell me a long story")
         testController.settings.maxTokens = before
         const list = findChild(view, "messageList")
-        tryVerify(() => list.count >= 3, 3000)
+        // The last row is created once it is laid out: wait for it, then take it.
+        tryVerify(() => list.count >= 3 && list.itemAtIndex(list.count - 1) !== null &&
+                        list.itemAtIndex(list.count - 1).rowKind === "footer", 3000)
         const footer = list.itemAtIndex(list.count - 1)
-        tryVerify(() => footer && footer.rowKind === "footer", 3000)
         compare(footer.state, "length")
         const notice = findChild(footer, "replyNotice")
         verify(notice.visible)
