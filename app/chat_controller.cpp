@@ -233,6 +233,7 @@ QCoro::Task<> ChatController::openConversationAsync(qint64 id) {
         if (m.role == QLatin1String("assistant"))
             contextUsed_ = m.promptTokens + m.completionTokens;
     emit statsChanged();
+    prefillConversation();
 }
 
 void ChatController::renameConversation(qint64 id, const QString& title) {
@@ -301,6 +302,13 @@ MessageRecord ChatController::newMessage(const QString& role, const QString& con
     m.content = content;
     m.createdAt = QDateTime::currentDateTimeUtc();
     return m;
+}
+
+void ChatController::prefillConversation() {
+    if (generating_ || modelState_ != ModelState::Ready || isRemote()) return;
+    GenerationJob job = snapshotJob();
+    if (job.messages.empty() || job.messages.back().role != "assistant") return;
+    engine_->prefill(std::move(job));
 }
 
 GenerationJob ChatController::snapshotJob() const {
@@ -510,6 +518,7 @@ QCoro::Task<bool> ChatController::runReply(MessageRecord continued) {
     if (out.droppedMessages > 0) showNotice(done.notice);
     streaming_ = MessageRecord{};
     setGenerating(false);
+    if (out.ok) prefillConversation();
     emit replyFinished(out.ok, out.error);
     co_return out.ok;
 }
@@ -623,6 +632,7 @@ QCoro::Task<bool> ChatController::loadModelFile(QString path) {
         // poor): which format is used instead, and what to do.
         templateWarning_ = QString::fromStdString(info.template_warning);
         if (!templateWarning_.isEmpty()) emit modelChanged();
+        prefillConversation();
     } else if (out.restored && hadModel) {
         // The previous model is loaded again: the window goes back to it.
         modelPath_ = shown[0];

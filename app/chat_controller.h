@@ -229,6 +229,10 @@ private:
     void setModelState(ModelState state);
     void showNotice(const QString& text);
     GenerationJob snapshotJob() const;
+    // While the user writes: the conversation on screen, its last reply
+    // included, is evaluated into the model's context, so that the next
+    // message waits only for its own tokens (EngineClient::prefill).
+    void prefillConversation();
     MessageRecord newMessage(const QString& role, const QString& content) const;
 
     QPointer<ChatStore> store_;

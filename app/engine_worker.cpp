@@ -164,6 +164,20 @@ void EngineWorker::reset() {
     if (engine_) engine_->reset();
 }
 
+void EngineWorker::prefill(GenerationJob job, CancelFlag cancel) {
+    if (!engine_ || cancel->load()) return;
+    powerinfer::GenerateRequest request;
+    request.messages = std::move(job.messages);
+    request.prompt = std::move(job.prompt);
+    int promptTokens = countPromptTokens(*engine_, request);
+    if (job.dropOldestToFit) fitToContext(*engine_, request, promptTokens);
+    try {
+        engine_->prefill(request, cancel.get());
+    } catch (const std::exception&) {
+        // The next turn evaluates it and reports what is wrong.
+    }
+}
+
 void EngineWorker::generate(quint64 id, GenerationJob job, CancelFlag cancel) {
     GenerationOutcome outcome;
     if (!engine_) {
@@ -407,6 +421,7 @@ EngineClient::EngineClient(EngineFactory factory, QObject* parent,
 }
 
 EngineClient::~EngineClient() {
+    stopPrefill();
     cancelLoad();
     cancelGeneration();
     cancelCalibration();
@@ -415,6 +430,7 @@ EngineClient::~EngineClient() {
 }
 
 QCoro::Task<LoadOutcome> EngineClient::load(powerinfer::LoadOptions options) {
+    stopPrefill();
     cancelLoad();
     const quint64 id = ++nextId_;
     currentLoad_ = id;
@@ -434,6 +450,7 @@ QCoro::Task<LoadOutcome> EngineClient::load(powerinfer::LoadOptions options) {
 }
 
 QCoro::Task<GenerationOutcome> EngineClient::generate(GenerationJob job) {
+    stopPrefill();
     const quint64 id = ++nextId_;
     currentGeneration_ = id;
     generationCancel_ = std::make_shared<std::atomic<bool>>(false);
@@ -453,6 +470,7 @@ QCoro::Task<GenerationOutcome> EngineClient::generate(GenerationJob job) {
 }
 
 quint64 EngineClient::submitGeneration(GenerationJob job, CancelFlag cancel) {
+    stopPrefill();
     const quint64 id = ++nextId_;
     ++generationsInFlight_;
     QMetaObject::invokeMethod(
@@ -464,7 +482,23 @@ quint64 EngineClient::submitGeneration(GenerationJob job, CancelFlag cancel) {
     return id;
 }
 
+void EngineClient::prefill(GenerationJob job) {
+    stopPrefill();
+    prefillCancel_ = std::make_shared<std::atomic<bool>>(false);
+    QMetaObject::invokeMethod(
+        worker_,
+        [w = worker_.data(), job = std::move(job), c = prefillCancel_]() mutable {
+            w->prefill(std::move(job), c);
+        },
+        Qt::QueuedConnection);
+}
+
+void EngineClient::stopPrefill() {
+    if (prefillCancel_) prefillCancel_->store(true);
+}
+
 void EngineClient::unload() {
+    stopPrefill();
     cancelLoad();
     loaded_ = false;
     QMetaObject::invokeMethod(worker_, &EngineWorker::unload, Qt::QueuedConnection);
@@ -474,6 +508,7 @@ void EngineClient::setTuning(const powerinfer::Tuning& tuning) {
     // Queued directly (not through the busy command queue) so that a running
     // generation picks it up at its next token; the posted call applies it
     // when the engine is idle.
+    stopPrefill();
     worker_->queueTuning(tuning);
     QMetaObject::invokeMethod(
         worker_, [w = worker_.data(), tuning] { w->setTuning(tuning); }, Qt::QueuedConnection);
@@ -492,6 +527,7 @@ void EngineClient::setPreviewer(PlacementPreviewer previewer) {
 }
 
 QCoro::Task<CalibrationOutcome> EngineClient::calibrate(CalibrationRequest request) {
+    stopPrefill();
     cancelGeneration();
     const quint64 id = ++nextId_;
     currentCalibration_ = id;
@@ -517,12 +553,14 @@ quint64 EngineClient::requestPreview(const powerinfer::Tuning& tuning) {
     const quint64 id = ++nextId_;
     // Through the pending slot, not the busy command queue: a streaming
     // reply answers it at its next token; the posted call, when idle.
+    stopPrefill();
     worker_->queuePreview(id, tuning);
     QMetaObject::invokeMethod(worker_, &EngineWorker::runPendingPreview, Qt::QueuedConnection);
     return id;
 }
 
 QCoro::Task<CompareOutcome> EngineClient::compare(GenerationJob job) {
+    stopPrefill();
     const quint64 id = ++nextId_;
     generationCancel_ = std::make_shared<std::atomic<bool>>(false);
     ++generationsInFlight_;
@@ -541,6 +579,7 @@ QCoro::Task<CompareOutcome> EngineClient::compare(GenerationJob job) {
 }
 
 void EngineClient::reset() {
+    stopPrefill();
     QMetaObject::invokeMethod(worker_, &EngineWorker::reset, Qt::QueuedConnection);
 }
 

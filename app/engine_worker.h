@@ -166,6 +166,8 @@ public:
     void load(quint64 id, powerinfer::LoadOptions options, CancelFlag cancel);
     void unload();
     void generate(quint64 id, GenerationJob job, CancelFlag cancel);
+    // Evaluates a chat's messages into its context (Engine::prefill).
+    void prefill(GenerationJob job, CancelFlag cancel);
     void setTuning(powerinfer::Tuning tuning);
     void reset();
     void calibrate(quint64 id, CalibrationRequest request, CancelFlag cancel);
@@ -229,6 +231,12 @@ public:
     quint64 submitGeneration(GenerationJob job, CancelFlag cancel);
     // Generations and comparisons posted and not finished yet (chat and API).
     int generationsInFlight() const { return generationsInFlight_; }
+    // Evaluates the chat so far (the last reply included) into its context
+    // while the user writes, so that the next turn evaluates only its new
+    // message (a reply's decoded keys and values are not reused:
+    // Engine::prefill). Anything asked of the engine afterwards stops it
+    // first; what it evaluated stays cached.
+    void prefill(GenerationJob job);
     void unload();
     // Applied between tokens, even while a reply is streaming.
     void setTuning(const powerinfer::Tuning& tuning);
@@ -250,6 +258,7 @@ public:
 
     bool isLoaded() const { return loaded_; }
 
+
 signals:
     void loadProgress(double fraction);
     void piecesReady(const powerinfer::app::StreamChunk& chunk);
@@ -268,6 +277,8 @@ signals:
     void compareFinished(quint64 id, const powerinfer::app::CompareOutcome& outcome);
 
 private:
+    void stopPrefill();
+
     QThread thread_;
     QPointer<EngineWorker> worker_;
     quint64 nextId_ = 0;
@@ -276,6 +287,7 @@ private:
     CancelFlag loadCancel_;
     CancelFlag generationCancel_;
     CancelFlag calibrationCancel_;
+    CancelFlag prefillCancel_;
     quint64 currentCalibration_ = 0;
     bool loaded_ = false;
     int generationsInFlight_ = 0;

@@ -147,6 +147,45 @@ private slots:
 
     // Issue 30, item 14: after switching models the status bar kept the
     // previous model's tokens/s (and context used).
+    // Issue 30: the turn after a reply evaluated the reply again (413 of 451
+    // tokens after a Ctrl-C in the CLI). After a reply, on opening a
+    // conversation and after a model load, the conversation on screen is
+    // prefilled while the user writes; a message sent meanwhile stops the
+    // prefill (what it evaluated stays cached) instead of waiting behind it.
+    void theConversationIsPrefilledWhileTheUserWrites() {
+        QTemporaryDir dir;
+        EngineScript script;
+        script.prefillDelay = 30s;  // runs until something stops it
+        Harness h(dir.path(), script);
+        QVERIFY(h.start());
+        QVERIFY(h.engine->prefills().empty());  // an empty chat has nothing to evaluate
+        QVERIFY(QCoro::waitFor(h.controller.sendMessage("Hello model")));
+        QTRY_COMPARE(h.engine->prefills().size(), size_t(1));
+        const auto first = h.engine->prefills()[0].messages;
+        QCOMPARE(first.size(), size_t(2));
+        QCOMPARE(first[0].content, std::string("Hello model"));
+        QCOMPARE(first[1].role, std::string("assistant"));
+        QCOMPARE(QString::fromStdString(first[1].content), joined(script));
+
+        QElapsedTimer sent;
+        sent.start();
+        QVERIFY(QCoro::waitFor(h.controller.sendMessage("And again")));
+        QVERIFY2(sent.elapsed() < 15000, "the message waited behind the prefill");
+        QVERIFY(h.engine->prefills()[0].cancelled);
+        QCOMPARE(h.engine->lastRequest().messages.size(), size_t(3));
+        QTRY_COMPARE(h.engine->prefills().size(), size_t(2));
+        QCOMPARE(h.engine->prefills()[1].messages.size(), size_t(4));
+
+        // Reopened, the conversation is prefilled again (after a restart, the
+        // whole conversation).
+        const qint64 id = h.controller.conversations()->at(0).id;
+        h.controller.newConversation();
+        QCoro::waitFor(h.controller.openConversationAsync(id));
+        QTRY_COMPARE(h.engine->prefills().size(), size_t(3));
+        QCOMPARE(h.engine->prefills()[2].messages.size(), size_t(4));
+        QVERIFY(h.engine->prefills()[1].cancelled);  // stopped by the next one
+    }
+
     void switchingModelsClearsThePreviousSpeed() {
         Harness h(sub_);
         QVERIFY(h.start());

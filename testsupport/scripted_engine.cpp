@@ -69,6 +69,30 @@ size_t ScriptedEngine::startPiece(const powerinfer::SamplingParams& sampling) co
     return size_t(std::mt19937_64(seed)() % script_.tokens.size());
 }
 
+int ScriptedEngine::prefill(const powerinfer::GenerateRequest& request,
+                            const std::atomic<bool>* cancel) {
+    size_t index = 0;
+    {
+        std::lock_guard lock(mutex_);
+        index = prefills_.size();
+        prefills_.push_back({request.messages, false});
+    }
+    bool cancelled = false;
+    const auto end = std::chrono::steady_clock::now() + script_.prefillDelay;
+    while (std::chrono::steady_clock::now() < end && !cancelled) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        cancelled = cancel && cancel->load();
+    }
+    std::lock_guard lock(mutex_);
+    prefills_[index].cancelled = cancelled;
+    return cancelled ? 0 : static_cast<int>(request.messages.size());
+}
+
+std::vector<ScriptedEngine::Prefill> ScriptedEngine::prefills() const {
+    std::lock_guard lock(mutex_);
+    return prefills_;
+}
+
 powerinfer::GenerateResult ScriptedEngine::generate(
     const powerinfer::GenerateRequest& request,
     const std::function<void(const powerinfer::TokenEvent&)>& on_token,

@@ -70,6 +70,8 @@ struct EngineScript {
     int64_t hostKvCacheBytes = 0;
     int64_t kvBytesPerToken = 0;
     int maxConversationContexts = 1;
+    // How long prefill() takes (it returns early when cancelled).
+    std::chrono::milliseconds prefillDelay{0};
 
     // The server tests' script: the words of `text` (each with its leading
     // space), endless, word tokens, seeded starts, a 2,048-token context.
@@ -108,11 +110,21 @@ public:
         return last_;
     }
     powerinfer::MemoryReport memory() const override;
+    int prefill(const powerinfer::GenerateRequest& request,
+                const std::atomic<bool>* cancel) override;
     void reset() override { ++resets_; }
     void set_conversation_contexts(int n) override {
         contexts_ = std::clamp(n, 1, std::max(1, script_.maxConversationContexts));
     }
     int conversation_contexts() const override { return contexts_; }
+
+    // Every prefill() call (from its start): its messages and whether it
+    // was cancelled (thread-safe: tests read it while the engine thread works).
+    struct Prefill {
+        std::vector<powerinfer::ChatMessage> messages;
+        bool cancelled = false;
+    };
+    std::vector<Prefill> prefills() const;
 
     // The piece a request with this sampling starts from.
     size_t startPiece(const powerinfer::SamplingParams& sampling) const;
@@ -135,6 +147,7 @@ private:
     mutable std::mutex mutex_;
     powerinfer::Tuning tuning_;
     std::vector<powerinfer::Tuning> tuningCalls_;
+    std::vector<Prefill> prefills_;
     powerinfer::TokenMetrics last_;
     powerinfer::GenerateRequest lastRequest_;
     int64_t tokensServed_ = 0;

@@ -9,6 +9,7 @@
 #include <iostream>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "powerinfer/console.h"
@@ -386,8 +387,46 @@ size_t fit_to_context(const Engine& engine, std::vector<ChatMessage>& messages, 
     return dropped;
 }
 
+// While the user writes the next message, the conversation so far (the
+// last reply included) is evaluated into the context, so that the next
+// turn's first token waits only for the new message: a reply's decoded keys
+// and values are not reused (Engine::prefill). The engine is used again
+// only after finish() (the next turn waits for what is left of it) or
+// stop() (a command, the end: what was evaluated stays cached).
+class ConversationPrefill {
+public:
+    explicit ConversationPrefill(Engine& engine) : engine_(engine) {}
+    ~ConversationPrefill() { stop(); }
+    void start(const std::vector<ChatMessage>& messages) {
+        stop();
+        cancel_ = false;
+        GenerateRequest req;
+        req.messages = messages;
+        thread_ = std::thread([this, req = std::move(req)] {
+            try {
+                engine_.prefill(req, &cancel_);
+            } catch (const EngineError&) {
+                // The next turn evaluates it and says what is wrong.
+            }
+        });
+    }
+    void finish() {
+        if (thread_.joinable()) thread_.join();
+    }
+    void stop() {
+        cancel_ = true;
+        finish();
+    }
+
+private:
+    Engine& engine_;
+    std::atomic<bool> cancel_{false};
+    std::thread thread_;
+};
+
 int run_chat(const Args& a) {
     auto engine = load(a, 2048);
+    ConversationPrefill prefill(*engine);
     std::vector<ChatMessage> messages;
     if (!a.system.empty()) messages.push_back({"system", a.system});
     const int n_ctx = engine->info().n_ctx;
@@ -418,6 +457,7 @@ int run_chat(const Args& a) {
             continue;
         }
         if (line == "/clear" || line == "/reset") {
+            prefill.stop();
             messages.resize(a.system.empty() ? 0 : 1);
             engine->reset();
             std::fprintf(stderr, "[conversation cleared]\n");
@@ -428,6 +468,7 @@ int run_chat(const Args& a) {
             std::fprintf(stderr, "unknown command %s; /help lists the commands\n", line.c_str());
             continue;
         }
+        prefill.finish();  // the message needs the conversation evaluated
         messages.push_back({"user", line});
         // Without -n a reply runs to its end of turn (bounded by the context).
         const int max_tokens = a.n_predict_set ? a.n_predict : n_ctx;
@@ -452,6 +493,7 @@ int run_chat(const Args& a) {
                              max_tokens);
             print_timings(r);
             messages.push_back({"assistant", r.text});
+            prefill.start(messages);
         } catch (const EngineError& e) {
             g_generating = false;
             // A turn that no longer fits: forget it and let the user go on.
@@ -459,6 +501,7 @@ int run_chat(const Args& a) {
             std::fprintf(stderr, "error: %s\n", e.what());
         }
     }
+    prefill.stop();
     if (a.metrics) print_sparse_metrics(*engine);
     return 0;
 }

@@ -3,9 +3,14 @@
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QProcess>
+#include <QRegularExpression>
 #include <QTemporaryDir>
 #include <QtTest>
 #include <cmath>
+#include <vector>
+#ifdef Q_OS_UNIX
+#include <signal.h>
+#endif
 
 namespace {
 
@@ -340,6 +345,52 @@ private slots:
         QVERIFY2(!overflow.err.contains("error:"), qPrintable(overflow.err));
         QVERIFY2(overflow.err.contains("the oldest"), qPrintable(overflow.err));
         QCOMPARE(overflow.err.count("[prompt:"), 4);  // every turn got a reply
+    }
+
+    // Issue 30: the turn after a Ctrl-C evaluated the stopped reply again
+    // (413 of 451 tokens, 2.5 s to the first token). The CLI now evaluates
+    // the conversation while the user writes (Engine::prefill), so the next
+    // turn evaluates only its own message, after a stopped reply as after
+    // one that ran to its end.
+    void theTurnAfterAStoppedReplyEvaluatesOnlyItsMessage() {
+        if (model_.isEmpty())
+            QSKIP("POWERINFER_MODEL is not set: export it to the default model's path");
+#ifdef Q_OS_UNIX
+        QProcess p;
+        p.start(QStringLiteral(POWERINFER_CLI),
+                {"-m", model_, "--chat", "--temp", "0", "-n", "400", "-t", "2"});
+        QVERIFY(p.waitForStarted());
+        QString out, err;
+        const auto read = [&] {
+            out += QString::fromUtf8(p.readAllStandardOutput());
+            err += QString::fromUtf8(p.readAllStandardError());
+        };
+        p.write("Tell me a long story about a dragon and a knight.\n");
+        QTRY_VERIFY_WITH_TIMEOUT((read(), out.size() >= 300), 60000);
+        QVERIFY(::kill(static_cast<pid_t>(p.processId()), SIGINT) == 0);
+        QTRY_VERIFY_WITH_TIMEOUT((read(), err.contains("[stopped]")), 30000);
+        p.write("Go on.\nAnd now a short poem about it.\n");
+        p.closeWriteChannel();
+        QVERIFY(p.waitForFinished(120000));
+        read();
+        QCOMPARE(p.exitCode(), 0);
+        // [prompt: P tokens (E evaluated), ... | decode: N tokens, ...]
+        static const QRegularExpression timings(
+            QStringLiteral("\\[prompt: (\\d+) tokens \\((\\d+) evaluated\\).*decode: (\\d+) tokens"));
+        std::vector<int> evaluated, decoded;
+        for (auto it = timings.globalMatch(err); it.hasNext();) {
+            const auto m = it.next();
+            evaluated.push_back(m.captured(2).toInt());
+            decoded.push_back(m.captured(3).toInt());
+        }
+        QVERIFY2(evaluated.size() == 3, qPrintable(err));
+        QVERIFY2(decoded[0] >= 50 && decoded[0] < 400, qPrintable(err));  // stopped midway
+        QVERIFY2(evaluated[1] <= 30, qPrintable(err));  // "Go on." and the template's tokens
+        QVERIFY2(decoded[1] > 0, qPrintable(err));
+        QVERIFY2(evaluated[2] <= 40, qPrintable(err));
+#else
+        QSKIP("sends SIGINT, which this platform's QProcess cannot");
+#endif
     }
 };
 

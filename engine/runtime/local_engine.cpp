@@ -803,6 +803,22 @@ GenerateResult LocalEngine::generate(const GenerateRequest& request,
     return finish_sequence(*q, emit);
 }
 
+int LocalEngine::prefill(const GenerateRequest& request, const std::atomic<bool>* cancel) {
+    if (active_sequences() > 0)
+        throw EngineError("sequences are running: prefill runs between batched steps' replies");
+    const std::vector<int32_t> prompt = prompt_tokens(request);
+    if (prompt.empty() || static_cast<int64_t>(prompt.size()) >= model_->n_ctx()) return 0;
+    // The context generate() would pick for it, from what a prompt
+    // evaluation wrote there (as generate() keeps it).
+    const int slot = gen_slot_ = pick_context(prompt, request.reuse_cache);
+    const size_t common = request.reuse_cache ? common_prefix(slot_tokens(slot), prompt) : 0;
+    const size_t keep = std::min(common, prefilled(slot));
+    if (keep == prompt.size()) return 0;
+    std::vector<float> logits(static_cast<size_t>(model_->config().n_vocab));
+    evaluate(prompt, keep, slot, logits.data(), cancel);
+    return static_cast<int>(slot_tokens(slot).size() - keep);
+}
+
 void LocalEngine::set_max_sequences(int n) {
     if (n < 1 || n > 64) throw EngineError("the number of sequences must be between 1 and 64");
     if (active_sequences() > 0)

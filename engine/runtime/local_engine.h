@@ -76,6 +76,7 @@ public:
     Tuning tuning() const override;
     TokenMetrics last_metrics() const override;
     MemoryReport memory() const override;
+    int prefill(const GenerateRequest& request, const std::atomic<bool>* cancel = nullptr) override;
     void reset() override;
 
     // For the CLI, tests and calibration (same thread as generate()).

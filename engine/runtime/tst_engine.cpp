@@ -443,6 +443,62 @@ private slots:
         QVERIFY(evicted.evaluated_prompt_tokens > evicted.prompt_tokens / 2);
     }
 
+    // Issue 30: the turn after a reply (a stopped one too) evaluated the
+    // reply again, 413 of 451 tokens in the CLI. A chat front end prefills
+    // the conversation with the reply while the user writes; the next turn
+    // then evaluates only its own message, and every reply is the one a
+    // fresh context gives.
+    void aPrefilledConversationEvaluatesOnlyTheNewMessage() {
+        if (!have_model())
+            QSKIP("POWERINFER_MODEL is not set: export it to the default model's path");
+        const std::vector<std::string> users = {"Tell me about the moon.", "And the sun?",
+                                                "Which is bigger?"};
+        const auto request = [](const std::vector<ChatMessage>& history) {
+            GenerateRequest r;
+            r.messages = history;
+            r.max_tokens = 40;
+            r.sampling.temperature = 0;
+            return r;
+        };
+        std::vector<ChatMessage> history = {{"system", "You are a helpful assistant."}};
+        std::vector<std::string> replies;
+        engine_->reset();
+        int prefilled = 0;  // the prompt tokens of the conversation with its last reply
+        for (size_t t = 0; t < users.size(); ++t) {
+            history.push_back({"user", users[t]});
+            const auto r = engine_->generate(request(history), nullptr);
+            // Only this message (and the few tokens where the prefilled
+            // prompt's generation prompt differs from it): before, the
+            // reply's 16-40 tokens as well.
+            if (t > 0)
+                QVERIFY2(r.evaluated_prompt_tokens <= r.prompt_tokens - prefilled + 8,
+                         qPrintable(QString("turn %1: %2 of %3 evaluated, %4 were prefilled")
+                                        .arg(t + 1)
+                                        .arg(r.evaluated_prompt_tokens)
+                                        .arg(r.prompt_tokens)
+                                        .arg(prefilled)));
+            QVERIFY(r.generated_tokens >= 16);
+            history.push_back({"assistant", r.text});
+            replies.push_back(r.text);
+            // A cancelled prefill evaluates nothing; a second one nothing more.
+            const std::atomic<bool> cancelled{true};
+            QCOMPARE(engine_->prefill(request(history), &cancelled), 0);
+            QVERIFY(engine_->prefill(request(history)) > r.generated_tokens / 2);
+            QCOMPARE(engine_->prefill(request(history)), 0);
+            prefilled = engine_->count_prompt_tokens(request(history));
+        }
+        // A fresh context every turn gives the same replies.
+        std::vector<ChatMessage> fresh = {{"system", "You are a helpful assistant."}};
+        for (size_t t = 0; t < users.size(); ++t) {
+            engine_->reset();
+            fresh.push_back({"user", users[t]});
+            GenerateRequest r = request(fresh);
+            r.reuse_cache = false;
+            fresh.push_back({"assistant", engine_->generate(r, nullptr).text});
+            QCOMPARE(fresh.back().content, replies[t]);
+        }
+    }
+
     void aTurnEncodesItsPromptOnce() {
         if (!have_model())
             QSKIP("POWERINFER_MODEL is not set: export it to the default model's path");

@@ -279,6 +279,22 @@ public:
                                     const std::function<void(const TokenEvent&)>& on_token,
                                     const std::atomic<bool>* cancel = nullptr) = 0;
 
+    // Evaluates the request's prompt into its conversation's context and
+    // generates nothing, so that a next request whose prompt starts with it
+    // (the next turn of a chat) evaluates only what is new. A reply's own
+    // decoded keys and values are never reused (they differ in their last
+    // bits from a prompt evaluation's, and a reply must be the one a fresh
+    // context gives), so a chat front end calls this with the conversation
+    // including the last reply while the user writes the next message.
+    // Stops between chunks when cancel becomes true, keeping what it
+    // evaluated. Returns the number of tokens evaluated. Same thread as
+    // generate(); a prompt that does not fit the context evaluates nothing.
+    virtual int prefill(const GenerateRequest& request, const std::atomic<bool>* cancel = nullptr) {
+        (void)request;
+        (void)cancel;
+        return 0;
+    }
+
     // Why generate() would refuse this request before generating ("" if it
     // would not): an unsupported structured-output schema, for one. Cheap
     // and safe to call from any thread while another generates.
