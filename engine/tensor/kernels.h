@@ -77,6 +77,9 @@ struct TypeKernels {
     // Set where this level's Q8_0 dot forms give this type's dot bits on the
     // rewritten blocks (Q4_0, Q5_0 on the x86 levels; null elsewhere).
     ToQ8Fn to_q8_0;
+    // The tile over those rewritten blocks where the level has one for
+    // their narrower range (null: Q8_0's dot_tile).
+    DotTileFn dot_tile_q8;
 };
 
 // Activation formats, indexed separately from the weight types.

@@ -158,6 +158,7 @@ void product_q(ThreadPool& pool, const WeightView& w, const uint8_t* xq, size_t 
     const size_t q8_row_bytes =
         as_q8 ? *ggml_row_bytes(GgmlType::Q8_0, static_cast<uint64_t>(w.cols)) : 0;
     const kernels::TypeKernels& kk = as_q8 ? kq8 : k;
+    const kernels::DotTileFn tile = as_q8 && k.dot_tile_q8 ? k.dot_tile_q8 : kk.dot_tile;
     const size_t rb = as_q8 ? q8_row_bytes : w.row_bytes;
     // Each worker owns a contiguous range of rows (outputs), cut into slices
     // that stay in L2 while every token tile passes over them; the kernel
@@ -184,7 +185,7 @@ void product_q(ThreadPool& pool, const WeightView& w, const uint8_t* xq, size_t 
                     const int64_t rest = count % kTileTokens;
                     const int64_t tiled = tail_tiles && rest >= 2 ? count : count - rest;
                     if (tiled > 0)
-                        kk.dot_tile(w.cols, wr, rb, r1 - r0, xq + static_cast<size_t>(t0) * stride,
+                        tile(w.cols, wr, rb, r1 - r0, xq + static_cast<size_t>(t0) * stride,
                                     stride, tiled, Y + static_cast<size_t>(t0) * y_stride + r0,
                                     y_stride);
                     for (int64_t t = t0 + tiled; t < t0 + count; ++t)

@@ -62,6 +62,7 @@ KernelTable merge(const KernelTable& base, const KernelTable* over) {
             t.types[i].dot_tile = o.dot_tile;
             t.types[i].dot_panel = o.dot_panel;
             t.types[i].to_q8_0 = o.to_q8_0;
+            t.types[i].dot_tile_q8 = o.dot_tile_q8;
         }
         if (o.axpy) t.types[i].axpy = o.axpy;
     }

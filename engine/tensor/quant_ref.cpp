@@ -424,7 +424,8 @@ constexpr TypeKernels block_kernels() {
             dot_gather_loop<Dot>,
             dot_tile_loop<Dot>,
             nullptr,   // no panel form: models keep the row layout
-            nullptr};  // no Q8_0 rewrite: the scalar dots' float steps differ per type
+            nullptr,   // no Q8_0 rewrite: the scalar dots' float steps differ per type
+            nullptr};
 }
 
 void gm_h2f_row(const uint16_t* src, float* dst, int64_t n) {
@@ -474,16 +475,17 @@ KernelTable make_scalar_table() {
     t.name = "scalar";
     t.types[kF32] = {
         dequantize_f32,         dot_f32, axpy_f32, dot_rows_loop<dot_f32>, dot_gather_loop<dot_f32>,
-        dot_tile_loop<dot_f32>, nullptr,  nullptr};
+        dot_tile_loop<dot_f32>, nullptr,  nullptr, nullptr};
     t.types[kF16] = {
         dequantize_f16,         dot_f16, axpy_f16, dot_rows_loop<dot_f16>, dot_gather_loop<dot_f16>,
-        dot_tile_loop<dot_f16>, nullptr,  nullptr};
+        dot_tile_loop<dot_f16>, nullptr,  nullptr, nullptr};
     t.types[kBF16] = {dequantize_bf16,
                       dot_bf16,
                       axpy_bf16,
                       dot_rows_loop<dot_bf16>,
                       dot_gather_loop<dot_bf16>,
                       dot_tile_loop<dot_bf16>,
+                      nullptr,
                       nullptr,
                       nullptr};
     t.types[kQ4_0] = block_kernels<dequantize_q4_0, dot_q4_0, BlockQ4_0, kQK>();
