@@ -1,0 +1,228 @@
+// Qwen3.5 (qwen35_graph.cpp) against llama.cpp: the tiny random-weight
+// qwen35 (and qwen35moe) models of tests/fixtures/qwen35_greedy.json are
+// regenerated with our writer (the same bytes as the fixture's, checked by
+// hash), run with llama.cpp's micro-batches of 4, and their greedy tokens and
+// top-5 logits must equal llama.cpp's bit for bit at every SIMD level. Also:
+// the recurrent state per sequence slot (a rewound prefix, a context shift
+// and batched rows give the bits of a fresh run), and the refusals.
+#include <QFile>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QTemporaryDir>
+#include <QtTest>
+#include <cstring>
+#include <fstream>
+#include <iterator>
+
+#include "backend/compute.h"
+#include "calibrate/synth_model.h"
+#include "common/error.h"
+#include "gguf/gguf.h"
+#include "model/layer_plan.h"
+#include "model/model.h"
+#include "tensor/quant.h"
+
+using namespace powerinfer;
+
+namespace {
+
+QJsonObject fixture() {
+    QFile f(QStringLiteral(POWERINFER_SOURCE_DIR "/tests/fixtures/qwen35_greedy.json"));
+    if (!f.open(QIODevice::ReadOnly)) return {};
+    return QJsonDocument::fromJson(f.readAll()).object();
+}
+
+std::string fnv1a64(const std::filesystem::path& path) {
+    std::ifstream in(path, std::ios::binary);
+    const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    uint64_t h = 0xCBF29CE484222325ull;
+    for (unsigned char b : bytes) {
+        h ^= b;
+        h *= 0x100000001B3ull;
+    }
+    char buf[17];
+    std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(h));
+    return buf;
+}
+
+int32_t argmax(const std::vector<float>& l) {
+    return static_cast<int32_t>(std::max_element(l.begin(), l.end()) - l.begin());
+}
+
+bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
+    return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
+}
+
+}  // namespace
+
+class TestQwen35 : public QObject {
+    Q_OBJECT
+
+    QTemporaryDir dir_;
+    std::unique_ptr<tensor::ThreadPool> pool_;
+
+    std::filesystem::path write(const std::string& preset) {
+        const auto path = std::filesystem::path(dir_.path().toStdString()) / (preset + ".gguf");
+        if (!std::filesystem::exists(path))
+            calibrate::write_synthetic_moe_model(path, calibrate::synth_moe_preset(preset));
+        return path;
+    }
+    std::shared_ptr<const gguf::GgufFile> open(const std::string& preset) {
+        return std::shared_ptr<const gguf::GgufFile>(gguf::GgufFile::open(write(preset)));
+    }
+
+private slots:
+    void initTestCase() {
+        QVERIFY(dir_.isValid());
+        pool_ = std::make_unique<tensor::ThreadPool>(2);
+    }
+
+    // llama.cpp's keys: the Gated DeltaNet sizes, every
+    // full_attention_interval-th layer attending.
+    void config() {
+        const auto c = model::ModelConfig::from_gguf(*open("tiny-qwen35"));
+        QCOMPARE(c.arch, std::string("qwen35"));
+        QVERIFY(c.family == model::Family::Qwen35);
+        QVERIFY(!c.moe());
+        QCOMPARE(c.delta_net.conv_kernel, int64_t(4));
+        QCOMPARE(c.delta_net.head_dim, int64_t(64));
+        QCOMPARE(c.delta_net.n_k_heads, int64_t(2));
+        QCOMPARE(c.delta_net.n_v_heads, int64_t(4));
+        QCOMPARE(c.n_rot, int64_t(16));
+        for (int il = 0; il < 4; ++il) QCOMPARE(c.recurrent(il), il % 2 == 0);
+    }
+
+    void greedyMatchesLlamaCpp_data() {
+        QTest::addColumn<QString>("level");
+        for (const auto& l : tensor::available_simd_levels())
+            if (l != "scalar") QTest::newRow(l.c_str()) << QString::fromStdString(l);
+    }
+    void greedyMatchesLlamaCpp() {
+        QFETCH(QString, level);
+        const QJsonObject root = fixture();
+        QVERIFY2(!root.isEmpty(), "tests/fixtures/qwen35_greedy.json is missing");
+        const std::string before = tensor::simd_level();
+        QVERIFY(tensor::force_simd_level(level.toStdString()));
+        for (const auto& mv : root["models"].toArray()) {
+            const QJsonObject mo = mv.toObject();
+            const std::string preset = mo["preset"].toString().toStdString();
+            const auto path = write(preset);
+            QCOMPARE(static_cast<qint64>(std::filesystem::file_size(path)),
+                     static_cast<qint64>(mo["file_bytes"].toInteger()));
+            QVERIFY2(fnv1a64(path) == mo["fnv1a64"].toString().toStdString(),
+                     "the regenerated model is not the file the fixture was made from: "
+                     "rerun tests/reference/make_qwen35_fixtures.py");
+            auto file = std::shared_ptr<const gguf::GgufFile>(gguf::GgufFile::open(path));
+            model::Model m(file, *pool_, 2048, 4);  // llama.cpp's micro-batches of 4
+            const int64_t V = m.config().n_vocab;
+            int compared = 0, bit_equal = 0, steps = 0, agree = 0;
+            double worst = 0;
+            std::vector<float> logits(static_cast<size_t>(V));
+            for (const auto& cv : mo["cases"].toArray()) {
+                const QJsonObject c = cv.toObject();
+                std::vector<int32_t> prompt;
+                for (const auto& t : c["prompt_ids"].toArray()) prompt.push_back(t.toInt());
+                const QJsonArray gen = c["generated_ids"].toArray();
+                const QJsonArray top5 = c["top5"].toArray();
+                m.forward(prompt.data(), int64_t(prompt.size()), 0, 1, logits.data());
+                int64_t pos = int64_t(prompt.size());
+                for (int s = 0; s < gen.size(); ++s) {
+                    for (const auto& pv : top5[s].toArray()) {
+                        const QJsonArray pair = pv.toArray();
+                        const float want = static_cast<float>(pair[1].toDouble());
+                        const float got = logits[static_cast<size_t>(pair[0].toInt())];
+                        ++compared;
+                        worst = std::max(worst, std::fabs(double(got) - want) /
+                                                    std::max(1e-6, std::fabs(double(want))));
+                        if (got == want) {
+                            ++bit_equal;
+                        } else if (compared - bit_equal <= 3) {
+                            qWarning("%s prompt %d step %d id %d: ours %.9g, llama.cpp %.9g",
+                                     preset.c_str(), int(prompt.size()), s, pair[0].toInt(), got,
+                                     want);
+                        }
+                    }
+                    ++steps;
+                    const int32_t want = gen[s].toInt();
+                    agree += argmax(logits) == want;
+                    m.forward(&want, 1, pos++, 1, logits.data());  // teacher-forced
+                }
+            }
+            qInfo(
+                "%s (%s): %d/%d greedy steps, %d/%d top-5 logits bit-identical (worst relative "
+                "difference %.3g)",
+                preset.c_str(), level.toUtf8().constData(), agree, steps, bit_equal, compared,
+                worst);
+            QCOMPARE(agree, steps);
+            QCOMPARE(bit_equal, compared);
+        }
+        QVERIFY(tensor::force_simd_level(before));
+    }
+
+    // A recurrent state cannot be rewound: a forward() before the slot's
+    // last position (a reused prefix, a context shift) re-evaluates the kept
+    // tokens, with the bits of a fresh run.
+    void rewoundPrefixEqualsFreshRun() {
+        auto file = open("tiny-qwen35");
+        model::Model m(file, *pool_, 256, 4);
+        const int64_t V = m.config().n_vocab;
+        const std::vector<int32_t> a{1, 40, 41, 42, 43, 44, 45, 46, 47};
+        const std::vector<int32_t> b{1, 40, 41, 42, 43, 300, 301, 302};
+        std::vector<float> fresh(static_cast<size_t>(V)), got(fresh.size());
+        m.forward(b.data(), int64_t(b.size()), 0, 1, fresh.data());
+        m.forward(a.data(), int64_t(a.size()), 0, 1, got.data());
+        m.forward(b.data() + 5, 3, 5, 1, got.data());  // shares 5 tokens with a
+        QVERIFY(same_bits(got, fresh));
+        // Continuing where it stopped needs no rewind, and beyond is refused.
+        const int32_t next = 7;
+        m.forward(&next, 1, 8, 1, got.data());
+        QVERIFY_THROWS_EXCEPTION(EngineError, m.forward(&next, 1, 20, 1, got.data()));
+    }
+
+    // Sequence slots hold their own recurrent state: a batched step gives
+    // each row the bits it gets alone.
+    void sequenceSlotsEqualAlone() {
+        auto file = open("tiny-qwen35");
+        model::Model alone(file, *pool_, 256, 4);
+        model::Model batched(file, *pool_, 256, 4);
+        batched.set_sequence_slots(2);
+        const int64_t V = alone.config().n_vocab;
+        const std::vector<int32_t> p0{1, 10, 20, 30, 40, 50}, p1{1, 99, 98};
+        std::vector<float> want0(static_cast<size_t>(V)), want1(want0.size());
+        std::vector<float> l(want0.size()), rows(2 * want0.size());
+        alone.forward(p0.data(), 6, 0, 1, want0.data());
+        const int32_t t0 = 5, t1 = 6;
+        alone.forward(&t0, 1, 6, 1, want0.data());
+        alone.forward(p1.data(), 3, 0, 1, want1.data());
+        alone.forward(&t1, 1, 3, 1, want1.data());
+        batched.forward(p0.data(), 6, 0, 1, l.data(), 0);
+        batched.forward(p1.data(), 3, 0, 1, l.data(), 1);
+        const int32_t toks[2] = {t0, t1};
+        const int seq[2] = {0, 1};
+        const int64_t pos[2] = {6, 3};
+        batched.forward_sequences(toks, seq, pos, 2, rows.data());
+        QVERIFY(std::memcmp(rows.data(), want0.data(), size_t(V) * sizeof(float)) == 0);
+        QVERIFY(std::memcmp(rows.data() + V, want1.data(), size_t(V) * sizeof(float)) == 0);
+    }
+
+    // A device backend has no delta-rule kernels: the plan stays on the CPU
+    // and says why.
+    void deviceRefusedWithReason() {
+        auto file = open("tiny-qwen35");
+        model::Model m(file, *pool_, 128, 4);
+        auto device = backend::make_cpu_device({});
+        auto stand_in = backend::make_budgeted_cpu_compute(*pool_, *device);
+        const std::string why = m.unsupported_on(*stand_in, model::OffloadParts::Attention);
+        QVERIFY2(why.find("Gated DeltaNet") != std::string::npos, why.c_str());
+        model::LayerPlan lp;
+        lp.n_gpu_layers = 4;
+        const std::string note =
+            m.set_plan(model::graph_plan(lp, model::OffloadParts::Attention), stand_in.get());
+        QVERIFY2(note.find("Gated DeltaNet") != std::string::npos, note.c_str());
+        QVERIFY(!m.plan().any_device());
+    }
+};
+
+QTEST_GUILESS_MAIN(TestQwen35)
+#include "tst_qwen35.moc"
