@@ -53,16 +53,16 @@ void read_experts(const gguf::GgufFile& f, ModelConfig& c) {
                                 exp_ff > 0 ? exp_ff : c.n_ff / c.n_expert_used, int64_t(1) << 20)
                      : c.n_ff;
     const int64_t shexp = f.get_int(p + "expert_shared_feed_forward_length").value_or(0);
-    if (c.arch == "qwen2moe" || (c.arch == "qwen35moe" && shexp > 0)) {
+    if (c.arch == "qwen2moe" || c.arch == "qwen35moe") {
         // Its shared expert (n_ff wide unless the file says), and llama.cpp
-        // does not renormalise its routed weights.
+        // does not renormalise qwen2moe's routed weights (qwen35moe's it does).
         c.n_ff_shexp = positive(f, p + "expert_shared_feed_forward_length",
                                 shexp > 0 ? shexp : c.n_ff, int64_t(1) << 20);
         c.expert_weights_norm = c.arch == "qwen35moe";
     } else if (f.get_int(p + "expert_shared_count").value_or(0) > 0 || shexp > 0) {
         throw EngineError(
-            "shared experts are supported for qwen2moe only: use a qwen2moe, qwen3moe or "
-            "Mixtral-style model");
+            "shared experts are supported for qwen2moe and qwen35moe only: use a qwen2moe, "
+            "qwen3moe, qwen35moe or Mixtral-style model");
     }
     c.expert_weights_scale =
         static_cast<float>(f.get_float(p + "expert_weights_scale").value_or(0.0));

@@ -75,6 +75,9 @@ struct ModelConfig {
     // its output scaled by sigmoid(ffn_gate_inp_shexp . x); no renormalisation.
     int64_t n_ff_shexp = 0;
     bool expert_weights_norm = true;
+    // qwen35moe gates its shared expert by sigmoid(l); qwen2moe by
+    // silu(l) / l (the same function, rounded as its graph computes it).
+    bool shared_gate_sigmoid = false;
     float expert_weights_scale = 0.0f;
     bool moe() const { return n_expert > 0; }
 

@@ -126,6 +126,7 @@ void read_qwen35_config(const gguf::GgufFile& f, ModelConfig& c) {
                           " value heads over " + std::to_string(d.n_k_heads) +
                           " key heads, inner_size " + std::to_string(inner) + " for heads of " +
                           std::to_string(d.head_dim) + "): the file is corrupt");
+    c.shared_gate_sigmoid = c.arch == "qwen35moe";
     if (c.head_dim != c.head_dim_v)
         throw EngineError(where(f) + "qwen35 attention needs key_length = value_length");
 

@@ -72,6 +72,30 @@ class TestQwen35 : public QObject {
         return std::shared_ptr<const gguf::GgufFile>(gguf::GgufFile::open(write(preset)));
     }
 
+    // A copy of the preset's file with `key` set to `value` (none: dropped)
+    // and tensor `drop` left out; the error loading it gives ("" if none).
+    std::string load_error(const std::string& preset, const std::string& key,
+                           const gguf::Value* value, const std::string& drop = {}) {
+        const auto src = open(preset);
+        gguf::GgufWriter w;
+        for (const auto& [k, v] : src->metadata())
+            if (k != key && k != "general.alignment") w.set(k, v);
+        if (value) w.set(key, *value);
+        for (const auto& t : src->tensors())
+            if (t.name != drop)
+                w.add_tensor(t.name, t.type, t.shape,
+                             std::vector<uint8_t>(t.data, t.data + t.n_bytes));
+        const auto path = std::filesystem::path(dir_.path().toStdString()) / "variant.gguf";
+        w.write(path);
+        try {
+            auto file = std::shared_ptr<const gguf::GgufFile>(gguf::GgufFile::open(path));
+            model::Model m(file, *pool_, 64, 4);
+        } catch (const EngineError& e) {
+            return e.what();
+        }
+        return {};
+    }
+
 private slots:
     void initTestCase() {
         QVERIFY(dir_.isValid());
@@ -91,6 +115,42 @@ private slots:
         QCOMPARE(c.delta_net.n_v_heads, int64_t(4));
         QCOMPARE(c.n_rot, int64_t(16));
         for (int il = 0; il < 4; ++il) QCOMPARE(c.recurrent(il), il % 2 == 0);
+        const auto moe = model::ModelConfig::from_gguf(*open("tiny-qwen35moe"));
+        QVERIFY(moe.family == model::Family::Qwen35 && moe.moe());
+        QCOMPARE(moe.n_expert, int64_t(8));
+        QCOMPARE(moe.n_ff_shexp, int64_t(256));
+        QVERIFY(moe.expert_weights_norm && moe.shared_gate_sigmoid);
+    }
+
+    // Bad files are refused with a message naming what is wrong, never an
+    // abort: a missing tensor, a missing or inconsistent key, a layout
+    // beyond text M-RoPE. Without full_attention_interval every 4th layer
+    // attends (llama.cpp's default), and attention.recurrent_layers wins.
+    void refusals() {
+        QVERIFY(load_error("tiny-qwen35", "", nullptr).empty());
+        const std::string missing =
+            load_error("tiny-qwen35", "", nullptr, "blk.2.ssm_conv1d.weight");
+        QVERIFY2(missing.find("blk.2.ssm_conv1d.weight") != std::string::npos, missing.c_str());
+        const std::string no_key = load_error("tiny-qwen35", "qwen35.ssm.state_size", nullptr);
+        QVERIFY2(no_key.find("ssm.state_size") != std::string::npos, no_key.c_str());
+        const gguf::Value three = gguf::Value::u32(3);
+        const std::string groups = load_error("tiny-qwen35", "qwen35.ssm.group_count", &three);
+        QVERIFY2(groups.find("Gated DeltaNet") != std::string::npos, groups.c_str());
+        const gguf::Value vision = gguf::Value::array(
+            gguf::ValueType::INT32,
+            {gguf::Value::i32(2), gguf::Value::i32(2), gguf::Value::i32(2), gguf::Value::i32(2)});
+        const std::string mrope =
+            load_error("tiny-qwen35", "qwen35.rope.dimension_sections", &vision);
+        QVERIFY2(mrope.find("vision") != std::string::npos, mrope.c_str());
+        // Layers 0-2 recurrent by default: layer 1 has no attn_q, so it fails on the
+        // Gated DeltaNet tensors it lacks.
+        const std::string interval =
+            load_error("tiny-qwen35", "qwen35.full_attention_interval", nullptr);
+        QVERIFY2(interval.find("blk.1.attn_qkv.weight") != std::string::npos, interval.c_str());
+        const gguf::Value flags = gguf::Value::array(
+            gguf::ValueType::INT32,
+            {gguf::Value::i32(1), gguf::Value::i32(0), gguf::Value::i32(1), gguf::Value::i32(0)});
+        QVERIFY(load_error("tiny-qwen35", "qwen35.attention.recurrent_layers", &flags).empty());
     }
 
     void greedyMatchesLlamaCpp_data() {

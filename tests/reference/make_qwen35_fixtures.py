@@ -20,7 +20,8 @@ The file has the layout of moe_greedy.json (make_moe_fixtures.py): per model
 the preset, the file's size and FNV-1a 64 hash, its metadata, and per prompt
 (BOS plus seeded random ids, lengths 1 to 13 so that prefill crosses
 micro-batch boundaries) the greedy continuation of 16 tokens with the top-5
-logits of every step.
+logits of every step; and what powerinfer-cli must print for a text prompt
+("cli": the prompt's ids, the greedy continuation and its bytes).
 """
 
 import argparse
@@ -35,6 +36,29 @@ import make_moe_fixtures as mm  # noqa: E402
 PRESETS = ["tiny-qwen35", "tiny-qwen35moe"]
 
 
+CLI_PROMPT = "Hello world"
+
+
+def cli_case(path):
+    """What `powerinfer-cli -m FILE -p CLI_PROMPT -n 16 --temp 0` must print: the
+    prompt tokenized as llama.cpp does (BOS, no special tokens), its greedy
+    continuation, detokenized (the bytes in hex: random weights make invalid UTF-8)."""
+    import numpy as np
+
+    llm = mm.mg.load_model(path)
+    ids = llm.tokenize(CLI_PROMPT.encode(), add_bos=True, special=False)
+    llm.reset()
+    llm.eval(ids)
+    out = []
+    for _ in range(mm.STEPS):
+        tok = int(np.argmax(np.asarray(llm.scores[llm.n_tokens - 1], dtype=np.float32)))
+        out.append(tok)
+        llm.eval([tok])
+    text = llm.detokenize(out)
+    del llm
+    return {"prompt": CLI_PROMPT, "prompt_ids": ids, "generated_ids": out, "generated_hex": text.hex()}
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--bench-moe", default=str(mf.REPO / "build/bench/bench_moe"))
@@ -45,7 +69,11 @@ def main():
     import llama_cpp
 
     with tempfile.TemporaryDirectory() as workdir:
-        models = [mm.make_model(p, args.bench_moe, workdir) for p in args.presets.split(",")]
+        models = []
+        for preset in args.presets.split(","):
+            model = mm.make_model(preset, args.bench_moe, workdir)
+            model["cli"] = cli_case(Path(workdir) / f"{preset}.gguf")
+            models.append(model)
     meta = {
         "script": "tests/reference/make_qwen35_fixtures.py",
         "llama_cpp_python": llama_cpp.__version__,
