@@ -298,71 +298,74 @@ void Model::delta_net_block(int il, backend::Compute& be, Scratch& s, int64_t n)
     const DeltaNetConfig& d = c.delta_net;
     const int64_t E = c.n_embd, D = d.head_dim, HV = d.n_v_heads, HK = d.n_k_heads;
     const int64_t C = d.conv_dim(), VD = d.value_dim(), K = d.conv_kernel;
-    q35_scratch_.resize(static_cast<size_t>(n * (C + 2 * VD + 2 * HV) + C + D));
-    float* qkv = q35_scratch_.data();
+    const auto workers = static_cast<int64_t>(pool_.size());
+    q35_scratch_.resize(static_cast<size_t>(n * (C + 2 * VD + 2 * HV) + workers * D));
+    float* qkv = q35_scratch_.data();  // then, in place, the convolved q|k|v
     float* z = qkv + n * C;
     float* beta = z + n * VD;
     float* alpha = beta + n * HV;
     float* out = alpha + n * HV;
-    float* conv = out + n * VD;
-    float* delta = conv + C;
+    float* deltas = out + n * VD;  // [worker][D]
 
     be.rms_norm(s.x, L.attn_norm, s.xn, n, E, c.rms_eps);
     const tensor::WeightView ws[4] = {L.ssm_qkv, L.ssm_z, L.ssm_beta, L.ssm_alpha};
     float* const ys[4] = {qkv, z, beta, alpha};
     be.matmul(ws, s.xn, n, ys);
 
-    const float q_scale = 1.0f / std::sqrt(static_cast<float>(D));
-    for (int64_t r = 0; r < n; ++r) {
+    auto state_of = [&](int64_t r) {
         const int slot = rows_ ? rows_->seq_slots[r] : slot_;
-        float* state = recurrent_state_[static_cast<size_t>(slot)] +
-                       recurrent_offset_[static_cast<size_t>(il)];
-        float* conv_state = state;  // [C][K - 1], oldest input first
-        float* S = state + d.conv_floats();
-        // The causal convolution (ggml_ssm_conv: taps in order, FMA'd), then
-        // the state keeps the newest K - 1 inputs.
-        const float* x = qkv + r * C;
+        return recurrent_state_[static_cast<size_t>(slot)] +
+               recurrent_offset_[static_cast<size_t>(il)];
+    };
+    // Each row in order: the causal convolution (ggml_ssm_conv: taps in
+    // order, FMA'd; the state keeps the newest K - 1 inputs of each
+    // channel), silu, and the l2-normed q and k heads.
+    for (int64_t r = 0; r < n; ++r) {
+        float* x = qkv + r * C;
+        float* conv_state = state_of(r);  // [C][K - 1], oldest input first
         for (int64_t ch = 0; ch < C; ++ch) {
             float* hist = conv_state + ch * (K - 1);
             const float* w = L.ssm_conv + ch * K;
             float sum = 0.0f;
             for (int64_t t = 0; t < K - 1; ++t) sum = std::fma(hist[t], w[t], sum);
             sum = std::fma(x[ch], w[K - 1], sum);
-            conv[ch] = sum;
             for (int64_t t = 0; t + 1 < K - 1; ++t) hist[t] = hist[t + 1];
             hist[K - 2] = x[ch];
+            x[ch] = sum;
         }
-        silu_row(conv, C);
-        float* q = conv;
-        float* k = conv + d.key_dim();
-        const float* v = conv + 2 * d.key_dim();
-        for (int64_t h = 0; h < HK; ++h) {
-            l2_norm(q + h * D, D, c.rms_eps);
-            l2_norm(k + h * D, D, c.rms_eps);
-        }
-        for (int64_t h = 0; h < HV; ++h) {
-            const float b = sigmoid(beta[r * HV + h]);
-            const float g = softplus(alpha[r * HV + h] + L.ssm_dt[h]) * L.ssm_a[h];
-            const float* qh = q + (h % HK) * D;
-            const float* kh = k + (h % HK) * D;
-            const float* vh = v + h * D;
-            // M[j][i] = S[i][j] (ggml's transposed layout: rows contiguous).
-            float* M = S + h * D * D;
-            const float decay = std::exp(g);
-            for (int64_t i = 0; i < D * D; ++i) M[i] *= decay;
-            for (int64_t j = 0; j < D; ++j) delta[j] = (vh[j] - dot_f32(M + j * D, kh, D)) * b;
-            for (int64_t j = 0; j < D; ++j)
-                for (int64_t i = 0; i < D; ++i)
-                    M[j * D + i] = std::fma(kh[i], delta[j], M[j * D + i]);
-            float* o = out + r * VD + h * D;
-            for (int64_t j = 0; j < D; ++j) o[j] = dot_f32(M + j * D, qh, D) * q_scale;
-            // The gated norm: rms_norm(o) * ssm_norm * silu(z).
-            float* zh = z + r * VD + h * D;
-            silu_row(zh, D);
-            tensor::rms_norm(o, L.ssm_norm, o, D, c.rms_eps);
-            for (int64_t j = 0; j < D; ++j) o[j] *= zh[j];
-        }
+        silu_row(x, C);
+        for (int64_t h = 0; h < 2 * HK; ++h) l2_norm(x + h * D, D, c.rms_eps);
     }
+    // The delta rule, each value head over the rows in order (the heads are
+    // independent: the same bits on any number of threads), then its gated
+    // norm.
+    const float q_scale = 1.0f / std::sqrt(static_cast<float>(D));
+    pool_.parallel_for(HV, [&](int64_t h0, int64_t h1, int worker) {
+        float* delta = deltas + worker * D;
+        for (int64_t h = h0; h < h1; ++h)
+            for (int64_t r = 0; r < n; ++r) {
+                const float* q = qkv + r * C + (h % HK) * D;
+                const float* k = q + d.key_dim();
+                const float* v = qkv + r * C + 2 * d.key_dim() + h * D;
+                const float b = sigmoid(beta[r * HV + h]);
+                const float g = softplus(alpha[r * HV + h] + L.ssm_dt[h]) * L.ssm_a[h];
+                // M[j][i] = S[i][j] (ggml's transposed layout: rows contiguous).
+                float* M = state_of(r) + d.conv_floats() + h * D * D;
+                const float decay = std::exp(g);
+                for (int64_t i = 0; i < D * D; ++i) M[i] *= decay;
+                for (int64_t j = 0; j < D; ++j) delta[j] = (v[j] - dot_f32(M + j * D, k, D)) * b;
+                for (int64_t j = 0; j < D; ++j)
+                    for (int64_t i = 0; i < D; ++i)
+                        M[j * D + i] = std::fma(k[i], delta[j], M[j * D + i]);
+                float* o = out + r * VD + h * D;
+                for (int64_t j = 0; j < D; ++j) o[j] = dot_f32(M + j * D, q, D) * q_scale;
+                // The gated norm: rms_norm(o) * ssm_norm * silu(z).
+                float* zh = z + r * VD + h * D;
+                silu_row(zh, D);
+                tensor::rms_norm(o, L.ssm_norm, o, D, c.rms_eps);
+                for (int64_t j = 0; j < D; ++j) o[j] *= zh[j];
+            }
+    });
     be.matmul(L.ssm_out, out, n, s.tmp);
     be.add(s.x, s.tmp, n * E);
 }
