@@ -467,6 +467,36 @@ void write_synthetic_moe_model(const std::filesystem::path& path, const SynthMoe
                      {static_cast<uint64_t>(E), static_cast<uint64_t>(spec.n_vocab)},
                      std::move(data));
     }
+    // The router (skewed by zipf_s), the stacked experts and the shared
+    // expert of qwen2moe/qwen35moe.
+    auto expert_ffn = [&](const std::string& b) {
+        std::vector<float> router = floats(E * NE, 0.0f, 1.0f / std::sqrt(static_cast<float>(E)));
+        if (spec.zipf_s > 0) {
+            // Ranks in a random order (Fisher-Yates on the portable generator).
+            std::vector<int64_t> rank(static_cast<size_t>(NE));
+            std::iota(rank.begin(), rank.end(), int64_t{0});
+            for (int64_t i = NE - 1; i > 0; --i)
+                std::swap(rank[static_cast<size_t>(i)],
+                          rank[static_cast<size_t>(rng.next() % static_cast<uint64_t>(i + 1))]);
+            for (int64_t e = 0; e < NE; ++e)
+                router[static_cast<size_t>(e * E)] = static_cast<float>(
+                    -spec.zipf_s * std::log(static_cast<double>(rank[static_cast<size_t>(e)] + 1)) /
+                    carrier);
+        }
+        w.add_tensor(b + "ffn_gate_inp.weight", GgmlType::F32,
+                     {static_cast<uint64_t>(E), static_cast<uint64_t>(NE)}, float_bytes(router));
+        matrix(b + "ffn_gate_exps.weight", spec.expert_type, E, F, NE);
+        matrix(b + "ffn_up_exps.weight", spec.expert_type, E, F, NE);
+        matrix(b + "ffn_down_exps.weight", spec.down_type, F, E, NE);
+        if (qwen2 || q35_moe) {
+            const int64_t FS = spec.n_ff_shexp;
+            w.add_tensor(b + "ffn_gate_inp_shexp.weight", GgmlType::F32, {static_cast<uint64_t>(E)},
+                         float_bytes(floats(E, 0.0f, 1.0f / std::sqrt(static_cast<float>(E)))));
+            matrix(b + "ffn_gate_shexp.weight", spec.expert_type, E, FS);
+            matrix(b + "ffn_up_shexp.weight", spec.expert_type, E, FS);
+            matrix(b + "ffn_down_shexp.weight", spec.down_type, FS, E);
+        }
+    };
     for (int64_t l = 0; q35 && l < spec.n_layer; ++l) {
         const std::string b = "blk." + std::to_string(l) + ".";
         vec(b + "attn_norm.weight", E);
@@ -504,18 +534,7 @@ void write_synthetic_moe_model(const std::filesystem::path& path, const SynthMoe
             matrix(b + "ffn_down.weight", spec.down_type, spec.n_ff, E);
             continue;
         }
-        w.add_tensor(b + "ffn_gate_inp.weight", GgmlType::F32,
-                     {static_cast<uint64_t>(E), static_cast<uint64_t>(NE)},
-                     float_bytes(floats(E * NE, 0.0f, 1.0f / std::sqrt(static_cast<float>(E)))));
-        matrix(b + "ffn_gate_exps.weight", spec.expert_type, E, F, NE);
-        matrix(b + "ffn_up_exps.weight", spec.expert_type, E, F, NE);
-        matrix(b + "ffn_down_exps.weight", spec.down_type, F, E, NE);
-        const int64_t FS = spec.n_ff_shexp;
-        w.add_tensor(b + "ffn_gate_inp_shexp.weight", GgmlType::F32, {static_cast<uint64_t>(E)},
-                     float_bytes(floats(E, 0.0f, 1.0f / std::sqrt(static_cast<float>(E)))));
-        matrix(b + "ffn_gate_shexp.weight", spec.expert_type, E, FS);
-        matrix(b + "ffn_up_shexp.weight", spec.expert_type, E, FS);
-        matrix(b + "ffn_down_shexp.weight", spec.down_type, FS, E);
+        expert_ffn(b);
     }
     for (int64_t l = 0; !q35 && l < spec.n_layer; ++l) {
         const std::string b = "blk." + std::to_string(l) + ".";
@@ -536,32 +555,7 @@ void write_synthetic_moe_model(const std::filesystem::path& path, const SynthMoe
         }
         matrix(b + "attn_output.weight", spec.attn_type, qd, E);
         vec(b + "ffn_norm.weight", E);
-        std::vector<float> router = floats(E * NE, 0.0f, 1.0f / std::sqrt(static_cast<float>(E)));
-        if (spec.zipf_s > 0) {
-            // Ranks in a random order (Fisher-Yates on the portable generator).
-            std::vector<int64_t> rank(static_cast<size_t>(NE));
-            std::iota(rank.begin(), rank.end(), int64_t{0});
-            for (int64_t i = NE - 1; i > 0; --i)
-                std::swap(rank[static_cast<size_t>(i)],
-                          rank[static_cast<size_t>(rng.next() % static_cast<uint64_t>(i + 1))]);
-            for (int64_t e = 0; e < NE; ++e)
-                router[static_cast<size_t>(e * E)] = static_cast<float>(
-                    -spec.zipf_s * std::log(static_cast<double>(rank[static_cast<size_t>(e)] + 1)) /
-                    carrier);
-        }
-        w.add_tensor(b + "ffn_gate_inp.weight", GgmlType::F32,
-                     {static_cast<uint64_t>(E), static_cast<uint64_t>(NE)}, float_bytes(router));
-        matrix(b + "ffn_gate_exps.weight", spec.expert_type, E, F, NE);
-        matrix(b + "ffn_up_exps.weight", spec.expert_type, E, F, NE);
-        matrix(b + "ffn_down_exps.weight", spec.down_type, F, E, NE);
-        if (qwen2) {
-            const int64_t FS = spec.n_ff_shexp;
-            w.add_tensor(b + "ffn_gate_inp_shexp.weight", GgmlType::F32, {static_cast<uint64_t>(E)},
-                         float_bytes(floats(E, 0.0f, 1.0f / std::sqrt(static_cast<float>(E)))));
-            matrix(b + "ffn_gate_shexp.weight", spec.expert_type, E, FS);
-            matrix(b + "ffn_up_shexp.weight", spec.expert_type, E, FS);
-            matrix(b + "ffn_down_shexp.weight", spec.down_type, FS, E);
-        }
+        expert_ffn(b);
     }
     vec("output_norm.weight", E);
     matrix("output.weight", spec.output_type, E, spec.n_vocab);
