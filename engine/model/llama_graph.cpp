@@ -127,7 +127,8 @@ void Model::run_ffn(int il, backend::Compute& be, Scratch& s, int64_t n) {
 }
 
 // logits[n - from][n_vocab] for rows [from, n) of the final residual stream.
-void Model::output_block(backend::Compute& be, Scratch& s, int64_t from, int64_t n, float* logits) {
+void Model::output_block(backend::Compute& be, Scratch& s, int64_t from, int64_t n,
+                         float* logits) {
     const int64_t E = cfg_.n_embd, V = cfg_.n_vocab, n_out = n - from;
     if (be.host_memory()) {
         be.rms_norm(s.x + from * E, output_norm_, s.xn, n_out, E, cfg_.rms_eps);

@@ -90,8 +90,8 @@ Model::Model(std::shared_ptr<const gguf::GgufFile> file, tensor::ThreadPool& poo
 }
 
 Model::~Model() {
-    resize_recurrent_state(0);
     release_sequence_slots(0);
+    resize_recurrent_state(0);
     release_device();
     for (auto& r : resident_)
         if (r.kv) host_->release(r.kv);
@@ -566,6 +566,9 @@ void Model::release_sequence_slots(size_t keep) {
             if (kv) host_->release(kv);
         extra_kv_.pop_back();
     }
+    // The dropped slots' recurrent states go with their caches.
+    if (static_cast<int>(recurrent_state_.size()) > sequence_slots())
+        resize_recurrent_state(sequence_slots());
 }
 
 void Model::set_sequence_slots(int n_slots) {

@@ -89,9 +89,9 @@ struct ModelConfig {
     float embd_scale = 0.0f;  // 0: none
     bool post_norms = false;
     bool gelu_ffn = false;
-    float q_scale = 0.0f;     // 0: the attention scales by 1/sqrt(head_dim)
-    int64_t swa_window = 0;   // 0: every layer attends to the whole context
-    int64_t swa_pattern = 0;  // layers with il % pattern < pattern - 1 slide
+    float q_scale = 0.0f;        // 0: the attention scales by 1/sqrt(head_dim)
+    int64_t swa_window = 0;      // 0: every layer attends to the whole context
+    int64_t swa_pattern = 0;     // layers with il % pattern < pattern - 1 slide
     float rope_freq_base_swa = 10000.0f;
     float rope_freq_scale_swa = 1.0f;
     bool sliding(int64_t il) const {
