@@ -149,9 +149,9 @@ void MoeFfn::run(int layer, const float* x, int64_t n_tokens, float* out) {
 }
 
 // As llama.cpp's qwen2moe graph: the gate logit through the router's
-// product, its sigmoid as silu(l) / l (qwen35moe: ggml_sigmoid), the shared FFN as build_ffn computes
-// it (gate and up, SwiGLU per row, down), scaled, then added to the routed
-// experts' sum.
+// product, its sigmoid as silu(l) / l (qwen35moe: ggml_sigmoid), the shared
+// FFN as build_ffn computes it (gate and up, SwiGLU per row, down), scaled,
+// then added to the routed experts' sum.
 void MoeFfn::add_shared_expert(const MoeWeights& w, const float* x, int64_t n, float* out) {
     const int64_t E = cfg_.n_embd, F = cfg_.n_ff_shexp;
     shared_.resize(static_cast<size_t>(n * (2 * F + E + 1)));

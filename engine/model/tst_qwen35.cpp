@@ -22,6 +22,7 @@
 #include "model/greedy_fixture_test_support.h"
 #include "model/layer_plan.h"
 #include "model/model.h"
+#include "runtime/local_engine.h"
 #include "tensor/quant.h"
 
 using namespace powerinfer;
@@ -218,6 +219,66 @@ private slots:
         batched.forward_sequences(toks, seq, pos, 2, rows.data());
         QVERIFY(std::memcmp(rows.data(), want0.data(), size_t(V) * sizeof(float)) == 0);
         QVERIFY(std::memcmp(rows.data() + V, want1.data(), size_t(V) * sizeof(float)) == 0);
+    }
+
+    // Through the engine, as the server runs it: greedy replies batched
+    // beside neighbours (joining at different steps) equal each reply alone;
+    // a reply past the context length shifts the context (re-evaluating the
+    // kept tokens into the recurrent state) batched as alone; a reused
+    // prompt prefix gives the reply a fresh context gives.
+    void engineBatchingShiftAndReuse() {
+        LoadOptions o;
+        o.model_path = write("tiny-qwen35");
+        o.n_ctx = 64;
+        o.tuning.sparse = false;
+        auto engine = runtime::LocalEngine::load(o);
+        auto request = [](const std::string& prompt, int max_tokens, bool reuse) {
+            GenerateRequest r;
+            r.prompt = prompt;
+            r.max_tokens = max_tokens;
+            r.sampling.temperature = 0;
+            r.reuse_cache = reuse;
+            return r;
+        };
+        const std::vector<GenerateRequest> requests = {request("Hello world", 20, false),
+                                                       request("The quick brown fox", 90, false),
+                                                       request("Once upon a time", 12, false)};
+        std::vector<GenerateResult> alone;
+        for (const auto& r : requests) alone.push_back(engine->generate(r, nullptr));
+        QVERIFY2(alone[1].notice.find("context full") != std::string::npos,
+                 alone[1].notice.c_str());
+
+        engine->set_max_sequences(3);
+        std::map<int, size_t> running;
+        std::vector<GenerateResult> batched(requests.size());
+        size_t next = 0, finished = 0;
+        for (int steps = 0; finished < requests.size(); ++steps) {
+            if (next < requests.size() && (steps % 3 == 0 || engine->active_sequences() == 0))
+                running[engine->start_sequence(requests[next])] = next, ++next;
+            for (const SequenceUpdate& u : engine->step())
+                if (u.finished) {
+                    batched[running.at(u.sequence)] = u.result;
+                    ++finished;
+                }
+            QVERIFY(steps < 1000);
+        }
+        for (size_t i = 0; i < requests.size(); ++i) {
+            QCOMPARE(QString::fromStdString(batched[i].text),
+                     QString::fromStdString(alone[i].text));
+            QCOMPARE(batched[i].generated_tokens, alone[i].generated_tokens);
+            QCOMPARE(QString::fromStdString(batched[i].notice),
+                     QString::fromStdString(alone[i].notice));
+        }
+        engine->set_max_sequences(1);
+
+        // The cache holds "Hello world" and its reply: a prompt sharing its
+        // start reuses it (the state re-evaluated up to the shared prefix).
+        const GenerateResult first = engine->generate(request("Hello world", 8, true), nullptr);
+        const GenerateResult again =
+            engine->generate(request("Hello world" + first.text + " again", 8, true), nullptr);
+        const GenerateResult fresh =
+            engine->generate(request("Hello world" + first.text + " again", 8, false), nullptr);
+        QCOMPARE(QString::fromStdString(again.text), QString::fromStdString(fresh.text));
     }
 
     // A device backend has no delta-rule kernels: the plan stays on the CPU
