@@ -26,6 +26,7 @@
 // lane order, its exp polynomial in silu, libm's expf/logf elsewhere, fused
 // multiply-adds where GCC contracts ggml's scalar loops. CPU only: a device
 // backend is refused by Model::unsupported_on (no kernels for the delta rule).
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <string>
@@ -129,6 +130,13 @@ void read_qwen35_config(const gguf::GgufFile& f, ModelConfig& c) {
     c.shared_gate_sigmoid = c.arch == "qwen35moe";
     if (c.head_dim != c.head_dim_v)
         throw EngineError(where(f) + "qwen35 attention needs key_length = value_length");
+
+    // The multi-token-prediction blocks (nextn_predict_layers) follow the
+    // trunk's in block_count; like llama.cpp's main pass we do not run them.
+    const int64_t nextn = f.get_int(p + "nextn_predict_layers").value_or(0);
+    if (nextn < 0 || nextn >= c.n_layer)
+        throw EngineError(where(f) + "invalid '" + p + "nextn_predict_layers'");
+    c.n_layer -= nextn;
 
     // Which layers are recurrent: the array when the file has one, else
     // every full_attention_interval-th layer (4 by default) attends.

@@ -139,6 +139,12 @@ private slots:
             gguf::ValueType::INT32,
             {gguf::Value::i32(1), gguf::Value::i32(0), gguf::Value::i32(1), gguf::Value::i32(0)});
         QVERIFY(load_error("tiny-qwen35", "qwen35.attention.recurrent_layers", &flags).empty());
+        // A last block for multi-token prediction is not part of the trunk.
+        const gguf::Value one = gguf::Value::u32(1);
+        QVERIFY(load_error("tiny-qwen35", "qwen35.nextn_predict_layers", &one).empty());
+        const auto variant =
+            gguf::GgufFile::open(std::filesystem::path(dir_.path().toStdString()) / "variant.gguf");
+        QCOMPARE(model::ModelConfig::from_gguf(*variant).n_layer, int64_t(3));
     }
 
     void greedyMatchesLlamaCpp_data() {
