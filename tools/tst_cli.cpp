@@ -1,5 +1,6 @@
 // powerinfer-cli end to end: info, bad files, completion, bad flags.
 #include <QFile>
+#include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QProcess>
@@ -11,6 +12,8 @@
 #ifdef Q_OS_UNIX
 #include <signal.h>
 #endif
+
+#include "calibrate/synth_model.h"
 
 namespace {
 
@@ -91,6 +94,34 @@ class TestCli : public QObject {
 
 private slots:
     void initTestCase() { model_ = qEnvironmentVariable("POWERINFER_MODEL"); }
+
+    // The tiny random-weight Qwen3.5 models (qwen35 and qwen35moe, written by
+    // our GGUF writer) complete a text prompt greedily as llama.cpp does:
+    // the bytes of tests/fixtures/qwen35_greedy.json's "cli" case.
+    void tinyQwen35Completion() {
+        QFile f(QStringLiteral(POWERINFER_SOURCE_DIR "/tests/fixtures/qwen35_greedy.json"));
+        QVERIFY(f.open(QIODevice::ReadOnly));
+        const QJsonObject root = QJsonDocument::fromJson(f.readAll()).object();
+        QTemporaryDir dir;
+        QVERIFY(dir.isValid());
+        for (const auto& mv : root["models"].toArray()) {
+            const QJsonObject mo = mv.toObject();
+            const QString preset = mo["preset"].toString();
+            const QJsonObject cli = mo["cli"].toObject();
+            const QString path = dir.filePath(preset + ".gguf");
+            powerinfer::calibrate::write_synthetic_moe_model(
+                path.toStdString(), powerinfer::calibrate::synth_moe_preset(preset.toStdString()));
+            const QString prompt = cli["prompt"].toString();
+            const int n = static_cast<int>(cli["generated_ids"].toArray().size());
+            const Run r = run({"-m", path, "-p", prompt, "-n", QString::number(n), "--temp", "0",
+                               "--threads", "2", "--ctx", "256"});
+            QCOMPARE(r.code, 0);
+            const QByteArray want =
+                prompt.toUtf8() + QByteArray::fromHex(cli["generated_hex"].toString().toLatin1());
+            QCOMPARE(r.out.trimmed(), QString::fromUtf8(want).trimmed());
+            QVERIFY2(r.err.contains("tok/s"), qPrintable(r.err));
+        }
+    }
 
     void versionAndUsage() {
         const Run v = run({"--version"});

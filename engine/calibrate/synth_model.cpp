@@ -308,6 +308,17 @@ SynthMoeSpec synth_moe_preset(const std::string& name) {
         s.embd_type = GgmlType::Q6_K;
         s.output_type = GgmlType::Q4_K;
         s.seed = 20;
+    } else if (name == "tiny-qwen35") {
+        s.arch = "qwen35";
+        s.n_expert = 0;
+        s.n_expert_used = 0;
+        s.n_rot = 16;
+        s.seed = 35;
+    } else if (name == "tiny-qwen35moe") {
+        s.arch = "qwen35moe";
+        s.n_ff_shexp = 256;
+        s.n_rot = 16;
+        s.seed = 36;
     } else if (name == "qwen3-30b-a3b" || name == "qwen3-30b-a3b-q4k") {
         s.n_layer = 4;
         s.n_embd = 2048;
@@ -326,8 +337,8 @@ SynthMoeSpec synth_moe_preset(const std::string& name) {
         if (name == "qwen3-30b-a3b-q4k") s.down_type = GgmlType::Q4_K;
     } else {
         throw EngineError("unknown MoE preset '" + name +
-                          "': use tiny-qwen3moe, tiny-qwen2moe, tiny-mixtral, qwen3-30b-a3b or "
-                          "qwen3-30b-a3b-q4k");
+                          "': use tiny-qwen3moe, tiny-qwen2moe, tiny-mixtral, tiny-qwen35, "
+                          "tiny-qwen35moe, qwen3-30b-a3b or qwen3-30b-a3b-q4k");
     }
     return s;
 }
@@ -336,15 +347,23 @@ void write_synthetic_moe_model(const std::filesystem::path& path, const SynthMoe
     const int64_t E = spec.n_embd, F = spec.expert_width(), NE = spec.n_expert;
     const int64_t hd = spec.head_dim, qd = spec.n_head * hd, kd = spec.n_head_kv * hd;
     const bool qwen2 = spec.arch == "qwen2moe";
-    if (spec.arch != "qwen3moe" && spec.arch != "llama" && !qwen2)
-        throw EngineError("synthetic MoE models are qwen3moe, qwen2moe or llama, not '" +
-                          spec.arch + "'");
+    const bool q35 = spec.qwen35(), q35_moe = spec.arch == "qwen35moe";
+    if (spec.arch != "qwen3moe" && spec.arch != "llama" && !qwen2 && !q35)
+        throw EngineError(
+            "synthetic MoE models are qwen3moe, qwen2moe, qwen35, qwen35moe or llama, not '" +
+            spec.arch + "'");
+    if (q35 && (spec.ssm_conv < 2 || spec.ssm_state <= 0 || spec.ssm_groups <= 0 ||
+                spec.ssm_v_heads % spec.ssm_groups || spec.full_attention_interval <= 0 ||
+                (q35_moe && spec.n_ff_shexp <= 0)))
+        throw EngineError("invalid synthetic qwen35 shape");
     if (qwen2 && (spec.n_ff_shexp <= 0 || qd != E))
         throw EngineError(
             "a synthetic qwen2moe needs a shared expert and n_head * head_dim = n_embd");
     if (spec.n_layer <= 0 || E <= 0 || F <= 0 || hd <= 0 || hd % 2 || spec.n_head <= 0 ||
-        spec.n_head_kv <= 0 || spec.n_head % spec.n_head_kv || NE <= 0 || spec.n_expert_used <= 0 ||
-        spec.n_expert_used > NE || spec.n_vocab < 259)
+        spec.n_head_kv <= 0 || spec.n_head % spec.n_head_kv ||
+        (spec.arch != "qwen35" &&
+         (NE <= 0 || spec.n_expert_used <= 0 || spec.n_expert_used > NE)) ||
+        spec.n_vocab < 259)
         throw EngineError(
             "invalid synthetic MoE shape (positive sizes, even head_dim, head_count a multiple of "
             "head_count_kv, 1 <= expert_used_count <= expert_count, vocab >= 259)");
@@ -370,17 +389,39 @@ void write_synthetic_moe_model(const std::filesystem::path& path, const SynthMoe
     w.set(a + "attention.head_count_kv", u32(spec.n_head_kv));
     w.set(a + "attention.key_length", u32(hd));
     w.set(a + "attention.value_length", u32(hd));
-    w.set(a + "rope.dimension_count", u32(hd));
+    const int64_t n_rot = spec.n_rot > 0 ? spec.n_rot : hd;
+    w.set(a + "rope.dimension_count", u32(n_rot));
     w.set(a + "attention.layer_norm_rms_epsilon", Value::f32(1e-6f));
     w.set(a + "rope.freq_base", Value::f32(1000000.0f));
-    w.set(a + "expert_count", u32(NE));
-    w.set(a + "expert_used_count", u32(spec.n_expert_used));
-    if (spec.arch != "llama") w.set(a + "expert_feed_forward_length", u32(F));
-    if (qwen2) w.set(a + "expert_shared_feed_forward_length", u32(spec.n_ff_shexp));
+    if (spec.arch != "qwen35") {
+        w.set(a + "expert_count", u32(NE));
+        w.set(a + "expert_used_count", u32(spec.n_expert_used));
+    }
+    if (spec.arch != "llama" && spec.arch != "qwen35")
+        w.set(a + "expert_feed_forward_length", u32(F));
+    if (qwen2 || q35_moe) w.set(a + "expert_shared_feed_forward_length", u32(spec.n_ff_shexp));
+    // Qwen3.5's Gated DeltaNet sizes, and its M-RoPE sections (text
+    // positions use the first three, which cover the rotated pairs).
+    const int64_t SK = spec.ssm_state, HK = spec.ssm_groups, HV = spec.ssm_v_heads;
+    const int64_t key_dim = SK * HK, value_dim = SK * HV, conv_dim = 2 * key_dim + value_dim;
+    if (q35) {
+        w.set(a + "ssm.conv_kernel", u32(spec.ssm_conv));
+        w.set(a + "ssm.inner_size", u32(value_dim));
+        w.set(a + "ssm.state_size", u32(SK));
+        w.set(a + "ssm.time_step_rank", u32(HV));
+        w.set(a + "ssm.group_count", u32(HK));
+        w.set(a + "full_attention_interval", u32(spec.full_attention_interval));
+        const int32_t pairs = static_cast<int32_t>(n_rot / 2);
+        const int32_t third = (pairs + 2) / 3;
+        std::vector<Value> sections{Value::i32(third), Value::i32(third),
+                                    Value::i32(pairs - 2 * third), Value::i32(0)};
+        w.set(a + "rope.dimension_sections", Value::array(ValueType::INT32, sections));
+    }
     add_vocab(w, spec.n_vocab);
 
     XorShift rng{spec.seed * 0x9E3779B97F4A7C15ull + 1};
-    const int64_t max_row_blocks = std::max({E, F, qd}) / 32 + 1;
+    // (qwen35's dense FFN rows are n_ff long; the other presets' pools stay as they were.)
+    const int64_t max_row_blocks = std::max({E, F, qd, q35 ? spec.n_ff : 0}) / 32 + 1;
     // Small models need few distinct blocks (and are made in a test).
     const int64_t pool_blocks = E >= 1024 ? int64_t{1} << 16 : int64_t{1} << 11;
     std::map<std::pair<GgmlType, int64_t>, std::unique_ptr<BlockPool>> pools;
@@ -426,25 +467,9 @@ void write_synthetic_moe_model(const std::filesystem::path& path, const SynthMoe
                      {static_cast<uint64_t>(E), static_cast<uint64_t>(spec.n_vocab)},
                      std::move(data));
     }
-    for (int64_t l = 0; l < spec.n_layer; ++l) {
-        const std::string b = "blk." + std::to_string(l) + ".";
-        vec(b + "attn_norm.weight", E);
-        matrix(b + "attn_q.weight", spec.attn_type, E, qd);
-        matrix(b + "attn_k.weight", spec.attn_type, E, kd);
-        matrix(b + "attn_v.weight", spec.attn_type, E, kd);
-        if (qwen2) {
-            for (const auto& [bias, n] : {std::pair<const char*, int64_t>{"attn_q.bias", qd},
-                                          {"attn_k.bias", kd},
-                                          {"attn_v.bias", kd}})
-                w.add_tensor(b + bias, GgmlType::F32, {static_cast<uint64_t>(n)},
-                             float_bytes(floats(n, 0.0f, 0.1f)));
-        }
-        if (spec.arch == "qwen3moe") {
-            vec(b + "attn_q_norm.weight", hd);
-            vec(b + "attn_k_norm.weight", hd);
-        }
-        matrix(b + "attn_output.weight", spec.attn_type, qd, E);
-        vec(b + "ffn_norm.weight", E);
+    // The router (skewed by zipf_s), the stacked experts and the shared
+    // expert of qwen2moe/qwen35moe.
+    auto expert_ffn = [&](const std::string& b) {
         std::vector<float> router = floats(E * NE, 0.0f, 1.0f / std::sqrt(static_cast<float>(E)));
         if (spec.zipf_s > 0) {
             // Ranks in a random order (Fisher-Yates on the portable generator).
@@ -463,7 +488,7 @@ void write_synthetic_moe_model(const std::filesystem::path& path, const SynthMoe
         matrix(b + "ffn_gate_exps.weight", spec.expert_type, E, F, NE);
         matrix(b + "ffn_up_exps.weight", spec.expert_type, E, F, NE);
         matrix(b + "ffn_down_exps.weight", spec.down_type, F, E, NE);
-        if (qwen2) {
+        if (qwen2 || q35_moe) {
             const int64_t FS = spec.n_ff_shexp;
             w.add_tensor(b + "ffn_gate_inp_shexp.weight", GgmlType::F32, {static_cast<uint64_t>(E)},
                          float_bytes(floats(E, 0.0f, 1.0f / std::sqrt(static_cast<float>(E)))));
@@ -471,6 +496,66 @@ void write_synthetic_moe_model(const std::filesystem::path& path, const SynthMoe
             matrix(b + "ffn_up_shexp.weight", spec.expert_type, E, FS);
             matrix(b + "ffn_down_shexp.weight", spec.down_type, FS, E);
         }
+    };
+    for (int64_t l = 0; q35 && l < spec.n_layer; ++l) {
+        const std::string b = "blk." + std::to_string(l) + ".";
+        vec(b + "attn_norm.weight", E);
+        if ((l + 1) % spec.full_attention_interval != 0) {
+            // Gated DeltaNet: q|k|v for the convolution, the output gate z,
+            // the decay (alpha, dt bias, A) and the write strength (beta).
+            matrix(b + "attn_qkv.weight", spec.attn_type, E, conv_dim);
+            matrix(b + "attn_gate.weight", spec.attn_type, E, value_dim);
+            w.add_tensor(b + "ssm_conv1d.weight", GgmlType::F32,
+                         {static_cast<uint64_t>(spec.ssm_conv), static_cast<uint64_t>(conv_dim)},
+                         float_bytes(floats(spec.ssm_conv * conv_dim, 0.0f, 0.5f)));
+            w.add_tensor(b + "ssm_dt.bias", GgmlType::F32, {static_cast<uint64_t>(HV)},
+                         float_bytes(floats(HV, 0.0f, 1.0f)));
+            std::vector<float> a_neg = floats(HV, 0.0f, 0.5f);
+            for (auto& x : a_neg) x = -std::exp(x);  // -exp(A_log), as the converter writes it
+            w.add_tensor(b + "ssm_a", GgmlType::F32, {static_cast<uint64_t>(HV)},
+                         float_bytes(a_neg));
+            matrix(b + "ssm_beta.weight", spec.attn_type, E, HV);
+            matrix(b + "ssm_alpha.weight", spec.attn_type, E, HV);
+            vec(b + "ssm_norm.weight", SK);
+            matrix(b + "ssm_out.weight", spec.attn_type, value_dim, E);
+        } else {
+            // Gated attention: each head's query followed by its gate.
+            matrix(b + "attn_q.weight", spec.attn_type, E, 2 * qd);
+            matrix(b + "attn_k.weight", spec.attn_type, E, kd);
+            matrix(b + "attn_v.weight", spec.attn_type, E, kd);
+            vec(b + "attn_q_norm.weight", hd);
+            vec(b + "attn_k_norm.weight", hd);
+            matrix(b + "attn_output.weight", spec.attn_type, qd, E);
+        }
+        vec(b + "post_attention_norm.weight", E);
+        if (!q35_moe) {
+            matrix(b + "ffn_gate.weight", spec.expert_type, E, spec.n_ff);
+            matrix(b + "ffn_up.weight", spec.expert_type, E, spec.n_ff);
+            matrix(b + "ffn_down.weight", spec.down_type, spec.n_ff, E);
+            continue;
+        }
+        expert_ffn(b);
+    }
+    for (int64_t l = 0; !q35 && l < spec.n_layer; ++l) {
+        const std::string b = "blk." + std::to_string(l) + ".";
+        vec(b + "attn_norm.weight", E);
+        matrix(b + "attn_q.weight", spec.attn_type, E, qd);
+        matrix(b + "attn_k.weight", spec.attn_type, E, kd);
+        matrix(b + "attn_v.weight", spec.attn_type, E, kd);
+        if (qwen2) {
+            for (const auto& [bias, n] : {std::pair<const char*, int64_t>{"attn_q.bias", qd},
+                                          {"attn_k.bias", kd},
+                                          {"attn_v.bias", kd}})
+                w.add_tensor(b + bias, GgmlType::F32, {static_cast<uint64_t>(n)},
+                             float_bytes(floats(n, 0.0f, 0.1f)));
+        }
+        if (spec.arch == "qwen3moe") {
+            vec(b + "attn_q_norm.weight", hd);
+            vec(b + "attn_k_norm.weight", hd);
+        }
+        matrix(b + "attn_output.weight", spec.attn_type, qd, E);
+        vec(b + "ffn_norm.weight", E);
+        expert_ffn(b);
     }
     vec("output_norm.weight", E);
     matrix("output.weight", spec.output_type, E, spec.n_vocab);

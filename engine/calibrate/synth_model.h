@@ -62,7 +62,10 @@ void write_synthetic_model(const std::filesystem::path& path, const SynthSpec& s
 // (ranks in a random order), so expert of rank r is chosen about
 // (r + 1)^-zipf_s as often as the first, give or take the random part.
 struct SynthMoeSpec {
-    // "qwen3moe", "qwen2moe" (shared expert, Q/K/V biases) or "llama" (Mixtral-style).
+    // "qwen3moe", "qwen2moe" (shared expert, Q/K/V biases), "llama" (Mixtral-style),
+    // or "qwen35" / "qwen35moe" (Qwen3.5: Gated DeltaNet layers, every
+    // full_attention_interval-th layer gated full attention; dense SwiGLU FFN
+    // resp. experts with a shared expert of n_ff_shexp).
     std::string arch = "qwen3moe";
     int64_t n_layer = 4;
     int64_t n_embd = 256;
@@ -84,10 +87,21 @@ struct SynthMoeSpec {
     bool random_norms = true;
     double zipf_s = 0.0;
     uint64_t seed = 1;
+    // qwen35/qwen35moe: the short convolution's kernel, the delta rule's
+    // key/value head size (ssm.state_size), key heads (ssm.group_count),
+    // value heads (ssm.time_step_rank), the rotated dimensions (0: head_dim).
+    int64_t ssm_conv = 4, ssm_state = 64, ssm_groups = 2, ssm_v_heads = 4;
+    int64_t full_attention_interval = 2;
+    int64_t n_rot = 0;
+    bool qwen35() const { return arch == "qwen35" || arch == "qwen35moe"; }
     int64_t expert_width() const { return arch == "llama" ? n_ff : n_ff_exp; }
 };
 
 // "tiny-qwen3moe", "tiny-qwen2moe" (with a shared expert of 512),
+// "tiny-qwen35" (4 layers alternating Gated DeltaNet and gated attention,
+// n_embd 256, 4 value / 2 key heads of 64, dense FFN of 512),
+// "tiny-qwen35moe" (the same layers, 8 experts of 256, top-2, a shared
+// expert of 256),
 // "tiny-mixtral" (4 layers, 8 experts, top-2, n_embd 256: the test
 // fixtures), "qwen3-30b-a3b" (Qwen3-30B-A3B's layer shapes: n_embd 2048, 32/4
 // heads of 128, 128 experts of 768, top-8; 4 layers and a 32k vocabulary so

@@ -1,7 +1,7 @@
 // The llama-family layer graph (llama/mistral, qwen2, qwen3), written once
 // over the op-level backend interface (backend/compute.h), and the forward
 // pass every family shares (embedding, layers, output head; Gemma 3's layer
-// is in gemma3_graph.cpp). Each layer's
+// is in gemma3_graph.cpp, Qwen3.5's in qwen35_graph.cpp). Each layer's
 // attention runs on the backend its GraphPlan names (with its KV cache
 // there), its FFN either on that backend (dense) or through the model's host
 // FfnExecutor (dense or sparse); the residual stream crosses between
@@ -34,7 +34,15 @@ void Model::attention_block(int il, backend::Compute& be, Scratch& s, int64_t n,
     if (L.v_bias) be.add_bias(s.v, L.v_bias, n, c.v_dim());
     if (L.q_norm) be.rms_norm(s.q, L.q_norm, s.q, n * c.n_head, hd, c.rms_eps);
     if (L.k_norm) be.rms_norm(s.k, L.k_norm, s.k, n * c.n_head_kv, hd, c.rms_eps);
-    const float scale = 1.0f / std::sqrt(static_cast<float>(hd));
+    positioned_attention(il, be, s, n, n_past, 1.0f / std::sqrt(static_cast<float>(hd)));
+    be.matmul(L.o, s.attn, n, s.tmp);
+    be.add(s.x, s.tmp, n * E);
+}
+
+void Model::positioned_attention(int il, backend::Compute& be, Scratch& s, int64_t n,
+                                 int64_t n_past, float scale) {
+    const ModelConfig& c = cfg_;
+    const int64_t hd = c.head_dim;
     if (rows_) {
         // Several sequences: each row at its own position, in its own cache;
         // the rows' attention in one op.
@@ -63,8 +71,6 @@ void Model::attention_block(int il, backend::Compute& be, Scratch& s, int64_t n,
         be.rope(s.k, n, c.n_head_kv, hd, s.rope, n_past);
         cached_attention(il, be, s, n, n_past, scale, 0);
     }
-    be.matmul(L.o, s.attn, n, s.tmp);
-    be.add(s.x, s.tmp, n * E);
 }
 
 // s.attn = attention of the rows' queries s.q over layer il's KV cache,
@@ -165,6 +171,8 @@ void Model::forward_chunk(const int32_t* tokens, int64_t n, int64_t n_past, int6
         Scratch& s = be == host_.get() ? host_s_ : device_s_;
         if (cfg_.family == Family::Gemma3) {
             gemma3_layer(il, *be, s, n, n_past);
+        } else if (cfg_.family == Family::Qwen35) {
+            qwen35_layer(il, *be, s, n, n_past);
         } else {
             attention_block(il, *be, s, n, n_past);
             ffn_block(il, *be, s, n);

@@ -86,10 +86,12 @@ Model::Model(std::shared_ptr<const gguf::GgufFile> file, tensor::ThreadPool& poo
     if (cfg_.swa_window > 0)
         tables(cfg_.rope_freq_base_swa, cfg_.rope_freq_scale_swa, rope_cos_swa_, rope_sin_swa_);
     alloc_host_scratch();
+    resize_recurrent_state(1);
 }
 
 Model::~Model() {
     release_sequence_slots(0);
+    resize_recurrent_state(0);
     release_device();
     for (auto& r : resident_)
         if (r.kv) host_->release(r.kv);
@@ -162,26 +164,35 @@ void Model::bind_weights() {
     for (int64_t il = 0; il < cfg_.n_layer; ++il) {
         auto& L = layers_[static_cast<size_t>(il)];
         const std::string b = "blk." + std::to_string(il) + ".";
-        L.attn_norm = vector(b + "attn_norm.weight", E);
-        L.q = matrix(b + "attn_q.weight", E, cfg_.q_dim());
-        L.k = matrix(b + "attn_k.weight", E, cfg_.kv_dim());
-        L.v = matrix(b + "attn_v.weight", E, cfg_.v_dim());
-        L.o = matrix(b + "attn_output.weight", cfg_.n_head * cfg_.head_dim_v, E);
-        // Biases are optional in llama files and required by qwen2.
-        L.q_bias = vector(b + "attn_q.bias", cfg_.q_dim(), cfg_.qkv_bias);
-        L.k_bias = vector(b + "attn_k.bias", cfg_.kv_dim(), cfg_.qkv_bias);
-        L.v_bias = vector(b + "attn_v.bias", cfg_.v_dim(), cfg_.qkv_bias);
-        if (cfg_.qk_norm) {
-            L.q_norm = vector(b + "attn_q_norm.weight", cfg_.head_dim);
-            L.k_norm = vector(b + "attn_k_norm.weight", cfg_.head_dim);
-        }
-        if (f.tensor(b + "attn_output.bias"))
-            throw EngineError(where + "tensor '" + b +
-                              "attn_output.bias' is not part of the supported architectures");
-        L.ffn_norm = vector(b + "ffn_norm.weight", E);
-        if (cfg_.post_norms) {
-            L.attn_post_norm = vector(b + "post_attention_norm.weight", E);
-            L.ffn_post_norm = vector(b + "post_ffw_norm.weight", E);
+        if (cfg_.family == Family::Qwen35) {
+            bind_qwen35_layer(
+                static_cast<int>(il), L,
+                [&](const std::string& name, int64_t cols, int64_t rows) {
+                    return matrix(name, cols, rows);
+                },
+                [&](const std::string& name, int64_t n) { return vector(name, n); });
+        } else {
+            L.attn_norm = vector(b + "attn_norm.weight", E);
+            L.q = matrix(b + "attn_q.weight", E, cfg_.q_dim());
+            L.k = matrix(b + "attn_k.weight", E, cfg_.kv_dim());
+            L.v = matrix(b + "attn_v.weight", E, cfg_.v_dim());
+            L.o = matrix(b + "attn_output.weight", cfg_.n_head * cfg_.head_dim_v, E);
+            // Biases are optional in llama files and required by qwen2.
+            L.q_bias = vector(b + "attn_q.bias", cfg_.q_dim(), cfg_.qkv_bias);
+            L.k_bias = vector(b + "attn_k.bias", cfg_.kv_dim(), cfg_.qkv_bias);
+            L.v_bias = vector(b + "attn_v.bias", cfg_.v_dim(), cfg_.qkv_bias);
+            if (cfg_.qk_norm) {
+                L.q_norm = vector(b + "attn_q_norm.weight", cfg_.head_dim);
+                L.k_norm = vector(b + "attn_k_norm.weight", cfg_.head_dim);
+            }
+            if (f.tensor(b + "attn_output.bias"))
+                throw EngineError(where + "tensor '" + b +
+                                  "attn_output.bias' is not part of the supported architectures");
+            L.ffn_norm = vector(b + "ffn_norm.weight", E);
+            if (cfg_.post_norms) {
+                L.attn_post_norm = vector(b + "post_attention_norm.weight", E);
+                L.ffn_post_norm = vector(b + "post_ffw_norm.weight", E);
+            }
         }
         L.ffn.activation =
             cfg_.gelu_ffn ? backend::GateActivation::GeluTanh : backend::GateActivation::SiLU;
@@ -291,7 +302,7 @@ void Model::alloc_host_scratch() {
 
 std::vector<SiteMatrices> Model::decode_products() const {
     std::vector<SiteMatrices> out;
-    if (cfg_.moe()) return out;
+    if (cfg_.moe() || cfg_.family == Family::Qwen35) return out;
     for (int l = 0; l < static_cast<int>(cfg_.n_layer); ++l) {
         const LayerWeights& w = layer(l);
         out.push_back({InputSite::AttnIn, l, {w.q, w.k, w.v}});
@@ -320,7 +331,8 @@ void Model::place_host_kv(int il) {
     r.kv_values = n_ctx_ * cfg_.kv_dim() * static_cast<int64_t>(sizeof(uint16_t));
     const int64_t bytes =
         r.kv_values + n_ctx_ * cfg_.v_dim() * static_cast<int64_t>(sizeof(uint16_t));
-    r.kv = host_->allocate(backend::MemCategory::KvCache, bytes);
+    // (Recurrent layers keep a state instead: resize_recurrent_state.)
+    if (!cfg_.recurrent(il)) r.kv = host_->allocate(backend::MemCategory::KvCache, bytes);
 }
 
 // Everything back on the host (and the device's buffers freed).
@@ -352,6 +364,9 @@ void Model::release_device() {
 }
 
 std::string Model::unsupported_on(const backend::Compute& device, OffloadParts parts) const {
+    if (cfg_.family == Family::Qwen35 && !device.host_memory())
+        return "the Gated DeltaNet layers of " + cfg_.arch +
+               " (short convolution, delta rule) have no GPU kernels in this version";
     if (cfg_.family != Family::Llama && !device.host_memory())
         return cfg_.arch + " layers run on the CPU only in this version";
     std::vector<const tensor::WeightView*> mats{&output_};
@@ -547,14 +562,18 @@ void* Model::kv_of(int il) const {
 
 void Model::release_sequence_slots(size_t keep) {
     while (extra_kv_.size() > keep) {
-        for (void* kv : extra_kv_.back()) host_->release(kv);
+        for (void* kv : extra_kv_.back())
+            if (kv) host_->release(kv);
         extra_kv_.pop_back();
     }
+    // The dropped slots' recurrent states go with their caches.
+    if (static_cast<int>(recurrent_state_.size()) > sequence_slots())
+        resize_recurrent_state(sequence_slots());
 }
 
 void Model::set_sequence_slots(int n_slots) {
     n_slots = std::max(1, n_slots);
-    if (n_slots > 1 && cfg_.family != Family::Llama)
+    if (n_slots > 1 && cfg_.family == Family::Gemma3)
         throw EngineError(cfg_.arch + " models run one sequence at a time in this version");
     if (n_slots > 1 && device_)
         throw EngineError(
@@ -566,10 +585,13 @@ void Model::set_sequence_slots(int n_slots) {
         for (const Resident& r : resident_) {
             const int64_t bytes =
                 r.kv_values + n_ctx_ * cfg_.v_dim() * static_cast<int64_t>(sizeof(uint16_t));
-            layers.push_back(host_->allocate(backend::MemCategory::KvCache, bytes));
+            const bool recurrent = cfg_.recurrent(static_cast<int64_t>(layers.size()));
+            layers.push_back(recurrent ? nullptr
+                                       : host_->allocate(backend::MemCategory::KvCache, bytes));
         }
         extra_kv_.push_back(std::move(layers));
     }
+    resize_recurrent_state(n_slots);
 }
 
 void Model::forward(const int32_t* tokens, int64_t n, int64_t n_past, int64_t n_logits,
@@ -613,8 +635,14 @@ void Model::forward_sequences(const int32_t* tokens, const int* seq_slots, const
             s = 0;
         }
     } restore{rows_, slot_};
+    for (int64_t i = 0; i < n; ++i) {
+        slot_ = seq_slots[i];
+        rewind_recurrent_state(positions[i]);
+    }
+    slot_ = 0;
     rows_ = &rows;
     forward_chunk(tokens, n, 0, 0, logits);
+    for (int64_t i = 0; i < n; ++i) record_recurrent_tokens(seq_slots[i], tokens + i, 1);
 }
 
 void Model::forward(const int32_t* tokens, int64_t n, int64_t n_past, int64_t n_logits,
@@ -629,6 +657,7 @@ void Model::forward(const int32_t* tokens, int64_t n, int64_t n_past, int64_t n_
             throw EngineError("token id " + std::to_string(tokens[i]) +
                               " is outside the vocabulary of " + std::to_string(cfg_.n_vocab));
     n_logits = std::clamp<int64_t>(n_logits, 0, n);
+    rewind_recurrent_state(n_past);
     // The device's scratch holds fewer rows than the host's; with a device
     // the chunks are balanced, so that no chunk of a prompt has a single row
     // (which a sparse FFN executor would take for a decoded token).
@@ -642,6 +671,7 @@ void Model::forward(const int32_t* tokens, int64_t n, int64_t n_past, int64_t n_
         float* out =
             logits ? logits + std::max<int64_t>(0, start - first_logit) * cfg_.n_vocab : nullptr;
         forward_chunk(tokens + start, m, n_past + start, from, out);
+        record_recurrent_tokens(slot_, tokens + start, m);
         start += m;
     }
 }

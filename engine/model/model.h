@@ -11,6 +11,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -45,6 +46,14 @@ struct LayerWeights {
     const float* ffn_post_norm = nullptr;   // gemma3: on the FFN output
     FfnWeights ffn;                         // dense layers
     MoeWeights moe;                         // mixture-of-experts layers (config().moe())
+    // qwen35 Gated DeltaNet layers (qwen35_graph.cpp): q|k|v for the
+    // convolution, the output gate z, the write strength and decay inputs,
+    // the output; the F32 conv taps [conv_dim][kernel], dt bias, A, norm.
+    tensor::WeightView ssm_qkv, ssm_z, ssm_beta, ssm_alpha, ssm_out;
+    const float* ssm_conv = nullptr;
+    const float* ssm_dt = nullptr;
+    const float* ssm_a = nullptr;
+    const float* ssm_norm = nullptr;
 };
 
 class Model {
@@ -195,6 +204,22 @@ private:
     void gemma3_layer(int il, backend::Compute& be, Scratch& s, int64_t n, int64_t n_past);
     void cached_attention(int il, backend::Compute& be, Scratch& s, int64_t n, int64_t n_past,
                           float scale, int64_t window);
+    // RoPE of s.q and s.k at the rows' positions, then their attention over
+    // layer il's cache (one sequence, or each row in its own: rows_).
+    void positioned_attention(int il, backend::Compute& be, Scratch& s, int64_t n, int64_t n_past,
+                              float scale);
+    // qwen35_graph.cpp: Qwen3.5's tensors, layer and recurrent state.
+    using MatrixBinder =
+        std::function<tensor::WeightView(const std::string&, int64_t cols, int64_t rows)>;
+    using VectorBinder = std::function<const float*(const std::string&, int64_t n)>;
+    void bind_qwen35_layer(int il, LayerWeights& L, const MatrixBinder& matrix,
+                           const VectorBinder& vector);
+    void qwen35_layer(int il, backend::Compute& be, Scratch& s, int64_t n, int64_t n_past);
+    void gated_attention_block(int il, backend::Compute& be, Scratch& s, int64_t n, int64_t n_past);
+    void delta_net_block(int il, backend::Compute& be, Scratch& s, int64_t n);
+    void resize_recurrent_state(int n_slots);
+    void rewind_recurrent_state(int64_t n_past);
+    void record_recurrent_tokens(int slot, const int32_t* tokens, int64_t n);
     backend::AttentionShape attention_shape(float scale, int64_t window) const;
     // The FFN of a layer on `be` or through the host executor: tmp = FFN(xn).
     void run_ffn(int il, backend::Compute& be, Scratch& s, int64_t n);
@@ -241,6 +266,16 @@ private:
     const float* device_out_norm_ = nullptr;
     float* device_logits_ = nullptr;
     DeviceTokens device_tokens_;
+
+    // Qwen3.5's recurrent state per sequence slot (host memory, accounted as
+    // KV cache): every Gated DeltaNet layer's DeltaNetConfig::state_floats()
+    // at recurrent_offset_[layer]; the tokens each slot's state has consumed
+    // (a rewind re-evaluates them); the layer's temporaries.
+    std::vector<float*> recurrent_state_;
+    std::vector<std::vector<int32_t>> recurrent_tokens_;
+    std::vector<int64_t> recurrent_offset_;
+    int64_t recurrent_floats_ = 0;
+    std::vector<float> q35_scratch_;
 
     // RoPE cos/sin per position and rotated pair: [n_ctx][n_rot / 2]; the
     // second pair for sliding-window layers (their own base; gemma3).

@@ -31,12 +31,12 @@ void read_experts(const gguf::GgufFile& f, ModelConfig& c) {
     const std::string p = c.arch + ".";
     const int64_t n_expert = f.get_int(p + "expert_count").value_or(0);
     if (n_expert == 0) {
-        if (c.arch == "qwen3moe" || c.arch == "qwen2moe")
+        if (c.arch == "qwen3moe" || c.arch == "qwen2moe" || c.arch == "qwen35moe")
             throw EngineError(path_to_utf8(f.path()) + ": qwen3moe model without '" + p +
                               "expert_count': the file is corrupt");
         return;
     }
-    const bool qwen_moe = c.arch == "qwen3moe" || c.arch == "qwen2moe";
+    const bool qwen_moe = c.arch == "qwen3moe" || c.arch == "qwen2moe" || c.arch == "qwen35moe";
     if (c.arch != "llama" && c.arch != "mistral" && !qwen_moe)
         throw EngineError("'" + c.arch +
                           "' mixture-of-experts models are not supported: PowerInfer Desktop runs "
@@ -53,16 +53,16 @@ void read_experts(const gguf::GgufFile& f, ModelConfig& c) {
                                 exp_ff > 0 ? exp_ff : c.n_ff / c.n_expert_used, int64_t(1) << 20)
                      : c.n_ff;
     const int64_t shexp = f.get_int(p + "expert_shared_feed_forward_length").value_or(0);
-    if (c.arch == "qwen2moe") {
+    if (c.arch == "qwen2moe" || c.arch == "qwen35moe") {
         // Its shared expert (n_ff wide unless the file says), and llama.cpp
-        // does not renormalise its routed weights.
+        // does not renormalise qwen2moe's routed weights (qwen35moe's it does).
         c.n_ff_shexp = positive(f, p + "expert_shared_feed_forward_length",
                                 shexp > 0 ? shexp : c.n_ff, int64_t(1) << 20);
-        c.expert_weights_norm = false;
+        c.expert_weights_norm = c.arch == "qwen35moe";
     } else if (f.get_int(p + "expert_shared_count").value_or(0) > 0 || shexp > 0) {
         throw EngineError(
-            "shared experts are supported for qwen2moe only: use a qwen2moe, qwen3moe or "
-            "Mixtral-style model");
+            "shared experts are supported for qwen2moe and qwen35moe only: use a qwen2moe, "
+            "qwen3moe, qwen35moe or Mixtral-style model");
     }
     c.expert_weights_scale =
         static_cast<float>(f.get_float(p + "expert_weights_scale").value_or(0.0));
@@ -100,11 +100,15 @@ ModelConfig ModelConfig::from_gguf(const gguf::GgufFile& f) {
         c.qk_norm = true;
         c.post_norms = true;
         c.gelu_ffn = true;
+    } else if (c.arch == "qwen35" || c.arch == "qwen35moe") {
+        c.family = Family::Qwen35;
+        c.rope_style = RopeStyle::Neox;
+        c.qk_norm = true;
     } else {
         throw EngineError(
             "unsupported architecture '" + c.arch +
-            "': PowerInfer Desktop runs llama, mistral, qwen2, qwen2moe, qwen3, qwen3moe "
-            "and gemma3 models");
+            "': PowerInfer Desktop runs llama, mistral, qwen2, qwen2moe, qwen3, qwen3moe, "
+            "gemma3, qwen35 and qwen35moe models");
     }
     const std::string p = c.arch + ".";
 
@@ -168,6 +172,8 @@ ModelConfig ModelConfig::from_gguf(const gguf::GgufFile& f) {
         if (c.swa_pattern <= 0 || !(c.rope_freq_base_swa > 0))
             throw EngineError(path_to_utf8(f.path()) + ": invalid sliding-window metadata");
     }
+
+    if (c.family == Family::Qwen35) read_qwen35_config(f, c);
 
     const auto tokens = f.find("tokenizer.ggml.tokens");
     if (tokens && tokens->as_array()) {

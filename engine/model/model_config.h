@@ -1,10 +1,11 @@
 // Hyper-parameters of a model, read from GGUF metadata the way llama.cpp
 // reads them (keys prefixed by general.architecture): the llama family
-// (llama/mistral, qwen2, qwen3) and Gemma 3.
+// (llama/mistral, qwen2, qwen3), Gemma 3 and Qwen3.5 (qwen35_graph.cpp).
 #pragma once
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace powerinfer::gguf {
 class GgufFile;
@@ -18,8 +19,28 @@ namespace powerinfer::model {
 enum class RopeStyle { Normal, Neox };
 
 // Which layer graph runs the model (one file each: llama_graph.cpp,
-// gemma3_graph.cpp).
-enum class Family { Llama, Gemma3 };
+// gemma3_graph.cpp, qwen35_graph.cpp).
+enum class Family { Llama, Gemma3, Qwen35 };
+
+// Qwen3.5's Gated DeltaNet layers (qwen35, qwen35moe; read by
+// qwen35_graph.cpp with llama.cpp's keys): a causal short convolution of
+// conv_kernel taps over q|k|v, then the delta rule over n_v_heads states of
+// head_dim x head_dim, the n_k_heads key heads shared by value heads
+// h % n_k_heads (ggml's broadcast).
+struct DeltaNetConfig {
+    int64_t conv_kernel = 0;         // ssm.conv_kernel
+    int64_t head_dim = 0;            // ssm.state_size (key and value heads alike)
+    int64_t n_k_heads = 0;           // ssm.group_count
+    int64_t n_v_heads = 0;           // ssm.time_step_rank
+    std::vector<uint8_t> recurrent;  // per layer: 1 = Gated DeltaNet, 0 = gated attention
+    int64_t key_dim() const { return head_dim * n_k_heads; }
+    int64_t value_dim() const { return head_dim * n_v_heads; }
+    int64_t conv_dim() const { return 2 * key_dim() + value_dim(); }
+    // Floats of one layer's state per sequence: the last conv_kernel - 1
+    // inputs of every channel, then the n_v_heads delta-rule matrices.
+    int64_t conv_floats() const { return (conv_kernel - 1) * conv_dim(); }
+    int64_t state_floats() const { return conv_floats() + n_v_heads * head_dim * head_dim; }
+};
 
 struct ModelConfig {
     std::string arch;  // general.architecture as found in the file
@@ -54,6 +75,9 @@ struct ModelConfig {
     // its output scaled by sigmoid(ffn_gate_inp_shexp . x); no renormalisation.
     int64_t n_ff_shexp = 0;
     bool expert_weights_norm = true;
+    // qwen35moe gates its shared expert by sigmoid(l); qwen2moe by
+    // silu(l) / l (the same function, rounded as its graph computes it).
+    bool shared_gate_sigmoid = false;
     float expert_weights_scale = 0.0f;
     bool moe() const { return n_expert > 0; }
 
@@ -74,6 +98,14 @@ struct ModelConfig {
         return swa_window > 0 && swa_pattern > 0 && il % swa_pattern < swa_pattern - 1;
     }
 
+    // Qwen3.5: full-attention layers gate their output by sigmoid(q_gate)
+    // (attn_q holds each head's query and then its gate); the others are
+    // Gated DeltaNet layers.
+    DeltaNetConfig delta_net;
+    bool recurrent(int64_t il) const {
+        return family == Family::Qwen35 && delta_net.recurrent[static_cast<size_t>(il)] != 0;
+    }
+
     int64_t q_dim() const { return n_head * head_dim; }
     int64_t kv_dim() const { return n_head_kv * head_dim; }
     int64_t v_dim() const { return n_head_kv * head_dim_v; }
@@ -82,5 +114,9 @@ struct ModelConfig {
     // architecture we do not run.
     static ModelConfig from_gguf(const gguf::GgufFile& file);
 };
+
+// qwen35_graph.cpp: Qwen3.5's own keys (the Gated DeltaNet sizes, which
+// layers are recurrent, the M-RoPE sections), after the common ones.
+void read_qwen35_config(const gguf::GgufFile& file, ModelConfig& c);
 
 }  // namespace powerinfer::model

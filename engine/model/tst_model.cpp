@@ -433,7 +433,8 @@ private slots:
             } catch (const EngineError& e) {
                 QCOMPARE(QString(e.what()),
                          QString("unsupported architecture 'gpt2': PowerInfer Desktop runs llama, "
-                                 "mistral, qwen2, qwen2moe, qwen3, qwen3moe and gemma3 models"));
+                                 "mistral, qwen2, qwen2moe, qwen3, qwen3moe, gemma3, qwen35 and "
+                                 "qwen35moe models"));
             }
         }
         // A tensor whose shape disagrees with the metadata.

@@ -22,6 +22,7 @@
 #include "calibrate/synth_model.h"
 #include "gguf/gguf.h"
 #include "model/expert_placement.h"
+#include "model/greedy_fixture_test_support.h"
 #include "model/layer_plan.h"
 #include "model/model.h"
 #include "powerinfer/placement.h"
@@ -30,29 +31,15 @@
 
 using namespace powerinfer;
 
+using model::testing::argmax;
+using model::testing::fnv1a64;
+
 namespace {
 
 QJsonObject fixture() {
     QFile f(QStringLiteral(POWERINFER_SOURCE_DIR "/tests/fixtures/moe_greedy.json"));
     if (!f.open(QIODevice::ReadOnly)) return {};
     return QJsonDocument::fromJson(f.readAll()).object();
-}
-
-std::string fnv1a64(const std::filesystem::path& path) {
-    std::ifstream in(path, std::ios::binary);
-    const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    uint64_t h = 0xCBF29CE484222325ull;
-    for (unsigned char b : bytes) {
-        h ^= b;
-        h *= 0x100000001B3ull;
-    }
-    char buf[17];
-    std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(h));
-    return buf;
-}
-
-int32_t argmax(const std::vector<float>& l) {
-    return static_cast<int32_t>(std::max_element(l.begin(), l.end()) - l.begin());
 }
 
 // Greedy decode of `steps` tokens after `prompt`; logits of every step.
@@ -165,40 +152,14 @@ private slots:
                      "rerun tests/reference/make_moe_fixtures.py");
             auto file = std::shared_ptr<const gguf::GgufFile>(gguf::GgufFile::open(path));
             model::Model m(file, *pool_, 2048, 4);  // llama.cpp's micro-batches of 4
-            const int64_t V = m.config().n_vocab;
-            int compared = 0, bit_equal = 0, steps = 0, agree = 0;
-            std::vector<float> logits(static_cast<size_t>(V));
-            for (const auto& cv : mo["cases"].toArray()) {
-                const QJsonObject c = cv.toObject();
-                std::vector<int32_t> prompt;
-                for (const auto& t : c["prompt_ids"].toArray()) prompt.push_back(t.toInt());
-                const QJsonArray gen = c["generated_ids"].toArray();
-                const QJsonArray top5 = c["top5"].toArray();
-                m.forward(prompt.data(), int64_t(prompt.size()), 0, 1, logits.data());
-                int64_t pos = int64_t(prompt.size());
-                for (int s = 0; s < gen.size(); ++s) {
-                    for (const auto& pv : top5[s].toArray()) {
-                        const QJsonArray pair = pv.toArray();
-                        const float want = static_cast<float>(pair[1].toDouble());
-                        const float got = logits[static_cast<size_t>(pair[0].toInt())];
-                        ++compared;
-                        if (got == want) {
-                            ++bit_equal;
-                        } else if (compared - bit_equal <= 3) {
-                            qWarning("%s step %d id %d: ours %.9g, llama.cpp %.9g", preset.c_str(),
-                                     s, pair[0].toInt(), got, want);
-                        }
-                    }
-                    ++steps;
-                    const int32_t want = gen[s].toInt();
-                    agree += argmax(logits) == want;
-                    m.forward(&want, 1, pos++, 1, logits.data());  // teacher-forced
-                }
-            }
-            qInfo("%s (%s): %d/%d greedy steps, %d/%d top-5 logits bit-identical", preset.c_str(),
-                  level.toUtf8().constData(), agree, steps, bit_equal, compared);
-            QCOMPARE(bit_equal, compared);
-            QCOMPARE(agree, steps);
+            const model::testing::FixtureScore r = model::testing::score_greedy_fixture(m, mo);
+            qInfo(
+                "%s (%s): %d/%d greedy steps, %d/%d top-5 logits bit-identical (worst relative "
+                "difference %.3g)",
+                preset.c_str(), level.toUtf8().constData(), r.agree, r.steps, r.bit_equal,
+                r.compared, r.worst);
+            QCOMPARE(r.bit_equal, r.compared);
+            QCOMPARE(r.agree, r.steps);
         }
         QVERIFY(tensor::force_simd_level(before));
     }

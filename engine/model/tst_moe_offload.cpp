@@ -2,7 +2,7 @@
 // scripted routing sequences whose counts are worked out by hand below, and
 // the hybrid plans (experts split between the budgeted CPU stand-in for a
 // GPU and the CPU, with cache and prefetch, retuned mid-run) against the CPU
-// plan, bit for bit, on tiny random-weight qwen3moe, qwen2moe and
+// plan, bit for bit, on tiny random-weight qwen3moe, qwen2moe, qwen35moe and
 // Mixtral-style models (one case with the GPU's upload path through a host
 // arena); what a GPU needs of the offload (outputs at synchronize(), experts
 // without the device's kernels refused at load).
@@ -417,7 +417,7 @@ int main() {
     test_coverage(c);
     const fs::path dir = fs::temp_directory_path() / "pi_tst_moe_offload";
     fs::create_directories(dir);
-    for (const char* preset : {"tiny-qwen3moe", "tiny-qwen2moe", "tiny-mixtral"})
+    for (const char* preset : {"tiny-qwen3moe", "tiny-qwen2moe", "tiny-mixtral", "tiny-qwen35moe"})
         test_hybrid_plans(c, dir, preset);
     test_device_contract(c, dir);
     fs::remove_all(dir);

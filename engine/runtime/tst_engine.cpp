@@ -109,8 +109,8 @@ private slots:
         o.model_path = gpt2;
         QCOMPARE(load_error(o),
                  QString("unsupported architecture 'gpt2': PowerInfer Desktop runs "
-                         "llama, mistral, qwen2, qwen2moe, qwen3, qwen3moe and gemma3 "
-                         "models"));
+                         "llama, mistral, qwen2, qwen2moe, qwen3, qwen3moe, gemma3, qwen35 "
+                         "and qwen35moe models"));
     }
 
     void loadCancelled() {
@@ -313,7 +313,8 @@ private slots:
         const auto tokens = qwen->tokenizer().encode(f.readAll().toStdString(), false, false);
         QCOMPARE(int64_t(tokens.size()), int64_t(fx["n_tokens"].toInteger()));
         const QJsonArray sums = fx["window_nll_sums"].toArray();
-        const auto r = runtime::perplexity(qwen->model(), tokens, fx["n_ctx"].toInt(), sums.size(), -1);
+        const auto r =
+            runtime::perplexity(qwen->model(), tokens, fx["n_ctx"].toInt(), sums.size(), -1);
         const double ref = fx["ppl"].toDouble();
         qInfo("qwen2 perplexity over %lld windows: ours %.6f, llama.cpp %.6f",
               static_cast<long long>(r.windows), r.ppl, ref);
