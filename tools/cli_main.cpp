@@ -405,7 +405,7 @@ public:
         thread_ = std::thread([this, req = std::move(req)] {
             try {
                 engine_.prefill(req, &cancel_);
-            } catch (const EngineError&) {
+            } catch (const std::exception&) {
                 // The next turn evaluates it and says what is wrong.
             }
         });

@@ -28,7 +28,6 @@
 using namespace powerinfer;
 
 using model::testing::argmax;
-using model::testing::fnv1a64;
 
 namespace {
 
@@ -154,31 +153,9 @@ private slots:
     }
     void greedyMatchesLlamaCpp() {
         QFETCH(QString, level);
-        const QJsonObject root = fixture();
-        QVERIFY2(!root.isEmpty(), "tests/fixtures/qwen35_greedy.json is missing");
-        const std::string before = tensor::simd_level();
-        QVERIFY(tensor::force_simd_level(level.toStdString()));
-        for (const auto& mv : root["models"].toArray()) {
-            const QJsonObject mo = mv.toObject();
-            const std::string preset = mo["preset"].toString().toStdString();
-            const auto path = write(preset);
-            QCOMPARE(static_cast<qint64>(std::filesystem::file_size(path)),
-                     static_cast<qint64>(mo["file_bytes"].toInteger()));
-            QVERIFY2(fnv1a64(path) == mo["fnv1a64"].toString().toStdString(),
-                     "the regenerated model is not the file the fixture was made from: "
-                     "rerun tests/reference/make_qwen35_fixtures.py");
-            auto file = std::shared_ptr<const gguf::GgufFile>(gguf::GgufFile::open(path));
-            model::Model m(file, *pool_, 2048, 4);  // llama.cpp's micro-batches of 4
-            const model::testing::FixtureScore r = model::testing::score_greedy_fixture(m, mo);
-            qInfo(
-                "%s (%s): %d/%d greedy steps, %d/%d top-5 logits bit-identical (worst relative "
-                "difference %.3g)",
-                preset.c_str(), level.toUtf8().constData(), r.agree, r.steps, r.bit_equal,
-                r.compared, r.worst);
-            QCOMPARE(r.bit_equal, r.compared);
-            QCOMPARE(r.agree, r.steps);
-        }
-        QVERIFY(tensor::force_simd_level(before));
+        model::testing::expect_greedy_fixture(
+            fixture(), level, *pool_, [this](const std::string& preset) { return write(preset); },
+            "tests/reference/make_qwen35_fixtures.py");
     }
 
     // A recurrent state cannot be rewound: a forward() before the slot's
