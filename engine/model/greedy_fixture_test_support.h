@@ -43,20 +43,24 @@ inline int32_t argmax(const std::vector<float>& l) {
 }
 
 struct FixtureScore {
+    int cases = 0, cases_equal = 0;   // prompts, and those whose every step is llama.cpp's
     int steps = 0, agree = 0;         // greedy steps, and those whose argmax is llama.cpp's
     int compared = 0, bit_equal = 0;  // top-5 logits, and those equal bit for bit
     double worst = 0;                 // largest relative difference of a top-5 logit
+    double max_err = 0, sum_err = 0;  // absolute differences of the top-5 logits
+    double worst_tie = 0;  // where our argmax differs: llama.cpp's margin between the two
 };
 
-// Runs every case of the fixture's model entry `mo` through `m`: the prompt
-// in one forward() (the model's chunks), then each step's logits against
-// llama.cpp's top 5 and the next token llama.cpp's. The first few
-// differences are logged.
-inline FixtureScore score_greedy_fixture(Model& m, const QJsonObject& mo) {
+// Runs every case of a fixture entry (`entry["cases"]`, named by
+// `entry["preset"]` if it has one) through `m`: the prompt in one forward()
+// (the model's chunks), then each step's logits against llama.cpp's top 5
+// and the next token llama.cpp's (teacher-forced). The first few logit
+// differences and each prompt's first divergence are logged.
+inline FixtureScore score_greedy_fixture(Model& m, const QJsonObject& entry) {
     FixtureScore r;
-    const std::string preset = mo["preset"].toString().toStdString();
+    const std::string preset = entry["preset"].toString().toStdString();
     std::vector<float> logits(static_cast<size_t>(m.config().n_vocab));
-    for (const auto& cv : mo["cases"].toArray()) {
+    for (const auto& cv : entry["cases"].toArray()) {
         const QJsonObject c = cv.toObject();
         std::vector<int32_t> prompt;
         for (const auto& t : c["prompt_ids"].toArray()) prompt.push_back(t.toInt());
@@ -64,28 +68,58 @@ inline FixtureScore score_greedy_fixture(Model& m, const QJsonObject& mo) {
         const QJsonArray top5 = c["top5"].toArray();
         m.forward(prompt.data(), int64_t(prompt.size()), 0, 1, logits.data());
         int64_t pos = int64_t(prompt.size());
+        bool equal = true;
+        ++r.cases;
         for (int s = 0; s < gen.size(); ++s) {
+            double want_ref = 0, got_ref = 1e300;  // llama.cpp's logits of its and our choice
+            const int32_t want = gen[s].toInt();
+            const int32_t got = argmax(logits);
             for (const auto& pv : top5[s].toArray()) {
                 const QJsonArray pair = pv.toArray();
-                const float want = static_cast<float>(pair[1].toDouble());
-                const float got = logits[static_cast<size_t>(pair[0].toInt())];
+                const int id = pair[0].toInt();
+                // The fixture holds llama.cpp's float logits written as doubles.
+                const double value = pair[1].toDouble();
+                const float ours = logits[static_cast<size_t>(id)];
+                const double err = std::fabs(double(ours) - value);
                 ++r.compared;
-                r.worst = std::max(r.worst, std::fabs(double(got) - want) /
-                                                std::max(1e-6, std::fabs(double(want))));
-                if (got == want) {
+                r.max_err = std::max(r.max_err, err);
+                r.sum_err += err;
+                r.worst = std::max(r.worst, err / std::max(1e-6, std::fabs(value)));
+                if (id == want) want_ref = value;
+                if (id == got) got_ref = value;
+                if (ours == static_cast<float>(value)) {
                     ++r.bit_equal;
                 } else if (r.compared - r.bit_equal <= 3) {
                     qWarning("%s prompt of %d step %d id %d: ours %.9g, llama.cpp %.9g",
-                             preset.c_str(), int(prompt.size()), s, pair[0].toInt(), got, want);
+                             preset.c_str(), int(prompt.size()), s, id, ours, value);
                 }
             }
             ++r.steps;
-            const int32_t want = gen[s].toInt();
-            r.agree += argmax(logits) == want;
+            if (got == want) {
+                ++r.agree;
+            } else {
+                const double gap = got_ref < 1e300 ? want_ref - got_ref : 1e9;
+                r.worst_tie = std::max(r.worst_tie, gap);
+                if (equal)
+                    qInfo("%s '%s' diverges at step %d: ours %d vs llama.cpp %d; our gap %.4f, "
+                          "llama.cpp's gap %.4f",
+                          preset.c_str(),
+                          qPrintable(c["prompt"].toString().left(30).replace('\n', ' ')), s, got,
+                          want, logits[size_t(got)] - logits[size_t(want)], gap);
+                equal = false;
+            }
             m.forward(&want, 1, pos++, 1, logits.data());  // teacher-forced
         }
+        r.cases_equal += equal;
     }
     return r;
+}
+
+// A data function's rows: every SIMD level this CPU has but the scalar one.
+inline void add_simd_level_rows() {
+    QTest::addColumn<QString>("level");
+    for (const auto& l : tensor::available_simd_levels())
+        if (l != "scalar") QTest::newRow(l.c_str()) << QString::fromStdString(l);
 }
 
 // A test slot's body: every model of the fixture file `root` at SIMD level

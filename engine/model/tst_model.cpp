@@ -11,6 +11,7 @@
 #include <random>
 
 #include "gguf/gguf.h"
+#include "model/greedy_fixture_test_support.h"
 #include "model/model.h"
 #include "tensor/quant.h"
 
@@ -240,65 +241,14 @@ private:
 
 // Teacher-forced over llama.cpp's own greedy continuations in `fixture`
 // (tests/fixtures/): per step, greedy agreement and the top-5 logits.
-struct GreedyStats {
-    int steps = 0, agree = 0, cases_equal = 0, compared = 0, bit_equal = 0, cases = 0;
-    double max_err = 0, sum_err = 0, worst_tie = 0;
-};
-GreedyStats greedy_vs_llama(std::shared_ptr<const gguf::GgufFile> file, tensor::ThreadPool& pool,
-                            const QString& fixture, int64_t chunk = 256) {
+testing::FixtureScore greedy_vs_llama(std::shared_ptr<const gguf::GgufFile> file,
+                                      tensor::ThreadPool& pool, const QString& fixture,
+                                      int64_t chunk = 256) {
     QFile f(QStringLiteral(POWERINFER_SOURCE_DIR "/tests/fixtures/") + fixture);
     if (!f.open(QIODevice::ReadOnly))
         throw std::runtime_error(fixture.toStdString() + " is missing");
-    const QJsonObject root = QJsonDocument::fromJson(f.readAll()).object();
     Model m(file, pool, 2048, chunk);
-    const int64_t V = m.config().n_vocab;
-    std::vector<float> logits(static_cast<size_t>(V));
-    GreedyStats g;
-    const QJsonArray cases = root["cases"].toArray();
-    g.cases = int(cases.size());
-    for (const auto& cv : cases) {
-        const QJsonObject c = cv.toObject();
-        std::vector<int32_t> prompt;
-        for (const auto& t : c["prompt_ids"].toArray()) prompt.push_back(t.toInt());
-        const QJsonArray gen = c["generated_ids"].toArray();
-        const QJsonArray top5 = c["top5"].toArray();
-        m.forward(prompt.data(), int64_t(prompt.size()), 0, 1, logits.data());
-        int64_t pos = int64_t(prompt.size());
-        bool equal = true;
-        for (int s = 0; s < gen.size(); ++s) {
-            const int32_t want = gen[s].toInt();
-            const int32_t got = argmax(logits.data(), V);
-            std::map<int, double> ref;
-            for (const auto& pair : top5[s].toArray())
-                ref[pair.toArray()[0].toInt()] = pair.toArray()[1].toDouble();
-            for (const auto& [id, value] : ref) {
-                const double err = std::fabs(double(logits[size_t(id)]) - value);
-                // The fixture holds llama.cpp's float logits written as doubles.
-                g.bit_equal += logits[size_t(id)] == static_cast<float>(value);
-                g.max_err = std::max(g.max_err, err);
-                g.sum_err += err;
-                ++g.compared;
-            }
-            ++g.steps;
-            if (got == want) {
-                ++g.agree;
-            } else {
-                // llama.cpp's own margin between its choice and ours.
-                const double gap = ref.count(got) ? ref[want] - ref[got] : 1e9;
-                g.worst_tie = std::max(g.worst_tie, gap);
-                if (equal)
-                    qInfo(
-                        "'%s' diverges at step %d: ours %d vs llama.cpp %d; our gap %.4f, "
-                        "llama.cpp's gap %.4f",
-                        qPrintable(c["prompt"].toString().left(30).replace('\n', ' ')), s, got,
-                        want, logits[size_t(got)] - logits[size_t(want)], gap);
-                equal = false;
-            }
-            m.forward(&want, 1, pos++, 1, logits.data());
-        }
-        g.cases_equal += equal;
-    }
-    return g;
+    return testing::score_greedy_fixture(m, QJsonDocument::fromJson(f.readAll()).object());
 }
 
 }  // namespace
@@ -329,7 +279,7 @@ private:
             QSKIP(qPrintable(QString("%1 is not set: scripts/fetch-model %2").arg(env, fetch_name)));
         }
         std::shared_ptr<const gguf::GgufFile> file = gguf::GgufFile::open(path.toStdString());
-        const GreedyStats g = greedy_vs_llama(file, *pool_, fixture, 4);
+        const testing::FixtureScore g = greedy_vs_llama(file, *pool_, fixture, 4);
         qInfo("%s: %d/%d greedy steps agree, %d/%d continuations identical; top-5 logits: "
               "%d/%d bit-equal, mean |error| %.3g, max %.3g; largest llama.cpp gap where we "
               "differ %.3f",
@@ -509,7 +459,7 @@ private slots:
             std::string level;
             ~Restore() { tensor::force_simd_level(level); }
         } restore{saved};
-        const GreedyStats g = greedy_vs_llama(real_, *pool_, "greedy.json");
+        const testing::FixtureScore g = greedy_vs_llama(real_, *pool_, "greedy.json");
         const int steps = g.steps, agree = g.agree, cases_equal = g.cases_equal,
                   compared = g.compared, bit_equal = g.bit_equal;
         const double max_err = g.max_err, sum_err = g.sum_err, worst_tie = g.worst_tie;

@@ -146,11 +146,7 @@ private slots:
         QCOMPARE(model::ModelConfig::from_gguf(*variant).n_layer, int64_t(3));
     }
 
-    void greedyMatchesLlamaCpp_data() {
-        QTest::addColumn<QString>("level");
-        for (const auto& l : tensor::available_simd_levels())
-            if (l != "scalar") QTest::newRow(l.c_str()) << QString::fromStdString(l);
-    }
+    void greedyMatchesLlamaCpp_data() { model::testing::add_simd_level_rows(); }
     void greedyMatchesLlamaCpp() {
         QFETCH(QString, level);
         model::testing::expect_greedy_fixture(
