@@ -106,17 +106,25 @@ public:
 
     void rms_norm(const float* x, const float* w, float* y, int64_t rows, int64_t n,
                   float eps) override {
-        for (int64_t r = 0; r < rows; ++r) tensor::rms_norm(x + r * n, w, y + r * n, n, eps);
+        over_rows(rows, n, [&](int64_t r0, int64_t r1) {
+            for (int64_t r = r0; r < r1; ++r) tensor::rms_norm(x + r * n, w, y + r * n, n, eps);
+        });
     }
 
-    void add(float* y, const float* x, int64_t n) override { tensor::add(y, x, n); }
+    void add(float* y, const float* x, int64_t n) override {
+        over_chunks(n, [&](int64_t i0, int64_t i1) { tensor::add(y + i0, x + i0, i1 - i0); });
+    }
 
     void scale(float* v, int64_t n, float s) override {
-        for (int64_t i = 0; i < n; ++i) v[i] *= s;
+        over_chunks(n, [&](int64_t i0, int64_t i1) {
+            for (int64_t i = i0; i < i1; ++i) v[i] *= s;
+        });
     }
 
     void add_bias(float* v, const float* bias, int64_t rows, int64_t n) override {
-        for (int64_t r = 0; r < rows; ++r) tensor::add(v + r * n, bias, n);
+        over_rows(rows, n, [&](int64_t r0, int64_t r1) {
+            for (int64_t r = r0; r < r1; ++r) tensor::add(v + r * n, bias, n);
+        });
     }
 
     void rope(float* v, int64_t rows, int64_t n_head, int64_t head_dim, const RopeTable& t,
@@ -124,7 +132,8 @@ public:
         const int64_t half = t.n_rot / 2;
         const int64_t stride = t.neox ? 1 : 2;
         const int64_t other = t.neox ? half : 1;
-        for (int64_t r = 0; r < rows; ++r) {
+        over_rows(rows, n_head * head_dim, [&](int64_t r0, int64_t r1) {
+        for (int64_t r = r0; r < r1; ++r) {
             const float* c = t.cos + (pos0 + r) * half;
             const float* s = t.sin + (pos0 + r) * half;
             for (int64_t h = 0; h < n_head; ++h) {
@@ -140,17 +149,20 @@ public:
                 }
             }
         }
+        });
     }
 
     void store_kv(const float* src, void* cache, int64_t rows, int64_t n_head, int64_t n_ctx,
                   int64_t dim, int64_t pos0) override {
         auto* c16 = static_cast<uint16_t*>(cache);
-        for (int64_t r = 0; r < rows; ++r)
-            for (int64_t h = 0; h < n_head; ++h) {
-                const float* s = src + (r * n_head + h) * dim;
-                uint16_t* dst = c16 + (h * n_ctx + pos0 + r) * dim;
-                tensor::to_f16(s, dst, dim);
-            }
+        over_rows(rows, n_head * dim, [&](int64_t r0, int64_t r1) {
+            for (int64_t r = r0; r < r1; ++r)
+                for (int64_t h = 0; h < n_head; ++h) {
+                    const float* s = src + (r * n_head + h) * dim;
+                    uint16_t* dst = c16 + (h * n_ctx + pos0 + r) * dim;
+                    tensor::to_f16(s, dst, dim);
+                }
+        });
     }
 
     // Parallel over (token, head) pairs.
@@ -179,11 +191,34 @@ public:
         const tensor::WeightView ws[2] = {w.gate, w.up};
         float* const ys[2] = {gate_.data(), up_.data()};
         matmul(ws, x, rows, ys);
-        gate_activation(w.activation, gate_.data(), up_.data(), gate_.data(), rows * n_ff);
+        over_rows(rows, n_ff, [&](int64_t r0, int64_t r1) {
+            float* g = gate_.data() + r0 * n_ff;
+            gate_activation(w.activation, g, up_.data() + r0 * n_ff, g, (r1 - r0) * n_ff);
+        });
         matmul(w.down, gate_.data(), rows, out);
     }
 
 private:
+    // A prompt's per-token ops (norms, RoPE, the KV stores, activations,
+    // residual adds) over the pool, rows [r0, r1) per chunk: each row's
+    // result is the same however the rows are cut. A decode step's single row
+    // and other small jobs stay on the calling thread, where waking the
+    // workers would cost more than the op.
+    template <typename F>
+    void over_rows(int64_t rows, int64_t row_elems, F&& f) {
+        constexpr int64_t kParallelElems = 16 * 1024;
+        if (pool_.size() == 1 || rows < 2 || rows * row_elems < kParallelElems) return f(0, rows);
+        pool_.parallel_for(rows, [&f](int64_t r0, int64_t r1, int) { f(r0, r1); });
+    }
+    // The same over the elements of one vector, in 1024-element rows.
+    template <typename F>
+    void over_chunks(int64_t n, F&& f) {
+        constexpr int64_t kChunk = 1024;
+        over_rows((n + kChunk - 1) / kChunk, kChunk, [&](int64_t c0, int64_t c1) {
+            f(c0 * kChunk, std::min(n, c1 * kChunk));
+        });
+    }
+
     // Where row r's keys, values and first position are: one sequence's
     // caches (positions null: row r at pos0 + r) or one per row.
     struct AttentionRows {
