@@ -59,7 +59,7 @@ void bind_attention(TensorBinder& bind, const ModelConfig& c, const std::string&
                     int64_t q_rows, LayerWeights& L);
 
 struct Architecture {
-    // The general.architecture values it runs; the first names the unit.
+    // The general.architecture values it runs.
     std::span<const std::string_view> names;
     // Its own keys (and its switches of ModelConfig), after the common ones
     // (context, sizes, heads, norms, RoPE) are read. Throws EngineError.
@@ -83,8 +83,6 @@ struct Architecture {
     // (q|k|v, o, gate|up, down per layer, then the head).
     bool input_sites = true;
 
-    std::string_view name() const { return names.front(); }
-
     // The units, one file each.
     static const Architecture llama, gemma3, qwen35;
 };
@@ -95,6 +93,7 @@ inline constexpr const Architecture* kArchitectures[] = {
     &Architecture::gemma3,
     &Architecture::qwen35,
 };
+
 // The unit that runs general.architecture `arch`; throws EngineError naming
 // it and the architectures that run when no unit does.
 const Architecture& architecture_for(std::string_view arch);
