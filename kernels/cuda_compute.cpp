@@ -56,6 +56,10 @@ public:
 
     std::string name() const override { return dev_.name() + " (CUDA)"; }
     bool host_memory() const override { return false; }
+    // No kernels yet for Gemma 3's ops (scale, its attention scale, sliding
+    // windows, GeGLU) or Qwen3.5's recurrent layers: the model asks before
+    // it places layers here; the ops below still throw as a last guard.
+    bool supports(backend::Capability) const override { return false; }
 
     std::string unsupported(const tensor::WeightView& w) const override {
         if (!type_supported(uint32_t(w.type)))
@@ -151,16 +155,15 @@ public:
         rms_norm_rows(x, w, y, rows, n, eps, stream_);
     }
     void add(float* y, const float* x, int64_t n) override { add_inplace(y, x, n, stream_); }
-    // Gemma 3's query scaling: its layers are refused on the GPU for now
-    // (Model::unsupported_on), so no kernel exists yet.
+    // Gemma 3's query scaling: supports() says no, so no kernel exists yet.
     void scale(float*, int64_t, float) override {
         throw EngineError("GPU: scaling activations is not implemented (Gemma 3 runs on the CPU)");
     }
     void add_bias(float* v, const float* bias, int64_t rows, int64_t n) override {
         add_bias_rows(v, bias, rows, n, stream_);
     }
-    void rope(float* v, int64_t rows, int64_t n_head, int64_t head_dim,
-              const backend::RopeTable& t, int64_t pos0) override {
+    void rope(float* v, int64_t rows, int64_t n_head, int64_t head_dim, const backend::RopeTable& t,
+              int64_t pos0) override {
         const int64_t half = t.n_rot / 2;
         rope_table_rows(v, rows, n_head, head_dim, t.n_rot, t.cos + pos0 * half,
                         t.sin + pos0 * half, t.neox, stream_);
@@ -204,8 +207,8 @@ public:
                 swiglu_rows(uint32_t(w.gate.type), w.gate.data, w.up.data, w.gate.row_bytes, E,
                             nullptr, n_ff, xr, g, false, stream_);
             } else {
-                rows_dot(uint32_t(w.gate.type), w.gate.data, w.gate.row_bytes, E, nullptr, n_ff,
-                         xr, g, stream_);
+                rows_dot(uint32_t(w.gate.type), w.gate.data, w.gate.row_bytes, E, nullptr, n_ff, xr,
+                         g, stream_);
                 rows_dot(uint32_t(w.up.type), w.up.data, w.up.row_bytes, E, nullptr, n_ff, xr, u,
                          stream_);
                 act_mul(g, u, g, n_ff, false, stream_);

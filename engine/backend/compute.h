@@ -19,6 +19,8 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "backend/device.h"
 #include "tensor/matmul.h"
@@ -96,6 +98,38 @@ public:
     virtual void observe(std::span<const tensor::WeightView>, const float*, int64_t) {}
 };
 
+// What a model graph may ask of a backend beyond the ops every backend runs
+// (matmul, RMSNorm, RoPE, attention at 1/sqrt(head_dim) over the whole
+// context, the SwiGLU FFN, adds). An architecture says which it needs
+// (model/architecture.h) and the model asks the backend before it places
+// layers there, so a plan is refused up front, naming what is missing,
+// rather than by an op failing mid-run.
+enum class Capability {
+    ActivationScale,  // scale()
+    AttentionScale,   // AttentionShape::scale other than 1/sqrt(head_dim)
+    SlidingWindow,    // AttentionShape::window > 0
+    GeGLU,            // gated_ffn() with GateActivation::GeluTanh
+    // Qwen3.5's recurrent layer (short convolution, delta rule): not an op
+    // of this interface yet; the graph computes it on host memory.
+    GatedDeltaNet,
+};
+// What a user reads: "sliding-window attention", ...
+constexpr std::string_view capability_name(Capability c) {
+    switch (c) {
+        case Capability::ActivationScale:
+            return "activation scaling";
+        case Capability::AttentionScale:
+            return "an attention scale other than 1/sqrt(head_dim)";
+        case Capability::SlidingWindow:
+            return "sliding-window attention";
+        case Capability::GeGLU:
+            return "the GeGLU (tanh GELU) FFN";
+        case Capability::GatedDeltaNet:
+            return "Gated DeltaNet layers (short convolution, delta rule)";
+    }
+    return "an unknown capability";
+}
+
 class Compute {
 public:
     virtual ~Compute() = default;
@@ -140,6 +174,9 @@ public:
     // Routes one-token products through `hook` (null: none). Only host
     // backends take one; the others ignore it.
     virtual void set_matvec_hook(MatvecHook*) {}
+    // Whether the ops run what `c` asks of them (an op asked for what its
+    // backend does not support throws EngineError).
+    virtual bool supports(Capability c) const = 0;
 
     // ---- ops ----------------------------------------------------------------
     // ys[k][r][0..ws[k].rows) = ws[k] x[r] for r < rows: several matrices
@@ -190,7 +227,10 @@ std::unique_ptr<Compute> make_cpu_compute(tensor::ThreadPool& pool);
 // The same ops on a budget: buffers are host memory charged to `device`
 // (a CPU device with a simulated budget, which must outlive it), and the
 // graph copies the weights of the layers it places here as it would onto a
-// GPU. The tests' stand-in for a GPU backend.
-std::unique_ptr<Compute> make_budgeted_cpu_compute(tensor::ThreadPool& pool, Device& device);
+// GPU. The tests' stand-in for a GPU backend; `lacking` makes it answer
+// supports() as a GPU without those capabilities would (its ops still run
+// them).
+std::unique_ptr<Compute> make_budgeted_cpu_compute(tensor::ThreadPool& pool, Device& device,
+                                                   std::vector<Capability> lacking = {});
 
 }  // namespace powerinfer::backend

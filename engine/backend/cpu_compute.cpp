@@ -23,7 +23,8 @@ namespace {
 
 class CpuCompute final : public Compute {
 public:
-    CpuCompute(tensor::ThreadPool& pool, Device* budget) : pool_(pool), budget_(budget) {}
+    CpuCompute(tensor::ThreadPool& pool, Device* budget, std::vector<Capability> lacking)
+        : pool_(pool), budget_(budget), lacking_(std::move(lacking)) {}
     using Compute::matmul;
 
     ~CpuCompute() override {
@@ -35,6 +36,9 @@ public:
     }
 
     bool host_memory() const override { return budget_ == nullptr; }
+    bool supports(Capability c) const override {
+        return std::find(lacking_.begin(), lacking_.end(), c) == lacking_.end();
+    }
 
     void* allocate(MemCategory category, int64_t bytes) override {
         if (bytes < 0) throw EngineError("negative allocation");
@@ -296,6 +300,7 @@ private:
 
     tensor::ThreadPool& pool_;
     Device* budget_;
+    std::vector<Capability> lacking_;  // what a budgeted stand-in says it cannot run
     std::map<void*, Buffer> buffers_;
     MemoryUse use_{};
     MatvecHook* hook_ = nullptr;
@@ -316,11 +321,12 @@ void Compute::release_host(void* host) {
 }
 
 std::unique_ptr<Compute> make_cpu_compute(tensor::ThreadPool& pool) {
-    return std::make_unique<CpuCompute>(pool, nullptr);
+    return std::make_unique<CpuCompute>(pool, nullptr, std::vector<Capability>{});
 }
 
-std::unique_ptr<Compute> make_budgeted_cpu_compute(tensor::ThreadPool& pool, Device& device) {
-    return std::make_unique<CpuCompute>(pool, &device);
+std::unique_ptr<Compute> make_budgeted_cpu_compute(tensor::ThreadPool& pool, Device& device,
+                                                   std::vector<Capability> lacking) {
+    return std::make_unique<CpuCompute>(pool, &device, std::move(lacking));
 }
 
 }  // namespace powerinfer::backend

@@ -1,26 +1,95 @@
-// The llama-family layer graph (llama/mistral, qwen2, qwen3), written once
-// over the op-level backend interface (backend/compute.h), and the forward
-// pass every family shares (embedding, layers, output head; Gemma 3's layer
-// is in gemma3_graph.cpp, Qwen3.5's in qwen35_graph.cpp). Each layer's
-// attention runs on the backend its GraphPlan names (with its KV cache
-// there), its FFN either on that backend (dense) or through the model's host
-// FfnExecutor (dense or sparse); the residual stream crosses between
-// backends only where the plan changes site. One token's data flow:
+// The llama family as one unit (llama/mistral, qwen2, qwen3 and their
+// mixture-of-experts files: qwen2moe, qwen3moe, Mixtral-style llama): what
+// sets its variants apart (a table: RoPE pairs, q/k/v biases, per-head q/k
+// norms, the experts' keys), its tensor names and its layer, as llama.cpp
+// builds it (llm_build_llama, llm_build_qwen2, llm_build_qwen3, their moe
+// twins). One token's layer:
 //
-//   embedding (host) -> per layer: rms_norm -> q,k,v matmul (+bias, per-head
-//   norm) -> rope -> store_kv -> attention -> o matmul -> add
-//   -> rms_norm -> FFN (device op, or host FfnExecutor) -> add
-//   -> output norm -> head matmul -> logits (host)
+//   x -> rms_norm -> q,k,v matmul (+bias, per-head norm) -> rope -> store_kv
+//     -> attention -> o matmul -> x += ; x -> rms_norm -> FFN (SwiGLU, or
+//     the experts) -> x +=
 #include <algorithm>
+#include <array>
 #include <cmath>
-#include <vector>
+#include <string>
+#include <string_view>
 
-#include "model/model.h"
-#include "tensor/quant.h"
+#include "common/error.h"
+#include "gguf/gguf.h"
+#include "model/architecture.h"
 
 namespace powerinfer::model {
+namespace {
 
-void Model::attention_block(int il, backend::Compute& be, Scratch& s, int64_t n, int64_t n_past) {
+constexpr ExpertKeys kMixtral{};  // optional, n_ff wide, renormalised
+constexpr ExpertKeys kQwen2Moe{.qwen = true, .shared_expert = true, .renormalise = false};
+constexpr ExpertKeys kQwen3Moe{.qwen = true};
+
+struct Variant {
+    std::string_view arch;
+    RopeStyle rope;
+    bool qkv_bias, qk_norm;
+    const ExpertKeys* experts;  // null: a dense architecture
+};
+// llama.cpp's converter permutes llama's Q/K (adjacent RoPE pairs); qwen
+// keeps the HF layout (NeoX pairs).
+constexpr Variant kVariants[] = {
+    {"llama", RopeStyle::Normal, false, false, &kMixtral},
+    {"mistral", RopeStyle::Normal, false, false, &kMixtral},
+    {"qwen2", RopeStyle::Neox, true, false, nullptr},
+    {"qwen2moe", RopeStyle::Neox, true, false, &kQwen2Moe},
+    {"qwen3", RopeStyle::Neox, false, true, nullptr},
+    {"qwen3moe", RopeStyle::Neox, false, true, &kQwen3Moe},
+};
+constexpr auto kNames = [] {
+    std::array<std::string_view, std::size(kVariants)> names{};
+    for (size_t i = 0; i < names.size(); ++i) names[i] = kVariants[i].arch;
+    return names;
+}();
+
+void read_llama_config(const gguf::GgufFile& f, ModelConfig& c) {
+    const Variant& v =
+        *std::find_if(std::begin(kVariants), std::end(kVariants),
+                      [&](const Variant& variant) { return variant.arch == c.arch; });
+    c.rope_style = v.rope;
+    c.qkv_bias = v.qkv_bias;
+    c.qk_norm = v.qk_norm;
+    read_experts(f, c, v.experts);
+}
+
+void bind_llama_layer(TensorBinder& bind, const ModelConfig& c, int64_t il, LayerWeights& L) {
+    const int64_t E = c.n_embd;
+    const std::string b = "blk." + std::to_string(il) + ".";
+    L.attn_norm = bind.vector(b + "attn_norm.weight", E);
+    bind_attention(bind, c, b, c.q_dim(), L);
+    // Biases are optional in llama files and required by qwen2.
+    L.q_bias = bind.vector(b + "attn_q.bias", c.q_dim(), c.qkv_bias);
+    L.k_bias = bind.vector(b + "attn_k.bias", c.kv_dim(), c.qkv_bias);
+    L.v_bias = bind.vector(b + "attn_v.bias", c.v_dim(), c.qkv_bias);
+    if (c.qk_norm) {
+        L.q_norm = bind.vector(b + "attn_q_norm.weight", c.head_dim);
+        L.k_norm = bind.vector(b + "attn_k_norm.weight", c.head_dim);
+    }
+    if (bind.has(b + "attn_output.bias"))
+        throw EngineError(bind.where() + "tensor '" + b +
+                          "attn_output.bias' is not part of the supported architectures");
+    L.ffn_norm = bind.vector(b + "ffn_norm.weight", E);
+}
+
+// Every op of the layer is one each backend runs.
+std::vector<backend::Capability> llama_needs(const ModelConfig&, OffloadParts) { return {}; }
+
+}  // namespace
+
+const Architecture Architecture::llama{
+    .names = kNames,
+    .read_config = read_llama_config,
+    .bind_layer = bind_llama_layer,
+    .layer = &Model::llama_layer,
+    .needs = llama_needs,
+};
+
+void Model::llama_layer(int il, backend::Compute& be, Scratch& s, int64_t n, int64_t n_past) {
     const Resident& r = resident_[static_cast<size_t>(il)];
     const LayerWeights& L = r.w;
     const ModelConfig& c = cfg_;
@@ -37,161 +106,7 @@ void Model::attention_block(int il, backend::Compute& be, Scratch& s, int64_t n,
     positioned_attention(il, be, s, n, n_past, 1.0f / std::sqrt(static_cast<float>(hd)));
     be.matmul(L.o, s.attn, n, s.tmp);
     be.add(s.x, s.tmp, n * E);
-}
-
-void Model::positioned_attention(int il, backend::Compute& be, Scratch& s, int64_t n,
-                                 int64_t n_past, float scale) {
-    const ModelConfig& c = cfg_;
-    const int64_t hd = c.head_dim;
-    if (rows_) {
-        // Several sequences: each row at its own position, in its own cache;
-        // the rows' attention in one op.
-        thread_local std::vector<const void*> keys, values;
-        keys.resize(static_cast<size_t>(n));
-        values.resize(static_cast<size_t>(n));
-        for (int64_t i = 0; i < n; ++i) {
-            const int64_t pos = rows_->positions[i];
-            float* q = s.q + i * c.q_dim();
-            float* k = s.k + i * c.kv_dim();
-            be.rope(q, 1, c.n_head, hd, s.rope, pos);
-            be.rope(k, 1, c.n_head_kv, hd, s.rope, pos);
-            slot_ = rows_->seq_slots[i];
-            void* kc = kv_of(il);
-            void* vc = static_cast<uint8_t*>(kc) + resident_[static_cast<size_t>(il)].kv_values;
-            be.store_kv(k, kc, 1, c.n_head_kv, n_ctx_, hd, pos);
-            be.store_kv(s.v + i * c.v_dim(), vc, 1, c.n_head_kv, n_ctx_, c.head_dim_v, pos);
-            keys[static_cast<size_t>(i)] = kc;
-            values[static_cast<size_t>(i)] = vc;
-        }
-        slot_ = 0;
-        be.attention_rows(attention_shape(scale, 0), s.q, keys.data(), values.data(),
-                          rows_->positions, n, s.attn);
-    } else {
-        be.rope(s.q, n, c.n_head, hd, s.rope, n_past);
-        be.rope(s.k, n, c.n_head_kv, hd, s.rope, n_past);
-        cached_attention(il, be, s, n, n_past, scale, 0);
-    }
-}
-
-// s.attn = attention of the rows' queries s.q over layer il's KV cache,
-// after their keys s.k and values s.v went into it.
-void Model::cached_attention(int il, backend::Compute& be, Scratch& s, int64_t n, int64_t n_past,
-                             float scale, int64_t window) {
-    const Resident& r = resident_[static_cast<size_t>(il)];
-    const ModelConfig& c = cfg_;
-    void* keys = kv_of(il);
-    void* values = static_cast<uint8_t*>(keys) + r.kv_values;
-    be.store_kv(s.k, keys, n, c.n_head_kv, n_ctx_, c.head_dim, n_past);
-    be.store_kv(s.v, values, n, c.n_head_kv, n_ctx_, c.head_dim_v, n_past);
-    be.attention(attention_shape(scale, window), s.q, keys, values, n, n_past, s.attn);
-}
-
-backend::AttentionShape Model::attention_shape(float scale, int64_t window) const {
-    backend::AttentionShape shape;
-    shape.n_head = cfg_.n_head;
-    shape.n_head_kv = cfg_.n_head_kv;
-    shape.head_dim = cfg_.head_dim;
-    shape.head_dim_v = cfg_.head_dim_v;
-    shape.n_ctx = n_ctx_;
-    shape.scale = scale;
-    shape.window = window;
-    return shape;
-}
-
-void Model::ffn_block(int il, backend::Compute& be, Scratch& s, int64_t n) {
-    be.rms_norm(s.x, resident_[static_cast<size_t>(il)].w.ffn_norm, s.xn, n, cfg_.n_embd,
-                cfg_.rms_eps);
-    run_ffn(il, be, s, n);
-    be.add(s.x, s.tmp, n * cfg_.n_embd);
-}
-
-// s.tmp = FFN(s.xn) for layer il: the dense op on the device where the plan
-// puts the FFN there, else the host's FfnExecutor (dense or sparse).
-void Model::run_ffn(int il, backend::Compute& be, Scratch& s, int64_t n) {
-    const Resident& r = resident_[static_cast<size_t>(il)];
-    // Mixture-of-experts layers: the experts' executor (moe_ffn.h), on the host.
-    FfnExecutor& host_ffn = moe_ffn_ ? static_cast<FfnExecutor&>(*moe_ffn_) : *ffn_;
-    if (&be == device_ && plan_.at(il).ffn == Site::Device) {
-        be.gated_ffn(r.w.ffn, s.xn, n, s.tmp);
-    } else if (be.host_memory()) {
-        host_ffn.run(il, s.xn, n, s.tmp);
-    } else {
-        // Attention on the device, FFN on the host (sparse placement: the
-        // executor may enqueue its hot part on the same device).
-        const int64_t bytes = n * cfg_.n_embd * static_cast<int64_t>(sizeof(float));
-        be.download(host_s_.xn, s.xn, bytes);
-        be.synchronize();
-        host_ffn.run(il, host_s_.xn, n, host_s_.tmp);
-        be.upload(s.tmp, host_s_.tmp, bytes);
-    }
-}
-
-// logits[n - from][n_vocab] for rows [from, n) of the final residual stream.
-void Model::output_block(backend::Compute& be, Scratch& s, int64_t from, int64_t n,
-                         float* logits) {
-    const int64_t E = cfg_.n_embd, V = cfg_.n_vocab, n_out = n - from;
-    if (be.host_memory()) {
-        be.rms_norm(s.x + from * E, output_norm_, s.xn, n_out, E, cfg_.rms_eps);
-        be.matmul(output_, s.xn, n_out, logits);
-        return;
-    }
-    // One row at a time through the device's logits row.
-    for (int64_t i = 0; i < n_out; ++i) {
-        be.rms_norm(s.x + (from + i) * E, device_out_norm_, s.xn, 1, E, cfg_.rms_eps);
-        be.matmul(device_head_, s.xn, 1, device_logits_);
-        be.download(logits + i * V, device_logits_, V * static_cast<int64_t>(sizeof(float)));
-        be.synchronize();
-    }
-}
-
-// Evaluates one chunk (at most the scratch's rows); logits for its rows
-// [logits_from, n) go to `logits`.
-void Model::forward_chunk(const int32_t* tokens, int64_t n, int64_t n_past, int64_t logits_from,
-                          float* logits) {
-    const int64_t E = cfg_.n_embd;
-    const int64_t bytes = n * E * static_cast<int64_t>(sizeof(float));
-    for (int64_t i = 0; i < n; ++i)
-        tensor::dequantize_row(tok_embd_.type, tok_embd_.row(tokens[i]), host_s_.x + i * E, E);
-    if (cfg_.embd_scale != 0.0f) host_->scale(host_s_.x, n * E, cfg_.embd_scale);
-
-    backend::Compute* at = host_.get();  // where the residual stream is
-    auto move_to = [&](backend::Compute* be) {
-        if (be == at) return;
-        if (be == device_) {
-            device_->upload(device_s_.x, host_s_.x, bytes);
-        } else {
-            device_->download(host_s_.x, device_s_.x, bytes);
-            device_->synchronize();
-        }
-        at = be;
-    };
-    for (int il = 0; il < static_cast<int>(cfg_.n_layer); ++il) {
-        backend::Compute* be = resident_[static_cast<size_t>(il)].on;
-        move_to(be);
-        Scratch& s = be == host_.get() ? host_s_ : device_s_;
-        if (cfg_.family == Family::Gemma3) {
-            gemma3_layer(il, *be, s, n, n_past);
-        } else if (cfg_.family == Family::Qwen35) {
-            qwen35_layer(il, *be, s, n, n_past);
-        } else {
-            attention_block(il, *be, s, n, n_past);
-            ffn_block(il, *be, s, n);
-        }
-    }
-    for (int64_t i = 0; i < n; ++i) ffn_->end_token();
-    if (device_ && plan_.any_device())
-        (n >= 2 && device_->batched_matmul() ? device_tokens_.batched : device_tokens_.single) += n;
-
-    if (n - logits_from > 0 && logits) {
-        if (plan_.output == Site::Device && device_) {
-            move_to(device_);
-            output_block(*device_, device_s_, logits_from, n, logits);
-        } else {
-            move_to(host_.get());
-            output_block(*host_, host_s_, logits_from, n, logits);
-        }
-    }
-    move_to(host_.get());  // last_hidden() and the next chunk read it there
+    ffn_block(il, be, s, n);
 }
 
 }  // namespace powerinfer::model

@@ -8,6 +8,7 @@
 #include "common/error.h"
 #include "common/ggml_types.h"
 #include "gguf/gguf.h"
+#include "model/architecture.h"
 #include "powerinfer/fit_estimate.h"
 #include "powerinfer/utf8_path.h"
 #include "tensor/ops.h"
@@ -15,21 +16,6 @@
 #include "tensor/quant.h"
 
 namespace powerinfer::model {
-namespace {
-
-std::string shape_string(const std::vector<uint64_t>& shape) {
-    std::string s = "[";
-    for (size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
-    return s + "]";
-}
-
-// Shape without trailing 1s (ggml pads shapes to 4 dims in places).
-std::vector<uint64_t> squeeze(std::vector<uint64_t> shape) {
-    while (shape.size() > 1 && shape.back() == 1) shape.pop_back();
-    return shape;
-}
-
-}  // namespace
 
 Model::Model(std::shared_ptr<const gguf::GgufFile> file, tensor::ThreadPool& pool, int64_t n_ctx,
              int64_t chunk_size, int64_t panel_limit_bytes)
@@ -99,110 +85,29 @@ Model::~Model() {
 }
 
 void Model::bind_weights() {
-    const auto& f = *file_;
-    const std::string where = path_to_utf8(f.path()) + ": ";
-    auto find = [&](const std::string& name, bool required) -> const gguf::TensorInfo* {
-        const auto* t = f.tensor(name);
-        if (!t && required)
-            throw EngineError(where + "tensor '" + name +
-                              "' is missing: the file is incomplete or " + "not a " + cfg_.arch +
-                              " model");
-        return t;
-    };
-    auto count = [&](const gguf::TensorInfo& t) {
-        weight_bytes_ += static_cast<int64_t>(t.n_bytes);
-    };
-    // A matrix of `rows` rows of `cols`, or with n_stack > 0 a stack of
-    // n_stack such matrices (experts; the view is the first one).
-    auto matrix = [&](const std::string& name, int64_t cols, int64_t rows, bool required = true,
-                      int64_t n_stack = 0) -> tensor::WeightView {
-        const auto* t = find(name, required);
-        if (!t) return {};
-        std::vector<uint64_t> want{static_cast<uint64_t>(cols), static_cast<uint64_t>(rows)};
-        if (n_stack > 0) want.push_back(static_cast<uint64_t>(n_stack));
-        if (squeeze(t->shape) != squeeze(want))
-            throw EngineError(where + "tensor '" + name + "' has shape " + shape_string(t->shape) +
-                              ", expected " + shape_string(want) +
-                              " for this model's configuration: the file is corrupt");
-        const auto traits = ggml_traits(t->type);
-        const auto row_bytes = ggml_row_bytes(t->type, static_cast<uint64_t>(cols));
-        if (!traits.supported || !row_bytes)
-            throw EngineError(
-                where + "tensor '" + name + "' uses type " + std::string(traits.name) +
-                ", which PowerInfer Desktop cannot compute: use a model quantized "
-                "as F32, F16, BF16, Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q4_K, Q5_K or Q6_K");
-        count(*t);
-        tensor::WeightView w;
-        w.type = t->type;
-        w.data = t->data;
-        w.rows = rows;
-        w.cols = cols;
-        w.row_bytes = static_cast<size_t>(*row_bytes);
-        return w;
-    };
-    auto vector = [&](const std::string& name, int64_t n, bool required = true) -> const float* {
-        const auto* t = find(name, required);
-        if (!t) return nullptr;
-        const auto shape = squeeze(t->shape);
-        if (t->type != GgmlType::F32 || shape.size() != 1 || shape[0] != static_cast<uint64_t>(n))
-            throw EngineError(where + "tensor '" + name + "' must be F32 of shape [" +
-                              std::to_string(n) + "], found " +
-                              std::string(ggml_type_name(t->type)) + " " + shape_string(t->shape) +
-                              ": the file is corrupt");
-        count(*t);
-        return reinterpret_cast<const float*>(t->data);
-    };
-
+    TensorBinder bind(*file_, cfg_.arch, weight_bytes_);
     const int64_t E = cfg_.n_embd;
-    tok_embd_ = matrix("token_embd.weight", E, cfg_.n_vocab);
-    output_norm_ = vector("output_norm.weight", E);
-    output_ = matrix("output.weight", E, cfg_.n_vocab, false);
+    tok_embd_ = bind.matrix("token_embd.weight", E, cfg_.n_vocab);
+    output_norm_ = bind.vector("output_norm.weight", E);
+    output_ = bind.matrix("output.weight", E, cfg_.n_vocab, false);
     tied_output_ = output_.data == nullptr;
     if (tied_output_) output_ = tok_embd_;
 
     layers_.resize(static_cast<size_t>(cfg_.n_layer));
     for (int64_t il = 0; il < cfg_.n_layer; ++il) {
         auto& L = layers_[static_cast<size_t>(il)];
+        cfg_.unit->bind_layer(bind, cfg_, il, L);
+        // The FFN has the same names in every architecture.
         const std::string b = "blk." + std::to_string(il) + ".";
-        if (cfg_.family == Family::Qwen35) {
-            bind_qwen35_layer(
-                static_cast<int>(il), L,
-                [&](const std::string& name, int64_t cols, int64_t rows) {
-                    return matrix(name, cols, rows);
-                },
-                [&](const std::string& name, int64_t n) { return vector(name, n); });
-        } else {
-            L.attn_norm = vector(b + "attn_norm.weight", E);
-            L.q = matrix(b + "attn_q.weight", E, cfg_.q_dim());
-            L.k = matrix(b + "attn_k.weight", E, cfg_.kv_dim());
-            L.v = matrix(b + "attn_v.weight", E, cfg_.v_dim());
-            L.o = matrix(b + "attn_output.weight", cfg_.n_head * cfg_.head_dim_v, E);
-            // Biases are optional in llama files and required by qwen2.
-            L.q_bias = vector(b + "attn_q.bias", cfg_.q_dim(), cfg_.qkv_bias);
-            L.k_bias = vector(b + "attn_k.bias", cfg_.kv_dim(), cfg_.qkv_bias);
-            L.v_bias = vector(b + "attn_v.bias", cfg_.v_dim(), cfg_.qkv_bias);
-            if (cfg_.qk_norm) {
-                L.q_norm = vector(b + "attn_q_norm.weight", cfg_.head_dim);
-                L.k_norm = vector(b + "attn_k_norm.weight", cfg_.head_dim);
-            }
-            if (f.tensor(b + "attn_output.bias"))
-                throw EngineError(where + "tensor '" + b +
-                                  "attn_output.bias' is not part of the supported architectures");
-            L.ffn_norm = vector(b + "ffn_norm.weight", E);
-            if (cfg_.post_norms) {
-                L.attn_post_norm = vector(b + "post_attention_norm.weight", E);
-                L.ffn_post_norm = vector(b + "post_ffw_norm.weight", E);
-            }
-        }
         L.ffn.activation =
             cfg_.gelu_ffn ? backend::GateActivation::GeluTanh : backend::GateActivation::SiLU;
         if (cfg_.moe()) {
             // The router and the stacked experts ([n_expert][rows][cols]).
             const int64_t NE = cfg_.n_expert, F = cfg_.n_ff_exp;
-            L.moe.router = matrix(b + "ffn_gate_inp.weight", E, NE);
+            L.moe.router = bind.matrix(b + "ffn_gate_inp.weight", E, NE);
             auto stack = [&](const std::string& name, int64_t cols, int64_t rows) {
                 ExpertStack st;
-                st.first = matrix(b + name, cols, rows, true, NE);
+                st.first = bind.matrix(b + name, cols, rows, true, NE);
                 st.expert_bytes = st.first.row_bytes * static_cast<size_t>(rows);
                 return st;
             };
@@ -211,18 +116,18 @@ void Model::bind_weights() {
             L.moe.down = stack("ffn_down_exps.weight", F, E);
             if (cfg_.n_ff_shexp > 0) {
                 const int64_t FS = cfg_.n_ff_shexp;
-                L.moe.shared_gate_inp = matrix(b + "ffn_gate_inp_shexp.weight", E, 1);
-                L.moe.shared_gate = matrix(b + "ffn_gate_shexp.weight", E, FS);
-                L.moe.shared_up = matrix(b + "ffn_up_shexp.weight", E, FS);
-                L.moe.shared_down = matrix(b + "ffn_down_shexp.weight", FS, E);
+                L.moe.shared_gate_inp = bind.matrix(b + "ffn_gate_inp_shexp.weight", E, 1);
+                L.moe.shared_gate = bind.matrix(b + "ffn_gate_shexp.weight", E, FS);
+                L.moe.shared_up = bind.matrix(b + "ffn_up_shexp.weight", E, FS);
+                L.moe.shared_down = bind.matrix(b + "ffn_down_shexp.weight", FS, E);
             }
             continue;
         }
-        L.ffn.gate = matrix(b + "ffn_gate.weight", E, cfg_.n_ff);
-        L.ffn.up = matrix(b + "ffn_up.weight", E, cfg_.n_ff);
-        L.ffn.down = matrix(b + "ffn_down.weight", cfg_.n_ff, E);
+        L.ffn.gate = bind.matrix(b + "ffn_gate.weight", E, cfg_.n_ff);
+        L.ffn.up = bind.matrix(b + "ffn_up.weight", E, cfg_.n_ff);
+        L.ffn.down = bind.matrix(b + "ffn_down.weight", cfg_.n_ff, E);
     }
-    for (const auto& t : f.tensors()) n_params_ += static_cast<int64_t>(t.n_elements);
+    for (const auto& t : file_->tensors()) n_params_ += static_cast<int64_t>(t.n_elements);
 }
 
 // The dense matrices that the active kernels compute faster as row panels
@@ -302,7 +207,7 @@ void Model::alloc_host_scratch() {
 
 std::vector<SiteMatrices> Model::decode_products() const {
     std::vector<SiteMatrices> out;
-    if (cfg_.moe() || cfg_.family == Family::Qwen35) return out;
+    if (cfg_.moe() || !cfg_.unit->input_sites) return out;
     for (int l = 0; l < static_cast<int>(cfg_.n_layer); ++l) {
         const LayerWeights& w = layer(l);
         out.push_back({InputSite::AttnIn, l, {w.q, w.k, w.v}});
@@ -364,11 +269,9 @@ void Model::release_device() {
 }
 
 std::string Model::unsupported_on(const backend::Compute& device, OffloadParts parts) const {
-    if (cfg_.family == Family::Qwen35 && !device.host_memory())
-        return "the Gated DeltaNet layers of " + cfg_.arch +
-               " (short convolution, delta rule) have no GPU kernels in this version";
-    if (cfg_.family != Family::Llama && !device.host_memory())
-        return cfg_.arch + " layers run on the CPU only in this version";
+    if (std::string why = missing_capabilities(*cfg_.unit, cfg_, device, parts); !why.empty())
+        return why;
+    if (cfg_.unit->host_only && !device.host_memory()) return cfg_.unit->host_only;
     std::vector<const tensor::WeightView*> mats{&output_};
     for (const auto& L : layers_) {
         mats.insert(mats.end(), {&L.q, &L.k, &L.v, &L.o});
@@ -573,7 +476,7 @@ void Model::release_sequence_slots(size_t keep) {
 
 void Model::set_sequence_slots(int n_slots) {
     n_slots = std::max(1, n_slots);
-    if (n_slots > 1 && cfg_.family == Family::Gemma3)
+    if (n_slots > 1 && !cfg_.unit->several_sequences)
         throw EngineError(cfg_.arch + " models run one sequence at a time in this version");
     if (n_slots > 1 && device_)
         throw EngineError(

@@ -1,8 +1,9 @@
-// The llama-family transformer (llama/mistral, qwen2, qwen3) over weights
-// bound straight from the mmap'd GGUF (no copies), with an F16 KV cache.
-// forward() runs a batch of tokens at consecutive positions in chunks; the
-// layer graph itself (llama_graph.cpp) is written once over the op-level
-// backend interface (backend/compute.h), and a GraphPlan says, as data,
+// A transformer of one of the architecture units (architecture.h: llama
+// family, Gemma 3, Qwen3.5) over weights bound straight from the mmap'd GGUF
+// (no copies), with an F16 KV cache. forward() runs a batch of tokens at
+// consecutive positions in chunks through the shared pass (forward_pass.cpp)
+// and the unit's layer graph, written once over the op-level backend
+// interface (backend/compute.h); a GraphPlan says, as data,
 // where each layer's attention and FFN run: all on the CPU, whole layers on
 // a device (layer offload), or attention on a device with the FFN on the
 // host (sparse placement). Every host-side feed-forward block goes through
@@ -11,7 +12,6 @@
 #pragma once
 
 #include <cstdint>
-#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -104,7 +104,9 @@ public:
     // Never throws for lack of device memory.
     std::string set_plan(const GraphPlan& plan, backend::Compute* device);
     // Why `device` cannot take these parts of the layers and the head ("" if
-    // it can): a matrix its kernels do not multiply.
+    // it can): a capability the architecture needs that the backend lacks
+    // (Architecture::needs, Compute::supports), layers the architecture
+    // keeps on the host, a matrix its kernels do not multiply.
     std::string unsupported_on(const backend::Compute& device, OffloadParts parts) const;
     // The plan in effect (after set_plan's fitting).
     const GraphPlan& plan() const { return plan_; }
@@ -140,8 +142,9 @@ public:
 
     // Several sequences at once (continuous batching). Slot 0 is the cache
     // forward() has always used; slots 1..n_slots-1 get KV caches of their
-    // own (n_ctx positions each, host memory). Host plans of the llama
-    // family only: throws EngineError naming why otherwise. Shrinking frees
+    // own (n_ctx positions each, host memory). Host plans of architectures
+    // that run several sequences (Architecture::several_sequences) only:
+    // throws EngineError naming why otherwise. Shrinking frees
     // the dropped slots' caches.
     void set_sequence_slots(int n_slots);
     int sequence_slots() const { return 1 + static_cast<int>(extra_kv_.size()); }
@@ -189,6 +192,11 @@ private:
         float *attn = nullptr, *tmp = nullptr;
         backend::RopeTable rope;
     };
+    // An architecture's layer (Architecture::layer): layer il over the n
+    // rows at n_past.. of the residual stream in s, on be.
+    using LayerGraph = void (Model::*)(int il, backend::Compute& be, Scratch& s, int64_t n,
+                                       int64_t n_past);
+    friend struct Architecture;  // its units name their layer graph
 
     void bind_weights();
     void pack_panels(int64_t limit_bytes);
@@ -197,29 +205,27 @@ private:
     void place_host_kv(int il);
     void forward_chunk(const int32_t* tokens, int64_t n, int64_t n_past, int64_t n_logits,
                        float* logits);
-    // llama_graph.cpp: the llama family's layer.
-    void attention_block(int il, backend::Compute& be, Scratch& s, int64_t n, int64_t n_past);
-    void ffn_block(int il, backend::Compute& be, Scratch& s, int64_t n);
-    // gemma3_graph.cpp: Gemma 3's layer.
+    // The units' layers (LayerGraph): llama_graph.cpp, gemma3_graph.cpp,
+    // qwen35_graph.cpp.
+    void llama_layer(int il, backend::Compute& be, Scratch& s, int64_t n, int64_t n_past);
     void gemma3_layer(int il, backend::Compute& be, Scratch& s, int64_t n, int64_t n_past);
+    void qwen35_layer(int il, backend::Compute& be, Scratch& s, int64_t n, int64_t n_past);
+    void gated_attention_block(int il, backend::Compute& be, Scratch& s, int64_t n, int64_t n_past);
+    void delta_net_block(int il, backend::Compute& be, Scratch& s, int64_t n);
+    // qwen35_graph.cpp: the recurrent state (nothing without recurrent layers).
+    void resize_recurrent_state(int n_slots);
+    void rewind_recurrent_state(int64_t n_past);
+    void record_recurrent_tokens(int slot, const int32_t* tokens, int64_t n);
+
+    // forward_pass.cpp: what the layers share.
+    // x += FFN(rms_norm(x) * ffn_norm).
+    void ffn_block(int il, backend::Compute& be, Scratch& s, int64_t n);
     void cached_attention(int il, backend::Compute& be, Scratch& s, int64_t n, int64_t n_past,
                           float scale, int64_t window);
     // RoPE of s.q and s.k at the rows' positions, then their attention over
     // layer il's cache (one sequence, or each row in its own: rows_).
     void positioned_attention(int il, backend::Compute& be, Scratch& s, int64_t n, int64_t n_past,
                               float scale);
-    // qwen35_graph.cpp: Qwen3.5's tensors, layer and recurrent state.
-    using MatrixBinder =
-        std::function<tensor::WeightView(const std::string&, int64_t cols, int64_t rows)>;
-    using VectorBinder = std::function<const float*(const std::string&, int64_t n)>;
-    void bind_qwen35_layer(int il, LayerWeights& L, const MatrixBinder& matrix,
-                           const VectorBinder& vector);
-    void qwen35_layer(int il, backend::Compute& be, Scratch& s, int64_t n, int64_t n_past);
-    void gated_attention_block(int il, backend::Compute& be, Scratch& s, int64_t n, int64_t n_past);
-    void delta_net_block(int il, backend::Compute& be, Scratch& s, int64_t n);
-    void resize_recurrent_state(int n_slots);
-    void rewind_recurrent_state(int64_t n_past);
-    void record_recurrent_tokens(int slot, const int32_t* tokens, int64_t n);
     backend::AttentionShape attention_shape(float scale, int64_t window) const;
     // The FFN of a layer on `be` or through the host executor: tmp = FFN(xn).
     void run_ffn(int il, backend::Compute& be, Scratch& s, int64_t n);

@@ -1,6 +1,6 @@
 // Hyper-parameters of a model, read from GGUF metadata the way llama.cpp
-// reads them (keys prefixed by general.architecture): the llama family
-// (llama/mistral, qwen2, qwen3), Gemma 3 and Qwen3.5 (qwen35_graph.cpp).
+// reads them (keys prefixed by general.architecture): the common ones here,
+// each architecture's own in its unit (architecture.h).
 #pragma once
 
 #include <cstdint>
@@ -18,9 +18,7 @@ namespace powerinfer::model {
 // keep the HF layout and use NeoX pairs (i, i + n_rot/2).
 enum class RopeStyle { Normal, Neox };
 
-// Which layer graph runs the model (one file each: llama_graph.cpp,
-// gemma3_graph.cpp, qwen35_graph.cpp).
-enum class Family { Llama, Gemma3, Qwen35 };
+struct Architecture;
 
 // Qwen3.5's Gated DeltaNet layers (qwen35, qwen35moe; read by
 // qwen35_graph.cpp with llama.cpp's keys): a causal short convolution of
@@ -81,17 +79,17 @@ struct ModelConfig {
     float expert_weights_scale = 0.0f;
     bool moe() const { return n_expert > 0; }
 
-    Family family = Family::Llama;
-    // Gemma 3: embeddings scaled by sqrt(n_embd); RMSNorm after attention
-    // and after the FFN too; GeGLU (tanh GELU); q scaled after RoPE (and
-    // the attention itself unscaled); sliding-window (local) layers with
-    // their own RoPE base, every swa_pattern-th layer global.
+    // The unit that runs general.architecture (architecture.h).
+    const Architecture* unit = nullptr;
+    // Gemma 3: embeddings scaled by sqrt(n_embd); GeGLU (tanh GELU); q
+    // scaled after RoPE (and the attention itself unscaled); sliding-window
+    // (local) layers with their own RoPE base, every swa_pattern-th layer
+    // global.
     float embd_scale = 0.0f;  // 0: none
-    bool post_norms = false;
     bool gelu_ffn = false;
-    float q_scale = 0.0f;        // 0: the attention scales by 1/sqrt(head_dim)
-    int64_t swa_window = 0;      // 0: every layer attends to the whole context
-    int64_t swa_pattern = 0;     // layers with il % pattern < pattern - 1 slide
+    float q_scale = 0.0f;     // 0: the attention scales by 1/sqrt(head_dim)
+    int64_t swa_window = 0;   // 0: every layer attends to the whole context
+    int64_t swa_pattern = 0;  // layers with il % pattern < pattern - 1 slide
     float rope_freq_base_swa = 10000.0f;
     float rope_freq_scale_swa = 1.0f;
     bool sliding(int64_t il) const {
@@ -103,7 +101,7 @@ struct ModelConfig {
     // Gated DeltaNet layers.
     DeltaNetConfig delta_net;
     bool recurrent(int64_t il) const {
-        return family == Family::Qwen35 && delta_net.recurrent[static_cast<size_t>(il)] != 0;
+        return !delta_net.recurrent.empty() && delta_net.recurrent[static_cast<size_t>(il)] != 0;
     }
 
     int64_t q_dim() const { return n_head * head_dim; }
@@ -115,8 +113,18 @@ struct ModelConfig {
     static ModelConfig from_gguf(const gguf::GgufFile& file);
 };
 
-// qwen35_graph.cpp: Qwen3.5's own keys (the Gated DeltaNet sizes, which
-// layers are recurrent, the M-RoPE sections), after the common ones.
-void read_qwen35_config(const gguf::GgufFile& file, ModelConfig& c);
+// How an architecture reads its mixture-of-experts keys (read_experts).
+struct ExpertKeys {
+    // expert_count is required (a qwen*moe file), and the experts have their
+    // own width (expert_feed_forward_length, else n_ff / expert_used_count),
+    // as against Mixtral-style experts that may be absent and are n_ff wide.
+    bool qwen = false;
+    // A shared expert of expert_shared_feed_forward_length (else n_ff).
+    bool shared_expert = false;
+    bool renormalise = true;  // the routed weights sum to 1
+};
+// The expert keys of c.arch in `keys`' way; with keys null a file with
+// experts is refused.
+void read_experts(const gguf::GgufFile& f, ModelConfig& c, const ExpertKeys* keys);
 
 }  // namespace powerinfer::model

@@ -24,8 +24,9 @@
 // tokens, which gives the same bits as the first time. The float math rounds
 // as llama.cpp's CPU backend (x86, AVX-512 build) does: ggml_vec_dot_f32's
 // lane order, its exp polynomial in silu, libm's expf/logf elsewhere, fused
-// multiply-adds where GCC contracts ggml's scalar loops. CPU only: a device
-// backend is refused by Model::unsupported_on (no kernels for the delta rule).
+// multiply-adds where GCC contracts ggml's scalar loops. CPU only: the layer
+// computes on host memory, and no backend has a delta-rule op yet
+// (backend::Capability::GatedDeltaNet).
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -34,7 +35,7 @@
 
 #include "common/error.h"
 #include "gguf/gguf.h"
-#include "model/model.h"
+#include "model/architecture.h"
 #include "powerinfer/utf8_path.h"
 #include "tensor/ops.h"
 #include "tensor/quant.h"
@@ -111,9 +112,15 @@ int64_t required_size(const gguf::GgufFile& f, const std::string& key, int64_t m
     return *v;
 }
 
-}  // namespace
+constexpr std::string_view kNames[] = {"qwen35", "qwen35moe"};
+
+// qwen35moe's experts renormalised, with a shared expert gated by sigmoid.
+constexpr ExpertKeys kQwen35Moe{.qwen = true, .shared_expert = true};
 
 void read_qwen35_config(const gguf::GgufFile& f, ModelConfig& c) {
+    c.rope_style = RopeStyle::Neox;
+    c.qk_norm = true;
+    read_experts(f, c, c.arch == "qwen35moe" ? &kQwen35Moe : nullptr);
     const std::string p = c.arch + ".";
     DeltaNetConfig& d = c.delta_net;
     d.conv_kernel = required_size(f, p + "ssm.conv_kernel", 64);
@@ -178,42 +185,60 @@ void read_qwen35_config(const gguf::GgufFile& f, ModelConfig& c) {
     }
 }
 
-void Model::bind_qwen35_layer(int il, LayerWeights& L, const MatrixBinder& matrix,
-                              const VectorBinder& vector) {
-    const ModelConfig& c = cfg_;
+void bind_qwen35_layer(TensorBinder& bind, const ModelConfig& c, int64_t il, LayerWeights& L) {
     const DeltaNetConfig& d = c.delta_net;
     const int64_t E = c.n_embd;
     const std::string b = "blk." + std::to_string(il) + ".";
-    L.attn_norm = vector(b + "attn_norm.weight", E);
-    L.ffn_norm = vector(b + "post_attention_norm.weight", E);
+    L.attn_norm = bind.vector(b + "attn_norm.weight", E);
+    L.ffn_norm = bind.vector(b + "post_attention_norm.weight", E);
     if (!c.recurrent(il)) {
-        L.q = matrix(b + "attn_q.weight", E, 2 * c.q_dim());  // query and gate per head
-        L.k = matrix(b + "attn_k.weight", E, c.kv_dim());
-        L.v = matrix(b + "attn_v.weight", E, c.v_dim());
-        L.o = matrix(b + "attn_output.weight", c.n_head * c.head_dim_v, E);
-        L.q_norm = vector(b + "attn_q_norm.weight", c.head_dim);
-        L.k_norm = vector(b + "attn_k_norm.weight", c.head_dim);
+        bind_attention(bind, c, b, 2 * c.q_dim(), L);  // query and gate per head
+        L.q_norm = bind.vector(b + "attn_q_norm.weight", c.head_dim);
+        L.k_norm = bind.vector(b + "attn_k_norm.weight", c.head_dim);
         return;
     }
-    L.ssm_qkv = matrix(b + "attn_qkv.weight", E, d.conv_dim());
-    L.ssm_z = matrix(b + "attn_gate.weight", E, d.value_dim());
-    L.ssm_beta = matrix(b + "ssm_beta.weight", E, d.n_v_heads);
-    L.ssm_alpha = matrix(b + "ssm_alpha.weight", E, d.n_v_heads);
-    L.ssm_out = matrix(b + "ssm_out.weight", d.value_dim(), E);
-    const tensor::WeightView conv = matrix(b + "ssm_conv1d.weight", d.conv_kernel, d.conv_dim());
+    L.ssm_qkv = bind.matrix(b + "attn_qkv.weight", E, d.conv_dim());
+    L.ssm_z = bind.matrix(b + "attn_gate.weight", E, d.value_dim());
+    L.ssm_beta = bind.matrix(b + "ssm_beta.weight", E, d.n_v_heads);
+    L.ssm_alpha = bind.matrix(b + "ssm_alpha.weight", E, d.n_v_heads);
+    L.ssm_out = bind.matrix(b + "ssm_out.weight", d.value_dim(), E);
+    const tensor::WeightView conv =
+        bind.matrix(b + "ssm_conv1d.weight", d.conv_kernel, d.conv_dim());
     if (conv.type != GgmlType::F32)
-        throw EngineError(where(*file_) + "tensor '" + b +
+        throw EngineError(bind.where() + "tensor '" + b +
                           "ssm_conv1d.weight' must be F32 (as llama.cpp's converter writes it)");
     L.ssm_conv = reinterpret_cast<const float*>(conv.data);
-    L.ssm_dt = vector(b + "ssm_dt.bias", d.n_v_heads);
-    L.ssm_a = vector(b + "ssm_a", d.n_v_heads);
-    L.ssm_norm = vector(b + "ssm_norm.weight", d.head_dim);
+    L.ssm_dt = bind.vector(b + "ssm_dt.bias", d.n_v_heads);
+    L.ssm_a = bind.vector(b + "ssm_a", d.n_v_heads);
+    L.ssm_norm = bind.vector(b + "ssm_norm.weight", d.head_dim);
 }
+
+// The Gated DeltaNet layers; the rest of the graph computes on host memory
+// too (Architecture::host_only).
+std::vector<backend::Capability> qwen35_needs(const ModelConfig& c, OffloadParts) {
+    const auto& recurrent = c.delta_net.recurrent;
+    if (std::find(recurrent.begin(), recurrent.end(), 1) == recurrent.end()) return {};
+    return {backend::Capability::GatedDeltaNet};
+}
+
+}  // namespace
+
+const Architecture Architecture::qwen35{
+    .names = kNames,
+    .read_config = read_qwen35_config,
+    .bind_layer = bind_qwen35_layer,
+    .layer = &Model::qwen35_layer,
+    .needs = qwen35_needs,
+    .host_only =
+        "the Gated DeltaNet layers of Qwen3.5 (short convolution, delta rule) and its "
+        "gated attention are computed on the host in this version",
+    .input_sites = false,
+};
 
 // ---- recurrent state --------------------------------------------------------
 
 void Model::resize_recurrent_state(int n_slots) {
-    if (cfg_.family != Family::Qwen35) return;
+    if (cfg_.delta_net.recurrent.empty()) return;
     const DeltaNetConfig& d = cfg_.delta_net;
     if (recurrent_offset_.empty()) {
         int64_t off = 0;
@@ -241,7 +266,7 @@ void Model::resize_recurrent_state(int n_slots) {
 // earlier position, after re-evaluating its first n_past tokens from a
 // zero state (what llama.cpp's fresh sequence starts from).
 void Model::rewind_recurrent_state(int64_t n_past) {
-    if (cfg_.family != Family::Qwen35) return;
+    if (cfg_.delta_net.recurrent.empty()) return;
     std::vector<int32_t>& seen = recurrent_tokens_[static_cast<size_t>(slot_)];
     const auto at = static_cast<int64_t>(seen.size());
     if (n_past == at) return;
@@ -257,7 +282,7 @@ void Model::rewind_recurrent_state(int64_t n_past) {
 }
 
 void Model::record_recurrent_tokens(int slot, const int32_t* tokens, int64_t n) {
-    if (cfg_.family != Family::Qwen35) return;
+    if (cfg_.delta_net.recurrent.empty()) return;
     auto& seen = recurrent_tokens_[static_cast<size_t>(slot)];
     seen.insert(seen.end(), tokens, tokens + n);
 }

@@ -22,8 +22,8 @@
 #include "gguf/gguf.h"
 #include "model/expert_placement.h"
 #include "model/model.h"
-#include "model/plan_test_support.h"
 #include "model/moe_offload.h"
+#include "model/plan_test_support.h"
 #include "tensor/thread_pool.h"
 
 using namespace powerinfer;
@@ -236,7 +236,7 @@ void test_hybrid_plans(plaintest::Counter& c, const fs::path& dir, const std::st
         double coverage;
         model::ExpertCacheKnobs knobs;
         int64_t max_rows;
-        bool retune;  // new knobs halfway
+        bool retune;           // new knobs halfway
         int64_t staging = -1;  // Setup::upload_staging_bytes (-1: none on the stand-in)
     };
     const Case cases[] = {
@@ -308,8 +308,11 @@ void test_hybrid_plans(plaintest::Counter& c, const fs::path& dir, const std::st
 class WithoutType final : public backend::Compute {
 public:
     WithoutType(backend::Compute& base, GgmlType missing) : b_(base), missing_(missing) {}
-    std::string name() const override { return "a GPU without " + std::string(ggml_type_name(missing_)); }
+    std::string name() const override {
+        return "a GPU without " + std::string(ggml_type_name(missing_));
+    }
     bool host_memory() const override { return b_.host_memory(); }
+    bool supports(backend::Capability c) const override { return b_.supports(c); }
     void* allocate(backend::MemCategory c, int64_t n) override { return b_.allocate(c, n); }
     void release(void* p) override { b_.release(p); }
     backend::MemoryUse memory_use() const override { return b_.memory_use(); }
@@ -334,16 +337,16 @@ public:
     void add_bias(float* v, const float* bias, int64_t rows, int64_t n) override {
         b_.add_bias(v, bias, rows, n);
     }
-    void rope(float* v, int64_t rows, int64_t n_head, int64_t head_dim,
-              const backend::RopeTable& t, int64_t pos0) override {
+    void rope(float* v, int64_t rows, int64_t n_head, int64_t head_dim, const backend::RopeTable& t,
+              int64_t pos0) override {
         b_.rope(v, rows, n_head, head_dim, t, pos0);
     }
     void store_kv(const float* src, void* cache, int64_t rows, int64_t n_head, int64_t n_ctx,
                   int64_t dim, int64_t pos0) override {
         b_.store_kv(src, cache, rows, n_head, n_ctx, dim, pos0);
     }
-    void attention(const backend::AttentionShape& a, const float* q, const void* k,
-                   const void* v, int64_t rows, int64_t pos0, float* out) override {
+    void attention(const backend::AttentionShape& a, const float* q, const void* k, const void* v,
+                   int64_t rows, int64_t pos0, float* out) override {
         b_.attention(a, q, k, v, rows, pos0, out);
     }
     void gated_ffn(const backend::GatedFfnWeights& w, const float* x, int64_t rows,

@@ -19,6 +19,7 @@
 #include "calibrate/synth_model.h"
 #include "common/error.h"
 #include "gguf/gguf.h"
+#include "model/architecture.h"
 #include "model/greedy_fixture_test_support.h"
 #include "model/layer_plan.h"
 #include "model/model.h"
@@ -94,7 +95,7 @@ private slots:
     void config() {
         const auto c = model::ModelConfig::from_gguf(*open("tiny-qwen35"));
         QCOMPARE(c.arch, std::string("qwen35"));
-        QVERIFY(c.family == model::Family::Qwen35);
+        QVERIFY(c.unit == &model::Architecture::qwen35);
         QVERIFY(!c.moe());
         QCOMPARE(c.delta_net.conv_kernel, int64_t(4));
         QCOMPARE(c.delta_net.head_dim, int64_t(64));
@@ -103,7 +104,7 @@ private slots:
         QCOMPARE(c.n_rot, int64_t(16));
         for (int il = 0; il < 4; ++il) QCOMPARE(c.recurrent(il), il % 2 == 0);
         const auto moe = model::ModelConfig::from_gguf(*open("tiny-qwen35moe"));
-        QVERIFY(moe.family == model::Family::Qwen35 && moe.moe());
+        QVERIFY(moe.unit == &model::Architecture::qwen35 && moe.moe());
         QCOMPARE(moe.n_expert, int64_t(8));
         QCOMPARE(moe.n_ff_shexp, int64_t(256));
         QVERIFY(moe.expert_weights_norm && moe.shared_gate_sigmoid);
@@ -260,8 +261,8 @@ private slots:
         QCOMPARE(QString::fromStdString(again.text), QString::fromStdString(fresh.text));
     }
 
-    // A device backend has no delta-rule kernels: the plan stays on the CPU
-    // and says why.
+    // Its layers compute on host memory: a device plan stays on the CPU and
+    // says why, even on a backend with every capability.
     void deviceRefusedWithReason() {
         auto file = open("tiny-qwen35");
         model::Model m(file, *pool_, 128, 4);
