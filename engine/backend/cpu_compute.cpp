@@ -137,22 +137,22 @@ public:
         const int64_t stride = t.neox ? 1 : 2;
         const int64_t other = t.neox ? half : 1;
         over_rows(rows, n_head * head_dim, [&](int64_t r0, int64_t r1) {
-        for (int64_t r = r0; r < r1; ++r) {
-            const float* c = t.cos + (pos0 + r) * half;
-            const float* s = t.sin + (pos0 + r) * half;
-            for (int64_t h = 0; h < n_head; ++h) {
-                float* head = v + (r * n_head + h) * head_dim;
-                // As ggml's rotate_pairs compiled with FMA contraction (how
-                // llama.cpp ships on x86): the first product fused, the
-                // second not.
-                for (int64_t i = 0; i < half; ++i) {
-                    float* p = head + i * stride;
-                    const float x0 = p[0], x1 = p[other];
-                    p[0] = std::fma(x0, c[i], -(x1 * s[i]));
-                    p[other] = std::fma(x0, s[i], x1 * c[i]);
+            for (int64_t r = r0; r < r1; ++r) {
+                const float* c = t.cos + (pos0 + r) * half;
+                const float* s = t.sin + (pos0 + r) * half;
+                for (int64_t h = 0; h < n_head; ++h) {
+                    float* head = v + (r * n_head + h) * head_dim;
+                    // As ggml's rotate_pairs compiled with FMA contraction (how
+                    // llama.cpp ships on x86): the first product fused, the
+                    // second not.
+                    for (int64_t i = 0; i < half; ++i) {
+                        float* p = head + i * stride;
+                        const float x0 = p[0], x1 = p[other];
+                        p[0] = std::fma(x0, c[i], -(x1 * s[i]));
+                        p[other] = std::fma(x0, s[i], x1 * c[i]);
+                    }
                 }
             }
-        }
         });
     }
 
