@@ -98,6 +98,10 @@ struct MathKernels {
     // y[i] = f16(x[i]), and x[i] = f32(f16(x[i])) in place.
     void (*to_f16)(const float* x, uint16_t* y, int64_t n);
     void (*round_f16)(float* x, int64_t n);
+    // ggml_vec_geglu_f32 with its F16 table: 0 for g <= -10, g * u for
+    // g >= 10, else table[f16(g)] * u. `table` has 65537 entries (the last
+    // one pads a 32-bit gather at index 0xFFFF).
+    void (*geglu)(const float* g, const float* u, const uint16_t* table, float* out, int64_t n);
 };
 
 // One token's column-sparse down product (tensor/sparse_down.h): plain

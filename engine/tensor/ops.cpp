@@ -62,28 +62,19 @@ void gelu(float* x, int64_t n) {
 
 void geglu(const float* gate, const float* up, float* out, int64_t n) {
     static const std::vector<uint16_t> table = [] {
-        std::vector<uint16_t> t(size_t{1} << 16);
+        std::vector<uint16_t> t((size_t{1} << 16) + 1, 0);  // + 1: the kernels' gather padding
         // ggml_gelu_f32 as ggml's x86 builds compile it (FMA contraction
         // of 1 + a*x*x), rounded to F16.
         constexpr float kSqrt2OverPi = 0.79788456080286535587989211986876f;
         constexpr float kCoefA = 0.044715f;
-        for (size_t i = 0; i < t.size(); ++i) {
+        for (size_t i = 0; i < (size_t{1} << 16); ++i) {
             const float v = fp16_to_fp32(static_cast<uint16_t>(i));
             const float inner = kSqrt2OverPi * v * std::fma(kCoefA * v, v, 1.0f);
             t[i] = fp32_to_fp16(0.5f * v * (1.0f + std::tanh(inner)));
         }
         return t;
     }();
-    for (int64_t i = 0; i < n; ++i) {
-        const float x = gate[i];
-        if (x <= -10.0f) {
-            out[i] = 0.0f;
-        } else if (x >= 10.0f) {
-            out[i] = x * up[i];
-        } else {
-            out[i] = fp16_to_fp32(table[fp32_to_fp16(x)]) * up[i];
-        }
-    }
+    kernels::active_table().math.geglu(gate, up, table.data(), out, n);
 }
 
 void swiglu(const float* gate, const float* up, float* out, int64_t n) {

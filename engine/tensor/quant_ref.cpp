@@ -439,6 +439,17 @@ void to_f16_scalar(const float* x, uint16_t* y, int64_t n) {
 void round_f16_scalar(float* x, int64_t n) {
     for (int64_t i = 0; i < n; ++i) x[i] = fp16_to_fp32_portable(fp32_to_fp16_portable(x[i]));
 }
+void geglu_scalar(const float* g, const float* u, const uint16_t* table, float* out, int64_t n) {
+    for (int64_t i = 0; i < n; ++i) {
+        const float x = g[i];
+        if (x <= -10.0f)
+            out[i] = 0.0f;
+        else if (x >= 10.0f)
+            out[i] = x * u[i];
+        else
+            out[i] = fp16_to_fp32_portable(table[fp32_to_fp16_portable(x)]) * u[i];
+    }
+}
 
 // The reference of the neuron-major down product: per output, the integer
 // sum of each group, then the two fused multiply-adds the SIMD forms use.
@@ -499,7 +510,8 @@ KernelTable make_scalar_table() {
     t.quantize_act[kActQ8_0] = quantize_act_q8_0;
     t.quantize_act[kActQ8_1] = quantize_q8_1;
     t.quantize_act[kActQ8_K] = quantize_q8_k;
-    t.math = {gm_swiglu, gm_softmax, gm_scores_f16, gm_mix_f16, to_f16_scalar, round_f16_scalar};
+    t.math = {gm_swiglu,  gm_softmax,       gm_scores_f16,   gm_mix_f16,
+              to_f16_scalar, round_f16_scalar, geglu_scalar};
     t.sparse_down = sparse_down_scalar;
     t.colsparse = colsparse_scalar;
     return t;

@@ -225,6 +225,58 @@ private slots:
         for (int b = 0; b < 2; ++b) expect_close(ref.mix[b], want_mix, 2e-3, 2e-3);
     }
 
+    // GeGLU (Gemma 3's gate) looks gelu up in an F16 table as ggml does; every
+    // level gives the scalar form's bits: every F16 value as the gate, the
+    // clamps at -10 and 10 and the values next to them, infinities, and
+    // tails of every length. And it is gelu(g) * u within the table's F16
+    // rounding.
+    void gegluIdenticalOnEveryLevelAndCloseToFloat64() {
+        testing::LevelGuard guard;
+        std::vector<float> g;
+        for (uint32_t h = 0; h < 0x10000; ++h) {
+            const float v = fp16_to_fp32(static_cast<uint16_t>(h));
+            if (v == v) g.push_back(v);  // NaN gates give NaN on every level, in any payload
+        }
+        for (const float v : {-10.0f, 10.0f, std::nextafter(-10.0f, 0.0f),
+                              std::nextafter(10.0f, 0.0f), std::nextafter(10.0f, 20.0f),
+                              std::nextafter(-10.0f, -20.0f), 65520.0f, -65520.0f, 1e30f, -1e30f})
+            g.push_back(v);
+        const auto r = random_vec(1003, 6.0f, 31);
+        g.insert(g.end(), r.begin(), r.end());
+        std::vector<float> up = random_vec(int(g.size()), 2.0f, 32);
+        const auto run = [&](int64_t n) {
+            std::vector<float> o(size_t(n), 7.0f);
+            geglu(g.data(), up.data(), o.data(), n);
+            return o;
+        };
+        QVERIFY(force_simd_level("scalar"));
+        const int64_t all = int64_t(g.size());
+        const std::vector<float> ref = run(all);
+        for (const auto& level : testing::simd_levels()) {
+            QVERIFY(force_simd_level(level));
+            for (const int64_t n : {all, int64_t(1), int64_t(7), int64_t(8), int64_t(13)}) {
+                const std::vector<float> o = run(n);
+                QVERIFY2(std::memcmp(o.data(), ref.data(), size_t(n) * 4) == 0, level.c_str());
+            }
+        }
+        for (size_t i = 0; i < g.size(); ++i) {
+            const double v = g[i];
+            if (std::fabs(v) > 60000.0) continue;
+            // gelu at the gate rounded to F16, as the table is indexed.
+            const double h = fp16_to_fp32(fp32_to_fp16(g[i]));
+            const double gelu = 0.5 * h *
+                                (1.0 + std::tanh(std::sqrt(2.0 / 3.14159265358979323846) * h *
+                                                 (1.0 + 0.044715 * h * h)));
+            const double want = (v <= -10.0 ? 0.0 : v >= 10.0 ? v : gelu) * up[i];
+            // The F16 result: 2^-11 relative, or 2^-24 among F16's denormals;
+            // and ggml's 1 + tanh in float cancels where tanh nears -1 (about
+            // 2^-24 x |h| absolute).
+            QVERIFY2(std::fabs(ref[i] - want) <=
+                         1e-3 * std::fabs(want) + (1e-7 + 6e-8 * std::fabs(h)) * std::fabs(up[i]),
+                     qPrintable(QString("g %1: %2 vs %3").arg(v).arg(ref[i]).arg(want)));
+        }
+    }
+
     // The row conversions to F16 give fp32_to_fp16's bits on every level:
     // normal values, ties, denormals, overflow to infinity, signed zero.
     void f16RowConversionsMatchTheScalarOne() {
