@@ -23,6 +23,7 @@
 #include "model/greedy_fixture_test_support.h"
 #include "model/layer_plan.h"
 #include "model/model.h"
+#include "model/qwen35_graph.h"
 #include "runtime/local_engine.h"
 #include "tensor/quant.h"
 
@@ -97,17 +98,18 @@ private slots:
         QCOMPARE(c.arch, std::string("qwen35"));
         QVERIFY(c.unit == &model::Architecture::qwen35);
         QVERIFY(!c.moe());
-        QCOMPARE(c.delta_net.conv_kernel, int64_t(4));
-        QCOMPARE(c.delta_net.head_dim, int64_t(64));
-        QCOMPARE(c.delta_net.n_k_heads, int64_t(2));
-        QCOMPARE(c.delta_net.n_v_heads, int64_t(4));
+        const model::DeltaNetConfig& d = model::delta_net(c);
+        QCOMPARE(d.conv_kernel, int64_t(4));
+        QCOMPARE(d.head_dim, int64_t(64));
+        QCOMPARE(d.n_k_heads, int64_t(2));
+        QCOMPARE(d.n_v_heads, int64_t(4));
         QCOMPARE(c.n_rot, int64_t(16));
-        for (int il = 0; il < 4; ++il) QCOMPARE(c.recurrent(il), il % 2 == 0);
+        for (int il = 0; il < 4; ++il) QCOMPARE(d.is_recurrent(il), il % 2 == 0);
         const auto moe = model::ModelConfig::from_gguf(*open("tiny-qwen35moe"));
         QVERIFY(moe.unit == &model::Architecture::qwen35 && moe.moe());
         QCOMPARE(moe.n_expert, int64_t(8));
         QCOMPARE(moe.n_ff_shexp, int64_t(256));
-        QVERIFY(moe.expert_weights_norm && moe.shared_gate_sigmoid);
+        QVERIFY(moe.expert_weights_norm && moe.shared_gate != nullptr);
     }
 
     // Bad files are refused with a message naming what is wrong, never an
