@@ -575,6 +575,7 @@ void Model::forward(const int32_t* tokens, int64_t n, int64_t n_past, int64_t n_
         record_state_tokens(slot_, tokens + start, m);
         start += m;
     }
+    if (n >= 2) snapshot_state();
 }
 
 // ---- per-sequence state -----------------------------------------------------
@@ -596,8 +597,11 @@ void Model::resize_sequence_state(int n_slots) {
     if (state_floats_ == 0) return;
     while (static_cast<int>(seq_state_.size()) > n_slots) {
         host_->release(seq_state_.back());
+        for (const StateSnapshot& snap : state_snapshots_.back())
+            if (snap.state) host_->release(snap.state);
         seq_state_.pop_back();
         state_tokens_.pop_back();
+        state_snapshots_.pop_back();
     }
     while (static_cast<int>(seq_state_.size()) < n_slots) {
         const int64_t bytes = state_floats_ * int64_t{sizeof(float)};
@@ -605,7 +609,25 @@ void Model::resize_sequence_state(int n_slots) {
         std::fill_n(state, state_floats_, 0.0f);
         seq_state_.push_back(state);
         state_tokens_.emplace_back();
+        state_snapshots_.emplace_back();
     }
+}
+
+void Model::snapshot_state() {
+    if (state_floats_ == 0) return;
+    const auto slot = static_cast<size_t>(slot_);
+    const auto at = static_cast<int64_t>(state_tokens_[slot].size());
+    auto& snaps = state_snapshots_[slot];
+    StateSnapshot* into = &snaps[0];
+    for (StateSnapshot& snap : snaps) {
+        if (snap.at == at) return;  // already kept (a replay ending where one was taken)
+        if (snap.at < into->at) into = &snap;
+    }
+    if (!into->state)
+        into->state = static_cast<float*>(
+            host_->allocate(backend::MemCategory::KvCache, state_floats_ * int64_t{sizeof(float)}));
+    std::copy_n(seq_state_[slot], state_floats_, into->state);
+    into->at = at;
 }
 
 float* Model::sequence_state(int il, int64_t row) const {
@@ -620,22 +642,35 @@ float* Model::layer_temporaries(int64_t n_floats) {
 }
 
 // Slot `slot_` continues at n_past: where its state stands, or, for an
-// earlier position, after re-evaluating its first n_past tokens from a
-// zero state (what llama.cpp's fresh sequence starts from).
+// earlier position, after re-evaluating its tokens up to n_past from its
+// latest snapshot at or before n_past, or from a zero state (what
+// llama.cpp's fresh sequence starts from). A snapshot is of the slot's first
+// `at` tokens, which stay as they were: only the tokens after n_past go.
 void Model::rewind_sequence_state(int64_t n_past) {
     if (state_floats_ == 0) return;
-    std::vector<int32_t>& seen = state_tokens_[static_cast<size_t>(slot_)];
+    const auto slot = static_cast<size_t>(slot_);
+    std::vector<int32_t>& seen = state_tokens_[slot];
     const auto at = static_cast<int64_t>(seen.size());
     if (n_past == at) return;
     if (n_past > at)
         throw EngineError("a " + cfg_.arch + " sequence cannot continue at position " +
                           std::to_string(n_past) + ": its state holds " + std::to_string(at) +
                           " tokens");
-    std::vector<int32_t> prefix(seen.begin(), seen.begin() + n_past);
-    seen.clear();
-    std::fill_n(seq_state_[static_cast<size_t>(slot_)], state_floats_, 0.0f);
-    state_replayed_ += n_past;
-    if (!prefix.empty()) forward(prefix.data(), n_past, 0, 0, nullptr);
+    const StateSnapshot* from = nullptr;
+    for (StateSnapshot& snap : state_snapshots_[slot]) {
+        if (snap.at > n_past) snap.at = -1;  // of tokens that go
+        if (snap.at >= 0 && (!from || snap.at > from->at)) from = &snap;
+    }
+    const int64_t start = from ? from->at : 0;
+    std::vector<int32_t> replay(seen.begin() + start, seen.begin() + n_past);
+    seen.resize(static_cast<size_t>(start));
+    if (from) {
+        std::copy_n(from->state, state_floats_, seq_state_[slot]);
+    } else {
+        std::fill_n(seq_state_[slot], state_floats_, 0.0f);
+    }
+    state_replayed_ += n_past - start;
+    if (!replay.empty()) forward(replay.data(), n_past - start, start, 0, nullptr);
 }
 
 void Model::record_state_tokens(int slot, const int32_t* tokens, int64_t n) {

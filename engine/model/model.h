@@ -11,6 +11,7 @@
 // installed on a loaded model.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -175,9 +176,12 @@ public:
     int64_t n_params() const { return n_params_; }
 
     // Tokens re-evaluated to rebuild per-sequence state that could not be
-    // rewound (sequence_state: a forward() at an earlier position), since
-    // load.
+    // rewound (sequence_state: a forward() at an earlier position than the
+    // slot's, from its latest snapshot at or before it), since load.
     int64_t state_replayed_tokens() const { return state_replayed_; }
+    // Snapshots of per-sequence state each slot keeps: a copy at the end of
+    // every forward() of 2+ tokens (a prompt), the latest ones.
+    static constexpr int kStateSnapshots = 2;
 
     // ---- What the architecture units' layer graphs work with -------------
     // Activations of one backend, [rows][width] each.
@@ -243,6 +247,9 @@ private:
     void resize_sequence_state(int n_slots);
     void rewind_sequence_state(int64_t n_past);
     void record_state_tokens(int slot, const int32_t* tokens, int64_t n);
+    // Keeps a copy of slot_'s state where it stands (in place of the
+    // snapshot furthest back).
+    void snapshot_state();
     // Whether layer il has a KV cache (Architecture::memory).
     bool has_kv_cache(int il) const;
 
@@ -297,6 +304,13 @@ private:
     // be rewound: a forward() at an earlier position re-evaluates them).
     std::vector<float*> seq_state_;
     std::vector<std::vector<int32_t>> state_tokens_;
+    // A slot's state after its first `at` tokens (-1: none yet), so that a
+    // forward() at or after `at` replays from there instead of from zeros.
+    struct StateSnapshot {
+        float* state = nullptr;
+        int64_t at = -1;
+    };
+    std::vector<std::array<StateSnapshot, kStateSnapshots>> state_snapshots_;
     std::vector<int64_t> state_offset_;
     int64_t state_floats_ = 0;
     int64_t state_replayed_ = 0;
