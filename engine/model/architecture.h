@@ -62,9 +62,9 @@ void bind_attention(TensorBinder& bind, const ModelConfig& c, const std::string&
 // What a layer keeps per sequence.
 struct LayerMemory {
     bool kv_cache = true;  // a KV cache of its own (n_ctx positions)
-    // Floats of state (Model::sequence_state): e.g. a recurrent layer's,
-    // which cannot be rewound, so the model rebuilds it when a sequence
-    // goes back to an earlier position.
+    // Floats of state it carries from token to token (Model::sequence_state),
+    // which cannot be rewound: the model rebuilds it when a sequence goes
+    // back to an earlier position.
     int64_t state_floats = 0;
 };
 
