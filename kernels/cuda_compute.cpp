@@ -56,9 +56,9 @@ public:
 
     std::string name() const override { return dev_.name() + " (CUDA)"; }
     bool host_memory() const override { return false; }
-    // No kernels yet for Gemma 3's ops (scale, its attention scale, sliding
-    // windows, GeGLU) or Qwen3.5's recurrent layers: the model asks before
-    // it places layers here; the ops below still throw as a last guard.
+    // No kernels yet for any Capability (backend/compute.h): the model asks
+    // before it places layers here; the ops below still throw as a last
+    // guard.
     bool supports(backend::Capability) const override { return false; }
 
     std::string unsupported(const tensor::WeightView& w) const override {

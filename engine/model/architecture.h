@@ -5,8 +5,9 @@
 // shared forward pass ask the unit instead of naming architectures.
 //
 // Adding one: a file with its Architecture (e.g. gemma3_graph.cpp), its
-// static member and its line in the table below, its layer function in
-// Model (model.h) and the file in CMakeLists.txt.
+// static member and its line in the table below, and the file in
+// CMakeLists.txt. Its own hyper-parameters, tensors and per-sequence state
+// stay in the unit (UnitConfig, UnitWeights, Architecture::memory).
 #pragma once
 
 #include <cstdint>
@@ -58,6 +59,15 @@ private:
 void bind_attention(TensorBinder& bind, const ModelConfig& c, const std::string& blk,
                     int64_t q_rows, LayerWeights& L);
 
+// What a layer keeps per sequence.
+struct LayerMemory {
+    bool kv_cache = true;  // a KV cache of its own (n_ctx positions)
+    // Floats of state it carries from token to token (Model::sequence_state),
+    // which cannot be rewound: the model rebuilds it when a sequence goes
+    // back to an earlier position.
+    int64_t state_floats = 0;
+};
+
 struct Architecture {
     // The general.architecture values it runs.
     std::span<const std::string_view> names;
@@ -69,6 +79,8 @@ struct Architecture {
     void (*bind_layer)(TensorBinder& bind, const ModelConfig& c, int64_t il, LayerWeights& L);
     // Layer il over the rows of the residual stream in the scratch of `be`.
     Model::LayerGraph layer;
+    // What layer il keeps per sequence; null: a KV cache and no state.
+    LayerMemory (*memory)(const ModelConfig& c, int64_t il) = nullptr;
     // The backend capabilities its layers need there (the FFN too with
     // OffloadParts::WholeLayers); the model asks the backend before it
     // places any layer on it.

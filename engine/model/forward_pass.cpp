@@ -1,16 +1,16 @@
 // The forward pass every architecture shares, over the op-level backend
 // interface (backend/compute.h): the embedding, each layer through its
-// unit's graph (Architecture::layer: llama_graph.cpp, gemma3_graph.cpp,
-// qwen35_graph.cpp), the output head; and the pieces the layers share
-// (attention over the KV cache, the FFN block). Each layer's attention runs
-// on the backend its GraphPlan names (with its KV cache there), its FFN
+// unit's graph (Architecture::layer, one file per unit), the output head;
+// and the pieces the layers share (attention over the KV cache, the FFN
+// block). Each layer's attention runs on the backend its GraphPlan names
+// (with its KV cache there), its FFN
 // either on that backend (dense) or through the model's host FfnExecutor
 // (dense or sparse); the residual stream crosses between backends only
 // where the plan changes site. One token's data flow:
 //
-//   embedding (host) -> per layer: the unit's layer (attention or a
-//   recurrent block, then rms_norm -> FFN (device op, or host FfnExecutor)
-//   -> add) -> output norm -> head matmul -> logits (host)
+//   embedding (host) -> per layer: the unit's layer (attention or a block
+//   of its own over per-sequence state, then rms_norm -> FFN (device op, or
+//   host FfnExecutor) -> add) -> output norm -> head matmul -> logits (host)
 #include <cstdint>
 #include <vector>
 
@@ -54,8 +54,6 @@ void Model::positioned_attention(int il, backend::Compute& be, Scratch& s, int64
     }
 }
 
-// s.attn = attention of the rows' queries s.q over layer il's KV cache,
-// after their keys s.k and values s.v went into it.
 void Model::cached_attention(int il, backend::Compute& be, Scratch& s, int64_t n, int64_t n_past,
                              float scale, int64_t window) {
     const Resident& r = resident_[static_cast<size_t>(il)];
@@ -149,7 +147,7 @@ void Model::forward_chunk(const int32_t* tokens, int64_t n, int64_t n_past, int6
         backend::Compute* be = resident_[static_cast<size_t>(il)].on;
         move_to(be);
         Scratch& s = be == host_.get() ? host_s_ : device_s_;
-        (this->*cfg_.unit->layer)(il, *be, s, n, n_past);
+        cfg_.unit->layer(*this, il, *be, s, n, n_past);
     }
     for (int64_t i = 0; i < n; ++i) ffn_->end_token();
     if (device_ && plan_.any_device())

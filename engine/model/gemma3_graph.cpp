@@ -60,6 +60,35 @@ void bind_gemma3_layer(TensorBinder& bind, const ModelConfig& c, int64_t il, Lay
     L.ffn_post_norm = bind.vector(b + "post_ffw_norm.weight", E);
 }
 
+void gemma3_layer(Model& m, int il, backend::Compute& be, Model::Scratch& s, int64_t n,
+                  int64_t n_past) {
+    const LayerWeights& L = m.placed(il);
+    const ModelConfig& c = m.config();
+    const int64_t E = c.n_embd, hd = c.head_dim;
+    const bool local = c.sliding(il);
+
+    be.rms_norm(s.x, L.attn_norm, s.xn, n, E, c.rms_eps);
+    const tensor::WeightView ws[3] = {L.q, L.k, L.v};
+    float* const ys[3] = {s.q, s.k, s.v};
+    be.matmul(ws, s.xn, n, ys);
+    be.rms_norm(s.q, L.q_norm, s.q, n * c.n_head, hd, c.rms_eps);
+    be.rms_norm(s.k, L.k_norm, s.k, n * c.n_head_kv, hd, c.rms_eps);
+    // The host's tables; a device backend never runs these layers (host_only).
+    const backend::RopeTable rope = local ? m.sliding_rope() : s.rope;
+    be.rope(s.q, n, c.n_head, hd, rope, n_past);
+    be.rope(s.k, n, c.n_head_kv, hd, rope, n_past);
+    be.scale(s.q, n * c.q_dim(), c.q_scale);
+    m.cached_attention(il, be, s, n, n_past, 1.0f, local ? c.swa_window : 0);
+    be.matmul(L.o, s.attn, n, s.tmp);
+    be.rms_norm(s.tmp, L.attn_post_norm, s.tmp, n, E, c.rms_eps);
+    be.add(s.x, s.tmp, n * E);
+
+    be.rms_norm(s.x, L.ffn_norm, s.xn, n, E, c.rms_eps);
+    m.run_ffn(il, be, s, n);
+    be.rms_norm(s.tmp, L.ffn_post_norm, s.tmp, n, E, c.rms_eps);
+    be.add(s.x, s.tmp, n * E);
+}
+
 // q is scaled by its own op and the attention left unscaled; local layers
 // slide; the FFN is GeGLU.
 std::vector<backend::Capability> gemma3_needs(const ModelConfig& c, OffloadParts parts) {
@@ -76,42 +105,12 @@ const Architecture Architecture::gemma3{
     .names = kNames,
     .read_config = read_gemma3_config,
     .bind_layer = bind_gemma3_layer,
-    .layer = &Model::gemma3_layer,
+    .layer = gemma3_layer,
     .needs = gemma3_needs,
     .host_only =
         "Gemma 3 layers run on the CPU only in this version (the device copy of a "
         "layer has no post-norms or local RoPE tables yet)",
     .several_sequences = false,
 };
-
-void Model::gemma3_layer(int il, backend::Compute& be, Scratch& s, int64_t n, int64_t n_past) {
-    const LayerWeights& L = resident_[static_cast<size_t>(il)].w;
-    const ModelConfig& c = cfg_;
-    const int64_t E = c.n_embd, hd = c.head_dim;
-    const bool local = c.sliding(il);
-
-    be.rms_norm(s.x, L.attn_norm, s.xn, n, E, c.rms_eps);
-    const tensor::WeightView ws[3] = {L.q, L.k, L.v};
-    float* const ys[3] = {s.q, s.k, s.v};
-    be.matmul(ws, s.xn, n, ys);
-    be.rms_norm(s.q, L.q_norm, s.q, n * c.n_head, hd, c.rms_eps);
-    be.rms_norm(s.k, L.k_norm, s.k, n * c.n_head_kv, hd, c.rms_eps);
-    // The host's tables; a device backend never runs these layers (host_only).
-    const backend::RopeTable rope =
-        local ? backend::RopeTable{rope_cos_swa_.data(), rope_sin_swa_.data(), c.n_rot, true}
-              : s.rope;
-    be.rope(s.q, n, c.n_head, hd, rope, n_past);
-    be.rope(s.k, n, c.n_head_kv, hd, rope, n_past);
-    be.scale(s.q, n * c.q_dim(), c.q_scale);
-    cached_attention(il, be, s, n, n_past, 1.0f, local ? c.swa_window : 0);
-    be.matmul(L.o, s.attn, n, s.tmp);
-    be.rms_norm(s.tmp, L.attn_post_norm, s.tmp, n, E, c.rms_eps);
-    be.add(s.x, s.tmp, n * E);
-
-    be.rms_norm(s.x, L.ffn_norm, s.xn, n, E, c.rms_eps);
-    run_ffn(il, be, s, n);
-    be.rms_norm(s.tmp, L.ffn_post_norm, s.tmp, n, E, c.rms_eps);
-    be.add(s.x, s.tmp, n * E);
-}
 
 }  // namespace powerinfer::model

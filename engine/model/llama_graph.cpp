@@ -76,23 +76,10 @@ void bind_llama_layer(TensorBinder& bind, const ModelConfig& c, int64_t il, Laye
     L.ffn_norm = bind.vector(b + "ffn_norm.weight", E);
 }
 
-// Every op of the layer is one each backend runs.
-std::vector<backend::Capability> llama_needs(const ModelConfig&, OffloadParts) { return {}; }
-
-}  // namespace
-
-const Architecture Architecture::llama{
-    .names = kNames,
-    .read_config = read_llama_config,
-    .bind_layer = bind_llama_layer,
-    .layer = &Model::llama_layer,
-    .needs = llama_needs,
-};
-
-void Model::llama_layer(int il, backend::Compute& be, Scratch& s, int64_t n, int64_t n_past) {
-    const Resident& r = resident_[static_cast<size_t>(il)];
-    const LayerWeights& L = r.w;
-    const ModelConfig& c = cfg_;
+void llama_layer(Model& m, int il, backend::Compute& be, Model::Scratch& s, int64_t n,
+                 int64_t n_past) {
+    const LayerWeights& L = m.placed(il);
+    const ModelConfig& c = m.config();
     const int64_t E = c.n_embd, hd = c.head_dim;
     be.rms_norm(s.x, L.attn_norm, s.xn, n, E, c.rms_eps);
     const tensor::WeightView ws[3] = {L.q, L.k, L.v};
@@ -103,10 +90,23 @@ void Model::llama_layer(int il, backend::Compute& be, Scratch& s, int64_t n, int
     if (L.v_bias) be.add_bias(s.v, L.v_bias, n, c.v_dim());
     if (L.q_norm) be.rms_norm(s.q, L.q_norm, s.q, n * c.n_head, hd, c.rms_eps);
     if (L.k_norm) be.rms_norm(s.k, L.k_norm, s.k, n * c.n_head_kv, hd, c.rms_eps);
-    positioned_attention(il, be, s, n, n_past, 1.0f / std::sqrt(static_cast<float>(hd)));
+    m.positioned_attention(il, be, s, n, n_past, 1.0f / std::sqrt(static_cast<float>(hd)));
     be.matmul(L.o, s.attn, n, s.tmp);
     be.add(s.x, s.tmp, n * E);
-    ffn_block(il, be, s, n);
+    m.ffn_block(il, be, s, n);
 }
+
+// Every op of the layer is one each backend runs.
+std::vector<backend::Capability> llama_needs(const ModelConfig&, OffloadParts) { return {}; }
+
+}  // namespace
+
+const Architecture Architecture::llama{
+    .names = kNames,
+    .read_config = read_llama_config,
+    .bind_layer = bind_llama_layer,
+    .layer = llama_layer,
+    .needs = llama_needs,
+};
 
 }  // namespace powerinfer::model

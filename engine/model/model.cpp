@@ -72,12 +72,12 @@ Model::Model(std::shared_ptr<const gguf::GgufFile> file, tensor::ThreadPool& poo
     if (cfg_.swa_window > 0)
         tables(cfg_.rope_freq_base_swa, cfg_.rope_freq_scale_swa, rope_cos_swa_, rope_sin_swa_);
     alloc_host_scratch();
-    resize_recurrent_state(1);
+    resize_sequence_state(1);
 }
 
 Model::~Model() {
     release_sequence_slots(0);
-    resize_recurrent_state(0);
+    resize_sequence_state(0);
     release_device();
     for (auto& r : resident_)
         if (r.kv) host_->release(r.kv);
@@ -236,8 +236,7 @@ void Model::place_host_kv(int il) {
     r.kv_values = n_ctx_ * cfg_.kv_dim() * static_cast<int64_t>(sizeof(uint16_t));
     const int64_t bytes =
         r.kv_values + n_ctx_ * cfg_.v_dim() * static_cast<int64_t>(sizeof(uint16_t));
-    // (Recurrent layers keep a state instead: resize_recurrent_state.)
-    if (!cfg_.recurrent(il)) r.kv = host_->allocate(backend::MemCategory::KvCache, bytes);
+    if (has_kv_cache(il)) r.kv = host_->allocate(backend::MemCategory::KvCache, bytes);
 }
 
 // Everything back on the host (and the device's buffers freed).
@@ -469,9 +468,9 @@ void Model::release_sequence_slots(size_t keep) {
             if (kv) host_->release(kv);
         extra_kv_.pop_back();
     }
-    // The dropped slots' recurrent states go with their caches.
-    if (static_cast<int>(recurrent_state_.size()) > sequence_slots())
-        resize_recurrent_state(sequence_slots());
+    // The dropped slots' states go with their caches.
+    if (static_cast<int>(seq_state_.size()) > sequence_slots())
+        resize_sequence_state(sequence_slots());
 }
 
 void Model::set_sequence_slots(int n_slots) {
@@ -488,13 +487,12 @@ void Model::set_sequence_slots(int n_slots) {
         for (const Resident& r : resident_) {
             const int64_t bytes =
                 r.kv_values + n_ctx_ * cfg_.v_dim() * static_cast<int64_t>(sizeof(uint16_t));
-            const bool recurrent = cfg_.recurrent(static_cast<int64_t>(layers.size()));
-            layers.push_back(recurrent ? nullptr
-                                       : host_->allocate(backend::MemCategory::KvCache, bytes));
+            const bool kv = has_kv_cache(static_cast<int>(layers.size()));
+            layers.push_back(kv ? host_->allocate(backend::MemCategory::KvCache, bytes) : nullptr);
         }
         extra_kv_.push_back(std::move(layers));
     }
-    resize_recurrent_state(n_slots);
+    resize_sequence_state(n_slots);
 }
 
 void Model::forward(const int32_t* tokens, int64_t n, int64_t n_past, int64_t n_logits,
@@ -540,12 +538,12 @@ void Model::forward_sequences(const int32_t* tokens, const int* seq_slots, const
     } restore{rows_, slot_};
     for (int64_t i = 0; i < n; ++i) {
         slot_ = seq_slots[i];
-        rewind_recurrent_state(positions[i]);
+        rewind_sequence_state(positions[i]);
     }
     slot_ = 0;
     rows_ = &rows;
     forward_chunk(tokens, n, 0, 0, logits);
-    for (int64_t i = 0; i < n; ++i) record_recurrent_tokens(seq_slots[i], tokens + i, 1);
+    for (int64_t i = 0; i < n; ++i) record_state_tokens(seq_slots[i], tokens + i, 1);
 }
 
 void Model::forward(const int32_t* tokens, int64_t n, int64_t n_past, int64_t n_logits,
@@ -560,7 +558,7 @@ void Model::forward(const int32_t* tokens, int64_t n, int64_t n_past, int64_t n_
             throw EngineError("token id " + std::to_string(tokens[i]) +
                               " is outside the vocabulary of " + std::to_string(cfg_.n_vocab));
     n_logits = std::clamp<int64_t>(n_logits, 0, n);
-    rewind_recurrent_state(n_past);
+    rewind_sequence_state(n_past);
     // The device's scratch holds fewer rows than the host's; with a device
     // the chunks are balanced, so that no chunk of a prompt has a single row
     // (which a sparse FFN executor would take for a decoded token).
@@ -574,9 +572,111 @@ void Model::forward(const int32_t* tokens, int64_t n, int64_t n_past, int64_t n_
         float* out =
             logits ? logits + std::max<int64_t>(0, start - first_logit) * cfg_.n_vocab : nullptr;
         forward_chunk(tokens + start, m, n_past + start, from, out);
-        record_recurrent_tokens(slot_, tokens + start, m);
+        record_state_tokens(slot_, tokens + start, m);
         start += m;
     }
+    if (n >= 2) snapshot_state();
+}
+
+// ---- per-sequence state -----------------------------------------------------
+
+bool Model::has_kv_cache(int il) const {
+    return !cfg_.unit->memory || cfg_.unit->memory(cfg_, il).kv_cache;
+}
+
+void Model::resize_sequence_state(int n_slots) {
+    if (state_offset_.empty() && cfg_.unit->memory) {
+        int64_t off = 0;
+        for (int64_t il = 0; il < cfg_.n_layer; ++il) {
+            const int64_t floats = cfg_.unit->memory(cfg_, il).state_floats;
+            state_offset_.push_back(floats > 0 ? off : -1);
+            off += floats;
+        }
+        state_floats_ = off;
+    }
+    if (state_floats_ == 0) return;
+    while (static_cast<int>(seq_state_.size()) > n_slots) {
+        host_->release(seq_state_.back());
+        for (const StateSnapshot& snap : state_snapshots_.back())
+            if (snap.state) host_->release(snap.state);
+        seq_state_.pop_back();
+        state_tokens_.pop_back();
+        state_snapshots_.pop_back();
+    }
+    while (static_cast<int>(seq_state_.size()) < n_slots) {
+        const int64_t bytes = state_floats_ * int64_t{sizeof(float)};
+        auto* state = static_cast<float*>(host_->allocate(backend::MemCategory::KvCache, bytes));
+        std::fill_n(state, state_floats_, 0.0f);
+        seq_state_.push_back(state);
+        state_tokens_.emplace_back();
+        state_snapshots_.emplace_back();
+    }
+}
+
+void Model::snapshot_state() {
+    if (state_floats_ == 0) return;
+    const auto slot = static_cast<size_t>(slot_);
+    const auto at = static_cast<int64_t>(state_tokens_[slot].size());
+    auto& snaps = state_snapshots_[slot];
+    StateSnapshot* into = &snaps[0];
+    for (StateSnapshot& snap : snaps) {
+        if (snap.at == at) return;  // already kept (a replay ending where one was taken)
+        if (snap.at < into->at) into = &snap;
+    }
+    if (!into->state)
+        into->state = static_cast<float*>(
+            host_->allocate(backend::MemCategory::KvCache, state_floats_ * int64_t{sizeof(float)}));
+    std::copy_n(seq_state_[slot], state_floats_, into->state);
+    into->at = at;
+}
+
+float* Model::sequence_state(int il, int64_t row) const {
+    const int slot = rows_ ? rows_->seq_slots[row] : slot_;
+    return seq_state_[static_cast<size_t>(slot)] + state_offset_[static_cast<size_t>(il)];
+}
+
+float* Model::layer_temporaries(int64_t n_floats) {
+    if (static_cast<int64_t>(layer_temps_.size()) < n_floats)
+        layer_temps_.resize(static_cast<size_t>(n_floats));
+    return layer_temps_.data();
+}
+
+// Slot `slot_` continues at n_past: where its state stands, or, for an
+// earlier position, after re-evaluating its tokens up to n_past from its
+// latest snapshot at or before n_past, or from a zero state (what
+// llama.cpp's fresh sequence starts from). A snapshot is of the slot's first
+// `at` tokens, which stay as they were: only the tokens after n_past go.
+void Model::rewind_sequence_state(int64_t n_past) {
+    if (state_floats_ == 0) return;
+    const auto slot = static_cast<size_t>(slot_);
+    std::vector<int32_t>& seen = state_tokens_[slot];
+    const auto at = static_cast<int64_t>(seen.size());
+    if (n_past == at) return;
+    if (n_past > at)
+        throw EngineError("a " + cfg_.arch + " sequence cannot continue at position " +
+                          std::to_string(n_past) + ": its state holds " + std::to_string(at) +
+                          " tokens");
+    const StateSnapshot* from = nullptr;
+    for (StateSnapshot& snap : state_snapshots_[slot]) {
+        if (snap.at > n_past) snap.at = -1;  // of tokens that go
+        if (snap.at >= 0 && (!from || snap.at > from->at)) from = &snap;
+    }
+    const int64_t start = from ? from->at : 0;
+    std::vector<int32_t> replay(seen.begin() + start, seen.begin() + n_past);
+    seen.resize(static_cast<size_t>(start));
+    if (from) {
+        std::copy_n(from->state, state_floats_, seq_state_[slot]);
+    } else {
+        std::fill_n(seq_state_[slot], state_floats_, 0.0f);
+    }
+    state_replayed_ += n_past - start;
+    if (!replay.empty()) forward(replay.data(), n_past - start, start, 0, nullptr);
+}
+
+void Model::record_state_tokens(int slot, const int32_t* tokens, int64_t n) {
+    if (state_floats_ == 0) return;
+    auto& seen = state_tokens_[static_cast<size_t>(slot)];
+    seen.insert(seen.end(), tokens, tokens + n);
 }
 
 }  // namespace powerinfer::model

@@ -1,9 +1,9 @@
-// A transformer of one of the architecture units (architecture.h: llama
-// family, Gemma 3, Qwen3.5) over weights bound straight from the mmap'd GGUF
-// (no copies), with an F16 KV cache. forward() runs a batch of tokens at
-// consecutive positions in chunks through the shared pass (forward_pass.cpp)
-// and the unit's layer graph, written once over the op-level backend
-// interface (backend/compute.h); a GraphPlan says, as data,
+// A transformer of one of the architecture units (architecture.h) over
+// weights bound straight from the mmap'd GGUF (no copies), with an F16 KV
+// cache and, for layers that keep one, a per-sequence state. forward() runs
+// a batch of tokens at consecutive positions in chunks through the shared
+// pass (forward_pass.cpp) and the unit's layer graph, written once over the
+// op-level backend interface (backend/compute.h); a GraphPlan says, as data,
 // where each layer's attention and FFN run: all on the CPU, whole layers on
 // a device (layer offload), or attention on a device with the FFN on the
 // host (sparse placement). Every host-side feed-forward block goes through
@@ -11,6 +11,7 @@
 // installed on a loaded model.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -33,6 +34,12 @@ class GgufFile;
 
 namespace powerinfer::model {
 
+// An architecture unit's own tensors of a layer, in a type of its own (its
+// bind_layer sets them; only the unit looks inside).
+struct UnitWeights {
+    virtual ~UnitWeights() = default;
+};
+
 struct LayerWeights {
     const float* attn_norm = nullptr;
     tensor::WeightView q, k, v, o;
@@ -46,14 +53,8 @@ struct LayerWeights {
     const float* ffn_post_norm = nullptr;   // gemma3: on the FFN output
     FfnWeights ffn;                         // dense layers
     MoeWeights moe;                         // mixture-of-experts layers (config().moe())
-    // qwen35 Gated DeltaNet layers (qwen35_graph.cpp): q|k|v for the
-    // convolution, the output gate z, the write strength and decay inputs,
-    // the output; the F32 conv taps [conv_dim][kernel], dt bias, A, norm.
-    tensor::WeightView ssm_qkv, ssm_z, ssm_beta, ssm_alpha, ssm_out;
-    const float* ssm_conv = nullptr;
-    const float* ssm_dt = nullptr;
-    const float* ssm_a = nullptr;
-    const float* ssm_norm = nullptr;
+    // The unit's own tensors of the layer (null when it has none).
+    std::shared_ptr<const UnitWeights> unit;
 };
 
 class Model {
@@ -174,6 +175,55 @@ public:
     int64_t kv_cache_bytes() const;
     int64_t n_params() const { return n_params_; }
 
+    // Tokens re-evaluated to rebuild per-sequence state that could not be
+    // rewound (sequence_state: a forward() at an earlier position than the
+    // slot's, from its latest snapshot at or before it), since load.
+    int64_t state_replayed_tokens() const { return state_replayed_; }
+    // Snapshots of per-sequence state each slot keeps: a copy at the end of
+    // every forward() of 2+ tokens (a prompt), the latest ones.
+    static constexpr int kStateSnapshots = 2;
+
+    // ---- What the architecture units' layer graphs work with -------------
+    // Activations of one backend, [rows][width] each.
+    struct Scratch {
+        void* buffer = nullptr;
+        int64_t rows = 0;
+        float *x = nullptr, *xn = nullptr, *q = nullptr, *k = nullptr, *v = nullptr;
+        float *attn = nullptr, *tmp = nullptr;
+        backend::RopeTable rope;
+    };
+    // An architecture's layer (Architecture::layer): layer il of m over the
+    // n rows at n_past.. of the residual stream in s, on be.
+    using LayerGraph = void (*)(Model& m, int il, backend::Compute& be, Scratch& s, int64_t n,
+                                int64_t n_past);
+    // Layer il's weights where it runs (a device copy for a placed layer).
+    const LayerWeights& placed(int il) const { return resident_[static_cast<size_t>(il)].w; }
+    // forward_pass.cpp: the blocks the layers share.
+    // x += FFN(rms_norm(x) * ffn_norm).
+    void ffn_block(int il, backend::Compute& be, Scratch& s, int64_t n);
+    // The FFN of a layer on `be` or through the host executor: tmp = FFN(xn).
+    void run_ffn(int il, backend::Compute& be, Scratch& s, int64_t n);
+    // s.attn = attention of s.q over layer il's cache after s.k and s.v went
+    // into it (one sequence; window > 0: a sliding window).
+    void cached_attention(int il, backend::Compute& be, Scratch& s, int64_t n, int64_t n_past,
+                          float scale, int64_t window);
+    // RoPE of s.q and s.k at the rows' positions, then their attention over
+    // layer il's cache (one sequence, or each row in its own).
+    void positioned_attention(int il, backend::Compute& be, Scratch& s, int64_t n, int64_t n_past,
+                              float scale);
+    // The RoPE table of sliding-window layers (their own base; host memory).
+    backend::RopeTable sliding_rope() const {
+        return {rope_cos_swa_.data(), rope_sin_swa_.data(), cfg_.n_rot,
+                cfg_.rope_style == RopeStyle::Neox};
+    }
+    // Layer il's per-sequence state (Architecture::memory, host memory) in
+    // the sequence slot of row `row` of the pass under way: zeros for a new
+    // sequence, then what the layer wrote there.
+    float* sequence_state(int il, int64_t row) const;
+    // Host floats a unit's layer may use as temporaries during one call
+    // (reused: grown, never shrunk).
+    float* layer_temporaries(int64_t n_floats);
+
 private:
     // Where one layer's attention half (and its KV cache) lives, with its
     // tensors' addresses there.
@@ -184,20 +234,6 @@ private:
         void* kv = nullptr;       // keys, then values at kv_values
         int64_t kv_values = 0;
     };
-    // Activations of one backend, [rows][width] each.
-    struct Scratch {
-        void* buffer = nullptr;
-        int64_t rows = 0;
-        float *x = nullptr, *xn = nullptr, *q = nullptr, *k = nullptr, *v = nullptr;
-        float *attn = nullptr, *tmp = nullptr;
-        backend::RopeTable rope;
-    };
-    // An architecture's layer (Architecture::layer): layer il over the n
-    // rows at n_past.. of the residual stream in s, on be.
-    using LayerGraph = void (Model::*)(int il, backend::Compute& be, Scratch& s, int64_t n,
-                                       int64_t n_past);
-    friend struct Architecture;  // its units name their layer graph
-
     void bind_weights();
     void pack_panels(int64_t limit_bytes);
     void alloc_host_scratch();
@@ -205,30 +241,19 @@ private:
     void place_host_kv(int il);
     void forward_chunk(const int32_t* tokens, int64_t n, int64_t n_past, int64_t n_logits,
                        float* logits);
-    // The units' layers (LayerGraph): llama_graph.cpp, gemma3_graph.cpp,
-    // qwen35_graph.cpp.
-    void llama_layer(int il, backend::Compute& be, Scratch& s, int64_t n, int64_t n_past);
-    void gemma3_layer(int il, backend::Compute& be, Scratch& s, int64_t n, int64_t n_past);
-    void qwen35_layer(int il, backend::Compute& be, Scratch& s, int64_t n, int64_t n_past);
-    void gated_attention_block(int il, backend::Compute& be, Scratch& s, int64_t n, int64_t n_past);
-    void delta_net_block(int il, backend::Compute& be, Scratch& s, int64_t n);
-    // qwen35_graph.cpp: the recurrent state (nothing without recurrent layers).
-    void resize_recurrent_state(int n_slots);
-    void rewind_recurrent_state(int64_t n_past);
-    void record_recurrent_tokens(int slot, const int32_t* tokens, int64_t n);
+    // The per-sequence state of the layers that keep one (nothing when none
+    // does): one block per slot; a slot continues at n_past where its state
+    // stands, or rebuilt from zeros over its first n_past tokens.
+    void resize_sequence_state(int n_slots);
+    void rewind_sequence_state(int64_t n_past);
+    void record_state_tokens(int slot, const int32_t* tokens, int64_t n);
+    // Keeps a copy of slot_'s state where it stands (in place of the
+    // snapshot furthest back).
+    void snapshot_state();
+    // Whether layer il has a KV cache (Architecture::memory).
+    bool has_kv_cache(int il) const;
 
-    // forward_pass.cpp: what the layers share.
-    // x += FFN(rms_norm(x) * ffn_norm).
-    void ffn_block(int il, backend::Compute& be, Scratch& s, int64_t n);
-    void cached_attention(int il, backend::Compute& be, Scratch& s, int64_t n, int64_t n_past,
-                          float scale, int64_t window);
-    // RoPE of s.q and s.k at the rows' positions, then their attention over
-    // layer il's cache (one sequence, or each row in its own: rows_).
-    void positioned_attention(int il, backend::Compute& be, Scratch& s, int64_t n, int64_t n_past,
-                              float scale);
     backend::AttentionShape attention_shape(float scale, int64_t window) const;
-    // The FFN of a layer on `be` or through the host executor: tmp = FFN(xn).
-    void run_ffn(int il, backend::Compute& be, Scratch& s, int64_t n);
     void output_block(backend::Compute& be, Scratch& s, int64_t from, int64_t n, float* logits);
 
     std::shared_ptr<const gguf::GgufFile> file_;
@@ -273,15 +298,23 @@ private:
     float* device_logits_ = nullptr;
     DeviceTokens device_tokens_;
 
-    // Qwen3.5's recurrent state per sequence slot (host memory, accounted as
-    // KV cache): every Gated DeltaNet layer's DeltaNetConfig::state_floats()
-    // at recurrent_offset_[layer]; the tokens each slot's state has consumed
-    // (a rewind re-evaluates them); the layer's temporaries.
-    std::vector<float*> recurrent_state_;
-    std::vector<std::vector<int32_t>> recurrent_tokens_;
-    std::vector<int64_t> recurrent_offset_;
-    int64_t recurrent_floats_ = 0;
-    std::vector<float> q35_scratch_;
+    // Per-sequence state per slot (host memory, accounted as KV cache):
+    // layer il's Architecture::memory floats at state_offset_[il] (-1: none)
+    // of state_floats_; the tokens each slot's state has consumed (it cannot
+    // be rewound: a forward() at an earlier position re-evaluates them).
+    std::vector<float*> seq_state_;
+    std::vector<std::vector<int32_t>> state_tokens_;
+    // A slot's state after its first `at` tokens (-1: none yet), so that a
+    // forward() at or after `at` replays from there instead of from zeros.
+    struct StateSnapshot {
+        float* state = nullptr;
+        int64_t at = -1;
+    };
+    std::vector<std::array<StateSnapshot, kStateSnapshots>> state_snapshots_;
+    std::vector<int64_t> state_offset_;
+    int64_t state_floats_ = 0;
+    int64_t state_replayed_ = 0;
+    std::vector<float> layer_temps_;  // layer_temporaries()
 
     // RoPE cos/sin per position and rotated pair: [n_ctx][n_rot / 2]; the
     // second pair for sliding-window layers (their own base; gemma3).

@@ -64,6 +64,7 @@ void read_experts(const gguf::GgufFile& f, ModelConfig& c, const ExpertKeys* key
             "qwen3moe, qwen35moe or Mixtral-style model");
     }
     c.expert_weights_norm = keys->renormalise;
+    c.shared_gate = keys->shared_gate;
     c.expert_weights_scale =
         static_cast<float>(f.get_float(p + "expert_weights_scale").value_or(0.0));
     if (!(c.expert_weights_scale >= 0.0f))

@@ -4,8 +4,8 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
-#include <vector>
 
 namespace powerinfer::gguf {
 class GgufFile;
@@ -20,24 +20,11 @@ enum class RopeStyle { Normal, Neox };
 
 struct Architecture;
 
-// Qwen3.5's Gated DeltaNet layers (qwen35, qwen35moe; read by
-// qwen35_graph.cpp with llama.cpp's keys): a causal short convolution of
-// conv_kernel taps over q|k|v, then the delta rule over n_v_heads states of
-// head_dim x head_dim, the n_k_heads key heads shared by value heads
-// h % n_k_heads (ggml's broadcast).
-struct DeltaNetConfig {
-    int64_t conv_kernel = 0;         // ssm.conv_kernel
-    int64_t head_dim = 0;            // ssm.state_size (key and value heads alike)
-    int64_t n_k_heads = 0;           // ssm.group_count
-    int64_t n_v_heads = 0;           // ssm.time_step_rank
-    std::vector<uint8_t> recurrent;  // per layer: 1 = Gated DeltaNet, 0 = gated attention
-    int64_t key_dim() const { return head_dim * n_k_heads; }
-    int64_t value_dim() const { return head_dim * n_v_heads; }
-    int64_t conv_dim() const { return 2 * key_dim() + value_dim(); }
-    // Floats of one layer's state per sequence: the last conv_kernel - 1
-    // inputs of every channel, then the n_v_heads delta-rule matrices.
-    int64_t conv_floats() const { return (conv_kernel - 1) * conv_dim(); }
-    int64_t state_floats() const { return conv_floats() + n_v_heads * head_dim * head_dim; }
+// What an architecture unit reads beyond the common hyper-parameters, in a
+// type of its own (architecture.h: its read_config sets it, and only the
+// unit looks inside).
+struct UnitConfig {
+    virtual ~UnitConfig() = default;
 };
 
 struct ModelConfig {
@@ -73,9 +60,9 @@ struct ModelConfig {
     // its output scaled by sigmoid(ffn_gate_inp_shexp . x); no renormalisation.
     int64_t n_ff_shexp = 0;
     bool expert_weights_norm = true;
-    // qwen35moe gates its shared expert by sigmoid(l); qwen2moe by
-    // silu(l) / l (the same function, rounded as its graph computes it).
-    bool shared_gate_sigmoid = false;
+    // The shared expert's gate of its logit l, as the architecture's graph
+    // rounds it (ExpertKeys::shared_gate); null: qwen2moe's silu(l) / l.
+    float (*shared_gate)(float l) = nullptr;
     float expert_weights_scale = 0.0f;
     bool moe() const { return n_expert > 0; }
 
@@ -96,13 +83,8 @@ struct ModelConfig {
         return swa_window > 0 && swa_pattern > 0 && il % swa_pattern < swa_pattern - 1;
     }
 
-    // Qwen3.5: full-attention layers gate their output by sigmoid(q_gate)
-    // (attn_q holds each head's query and then its gate); the others are
-    // Gated DeltaNet layers.
-    DeltaNetConfig delta_net;
-    bool recurrent(int64_t il) const {
-        return !delta_net.recurrent.empty() && delta_net.recurrent[static_cast<size_t>(il)] != 0;
-    }
+    // The unit's own hyper-parameters (null when it has none).
+    std::shared_ptr<const UnitConfig> unit_config;
 
     int64_t q_dim() const { return n_head * head_dim; }
     int64_t kv_dim() const { return n_head_kv * head_dim; }
@@ -122,6 +104,8 @@ struct ExpertKeys {
     // A shared expert of expert_shared_feed_forward_length (else n_ff).
     bool shared_expert = false;
     bool renormalise = true;  // the routed weights sum to 1
+    // The shared expert's gate (ModelConfig::shared_gate).
+    float (*shared_gate)(float l) = nullptr;
 };
 // The expert keys of c.arch in `keys`' way; with keys null a file with
 // experts is refused.

@@ -149,9 +149,10 @@ void MoeFfn::run(int layer, const float* x, int64_t n_tokens, float* out) {
 }
 
 // As llama.cpp's qwen2moe graph: the gate logit through the router's
-// product, its sigmoid as silu(l) / l (qwen35moe: ggml_sigmoid), the shared
-// FFN as build_ffn computes it (gate and up, SwiGLU per row, down), scaled,
-// then added to the routed experts' sum.
+// product, its sigmoid as silu(l) / l (or the architecture's own gate,
+// ModelConfig::shared_gate), the shared FFN as build_ffn computes it (gate
+// and up, SwiGLU per row, down), scaled, then added to the routed experts'
+// sum.
 void MoeFfn::add_shared_expert(const MoeWeights& w, const float* x, int64_t n, float* out) {
     const int64_t E = cfg_.n_embd, F = cfg_.n_ff_shexp;
     shared_.resize(static_cast<size_t>(n * (2 * F + E + 1)));
@@ -175,7 +176,7 @@ void MoeFfn::add_shared_expert(const MoeWeights& w, const float* x, int64_t n, f
     for (int64_t t = 0; t < n; ++t) {
         const float l = logit[t];
         const float silu = l / (1.0f + std::exp(-l));  // ggml_silu_f32
-        const float gate = cfg_.shared_gate_sigmoid ? 1.0f / (1.0f + std::exp(-l)) : silu / l;
+        const float gate = cfg_.shared_gate ? cfg_.shared_gate(l) : silu / l;
         for (int64_t r = 0; r < E; ++r) {
             const float term = Y[t * E + r] * gate;
             out[t * E + r] = out[t * E + r] + term;

@@ -18,18 +18,22 @@
 //     -> rms_norm(o) * ssm_norm * silu(z) -> ssm_out
 //
 // The recurrent state (DeltaNetConfig::state_floats() per Gated DeltaNet
-// layer) is held per sequence slot beside the KV cache. It cannot be rewound:
-// a forward() that starts before the slot's last position (a reused prompt
-// prefix, a context shift) restarts the state and re-evaluates the kept
-// tokens, which gives the same bits as the first time. The float math rounds
-// as llama.cpp's CPU backend (x86, AVX-512 build) does: ggml_vec_dot_f32's
-// lane order, its exp polynomial in silu, libm's expf/logf elsewhere, fused
-// multiply-adds where GCC contracts ggml's scalar loops. CPU only: the layer
-// computes on host memory, and no backend has a delta-rule op yet
+// layer, Architecture::memory) is the model's per-sequence state, held per
+// sequence slot beside the KV cache. It cannot be rewound: a forward() that
+// starts before the slot's last position (a reused prompt prefix, a context
+// shift) restarts the state and re-evaluates the kept tokens, which gives the
+// same bits as the first time. The float math rounds as llama.cpp's CPU
+// backend (x86, AVX-512 build) does: ggml_vec_dot_f32's lane order, its exp
+// polynomial in silu, libm's expf/logf elsewhere, fused multiply-adds where
+// GCC contracts ggml's scalar loops. CPU only: the layer computes on host
+// memory, and no backend has a delta-rule op yet
 // (backend::Capability::GatedDeltaNet).
+#include "model/qwen35_graph.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -114,15 +118,18 @@ int64_t required_size(const gguf::GgufFile& f, const std::string& key, int64_t m
 
 constexpr std::string_view kNames[] = {"qwen35", "qwen35moe"};
 
-// qwen35moe's experts renormalised, with a shared expert gated by sigmoid.
-constexpr ExpertKeys kQwen35Moe{.qwen = true, .shared_expert = true};
+// qwen35moe's experts renormalised, with a shared expert gated by sigmoid
+// (ggml_sigmoid).
+constexpr ExpertKeys kQwen35Moe{.qwen = true, .shared_expert = true, .shared_gate = sigmoid};
 
 void read_qwen35_config(const gguf::GgufFile& f, ModelConfig& c) {
     c.rope_style = RopeStyle::Neox;
     c.qk_norm = true;
     read_experts(f, c, c.arch == "qwen35moe" ? &kQwen35Moe : nullptr);
     const std::string p = c.arch + ".";
-    DeltaNetConfig& d = c.delta_net;
+    auto delta = std::make_shared<DeltaNetConfig>();
+    c.unit_config = delta;
+    DeltaNetConfig& d = *delta;
     d.conv_kernel = required_size(f, p + "ssm.conv_kernel", 64);
     d.head_dim = required_size(f, p + "ssm.state_size", 4096);
     d.n_k_heads = required_size(f, p + "ssm.group_count", 4096);
@@ -134,7 +141,6 @@ void read_qwen35_config(const gguf::GgufFile& f, ModelConfig& c) {
                           " value heads over " + std::to_string(d.n_k_heads) +
                           " key heads, inner_size " + std::to_string(inner) + " for heads of " +
                           std::to_string(d.head_dim) + "): the file is corrupt");
-    c.shared_gate_sigmoid = c.arch == "qwen35moe";
     if (c.head_dim != c.head_dim_v)
         throw EngineError(where(f) + "qwen35 attention needs key_length = value_length");
 
@@ -186,125 +192,58 @@ void read_qwen35_config(const gguf::GgufFile& f, ModelConfig& c) {
 }
 
 void bind_qwen35_layer(TensorBinder& bind, const ModelConfig& c, int64_t il, LayerWeights& L) {
-    const DeltaNetConfig& d = c.delta_net;
+    const DeltaNetConfig& d = delta_net(c);
     const int64_t E = c.n_embd;
     const std::string b = "blk." + std::to_string(il) + ".";
     L.attn_norm = bind.vector(b + "attn_norm.weight", E);
     L.ffn_norm = bind.vector(b + "post_attention_norm.weight", E);
-    if (!c.recurrent(il)) {
+    if (!d.is_recurrent(il)) {
         bind_attention(bind, c, b, 2 * c.q_dim(), L);  // query and gate per head
         L.q_norm = bind.vector(b + "attn_q_norm.weight", c.head_dim);
         L.k_norm = bind.vector(b + "attn_k_norm.weight", c.head_dim);
         return;
     }
-    L.ssm_qkv = bind.matrix(b + "attn_qkv.weight", E, d.conv_dim());
-    L.ssm_z = bind.matrix(b + "attn_gate.weight", E, d.value_dim());
-    L.ssm_beta = bind.matrix(b + "ssm_beta.weight", E, d.n_v_heads);
-    L.ssm_alpha = bind.matrix(b + "ssm_alpha.weight", E, d.n_v_heads);
-    L.ssm_out = bind.matrix(b + "ssm_out.weight", d.value_dim(), E);
+    auto w = std::make_shared<DeltaNetWeights>();
+    w->qkv = bind.matrix(b + "attn_qkv.weight", E, d.conv_dim());
+    w->z = bind.matrix(b + "attn_gate.weight", E, d.value_dim());
+    w->beta = bind.matrix(b + "ssm_beta.weight", E, d.n_v_heads);
+    w->alpha = bind.matrix(b + "ssm_alpha.weight", E, d.n_v_heads);
+    w->out = bind.matrix(b + "ssm_out.weight", d.value_dim(), E);
     const tensor::WeightView conv =
         bind.matrix(b + "ssm_conv1d.weight", d.conv_kernel, d.conv_dim());
     if (conv.type != GgmlType::F32)
         throw EngineError(bind.where() + "tensor '" + b +
                           "ssm_conv1d.weight' must be F32 (as llama.cpp's converter writes it)");
-    L.ssm_conv = reinterpret_cast<const float*>(conv.data);
-    L.ssm_dt = bind.vector(b + "ssm_dt.bias", d.n_v_heads);
-    L.ssm_a = bind.vector(b + "ssm_a", d.n_v_heads);
-    L.ssm_norm = bind.vector(b + "ssm_norm.weight", d.head_dim);
+    w->conv = reinterpret_cast<const float*>(conv.data);
+    w->dt = bind.vector(b + "ssm_dt.bias", d.n_v_heads);
+    w->a = bind.vector(b + "ssm_a", d.n_v_heads);
+    w->norm = bind.vector(b + "ssm_norm.weight", d.head_dim);
+    L.unit = std::move(w);
+}
+
+// A Gated DeltaNet layer keeps its state per sequence and no KV cache.
+LayerMemory qwen35_memory(const ModelConfig& c, int64_t il) {
+    const DeltaNetConfig& d = delta_net(c);
+    if (!d.is_recurrent(il)) return {};
+    return {.kv_cache = false, .state_floats = d.state_floats()};
 }
 
 // The Gated DeltaNet layers; the rest of the graph computes on host memory
 // too (Architecture::host_only).
 std::vector<backend::Capability> qwen35_needs(const ModelConfig& c, OffloadParts) {
-    const auto& recurrent = c.delta_net.recurrent;
+    const auto& recurrent = delta_net(c).recurrent;
     if (std::find(recurrent.begin(), recurrent.end(), 1) == recurrent.end()) return {};
     return {backend::Capability::GatedDeltaNet};
 }
 
-}  // namespace
-
-const Architecture Architecture::qwen35{
-    .names = kNames,
-    .read_config = read_qwen35_config,
-    .bind_layer = bind_qwen35_layer,
-    .layer = &Model::qwen35_layer,
-    .needs = qwen35_needs,
-    .host_only =
-        "the Gated DeltaNet layers of Qwen3.5 (short convolution, delta rule) and its "
-        "gated attention are computed on the host in this version",
-    .input_sites = false,
-};
-
-// ---- recurrent state --------------------------------------------------------
-
-void Model::resize_recurrent_state(int n_slots) {
-    if (cfg_.delta_net.recurrent.empty()) return;
-    const DeltaNetConfig& d = cfg_.delta_net;
-    if (recurrent_offset_.empty()) {
-        int64_t off = 0;
-        for (int64_t il = 0; il < cfg_.n_layer; ++il) {
-            recurrent_offset_.push_back(cfg_.recurrent(il) ? off : -1);
-            if (cfg_.recurrent(il)) off += d.state_floats();
-        }
-        recurrent_floats_ = off;
-    }
-    while (static_cast<int>(recurrent_state_.size()) > n_slots) {
-        if (recurrent_state_.back()) host_->release(recurrent_state_.back());
-        recurrent_state_.pop_back();
-        recurrent_tokens_.pop_back();
-    }
-    while (static_cast<int>(recurrent_state_.size()) < n_slots) {
-        const int64_t bytes = std::max<int64_t>(1, recurrent_floats_) * int64_t{sizeof(float)};
-        auto* state = static_cast<float*>(host_->allocate(backend::MemCategory::KvCache, bytes));
-        std::memset(state, 0, static_cast<size_t>(bytes));
-        recurrent_state_.push_back(state);
-        recurrent_tokens_.emplace_back();
-    }
-}
-
-// Slot `slot_` continues at n_past: where its state stands, or, for an
-// earlier position, after re-evaluating its first n_past tokens from a
-// zero state (what llama.cpp's fresh sequence starts from).
-void Model::rewind_recurrent_state(int64_t n_past) {
-    if (cfg_.delta_net.recurrent.empty()) return;
-    std::vector<int32_t>& seen = recurrent_tokens_[static_cast<size_t>(slot_)];
-    const auto at = static_cast<int64_t>(seen.size());
-    if (n_past == at) return;
-    if (n_past > at)
-        throw EngineError("a qwen35 sequence cannot continue at position " +
-                          std::to_string(n_past) + ": its recurrent state holds " +
-                          std::to_string(at) + " tokens");
-    std::vector<int32_t> prefix(seen.begin(), seen.begin() + n_past);
-    seen.clear();
-    std::memset(recurrent_state_[static_cast<size_t>(slot_)], 0,
-                static_cast<size_t>(recurrent_floats_) * sizeof(float));
-    if (!prefix.empty()) forward(prefix.data(), n_past, 0, 0, nullptr);
-}
-
-void Model::record_recurrent_tokens(int slot, const int32_t* tokens, int64_t n) {
-    if (cfg_.delta_net.recurrent.empty()) return;
-    auto& seen = recurrent_tokens_[static_cast<size_t>(slot)];
-    seen.insert(seen.end(), tokens, tokens + n);
-}
-
 // ---- the layer --------------------------------------------------------------
 
-void Model::qwen35_layer(int il, backend::Compute& be, Scratch& s, int64_t n, int64_t n_past) {
-    if (cfg_.recurrent(il)) {
-        delta_net_block(il, be, s, n);
-    } else {
-        gated_attention_block(il, be, s, n, n_past);
-    }
-    ffn_block(il, be, s, n);  // on post_attention_norm (bound as ffn_norm)
-}
-
-void Model::gated_attention_block(int il, backend::Compute& be, Scratch& s, int64_t n,
-                                  int64_t n_past) {
-    const LayerWeights& L = resident_[static_cast<size_t>(il)].w;
-    const ModelConfig& c = cfg_;
+void gated_attention_block(Model& m, int il, backend::Compute& be, Model::Scratch& s, int64_t n,
+                           int64_t n_past) {
+    const LayerWeights& L = m.placed(il);
+    const ModelConfig& c = m.config();
     const int64_t E = c.n_embd, hd = c.head_dim, qd = c.q_dim();
-    q35_scratch_.resize(static_cast<size_t>(n * 3 * qd));
-    float* q_full = q35_scratch_.data();
+    float* q_full = m.layer_temporaries(n * 3 * qd);
     float* gate = q_full + n * 2 * qd;
     be.rms_norm(s.x, L.attn_norm, s.xn, n, E, c.rms_eps);
     const tensor::WeightView ws[3] = {L.q, L.k, L.v};
@@ -318,38 +257,34 @@ void Model::gated_attention_block(int il, backend::Compute& be, Scratch& s, int6
         }
     be.rms_norm(s.q, L.q_norm, s.q, n * c.n_head, hd, c.rms_eps);
     be.rms_norm(s.k, L.k_norm, s.k, n * c.n_head_kv, hd, c.rms_eps);
-    positioned_attention(il, be, s, n, n_past, 1.0f / std::sqrt(static_cast<float>(hd)));
+    m.positioned_attention(il, be, s, n, n_past, 1.0f / std::sqrt(static_cast<float>(hd)));
     const int64_t n_out = n * c.n_head * c.head_dim_v;
     for (int64_t i = 0; i < n_out; ++i) s.attn[i] *= sigmoid(gate[i]);
     be.matmul(L.o, s.attn, n, s.tmp);
     be.add(s.x, s.tmp, n * E);
 }
 
-void Model::delta_net_block(int il, backend::Compute& be, Scratch& s, int64_t n) {
-    const LayerWeights& L = resident_[static_cast<size_t>(il)].w;
-    const ModelConfig& c = cfg_;
-    const DeltaNetConfig& d = c.delta_net;
+void delta_net_block(Model& m, int il, backend::Compute& be, Model::Scratch& s, int64_t n) {
+    const auto& L = static_cast<const DeltaNetWeights&>(*m.placed(il).unit);
+    const ModelConfig& c = m.config();
+    const DeltaNetConfig& d = delta_net(c);
     const int64_t E = c.n_embd, D = d.head_dim, HV = d.n_v_heads, HK = d.n_k_heads;
     const int64_t C = d.conv_dim(), VD = d.value_dim(), K = d.conv_kernel;
-    const auto workers = static_cast<int64_t>(pool_.size());
-    q35_scratch_.resize(static_cast<size_t>(n * (C + 2 * VD + 2 * HV) + workers * D));
-    float* qkv = q35_scratch_.data();  // then, in place, the convolved q|k|v
+    const auto workers = static_cast<int64_t>(m.pool().size());
+    // q|k|v, then, in place, the convolved q|k|v.
+    float* qkv = m.layer_temporaries(n * (C + 2 * VD + 2 * HV) + workers * D);
     float* z = qkv + n * C;
     float* beta = z + n * VD;
     float* alpha = beta + n * HV;
     float* out = alpha + n * HV;
     float* deltas = out + n * VD;  // [worker][D]
 
-    be.rms_norm(s.x, L.attn_norm, s.xn, n, E, c.rms_eps);
-    const tensor::WeightView ws[4] = {L.ssm_qkv, L.ssm_z, L.ssm_beta, L.ssm_alpha};
+    be.rms_norm(s.x, m.placed(il).attn_norm, s.xn, n, E, c.rms_eps);
+    const tensor::WeightView ws[4] = {L.qkv, L.z, L.beta, L.alpha};
     float* const ys[4] = {qkv, z, beta, alpha};
     be.matmul(ws, s.xn, n, ys);
 
-    auto state_of = [&](int64_t r) {
-        const int slot = rows_ ? rows_->seq_slots[r] : slot_;
-        return recurrent_state_[static_cast<size_t>(slot)] +
-               recurrent_offset_[static_cast<size_t>(il)];
-    };
+    auto state_of = [&](int64_t r) { return m.sequence_state(il, r); };
     // Each row in order: the causal convolution (ggml_ssm_conv: taps in
     // order, FMA'd; the state keeps the newest K - 1 inputs of each
     // channel), silu, and the l2-normed q and k heads.
@@ -358,7 +293,7 @@ void Model::delta_net_block(int il, backend::Compute& be, Scratch& s, int64_t n)
         float* conv_state = state_of(r);  // [C][K - 1], oldest input first
         for (int64_t ch = 0; ch < C; ++ch) {
             float* hist = conv_state + ch * (K - 1);
-            const float* w = L.ssm_conv + ch * K;
+            const float* w = L.conv + ch * K;
             float sum = 0.0f;
             for (int64_t t = 0; t < K - 1; ++t) sum = std::fma(hist[t], w[t], sum);
             sum = std::fma(x[ch], w[K - 1], sum);
@@ -373,7 +308,7 @@ void Model::delta_net_block(int il, backend::Compute& be, Scratch& s, int64_t n)
     // independent: the same bits on any number of threads), then its gated
     // norm.
     const float q_scale = 1.0f / std::sqrt(static_cast<float>(D));
-    pool_.parallel_for(HV, [&](int64_t h0, int64_t h1, int worker) {
+    m.pool().parallel_for(HV, [&](int64_t h0, int64_t h1, int worker) {
         float* delta = deltas + worker * D;
         for (int64_t h = h0; h < h1; ++h)
             for (int64_t r = 0; r < n; ++r) {
@@ -381,7 +316,7 @@ void Model::delta_net_block(int il, backend::Compute& be, Scratch& s, int64_t n)
                 const float* k = q + d.key_dim();
                 const float* v = qkv + r * C + 2 * d.key_dim() + h * D;
                 const float b = sigmoid(beta[r * HV + h]);
-                const float g = softplus(alpha[r * HV + h] + L.ssm_dt[h]) * L.ssm_a[h];
+                const float g = softplus(alpha[r * HV + h] + L.dt[h]) * L.a[h];
                 // M[j][i] = S[i][j] (ggml's transposed layout: rows contiguous).
                 float* M = state_of(r) + d.conv_floats() + h * D * D;
                 const float decay = std::exp(g);
@@ -395,12 +330,37 @@ void Model::delta_net_block(int il, backend::Compute& be, Scratch& s, int64_t n)
                 // The gated norm: rms_norm(o) * ssm_norm * silu(z).
                 float* zh = z + r * VD + h * D;
                 silu_row(zh, D);
-                tensor::rms_norm(o, L.ssm_norm, o, D, c.rms_eps);
+                tensor::rms_norm(o, L.norm, o, D, c.rms_eps);
                 for (int64_t j = 0; j < D; ++j) o[j] *= zh[j];
             }
     });
-    be.matmul(L.ssm_out, out, n, s.tmp);
+    be.matmul(L.out, out, n, s.tmp);
     be.add(s.x, s.tmp, n * E);
 }
+
+void qwen35_layer(Model& m, int il, backend::Compute& be, Model::Scratch& s, int64_t n,
+                  int64_t n_past) {
+    if (delta_net(m.config()).is_recurrent(il)) {
+        delta_net_block(m, il, be, s, n);
+    } else {
+        gated_attention_block(m, il, be, s, n, n_past);
+    }
+    m.ffn_block(il, be, s, n);  // on post_attention_norm (bound as ffn_norm)
+}
+
+}  // namespace
+
+const Architecture Architecture::qwen35{
+    .names = kNames,
+    .read_config = read_qwen35_config,
+    .bind_layer = bind_qwen35_layer,
+    .layer = qwen35_layer,
+    .memory = qwen35_memory,
+    .needs = qwen35_needs,
+    .host_only =
+        "the Gated DeltaNet layers of Qwen3.5 (short convolution, delta rule) and its "
+        "gated attention are computed on the host in this version",
+    .input_sites = false,
+};
 
 }  // namespace powerinfer::model

@@ -23,6 +23,7 @@
 #include "model/greedy_fixture_test_support.h"
 #include "model/layer_plan.h"
 #include "model/model.h"
+#include "model/qwen35_graph.h"
 #include "runtime/local_engine.h"
 #include "tensor/quant.h"
 
@@ -42,6 +43,15 @@ bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
     return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
 }
 
+GenerateRequest greedy(const std::string& prompt, int max_tokens, bool reuse) {
+    GenerateRequest r;
+    r.prompt = prompt;
+    r.max_tokens = max_tokens;
+    r.sampling.temperature = 0;
+    r.reuse_cache = reuse;
+    return r;
+}
+
 }  // namespace
 
 class TestQwen35 : public QObject {
@@ -58,6 +68,15 @@ class TestQwen35 : public QObject {
     }
     std::shared_ptr<const gguf::GgufFile> open(const std::string& preset) {
         return std::shared_ptr<const gguf::GgufFile>(gguf::GgufFile::open(write(preset)));
+    }
+
+    // The engine over tiny-qwen35, dense, with a context of n_ctx.
+    std::unique_ptr<runtime::LocalEngine> load_engine(int n_ctx) {
+        LoadOptions o;
+        o.model_path = write("tiny-qwen35");
+        o.n_ctx = n_ctx;
+        o.tuning.sparse = false;
+        return runtime::LocalEngine::load(o);
     }
 
     // A copy of the preset's file with `key` set to `value` (none: dropped)
@@ -97,17 +116,18 @@ private slots:
         QCOMPARE(c.arch, std::string("qwen35"));
         QVERIFY(c.unit == &model::Architecture::qwen35);
         QVERIFY(!c.moe());
-        QCOMPARE(c.delta_net.conv_kernel, int64_t(4));
-        QCOMPARE(c.delta_net.head_dim, int64_t(64));
-        QCOMPARE(c.delta_net.n_k_heads, int64_t(2));
-        QCOMPARE(c.delta_net.n_v_heads, int64_t(4));
+        const model::DeltaNetConfig& d = model::delta_net(c);
+        QCOMPARE(d.conv_kernel, int64_t(4));
+        QCOMPARE(d.head_dim, int64_t(64));
+        QCOMPARE(d.n_k_heads, int64_t(2));
+        QCOMPARE(d.n_v_heads, int64_t(4));
         QCOMPARE(c.n_rot, int64_t(16));
-        for (int il = 0; il < 4; ++il) QCOMPARE(c.recurrent(il), il % 2 == 0);
+        for (int il = 0; il < 4; ++il) QCOMPARE(d.is_recurrent(il), il % 2 == 0);
         const auto moe = model::ModelConfig::from_gguf(*open("tiny-qwen35moe"));
         QVERIFY(moe.unit == &model::Architecture::qwen35 && moe.moe());
         QCOMPARE(moe.n_expert, int64_t(8));
         QCOMPARE(moe.n_ff_shexp, int64_t(256));
-        QVERIFY(moe.expert_weights_norm && moe.shared_gate_sigmoid);
+        QVERIFY(moe.expert_weights_norm && moe.shared_gate != nullptr);
     }
 
     // Bad files are refused with a message naming what is wrong, never an
@@ -175,6 +195,66 @@ private slots:
         QVERIFY_THROWS_EXCEPTION(EngineError, m.forward(&next, 1, 20, 1, got.data()));
     }
 
+    // A chat turn as the engine runs it: the prompt in chunks, the reply
+    // token by token, then the next turn from the end of the prompt (what a
+    // prompt evaluation wrote is reused). The state restarts from the
+    // snapshot taken at the end of the prompt's last forward(): nothing is
+    // re-evaluated, with the bits of a run that never went further.
+    void snapshotSparesTheReplay() {
+        auto file = open("tiny-qwen35");
+        model::Model m(file, *pool_, 256, 4);
+        model::Model fresh(file, *pool_, 256, 4);
+        const int64_t V = m.config().n_vocab;
+        std::vector<int32_t> prompt;
+        for (int32_t t = 40; t < 70; ++t) prompt.push_back(t);
+        const auto P = static_cast<int64_t>(prompt.size());
+        std::vector<float> got(static_cast<size_t>(V)), want(got.size());
+        m.forward(prompt.data(), P - 10, 0, 0, nullptr);
+        m.forward(prompt.data() + P - 10, 10, P - 10, 1, got.data());
+        int64_t pos = P;
+        for (const int32_t t : {7, 8, 9}) m.forward(&t, 1, pos++, 1, got.data());
+        const std::vector<int32_t> next{300, 301, 302};
+        const int64_t before = m.state_replayed_tokens();
+        m.forward(next.data(), 3, P, 1, got.data());
+        QCOMPARE(m.state_replayed_tokens() - before, int64_t(0));
+        fresh.forward(prompt.data(), P, 0, 0, nullptr);
+        fresh.forward(next.data(), 3, P, 1, want.data());
+        QVERIFY(same_bits(got, want));
+        // It keeps the latest two (P and P + 3): a position between them
+        // replays from P, one before both from zeros.
+        m.forward(next.data(), 3, P + 2, 1, got.data());
+        QCOMPARE(m.state_replayed_tokens() - before, int64_t(2));
+        model::Model again(file, *pool_, 256, 4);
+        again.forward(prompt.data(), P, 0, 0, nullptr);
+        again.forward(next.data(), 2, P, 0, nullptr);
+        again.forward(next.data(), 3, P + 2, 1, want.data());
+        QVERIFY(same_bits(got, want));
+        m.forward(next.data(), 3, 12, 1, got.data());
+        QCOMPARE(m.state_replayed_tokens() - before, int64_t(2 + 12));
+    }
+
+    // Two turns through the engine: the second turn's prompt holds the
+    // first's and its reply; its greedy reply is the one a fresh context
+    // gives, and the first turn's prompt is neither evaluated again (the KV
+    // cache) nor replayed into the recurrent state (its snapshot).
+    void nextTurnReusesTheState() {
+        auto engine = load_engine(256);
+        const std::string turn1 = "Once upon a time, in a land far away, there lived a";
+        const GenerateResult first = engine->generate(greedy(turn1, 8, true), nullptr);
+        const std::string turn2 = turn1 + first.text + " Then";
+        const int64_t before = engine->model().state_replayed_tokens();
+        const GenerateResult second = engine->generate(greedy(turn2, 8, true), nullptr);
+        const int64_t replayed = engine->model().state_replayed_tokens() - before;
+        const int reused = second.prompt_tokens - second.evaluated_prompt_tokens;
+        const std::string counts = "reused " + std::to_string(reused) + " of " +
+                                   std::to_string(second.prompt_tokens) + " prompt tokens, " +
+                                   std::to_string(replayed) + " replayed";
+        QVERIFY2(reused >= 10 && replayed == 0, counts.c_str());
+        const GenerateResult fresh = engine->generate(greedy(turn2, 8, false), nullptr);
+        QCOMPARE(QString::fromStdString(second.text), QString::fromStdString(fresh.text));
+        QCOMPARE(second.generated_tokens, fresh.generated_tokens);
+    }
+
     // Sequence slots hold their own recurrent state: a batched step gives
     // each row the bits it gets alone.
     void sequenceSlotsEqualAlone() {
@@ -207,19 +287,8 @@ private slots:
     // kept tokens into the recurrent state) batched as alone; a reused
     // prompt prefix gives the reply a fresh context gives.
     void engineBatchingShiftAndReuse() {
-        LoadOptions o;
-        o.model_path = write("tiny-qwen35");
-        o.n_ctx = 64;
-        o.tuning.sparse = false;
-        auto engine = runtime::LocalEngine::load(o);
-        auto request = [](const std::string& prompt, int max_tokens, bool reuse) {
-            GenerateRequest r;
-            r.prompt = prompt;
-            r.max_tokens = max_tokens;
-            r.sampling.temperature = 0;
-            r.reuse_cache = reuse;
-            return r;
-        };
+        auto engine = load_engine(64);
+        const auto request = greedy;
         const std::vector<GenerateRequest> requests = {request("Hello world", 20, false),
                                                        request("The quick brown fox", 90, false),
                                                        request("Once upon a time", 12, false)};
