@@ -249,7 +249,8 @@ private:
             const AttentionRows* rows;
             float* out;
             size_t mix_floats;
-        } job{this, &a, &rows_of, out, mix_floats};
+            int64_t n_rows;
+        } job{this, &a, &rows_of, out, mix_floats, rows};
         pool_.parallel_for(rows * a.n_head, [&job](int64_t begin, int64_t end, int worker) {
             const AttentionShape& c = *job.a;
             const AttentionRows& rs = *job.rows;
@@ -260,7 +261,14 @@ private:
             uint16_t* qh = m.q16_.data() + static_cast<size_t>(worker) * hd;
             float* mix = m.mix_.data() + static_cast<size_t>(worker) * job.mix_floats;
             for (int64_t item = begin; item < end; ++item) {
-                const int64_t i = item / c.n_head, h = item % c.n_head;
+                // Rows in folded order (0, n-1, 1, n-2, ...): a prompt's later
+                // rows see more keys, so contiguous chunks of rows in order
+                // would give the caller the cheap ones and the pool's
+                // contention check a false alarm; folded, every chunk holds
+                // about the same number of keys. Each row is computed the
+                // same wherever it runs.
+                const int64_t k = item / c.n_head, h = item % c.n_head;
+                const int64_t i = k % 2 == 0 ? k / 2 : job.n_rows - 1 - k / 2;
                 const int64_t g = h / group;
                 const size_t seq = rs.positions ? static_cast<size_t>(i) : 0;
                 const auto* K = static_cast<const uint16_t*>(rs.k[seq]);
