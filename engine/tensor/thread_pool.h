@@ -29,6 +29,10 @@ public:
     // A thread may run several chunks of one call, any of them; callers must
     // not assume one call per thread. Returns when all are done. Not
     // reentrant (a nested call from inside a chunk runs inline, as one range).
+    // Cut [0, n) so that equal ranges cost about the same (reorder the items
+    // if their costs grow along the range, as a prompt's attention rows do):
+    // the pool judges contention by the caller's own chunks, and uneven ones
+    // make it run later calls on the caller alone (docs/architecture.md).
     void parallel_for(int64_t n, const std::function<void(int64_t, int64_t, int)>& fn,
                       int64_t grain = 1);
 
