@@ -184,37 +184,46 @@ public:
                                  a.head_dim, a.head_dim_v, a.n_ctx, pos0 + r + 1, ws_.scores,
                                  stream_);
     }
-    void gated_ffn(const backend::GatedFfnWeights& w, const float* x, int64_t rows,
-                   float* out) override {
-        if (w.activation != backend::GateActivation::SiLU)
-            throw EngineError("GPU FFN: only SwiGLU is implemented (GeGLU runs on the CPU)");
-        if (!ws_.ffn_gate || rows * w.gate.rows > ws_.ffn_floats)
+    FfnBuffers ffn_buffers(int64_t floats) override {
+        if (!ws_.ffn_gate || floats > ws_.ffn_floats)
             throw EngineError("GPU FFN without room for its activations");
-        const int64_t n_ff = w.gate.rows, E = w.gate.cols;
-        float *g = ws_.ffn_gate, *u = ws_.ffn_up;
-        if (rows >= 2 && gemm_) {
-            const tensor::WeightView gu[2] = {w.gate, w.up};
-            float* const ys[2] = {g, u};
-            matmul(gu, x, rows, ys);
-            act_mul(g, u, g, rows * n_ff, false, stream_);
-            matmul(w.down, g, rows, out);
-            return;
-        }
-        const bool fused = w.gate.type == w.up.type && w.gate.row_bytes == w.up.row_bytes;
-        for (int64_t r = 0; r < rows; ++r) {
-            const float* xr = x + r * E;
-            if (fused) {
-                swiglu_rows(uint32_t(w.gate.type), w.gate.data, w.up.data, w.gate.row_bytes, E,
-                            nullptr, n_ff, xr, g, false, stream_);
-            } else {
-                rows_dot(uint32_t(w.gate.type), w.gate.data, w.gate.row_bytes, E, nullptr, n_ff, xr,
-                         g, stream_);
-                rows_dot(uint32_t(w.up.type), w.up.data, w.up.row_bytes, E, nullptr, n_ff, xr, u,
-                         stream_);
-                act_mul(g, u, g, n_ff, false, stream_);
+        return {ws_.ffn_gate, ws_.ffn_up};
+    }
+
+    // A batch: the cuBLAS products, then the activation. One token (or a
+    // batch without cuBLAS), row by row: gate and up in one fused SwiGLU
+    // kernel where they share a format (up is then not written).
+    void gated_products(std::span<const backend::GatedFfnWeights> ffns, const float* x,
+                        int64_t rows, std::span<float* const> hs,
+                        std::span<float* const> us) override {
+        for (size_t k = 0; k < ffns.size(); ++k) {
+            const backend::GatedFfnWeights& w = ffns[k];
+            if (w.activation != backend::GateActivation::SiLU)
+                throw EngineError("GPU FFN: only SwiGLU is implemented (GeGLU runs on the CPU)");
+            const int64_t n_ff = w.gate.rows, E = w.gate.cols;
+            float *g = hs[k], *u = us[k];
+            if (rows >= 2 && gemm_) {
+                const tensor::WeightView gu[2] = {w.gate, w.up};
+                float* const ys[2] = {g, u};
+                matmul(gu, x, rows, ys);
+                act_mul(g, u, g, rows * n_ff, false, stream_);
+                continue;
             }
-            rows_dot(uint32_t(w.down.type), w.down.data, w.down.row_bytes, n_ff, nullptr, E, g,
-                     out + r * E, stream_);
+            const bool fused = w.gate.type == w.up.type && w.gate.row_bytes == w.up.row_bytes;
+            for (int64_t r = 0; r < rows; ++r) {
+                const float* xr = x + r * E;
+                float *gr = g + r * n_ff, *ur = u + r * n_ff;
+                if (fused) {
+                    swiglu_rows(uint32_t(w.gate.type), w.gate.data, w.up.data, w.gate.row_bytes,
+                                E, nullptr, n_ff, xr, gr, false, stream_);
+                } else {
+                    rows_dot(uint32_t(w.gate.type), w.gate.data, w.gate.row_bytes, E, nullptr,
+                             n_ff, xr, gr, stream_);
+                    rows_dot(uint32_t(w.up.type), w.up.data, w.up.row_bytes, E, nullptr, n_ff, xr,
+                             ur, stream_);
+                    act_mul(gr, ur, gr, n_ff, false, stream_);
+                }
+            }
         }
     }
 

@@ -98,6 +98,17 @@ public:
     virtual void observe(std::span<const tensor::WeightView>, const float*, int64_t) {}
 };
 
+// Sees a gated FFN between its two halves (Compute::gated_ffn): for FFN k of
+// the call, up = up_k x and h = act(gate_k x) * up, [rows][n_ff] each, in
+// host memory, before the down product reads h. Calibration records its
+// neuron statistics here; only host backends call it.
+class FfnTap {
+public:
+    virtual ~FfnTap() = default;
+    virtual void hidden(int64_t k, const float* x, int64_t rows, const float* up,
+                        const float* h) = 0;
+};
+
 // What a model graph may ask of a backend beyond the ops every backend runs
 // (matmul, RMSNorm, RoPE, attention at 1/sqrt(head_dim) over the whole
 // context, the SwiGLU FFN, adds). An architecture says which it needs
@@ -216,8 +227,48 @@ public:
             attention(shape, q + r * shape.n_head * shape.head_dim, k_caches[r], v_caches[r], 1,
                       positions[r], out + r * shape.n_head * shape.head_dim_v);
     }
-    // out[r] = down(act(gate x[r]) * up x[r]) (the dense FFN).
-    virtual void gated_ffn(const GatedFfnWeights& w, const float* x, int64_t rows, float* out) = 0;
+
+    // ---- the gated FFN, written once over the three ops below ----------------
+    // outs[k][r] = down_k(act_k(gate_k x[r]) * up_k x[r]) for FFNs that take
+    // the same input: one dense layer, or the experts a token was routed to
+    // (model/moe_ffn.h). A variant is data (which weights, how many) or a tap
+    // (FfnTap); the neuron-subset form the sparse executors use is
+    // backend/neuron_ffn.h. A tap needs a host backend (EngineError else).
+    void gated_ffn(std::span<const GatedFfnWeights> ffns, const float* x, int64_t rows,
+                   std::span<float* const> outs, FfnTap* tap = nullptr);
+    void gated_ffn(const GatedFfnWeights& w, const float* x, int64_t rows, float* out,
+                   FfnTap* tap = nullptr) {
+        float* const outs[1] = {out};
+        gated_ffn(std::span<const GatedFfnWeights>(&w, 1), x, rows, outs, tap);
+    }
+
+    // The FFN's activations: h and up, `floats` each, in the backend's memory
+    // and valid until the next call. Throws EngineError when there is no room.
+    struct FfnBuffers {
+        float* h = nullptr;
+        float* up = nullptr;
+    };
+    virtual FfnBuffers ffn_buffers(int64_t floats) = 0;
+    // hs[k][r] = act_k(gate_k x[r]) * (up_k x[r]); us[k][r] = up_k x[r] where
+    // the backend computes it apart (always on the host; a GPU's fused
+    // one-token kernel does not write it).
+    virtual void gated_products(std::span<const GatedFfnWeights> ffns, const float* x,
+                                int64_t rows, std::span<float* const> hs,
+                                std::span<float* const> us) = 0;
+    // ys[k][r] = ws[k] xs[k][r]: several matrices, each over its own input
+    // (the experts' down products). One matmul() per matrix unless the
+    // backend runs them together.
+    virtual void matmul_each(std::span<const tensor::WeightView> ws,
+                             std::span<const float* const> xs, int64_t rows,
+                             std::span<float* const> ys) {
+        for (size_t k = 0; k < ws.size(); ++k) matmul(ws[k], xs[k], rows, ys[k]);
+    }
+
+private:
+    // gated_ffn()'s per-call lists (kept: no allocation per token).
+    std::vector<float*> ffn_hs_, ffn_us_;
+    std::vector<const float*> ffn_xs_;
+    std::vector<tensor::WeightView> ffn_downs_;
 };
 
 // The host backend over the model's thread pool (which must outlive it): no

@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <map>
+#include <memory>
 #include <new>
 #include <vector>
 
@@ -185,21 +186,70 @@ public:
         run_attention(a, job, rows, out);
     }
 
-    void gated_ffn(const GatedFfnWeights& w, const float* x, int64_t rows, float* out) override {
-        const int64_t n_ff = w.gate.rows;
-        const size_t need = static_cast<size_t>(rows * n_ff);
-        if (gate_.size() < need) {
-            gate_.resize(need);
-            up_.resize(need);
+    FfnBuffers ffn_buffers(int64_t floats) override {
+        if (gate_.size() < static_cast<size_t>(floats)) {
+            gate_.resize(static_cast<size_t>(floats));
+            up_.resize(static_cast<size_t>(floats));
         }
-        const tensor::WeightView ws[2] = {w.gate, w.up};
-        float* const ys[2] = {gate_.data(), up_.data()};
-        matmul(ws, x, rows, ys);
-        over_rows(rows, n_ff, [&](int64_t r0, int64_t r1) {
-            float* g = gate_.data() + r0 * n_ff;
-            gate_activation(w.activation, g, up_.data() + r0 * n_ff, g, (r1 - r0) * n_ff);
-        });
-        matmul(w.down, gate_.data(), rows, out);
+        return {gate_.data(), up_.data()};
+    }
+
+    // Every FFN's gate and up products in one call (one quantized copy of x,
+    // one pool dispatch where the matrices take the same activations), then
+    // each FFN's activation over the rows.
+    void gated_products(std::span<const GatedFfnWeights> ffns, const float* x, int64_t rows,
+                        std::span<float* const> hs, std::span<float* const> us) override {
+        gu_ws_.clear();
+        gu_ys_.clear();
+        for (size_t k = 0; k < ffns.size(); ++k) {
+            gu_ws_.push_back(ffns[k].gate);
+            gu_ys_.push_back(hs[k]);
+            gu_ws_.push_back(ffns[k].up);
+            gu_ys_.push_back(us[k]);
+        }
+        matmul(gu_ws_, x, rows, gu_ys_);
+        for (size_t k = 0; k < ffns.size(); ++k) {
+            const int64_t n_ff = ffns[k].gate.rows;
+            float* h = hs[k];
+            const float* u = us[k];
+            const GateActivation act = ffns[k].activation;
+            // Row by row, as ggml applies it (a vector kernel's tail is per row).
+            over_rows(rows, n_ff, [&](int64_t r0, int64_t r1) {
+                for (int64_t r = r0; r < r1; ++r)
+                    gate_activation(act, h + r * n_ff, u + r * n_ff, h + r * n_ff, n_ff);
+            });
+        }
+    }
+
+    // One token through several matrices of as many rows (a token's routed
+    // experts' down products): one pool dispatch over the output rows, each
+    // worker running its slice of every matrix. Otherwise (one matrix, a
+    // batch, a hook that must see each product) one matmul() per matrix.
+    void matmul_each(std::span<const tensor::WeightView> ws, std::span<const float* const> xs,
+                     int64_t rows, std::span<float* const> ys) override {
+        bool together = ws.size() > 1 && rows == 1 && !hook_;
+        int64_t bytes = 0;
+        for (const tensor::WeightView& w : ws) {
+            together = together && w.rows == ws[0].rows;
+            bytes += static_cast<int64_t>(w.row_bytes) * w.rows;
+        }
+        if (!together) return Compute::matmul_each(ws, xs, rows, ys);
+        if (each_q_.size() < ws.size()) each_q_.resize(ws.size());
+        for (size_t k = 0; k < ws.size(); ++k)
+            tensor::quantize_activations(ws[k].type, xs[k], ws[k].cols, each_q_[k]);
+        if (solo_.empty())
+            for (int i = 0; i < pool_.size(); ++i)
+                solo_.push_back(std::make_unique<tensor::ThreadPool>(1));
+        auto slice = [&](int64_t begin, int64_t end, int worker) {
+            for (size_t k = 0; k < ws.size(); ++k)
+                tensor::matvec_q(*solo_[static_cast<size_t>(worker)], ws[k].slice(begin, end),
+                                 each_q_[k], ys[k] + begin);
+        };
+        if (pool_.size() > 1 && bytes >= 64 * 1024) {
+            pool_.parallel_for(ws[0].rows, slice, 16);
+        } else {
+            slice(0, ws[0].rows, 0);
+        }
     }
 
 private:
@@ -314,6 +364,12 @@ private:
     MatvecHook* hook_ = nullptr;
     tensor::QuantizedVector xq_;
     std::vector<float> scores_, mix_, gate_, up_;
+    // gated_products()'s matrices and outputs; matmul_each()'s quantized
+    // inputs and one-thread pools (one per worker: each runs its slices alone).
+    std::vector<tensor::WeightView> gu_ws_;
+    std::vector<float*> gu_ys_;
+    std::vector<tensor::QuantizedVector> each_q_;
+    std::vector<std::unique_ptr<tensor::ThreadPool>> solo_;
     std::vector<uint16_t> q16_;
 };
 

@@ -15,6 +15,7 @@
 #include <thread>
 
 #include "backend/device.h"
+#include "backend/neuron_ffn.h"
 #include "common/thread_priority.h"
 #include "tensor/matmul.h"
 #include "tensor/ops.h"
@@ -341,28 +342,15 @@ private:
         }
     }
 
-    // Worker-side: y = sum over ids (in order) of down_j * act(g_j) * u_j.
+    // Worker-side: the FFN over the resident neurons `ids` (slab rows).
     void hot_ffn(int layer, const float* x, const std::vector<int32_t>& ids, float* y) {
         NeuronSlab& slab = slabs_[static_cast<size_t>(layer)];
         const NeuronFormat& f = slab.fmt;
-        const int64_t n = f.n_embd;
-        const int64_t count = static_cast<int64_t>(ids.size());
-        std::fill(y, y + n, 0.0f);
-        if (count == 0) return;
-        tensor::quantize_activations(f.gate_type, x, n, xq_gate_);
-        const bool same = tensor::vec_dot_type(f.up_type) == tensor::vec_dot_type(f.gate_type);
-        if (!same) tensor::quantize_activations(f.up_type, x, n, xq_up_);
-        g_.resize(static_cast<size_t>(count));
-        u_.resize(static_cast<size_t>(count));
-        tensor::matvec_rows(pool_, slab.view(slab.gate, f.gate_type, f.gate_row_bytes), xq_gate_,
-                            ids.data(), count, g_.data());
-        tensor::matvec_rows(pool_, slab.view(slab.up, f.up_type, f.up_row_bytes),
-                            same ? xq_gate_ : xq_up_, ids.data(), count, u_.data());
-        gate_activation(f.activation, g_.data(), u_.data(), g_.data(), count);
-        // Deterministic: each worker owns a slice of y and adds the neurons
-        // in the given order.
-        tensor::axpy_rows(pool_, slab.view(slab.down, f.down_type, f.down_col_bytes), ids.data(),
-                          g_.data(), count, y);
+        const NeuronFfnWeights w{slab.view(slab.gate, f.gate_type, f.gate_row_bytes),
+                                 slab.view(slab.up, f.up_type, f.up_row_bytes),
+                                 slab.view(slab.down, f.down_type, f.down_col_bytes),
+                                 f.activation};
+        hot_.run(pool_, w, x, ids.data(), static_cast<int64_t>(ids.size()), y);
     }
 
     void enqueue(std::function<void()> fn) {
@@ -411,8 +399,7 @@ private:
     // Worker side.
     tensor::ThreadPool pool_;
     std::vector<NeuronSlab> slabs_;
-    tensor::QuantizedVector xq_gate_, xq_up_;
-    std::vector<float> g_, u_;
+    NeuronFfn hot_;
 
     std::mutex mu_;
     std::condition_variable cv_, idle_cv_;

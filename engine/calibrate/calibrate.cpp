@@ -9,6 +9,7 @@
 #include <random>
 #include <sstream>
 
+#include "backend/compute.h"
 #include "calibrate/calibration_progress.h"
 #include "common/error.h"
 #include "gguf/gguf.h"
@@ -67,13 +68,17 @@ struct LayerRecord {
     int64_t samples = 0;
 };
 
-// Dense FFN that also records what calibration needs. Computes exactly what
-// DenseFfn's batch path computes (matmul, the gate activation, matmul).
-class RecordingFfn final : public model::FfnExecutor {
+// The dense FFN (the backend's gated FFN op) with a tap that records, per
+// neuron, what calibration fits: |up| relative to ||x||, the mass
+// |h_j| ||W_down col j||, and sampled inputs and contributions.
+class RecordingFfn final : public model::FfnExecutor, private backend::FfnTap {
 public:
     RecordingFfn(tensor::ThreadPool& pool, const model::Model& m, int64_t stride,
                  int64_t max_samples)
-        : pool_(pool), stride_(stride), max_samples_(max_samples) {
+        : pool_(pool),
+          compute_(backend::make_cpu_compute(pool)),
+          stride_(stride),
+          max_samples_(max_samples) {
         const auto& cfg = m.config();
         n_embd_ = cfg.n_embd;
         n_ff_ = cfg.n_ff;
@@ -115,20 +120,23 @@ public:
     // Global index of the first token of the next forward() batch.
     void set_base(int64_t base) { base_ = base; }
     // Every product's input goes through `hook` too (v3's input thresholds).
-    void set_hook(backend::MatvecHook* hook) { hook_ = hook; }
+    void set_hook(backend::MatvecHook* hook) {
+        hook_ = hook;
+        compute_->set_matvec_hook(hook);
+    }
     backend::MatvecHook* matvec_hook() override { return hook_; }
 
     void run(int layer, const float* x, int64_t n, float* out) override {
-        const model::FfnWeights& w = weights_[static_cast<size_t>(layer)];
-        LayerRecord& r = records_[static_cast<size_t>(layer)];
-        g_.resize(static_cast<size_t>(n * n_ff_));
-        u_.resize(static_cast<size_t>(n * n_ff_));
-        tensor::matmul(pool_, w.gate, x, n, g_.data());
-        tensor::matmul(pool_, w.up, x, n, u_.data());
-        if (hook_) {
-            const tensor::WeightView gu[2] = {w.gate, w.up};
-            hook_->observe(gu, x, n);
-        }
+        layer_ = layer;
+        compute_->gated_ffn(weights_[static_cast<size_t>(layer)], x, n, out, this);
+    }
+
+    std::vector<LayerRecord>& records() { return records_; }
+
+private:
+    // Between the FFN's halves: u = up x and h = act(gate x) * u.
+    void hidden(int64_t, const float* x, int64_t n, const float* u_all, const float* h) override {
+        LayerRecord& r = records_[static_cast<size_t>(layer_)];
         inv_x_.resize(static_cast<size_t>(n));
         for (int64_t t = 0; t < n; ++t) {
             double xx = 0;
@@ -146,7 +154,7 @@ public:
                 int64_t* hist = r.up_hist.data() + static_cast<size_t>(wk) * kUpBins;
                 for (int64_t t = 0; t < n; ++t) {
                     const float inv_x = inv_x_[static_cast<size_t>(t)];
-                    const float* u = u_.data() + t * n_ff_;
+                    const float* u = u_all + t * n_ff_;
                     for (int64_t j = j0; j < j1; ++j) {
                         const double ru = double(std::fabs(u[j])) * inv_x;
                         r.r_sum[static_cast<size_t>(j)] += ru;
@@ -158,9 +166,6 @@ public:
                 }
             },
             16);
-        backend::gate_activation(w.activation, g_.data(), u_.data(), g_.data(), n * n_ff_);
-        if (hook_) hook_->observe(std::span<const tensor::WeightView>(&w.down, 1), g_.data(), n);
-        tensor::matmul(pool_, w.down, g_.data(), n, out);
         // The kept samples: their slots first, then the contributions by neurons.
         kept_.clear();
         for (int64_t t = 0; t < n; ++t) {
@@ -177,7 +182,7 @@ public:
             [&](int64_t j0, int64_t j1, int) {
                 size_t k = 0;
                 for (int64_t t = 0; t < n; ++t) {
-                    const float* a = g_.data() + t * n_ff_;
+                    const float* a = h + t * n_ff_;
                     const bool keep = k < kept_.size() && kept_[k] == t;
                     uint16_t* c = r.c.data() + c0 + k * static_cast<size_t>(n_ff_);
                     for (int64_t j = j0; j < j1; ++j) {
@@ -191,15 +196,14 @@ public:
             16);
     }
 
-    std::vector<LayerRecord>& records() { return records_; }
-
-private:
     backend::MatvecHook* hook_ = nullptr;
     tensor::ThreadPool& pool_;
+    std::unique_ptr<backend::Compute> compute_;
+    int layer_ = 0;
     std::vector<model::FfnWeights> weights_;
     std::vector<LayerRecord> records_;
     int64_t n_embd_ = 0, n_ff_ = 0, stride_ = 1, max_samples_ = 0, base_ = 0;
-    std::vector<float> g_, u_, inv_x_;
+    std::vector<float> inv_x_;
     std::vector<int32_t> kept_;
 };
 

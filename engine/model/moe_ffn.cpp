@@ -9,7 +9,6 @@
 #include "common/error.h"
 #include "model/moe_offload.h"
 #include "model/moe_router.h"
-#include "tensor/fused_matvec.h"
 #include "tensor/ops.h"
 
 namespace powerinfer::model {
@@ -114,15 +113,16 @@ MoeFfn::MoeFfn(tensor::ThreadPool& pool, const ModelConfig& cfg, std::vector<Moe
     if (!cfg_.moe()) throw EngineError("MoeFfn needs a mixture-of-experts model");
     counts_.assign(layers_.size(), std::vector<int64_t>(static_cast<size_t>(cfg_.n_expert), 0));
     const size_t K = static_cast<size_t>(cfg_.n_expert_used);
-    gate_.resize(K * static_cast<size_t>(cfg_.n_ff_exp));
-    up_.resize(gate_.size());
+    compute_ = backend::make_cpu_compute(pool_);
     down_.resize(K * static_cast<size_t>(cfg_.n_embd));
-    act_q_.resize(K);
-    decode_ws_.reserve(2 * K);
-    decode_ys_.reserve(2 * K);
+    decode_ffns_.reserve(K);
+    decode_outs_.reserve(K);
     host_slots_.reserve(K);
     slots_.resize(static_cast<size_t>(cfg_.n_expert));
-    for (int i = 0; i < pool_.size(); ++i) solo_.push_back(std::make_unique<tensor::ThreadPool>(1));
+    for (int i = 0; i < pool_.size(); ++i) {
+        solo_.push_back(std::make_unique<tensor::ThreadPool>(1));
+        solo_compute_.push_back(backend::make_cpu_compute(*solo_.back()));
+    }
     rows_.resize(static_cast<size_t>(pool_.size()));
     worker_experts_.resize(static_cast<size_t>(pool_.size()));
 }
@@ -154,12 +154,10 @@ void MoeFfn::run(int layer, const float* x, int64_t n_tokens, float* out) {
 // and up, SwiGLU per row, down), scaled, then added to the routed experts'
 // sum.
 void MoeFfn::add_shared_expert(const MoeWeights& w, const float* x, int64_t n, float* out) {
-    const int64_t E = cfg_.n_embd, F = cfg_.n_ff_shexp;
-    shared_.resize(static_cast<size_t>(n * (2 * F + E + 1)));
+    const int64_t E = cfg_.n_embd;
+    shared_.resize(static_cast<size_t>(n * (E + 1)));
     float* logit = shared_.data();
-    float* G = logit + n;
-    float* U = G + n * F;
-    float* Y = U + n * F;
+    float* Y = logit + n;
     if (w.shared_gate_inp.type == GgmlType::F32) {
         // A one-row product: ggml's vector dot even inside a batch (tinyBLAS
         // order here moves llama.cpp's logits in the last bits; the
@@ -169,10 +167,7 @@ void MoeFfn::add_shared_expert(const MoeWeights& w, const float* x, int64_t n, f
     } else {
         tensor::matmul(pool_, w.shared_gate_inp, x, n, logit);
     }
-    tensor::matmul(pool_, w.shared_up, x, n, U);
-    tensor::matmul(pool_, w.shared_gate, x, n, G);
-    for (int64_t t = 0; t < n; ++t) tensor::swiglu(G + t * F, U + t * F, G + t * F, F);
-    tensor::matmul(pool_, w.shared_down, G, n, Y);
+    compute_->gated_ffn(backend::GatedFfnWeights{w.shared_gate, w.shared_up, w.shared_down}, x, n, Y);
     for (int64_t t = 0; t < n; ++t) {
         const float l = logit[t];
         const float silu = l / (1.0f + std::exp(-l));  // ggml_silu_f32
@@ -184,12 +179,13 @@ void MoeFfn::add_shared_expert(const MoeWeights& w, const float* x, int64_t n, f
     }
 }
 
-// One token: the k routed experts' gate and up rows in one dispatch (one
-// quantized copy of x), then their down rows and the weighted sum in another.
-// Experts on the device (offload_) are enqueued there first and run while
-// the CPU computes the others; their outputs land in the same rows of down_.
+// One token: the host experts as one call of the gated FFN op (their gate
+// and up rows in one dispatch over one quantized copy of x, then their down
+// rows in another), then the weighted sum. Experts on the device (offload_)
+// are enqueued there first and run while the CPU computes the others; their
+// outputs land in the same rows of down_.
 void MoeFfn::decode(int layer, const MoeWeights& w, const float* x, float* out) {
-    const int64_t K = cfg_.n_expert_used, F = cfg_.n_ff_exp, E = cfg_.n_embd;
+    const int64_t K = cfg_.n_expert_used, E = cfg_.n_embd;
     host_slots_.clear();
     bool any_device = false;
     for (int64_t j = 0; j < K; ++j) {
@@ -201,55 +197,25 @@ void MoeFfn::decode(int layer, const MoeWeights& w, const float* x, float* out) 
             host_slots_.push_back(static_cast<int32_t>(j));
         }
     }
-    std::vector<tensor::WeightView>& ws = decode_ws_;
-    std::vector<float*>& ys = decode_ys_;
-    ws.clear();
-    ys.clear();
+    decode_ffns_.clear();
+    decode_outs_.clear();
     for (int32_t j : host_slots_) {
         const int32_t e = routing_.experts[static_cast<size_t>(j)];
-        ws.push_back(w.gate.expert(e));
-        ys.push_back(gate_.data() + j * F);
-        ws.push_back(w.up.expert(e));
-        ys.push_back(up_.data() + j * F);
+        decode_ffns_.push_back({w.gate.expert(e), w.up.expert(e), w.down.expert(e)});
+        decode_outs_.push_back(down_.data() + j * E);
     }
-    if (!ws.empty() && tensor::can_fuse(ws)) {
-        tensor::quantize_activations(ws[0].type, x, E, xq_);
-        tensor::matvec_fused(pool_, ws, ys, xq_);
-    } else {
-        for (size_t i = 0; i < ws.size(); ++i) tensor::matvec(pool_, ws[i], x, ys[i]);
-    }
-    for (int32_t j : host_slots_) {
-        float* g = gate_.data() + j * F;
-        tensor::swiglu(g, up_.data() + j * F, g, F);
-        tensor::quantize_activations(w.down.first.type, g, F, act_q_[static_cast<size_t>(j)]);
-    }
+    compute_->gated_ffn(decode_ffns_, x, 1, decode_outs_);
     if (any_device) offload_->synchronize();
+    // Weighted (each product rounded), then summed in slot order, as ggml's
+    // mul and chain of adds.
     const float* wt = routing_.weights.data();
-    const int32_t* sel = routing_.experts.data();
-    auto rows = [&](int64_t begin, int64_t end, int worker) {
-        // Each expert's rows [begin, end) as one matrix, on this worker alone.
-        for (int32_t j : host_slots_) {
-            const tensor::WeightView d = w.down.expert(sel[j]).slice(begin, end);
-            tensor::matvec_q(*solo_[static_cast<size_t>(worker)], d, act_q_[static_cast<size_t>(j)],
-                             down_.data() + j * E + begin);
+    for (int64_t r = 0; r < E; ++r) {
+        float acc = down_[static_cast<size_t>(r)] * wt[0];
+        for (int64_t j = 1; j < K; ++j) {
+            const float term = down_[static_cast<size_t>(j * E + r)] * wt[j];
+            acc = acc + term;
         }
-        // Weighted (each product rounded), then summed in slot order, as
-        // ggml's mul and chain of adds.
-        for (int64_t r = begin; r < end; ++r) {
-            float acc = down_[static_cast<size_t>(r)] * wt[0];
-            for (int64_t j = 1; j < K; ++j) {
-                const float term = down_[static_cast<size_t>(j * E + r)] * wt[j];
-                acc = acc + term;
-            }
-            out[r] = acc;
-        }
-    };
-    const int64_t down_bytes =
-        static_cast<int64_t>(w.down.expert_bytes) * static_cast<int64_t>(host_slots_.size());
-    if (pool_.size() > 1 && down_bytes >= 64 * 1024) {
-        pool_.parallel_for(E, rows, 16);
-    } else {
-        rows(0, E, 0);
+        out[r] = acc;
     }
 }
 
@@ -283,7 +249,7 @@ void MoeFfn::prefill(int layer, const MoeWeights& w, const float* x, int64_t n, 
     }
     // The device's experts first (a GPU runs them while the CPU does the rest).
     if (!device_experts_.empty()) run_device_experts(layer, x, device_experts_);
-    for (int32_t e : large) run_expert(pool_, w, e, x, rows_[0]);
+    for (int32_t e : large) run_expert(*compute_, w, e, x, rows_[0]);
     if (!small.empty()) {
         // Longest first onto the least loaded worker.
         std::stable_sort(small.begin(), small.end(), [&](int32_t a, int32_t b) {
@@ -302,7 +268,7 @@ void MoeFfn::prefill(int layer, const MoeWeights& w, const float* x, int64_t n, 
             [&](int64_t begin, int64_t end, int) {
                 for (int64_t i = begin; i < end; ++i)
                     for (int32_t e : worker_experts_[static_cast<size_t>(i)])
-                        run_expert(*solo_[static_cast<size_t>(i)], w, e, x,
+                        run_expert(*solo_compute_[static_cast<size_t>(i)], w, e, x,
                                    rows_[static_cast<size_t>(i)]);
             },
             1);
@@ -360,24 +326,20 @@ void MoeFfn::finish_device_experts() {
     dev_slots_.clear();
 }
 
-void MoeFfn::run_expert(tensor::ThreadPool& pool, const MoeWeights& w, int64_t e, const float* x,
+void MoeFfn::run_expert(backend::Compute& compute, const MoeWeights& w, int64_t e, const float* x,
                         std::vector<float>& rows) {
-    const int64_t K = cfg_.n_expert_used, F = cfg_.n_ff_exp, E = cfg_.n_embd;
+    const int64_t K = cfg_.n_expert_used, E = cfg_.n_embd;
     const std::vector<int32_t>& s = slots_[static_cast<size_t>(e)];
     const int64_t m = static_cast<int64_t>(s.size());
-    // [m][E] inputs, then [m][F] gate, [m][F] up, [m][E] down outputs.
-    rows.resize(static_cast<size_t>(m * (2 * E + 2 * F)));
+    // [m][E] inputs, then [m][E] outputs.
+    rows.resize(static_cast<size_t>(m * 2 * E));
     float* X = rows.data();
-    float* G = X + m * E;
-    float* U = G + m * F;
-    float* Y = U + m * F;
+    float* Y = X + m * E;
     for (int64_t i = 0; i < m; ++i)
         std::memcpy(X + i * E, x + (s[static_cast<size_t>(i)] / K) * E,
                     static_cast<size_t>(E) * sizeof(float));
-    tensor::matmul(pool, w.gate.expert(e), X, m, G);
-    tensor::matmul(pool, w.up.expert(e), X, m, U);
-    for (int64_t i = 0; i < m; ++i) tensor::swiglu(G + i * F, U + i * F, G + i * F, F);
-    tensor::matmul(pool, w.down.expert(e), G, m, Y);
+    compute.gated_ffn(backend::GatedFfnWeights{w.gate.expert(e), w.up.expert(e), w.down.expert(e)},
+                      X, m, Y);
     for (int64_t i = 0; i < m; ++i)
         std::memcpy(slot_out_.data() + static_cast<size_t>(s[static_cast<size_t>(i)]) * E,
                     Y + i * E, static_cast<size_t>(E) * sizeof(float));

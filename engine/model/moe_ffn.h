@@ -19,6 +19,7 @@
 #include <memory>
 #include <vector>
 
+#include "backend/compute.h"
 #include "model/ffn_executor.h"
 #include "model/model_config.h"
 #include "tensor/matmul.h"
@@ -100,8 +101,8 @@ private:
     // then their outputs into slot_out_ once the device is done.
     void run_device_experts(int layer, const float* x, const std::vector<int32_t>& experts);
     void finish_device_experts();
-    // Expert e over its slots' tokens on `pool`, outputs into slot_out_.
-    void run_expert(tensor::ThreadPool& pool, const MoeWeights& w, int64_t e, const float* x,
+    // Expert e over its slots' tokens on `compute`, outputs into slot_out_.
+    void run_expert(backend::Compute& compute, const MoeWeights& w, int64_t e, const float* x,
                     std::vector<float>& rows);
     // out += sigmoid(shared gate . x) * shared FFN(x), per token (qwen2moe).
     void add_shared_expert(const MoeWeights& w, const float* x, int64_t n, float* out);
@@ -116,19 +117,22 @@ private:
     std::vector<std::vector<int64_t>> counts_;
     Routing routing_;
     std::vector<float> logits_;
-    // Decode: the k experts' gate, up (then their SwiGLU) and down outputs.
-    std::vector<float> gate_, up_, down_;
-    std::vector<tensor::QuantizedVector> act_q_;
-    std::vector<tensor::WeightView> decode_ws_;  // the fused gate/up products' matrices
-    std::vector<float*> decode_ys_;              // and outputs (reserved: no allocation per token)
-    tensor::QuantizedVector xq_;
+    // The experts' FFNs run as the backend's one gated FFN op
+    // (backend::Compute::gated_ffn) on the host, over the pool.
+    std::unique_ptr<backend::Compute> compute_;
+    // Decode: the host experts' FFNs and their outputs (reserved: no
+    // allocation per token), then the k experts' outputs [k][n_embd].
+    std::vector<backend::GatedFfnWeights> decode_ffns_;
+    std::vector<float*> decode_outs_;
+    std::vector<float> down_;
     // Prefill: tokens per expert, gathered rows and the per-slot outputs.
     std::vector<std::vector<int32_t>> slots_;  // per expert: token * k + slot
     std::vector<float> slot_out_;
     std::vector<float> shared_;  // the shared expert's gate, up, output
-    // Per worker: a one-thread pool (experts run side by side, each on one
-    // worker) and its gathered rows.
+    // Per worker: a one-thread pool and the op backend over it (experts run
+    // side by side, each on one worker), and its gathered rows.
     std::vector<std::unique_ptr<tensor::ThreadPool>> solo_;
+    std::vector<std::unique_ptr<backend::Compute>> solo_compute_;
     std::vector<std::vector<float>> rows_;
     std::vector<std::vector<int32_t>> worker_experts_;
 };

@@ -349,9 +349,11 @@ public:
                    int64_t rows, int64_t pos0, float* out) override {
         b_.attention(a, q, k, v, rows, pos0, out);
     }
-    void gated_ffn(const backend::GatedFfnWeights& w, const float* x, int64_t rows,
-                   float* out) override {
-        b_.gated_ffn(w, x, rows, out);
+    FfnBuffers ffn_buffers(int64_t floats) override { return b_.ffn_buffers(floats); }
+    void gated_products(std::span<const backend::GatedFfnWeights> ffns, const float* x,
+                        int64_t rows, std::span<float* const> hs,
+                        std::span<float* const> us) override {
+        b_.gated_products(ffns, x, rows, hs, us);
     }
 
 private:

@@ -41,6 +41,7 @@ HybridFfn::HybridFfn(tensor::ThreadPool& pool, std::vector<model::FfnWeights> la
       sidecar_(std::move(sidecar)),
       device_(std::move(device)),
       dense_(dense),
+      host_(backend::make_cpu_compute(pool)),
       opt_(options),
       rng_(options.seed),
       tuning_(tuning) {
@@ -321,18 +322,8 @@ void HybridFfn::run_sparse(int layer, const float* x, float* out) {
 void HybridFfn::cold_part(int layer, const float* x, const std::vector<int32_t>& ids, float* y) {
     const model::FfnWeights& w = weights_[static_cast<size_t>(layer)];
     const LayerState& st = *layers_[static_cast<size_t>(layer)];
-    const int64_t n = static_cast<int64_t>(ids.size());
-    std::fill(y, y + sidecar_.n_embd, 0.0f);
-    if (n == 0) return;
-    g_.resize(static_cast<size_t>(n));
-    u_.resize(static_cast<size_t>(n));
-    tensor::quantize_activations(w.gate.type, x, w.gate.cols, xq_gate_);
-    const bool same = tensor::vec_dot_type(w.up.type) == tensor::vec_dot_type(w.gate.type);
-    if (!same) tensor::quantize_activations(w.up.type, x, w.up.cols, xq_up_);
-    tensor::matvec_rows(pool_, w.gate, xq_gate_, ids.data(), n, g_.data());
-    tensor::matvec_rows(pool_, w.up, same ? xq_gate_ : xq_up_, ids.data(), n, u_.data());
-    backend::gate_activation(sidecar_.activation, g_.data(), u_.data(), g_.data(), n);
-    tensor::axpy_rows(pool_, st.src.down_t, ids.data(), g_.data(), n, y);
+    cold_.run(pool_, {w.gate, w.up, st.src.down_t, sidecar_.activation}, x, ids.data(),
+              static_cast<int64_t>(ids.size()), y);
 }
 
 void HybridFfn::cache_insert(int layer, const std::vector<int32_t>& ids) {
@@ -408,24 +399,30 @@ void HybridFfn::validate(int layer, const float* x, const std::vector<int32_t>& 
     const model::FfnWeights& w = weights_[static_cast<size_t>(layer)];
     const LayerState& st = *layers_[static_cast<size_t>(layer)];
     const int64_t n_ff = sidecar_.n_ff, n_embd = sidecar_.n_embd;
-    g_.resize(static_cast<size_t>(n_ff));
-    u_.resize(static_cast<size_t>(n_ff));
-    tensor::matvec(pool_, w.gate, x, g_.data());
-    tensor::matvec(pool_, w.up, x, u_.data());
+    // The dense FFN (the backend's op, on the host), its hidden layer copied
+    // on the way.
+    struct KeepHidden final : backend::FfnTap {
+        std::vector<float>& h;
+        explicit KeepHidden(std::vector<float>& v) : h(v) {}
+        void hidden(int64_t, const float*, int64_t, const float*, const float* hv) override {
+            std::copy(hv, hv + h.size(), h.begin());  // one row
+        }
+    };
+    a_.resize(static_cast<size_t>(n_ff));
+    dense_out_.resize(static_cast<size_t>(n_embd));
+    KeepHidden keep(a_);
+    host_->gated_ffn(w, x, 1, dense_out_.data(), &keep);
     const float thr = sidecar_.layers[static_cast<size_t>(layer)].threshold;
-    backend::gate_activation(sidecar_.activation, g_.data(), u_.data(), g_.data(), n_ff);
     int64_t truly = 0, caught = 0;
     size_t ai = 0;
     for (int64_t j = 0; j < n_ff; ++j) {
-        const float a = g_[static_cast<size_t>(j)];
+        const float a = a_[static_cast<size_t>(j)];
         while (ai < active.size() && active[ai] < j) ++ai;
         if (std::fabs(a) * st.down_norm[static_cast<size_t>(j)] > thr) {
             ++truly;
             if (ai < active.size() && active[ai] == j) ++caught;
         }
     }
-    dense_out_.resize(static_cast<size_t>(n_embd));
-    dense_.run(layer, x, 1, dense_out_.data());
     double num = 0, den = 0;
     for (int64_t i = 0; i < n_embd; ++i) {
         const double d = double(out[i]) - dense_out_[static_cast<size_t>(i)];

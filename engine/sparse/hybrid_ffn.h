@@ -22,7 +22,9 @@
 #include <string>
 #include <vector>
 
+#include "backend/compute.h"
 #include "backend/device.h"
+#include "backend/neuron_ffn.h"
 #include "model/ffn_executor.h"
 #include "powerinfer/engine.h"
 #include "sparse/exact_ffn.h"
@@ -152,6 +154,8 @@ private:
     Sidecar sidecar_;
     std::unique_ptr<backend::Device> device_;
     model::FfnExecutor& dense_;
+    // The host backend's ops over the pool (validation's dense FFN).
+    std::unique_ptr<backend::Compute> host_;
     HybridOptions opt_;
     std::vector<std::unique_ptr<LayerState>> layers_;
     std::unique_ptr<ExactSparseFfn> exact_;
@@ -174,8 +178,8 @@ private:
 
     // Scratch.
     std::vector<int32_t> active_, dev_ids_, cold_ids_, pred_;
-    std::vector<float> y_dev_, y_cpu_, g_, u_, a_, dense_out_;
-    tensor::QuantizedVector xq_gate_, xq_up_;
+    std::vector<float> y_dev_, y_cpu_, a_, dense_out_;
+    backend::NeuronFfn cold_;  // the cold neurons' FFN
 };
 
 // The per-layer table `powerinfer-cli --metrics` prints: tokens, active
