@@ -4,6 +4,15 @@
 // .. p). A window at least as long as the context gives the same bits as no
 // window; a short window equals the reference over the last `window` keys
 // only. Plain C++.
+//
+// The gated FFN op (written once in backend/compute.cpp over the backend's
+// ops): several FFNs in one call give each one's bits alone (the experts of
+// a token take the together path of matmul_each), the tap sees the up
+// products and the hidden layer the down product reads, and the result is
+// within the 8-bit activations' error of a float64 FFN; the neuron-subset
+// form (backend/neuron_ffn.h) over a subset is within the same error of the
+// float64 FFN over that subset.
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <random>
@@ -11,6 +20,7 @@
 #include <vector>
 
 #include "backend/compute.h"
+#include "backend/neuron_ffn.h"
 #include "common/plain_test.h"
 #include "tensor/quant.h"
 #include "tensor/thread_pool.h"
@@ -56,6 +66,145 @@ std::vector<double> reference(const Case& c, const std::vector<float>& q,
             }
         }
     return out;
+}
+
+// A Q8_0 matrix of rows x cols with N(0, scale) weights, and its dequantized floats.
+struct Matrix {
+    std::vector<uint8_t> q;
+    std::vector<float> f;
+    tensor::WeightView view;
+};
+Matrix q8_matrix(std::mt19937& rng, int64_t rows, int64_t cols, float scale) {
+    std::normal_distribution<float> dist(0.0f, scale);
+    Matrix m;
+    std::vector<float> src(static_cast<size_t>(rows * cols));
+    for (auto& v : src) v = dist(rng);
+    const size_t row_bytes = static_cast<size_t>(cols / 32 * 34);
+    m.q.resize(row_bytes * static_cast<size_t>(rows));
+    m.f.resize(src.size());
+    for (int64_t r = 0; r < rows; ++r) {
+        tensor::quantize_row_ref(GgmlType::Q8_0, src.data() + r * cols, m.q.data() + r * row_bytes,
+                                 cols);
+        tensor::dequantize_row(GgmlType::Q8_0, m.q.data() + r * row_bytes, m.f.data() + r * cols,
+                               cols);
+    }
+    m.view = {GgmlType::Q8_0, m.q.data(), rows, cols, row_bytes};
+    return m;
+}
+
+struct Ffn {
+    Matrix gate, up, down;
+    backend::GatedFfnWeights w() const { return {gate.view, up.view, down.view}; }
+};
+
+// The SwiGLU FFN of x in float64 over the neurons `ids` (all when empty).
+std::vector<double> ffn64(const Ffn& f, const float* x, int64_t E, int64_t F,
+                          const std::vector<int32_t>& ids) {
+    std::vector<double> y(static_cast<size_t>(E), 0.0);
+    for (int64_t k = 0; k < (ids.empty() ? F : static_cast<int64_t>(ids.size())); ++k) {
+        const int64_t j = ids.empty() ? k : ids[static_cast<size_t>(k)];
+        double g = 0, u = 0;
+        for (int64_t i = 0; i < E; ++i) {
+            g += double(f.gate.f[static_cast<size_t>(j * E + i)]) * x[i];
+            u += double(f.up.f[static_cast<size_t>(j * E + i)]) * x[i];
+        }
+        const double h = g / (1.0 + std::exp(-g)) * u;
+        for (int64_t r = 0; r < E; ++r) y[static_cast<size_t>(r)] += f.down.f[static_cast<size_t>(r * F + j)] * h;
+    }
+    return y;
+}
+
+double rel_err(const float* got, const std::vector<double>& want) {
+    double num = 0, den = 0;
+    for (size_t i = 0; i < want.size(); ++i) {
+        num += (got[i] - want[i]) * (got[i] - want[i]);
+        den += want[i] * want[i];
+    }
+    return std::sqrt(num / den);
+}
+
+// Records what the tap is shown.
+struct Seen final : backend::FfnTap {
+    std::vector<int64_t> ks;
+    std::vector<std::vector<float>> up, h;
+    int64_t n_ff = 0;
+    void hidden(int64_t k, const float*, int64_t rows, const float* u, const float* hv) override {
+        ks.push_back(k);
+        up.emplace_back(u, u + rows * n_ff);
+        h.emplace_back(hv, hv + rows * n_ff);
+    }
+};
+
+void check_gated_ffn(plaintest::Counter& c, tensor::ThreadPool& pool, backend::Compute& cpu) {
+    // Down matrices of 256 x 512 Q8_0 (139 KB each): three take matmul_each's
+    // one-dispatch path on two threads.
+    const int64_t E = 256, F = 512;
+    std::mt19937 rng(11);
+    std::vector<Ffn> ffns(3);
+    for (Ffn& f : ffns) {
+        f.gate = q8_matrix(rng, F, E, 0.08f);
+        f.up = q8_matrix(rng, F, E, 0.08f);
+        f.down = q8_matrix(rng, E, F, 0.05f);
+    }
+    std::vector<backend::GatedFfnWeights> ws;
+    for (const Ffn& f : ffns) ws.push_back(f.w());
+    std::normal_distribution<float> dist(0.0f, 1.0f);
+    for (const int64_t rows : {int64_t{1}, int64_t{3}}) {
+        const std::string what = "gated FFN, " + std::to_string(rows) + " row(s)";
+        std::vector<float> x(static_cast<size_t>(rows * E));
+        for (auto& v : x) v = dist(rng);
+        std::vector<std::vector<float>> together(3, std::vector<float>(static_cast<size_t>(rows * E)));
+        std::vector<float*> outs;
+        for (auto& o : together) outs.push_back(o.data());
+        Seen seen;
+        seen.n_ff = F;
+        cpu.gated_ffn(ws, x.data(), rows, outs, &seen);
+        c.check(seen.ks == std::vector<int64_t>{0, 1, 2}, what + ": the tap sees each FFN once");
+        bool alone_same = true, tap_same = true;
+        double worst = 0;
+        for (size_t k = 0; k < 3; ++k) {
+            std::vector<float> alone(static_cast<size_t>(rows * E));
+            cpu.gated_ffn(ws[k], x.data(), rows, alone.data());
+            alone_same = alone_same && alone == together[k];
+            std::vector<float> g(static_cast<size_t>(rows * F)), u(g.size());
+            cpu.matmul(ws[k].gate, x.data(), rows, g.data());
+            cpu.matmul(ws[k].up, x.data(), rows, u.data());
+            for (int64_t r = 0; r < rows; ++r)
+                backend::gate_activation(backend::GateActivation::SiLU, g.data() + r * F,
+                                         u.data() + r * F, g.data() + r * F, F);
+            tap_same = tap_same && seen.up[k] == u && seen.h[k] == g;
+            for (int64_t r = 0; r < rows; ++r)
+                worst = std::max(worst, rel_err(together[k].data() + r * E,
+                                                ffn64(ffns[k], x.data() + r * E, E, F, {})));
+        }
+        c.check(alone_same, what + ": three FFNs in one call give each one's bits alone");
+        c.check(tap_same, what + ": the tap sees up x and act(gate x) * up x bit for bit");
+        c.check(worst < 0.02, what + ": within 2 % of float64 (" + std::to_string(worst) + ")");
+    }
+
+    // The neuron-subset form, the down copy neuron-major in F32.
+    const Ffn& f = ffns[0];
+    std::vector<float> down_t(static_cast<size_t>(F * E));
+    for (int64_t j = 0; j < F; ++j)
+        for (int64_t r = 0; r < E; ++r)
+            down_t[static_cast<size_t>(j * E + r)] = f.down.f[static_cast<size_t>(r * F + j)];
+    const backend::NeuronFfnWeights nw{
+        f.gate.view, f.up.view,
+        {GgmlType::F32, reinterpret_cast<const uint8_t*>(down_t.data()), F, E,
+         static_cast<size_t>(E) * 4},
+        backend::GateActivation::SiLU};
+    std::vector<int32_t> ids;
+    for (int32_t j = 3; j < F; j += 3) ids.push_back(j);
+    std::vector<float> x(static_cast<size_t>(E)), y(static_cast<size_t>(E), 7.0f);
+    for (auto& v : x) v = dist(rng);
+    backend::NeuronFfn subset;
+    subset.run(pool, nw, x.data(), ids.data(), static_cast<int64_t>(ids.size()), y.data());
+    const double e = rel_err(y.data(), ffn64(f, x.data(), E, F, ids));
+    c.check(e < 0.02, "neuron-subset FFN over every third neuron within 2 % of float64 (" +
+                          std::to_string(e) + ")");
+    subset.run(pool, nw, x.data(), ids.data(), 0, y.data());
+    c.check(std::all_of(y.begin(), y.end(), [](float v) { return v == 0.0f; }),
+            "neuron-subset FFN over no neuron writes zeros");
 }
 
 }  // namespace
@@ -104,5 +253,6 @@ int main() {
         c.check(moved > 1e-2, what + ": the window changes the result (max " +
                                   std::to_string(moved) + ")");
     }
+    check_gated_ffn(c, pool, *cpu);
     return c.finish();
 }
