@@ -106,55 +106,58 @@ void ExactSparseFfn::set_level(double level) {
     }
 }
 
-// One neuron block of a layer, start to end: gate rows, activation, the up
-// rows that can matter, h, its threshold and the block's active set prepared
-// for the down product. Blocks are fixed (not per thread) and end on
-// 32-neuron groups, so what they produce does not depend on the thread count.
-void ExactSparseFfn::run_block(Layer& L, Block& B, int64_t n0, int64_t n1, float xn) {
-    const int64_t n = n1 - n0;
-    B.g.resize(static_cast<size_t>(n));
-    B.u.resize(static_cast<size_t>(n));
-    B.h.resize(static_cast<size_t>(n));
-    B.cand.resize(static_cast<size_t>(n));
-    B.ids.resize(static_cast<size_t>(n));
-    tensor::matvec_q(pool_, L.w.gate.slice(n0, n1), xq_, B.g.data());  // nested in the region: runs here
-    // a = act(g) (act(g) * 1, exactly), with the dense path's rounding.
-    B.ones.resize(static_cast<size_t>(n), 1.0f);
-    backend::gate_activation(act_, B.g.data(), B.ones.data(), B.g.data(), n);
-    // Candidates for up: every neuron whose h can still pass the threshold.
-    int64_t nc = 0;
-    if (L.up_factor.empty()) {
-        nc = n;
-    } else {
-        const float* f = L.up_factor.data() + n0;
-        for (int64_t k = 0; k < n; ++k) {
-            B.cand[static_cast<size_t>(nc)] = static_cast<int32_t>(n0 + k);
-            nc += std::fabs(B.g[static_cast<size_t>(k)]) * f[k] * xn >= L.t;
+namespace {
+
+// v2's thresholds as the subset FFN's selection: an up row only where
+// |a_i| * U_i * ||x|| can pass t (U_i: up_factor, the calibrated bound on
+// |u_i| / ||x|| times ||W_down col i||; none: every row), and active where
+// |h_i| * ||W_down col i|| passes t. Branch-free: about half the neurons
+// pass, in no order a predictor could learn.
+struct Thresholds final : backend::NeuronSelect {
+    const float* up_factor;  // null: every up row
+    const float* down_norm;
+    float xn, t;
+    int64_t need_up(const int32_t* ids, const float* a, int64_t n, int32_t* keep) const override {
+        if (!up_factor) {
+            for (int64_t k = 0; k < n; ++k) keep[k] = static_cast<int32_t>(k);
+            return n;
         }
+        int64_t nc = 0;
+        for (int64_t k = 0; k < n; ++k) {
+            keep[nc] = static_cast<int32_t>(k);
+            nc += std::fabs(a[k]) * up_factor[ids[k]] * xn >= t;
+        }
+        return nc;
     }
-    if (nc * 4 > n * 3) {
-        // Most rows are needed: the contiguous product over all of them costs
-        // less than gathering (a gathered row costs ~1.3x a contiguous one).
-        for (int64_t k = 0; k < n; ++k)
-            B.cand[static_cast<size_t>(k)] = static_cast<int32_t>(n0 + k);
-        nc = n;
-        tensor::matvec_q(pool_, L.w.up.slice(n0, n1), *xq_up_used_, B.u.data());
-    } else {
-        tensor::matvec_rows(pool_, L.w.up, *xq_up_used_, B.cand.data(), nc, B.u.data());
+    int64_t active(const int32_t* ids, const float* h, int64_t n, int32_t* keep) const override {
+        int64_t na = 0;
+        for (int64_t k = 0; k < n; ++k) {
+            keep[na] = static_cast<int32_t>(k);
+            na += std::fabs(h[k]) * down_norm[ids[k]] >= t;
+        }
+        return na;
     }
-    // The active set, branch-free (about half the neurons pass, in no order
-    // a predictor could learn).
-    int64_t na = 0;
-    for (int64_t k = 0; k < nc; ++k) {
-        const int32_t i = B.cand[static_cast<size_t>(k)];
-        const float h = B.g[static_cast<size_t>(i - n0)] * B.u[static_cast<size_t>(k)];
-        B.ids[static_cast<size_t>(na)] = i;
-        B.h[static_cast<size_t>(na)] = h;
-        na += std::fabs(h) * L.down_norm[static_cast<size_t>(i)] >= L.t;
-    }
-    B.up_rows = nc;
-    B.active = na;
-    if (!L.down.empty()) tensor::prepare_sparse_down(B.ids.data(), B.h.data(), na, B.in);
+};
+
+}  // namespace
+
+// One neuron block of a layer, start to end: the subset FFN's hidden half
+// over the block with v2's thresholds, and the block's active set prepared
+// for the down product. Blocks are fixed (not per thread) and end on
+// 32-neuron groups, so what they produce does not depend on the thread count
+// (the products nest in the pool's region: they run on this worker).
+void ExactSparseFfn::run_block(Layer& L, Block& B, int64_t n0, int64_t n1, float xn) {
+    Thresholds sel;
+    sel.up_factor = L.up_factor.empty() ? nullptr : L.up_factor.data();
+    sel.down_norm = L.down_norm.data();
+    sel.xn = xn;
+    sel.t = L.t;
+    B.ffn.hidden(pool_, {L.w.gate, L.w.up, {}, act_}, xq_, *xq_up_used_, nullptr, n0, n1 - n0,
+                 &sel);
+    const auto ids = B.ffn.active_ids();
+    if (!L.down.empty())
+        tensor::prepare_sparse_down(ids.data(), B.ffn.active_h().data(),
+                                    static_cast<int64_t>(ids.size()), B.in);
 }
 
 ExactCounts ExactSparseFfn::run(int layer, const float* x, float* out) {
@@ -185,8 +188,8 @@ ExactCounts ExactSparseFfn::run(int layer, const float* x, float* out) {
     // groups in order, so the result does not depend on the thread count).
     ExactCounts c;
     for (const Block& B : blocks_) {
-        c.up_rows += B.up_rows;
-        c.active += B.active;
+        c.up_rows += B.ffn.up_rows();
+        c.active += static_cast<int64_t>(B.ffn.active_ids().size());
     }
     if (!L.down.empty()) {
         // Blocks end on group boundaries: their prepared inputs concatenate.
@@ -196,10 +199,11 @@ ExactCounts ExactSparseFfn::run(int layer, const float* x, float* out) {
     } else {
         // No neuron-major copy for this type: dense down over the masked h.
         masked_.assign(static_cast<size_t>(n_ff), 0.0f);
-        for (const Block& B : blocks_)
-            for (int64_t k = 0; k < B.active; ++k)
-                masked_[static_cast<size_t>(B.ids[static_cast<size_t>(k)])] =
-                    B.h[static_cast<size_t>(k)];
+        for (const Block& B : blocks_) {
+            const auto ids = B.ffn.active_ids();
+            const auto h = B.ffn.active_h();
+            for (size_t k = 0; k < ids.size(); ++k) masked_[static_cast<size_t>(ids[k])] = h[k];
+        }
         tensor::matvec(pool_, L.w.down, masked_.data(), out);
     }
     return c;

@@ -22,6 +22,7 @@
 #include <string>
 #include <vector>
 
+#include "backend/neuron_ffn.h"
 #include "model/ffn_executor.h"
 #include "sparse/sidecar.h"
 #include "tensor/quant.h"
@@ -77,12 +78,12 @@ private:
         float calibrated = 0;
         float t = 0;  // current threshold
     };
-    // A fixed slice of a layer's neurons and its scratch (grown once).
+    // A fixed slice of a layer's neurons: the subset FFN's hidden half over
+    // it (its scratch grown once) and its active set prepared for the down
+    // product.
     struct Block {
-        std::vector<float> g, u, h, ones;
-        std::vector<int32_t> cand, ids;
-        tensor::SparseDownInput in;  // the block's active set, prepared
-        int64_t up_rows = 0, active = 0;
+        backend::NeuronFfn ffn;
+        tensor::SparseDownInput in;
     };
     static constexpr int64_t kBlocks = 8;
     void run_block(Layer& L, Block& B, int64_t n0, int64_t n1, float xn);
