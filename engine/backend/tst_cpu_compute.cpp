@@ -202,6 +202,45 @@ void check_gated_ffn(plaintest::Counter& c, tensor::ThreadPool& pool, backend::C
     const double e = rel_err(y.data(), ffn64(f, x.data(), E, F, ids));
     c.check(e < 0.02, "neuron-subset FFN over every third neuron within 2 % of float64 (" +
                           std::to_string(e) + ")");
+    // The hidden half over a range on a 16-neuron boundary: dense's bits.
+    tensor::QuantizedVector xq;
+    tensor::quantize_activations(GgmlType::Q8_0, x.data(), E, xq);
+    subset.hidden(pool, nw, xq, xq, nullptr, 32, 256, nullptr);
+    Seen dense;
+    dense.n_ff = F;
+    std::vector<float> y1(static_cast<size_t>(E));
+    cpu.gated_ffn(f.w(), x.data(), 1, y1.data(), &dense);
+    bool range_same = subset.active_ids().size() == 256 && subset.up_rows() == 256;
+    for (size_t k = 0; range_same && k < 256; ++k)
+        range_same = subset.active_ids()[k] == static_cast<int32_t>(32 + k) &&
+                     subset.active_h()[k] == dense.h[0][32 + k];
+    c.check(range_same, "neuron-subset hidden half over neurons 32..287: dense's h bit for bit");
+    // A selection: up rows for even positions only, active where h > 0.
+    struct EvenPositive final : backend::NeuronSelect {
+        mutable int64_t up_seen = 0;
+        int64_t need_up(const int32_t*, const float*, int64_t n, int32_t* keep) const override {
+            int64_t m = 0;
+            for (int64_t k = 0; k < n; k += 2) keep[m++] = static_cast<int32_t>(k);
+            up_seen = n;
+            return m;
+        }
+        int64_t active(const int32_t*, const float* h, int64_t n, int32_t* keep) const override {
+            int64_t m = 0;
+            for (int64_t k = 0; k < n; ++k)
+                if (h[k] > 0) keep[m++] = static_cast<int32_t>(k);
+            return m;
+        }
+    } sel;
+    subset.hidden(pool, nw, xq, xq, ids.data(), 0, static_cast<int64_t>(ids.size()), &sel);
+    std::vector<int32_t> want_ids;
+    for (size_t k = 0; k < ids.size(); k += 2)
+        if (dense.h[0][static_cast<size_t>(ids[k])] > 0) want_ids.push_back(ids[k]);
+    const auto got = subset.active_ids();
+    c.check(sel.up_seen == static_cast<int64_t>(ids.size()) &&
+                subset.up_rows() == static_cast<int64_t>((ids.size() + 1) / 2) &&
+                std::vector<int32_t>(got.begin(), got.end()) == want_ids,
+            "neuron-subset selection: up rows and the active set are the strategy's (" +
+                std::to_string(got.size()) + " of " + std::to_string(ids.size()) + " active)");
     subset.run(pool, nw, x.data(), ids.data(), 0, y.data());
     c.check(std::all_of(y.begin(), y.end(), [](float v) { return v == 0.0f; }),
             "neuron-subset FFN over no neuron writes zeros");
