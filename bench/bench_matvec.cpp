@@ -291,7 +291,14 @@ int main(int argc, char** argv) {
             std::fprintf(stderr, "unknown type %s\n", name.c_str());
             return 1;
         }
-        const size_t row_bytes = *ggml_row_bytes(type, static_cast<uint64_t>(cols));
+        const auto rb = ggml_row_bytes(type, static_cast<uint64_t>(cols));
+        if (!rb) {
+            // A K-quant's rows are whole 256-element super-blocks.
+            std::fprintf(stderr, "%s skipped: %lld columns are not whole blocks of this type\n",
+                         name.c_str(), static_cast<long long>(cols));
+            continue;
+        }
+        const size_t row_bytes = *rb;
         const size_t bytes = row_bytes * static_cast<size_t>(rows);
         // Enough copies that the working set is far past the L3 cache.
         const size_t copies = std::max<size_t>(1, (g_working_set + bytes - 1) / bytes);
