@@ -545,7 +545,9 @@ bool LocalEngine::evaluate(const std::vector<int32_t>& tokens, size_t from, int 
                         last ? 1 : 0, last ? logits : nullptr, slot);
         cache.insert(cache.end(), tokens.begin() + static_cast<std::ptrdiff_t>(from),
                      tokens.begin() + static_cast<std::ptrdiff_t>(from + n));
-        if (exact == from) exact = cache.size();
+        // A token alone in its chunk is not reusable inside a later prompt
+        // (reusable_prefix).
+        if (exact == from && n > 1) exact = cache.size();
         from += n;
     }
     return true;
@@ -767,6 +769,25 @@ GenerateResult LocalEngine::finish_sequence(Sequence& q, const Emit& emit) {
     return std::move(q.result);
 }
 
+// A prompt is evaluated in chunks of chunk_size tokens, and a token alone in
+// its chunk does not get the bits it gets in a chunk of two or more (with
+// four sequence slots, a prompt served from its own cache and re-evaluating
+// only its last token, alone, replied "Hola in Spanish!" where the fresh
+// prompt replies "Hola in English!": tst_batched_generation). Reusing a
+// cached prefix must therefore not change which remaining token is alone:
+// at most prompt_size - 1 tokens are kept (the last one's logits are
+// needed); one fewer where the rest would end on a lone token and the fresh
+// evaluation does not; a whole number of chunks where the fresh evaluation
+// ends on a lone token.
+size_t LocalEngine::reusable_prefix(size_t cached, size_t prompt_size) const {
+    if (prompt_size == 0) return 0;
+    const size_t n = std::min(cached, prompt_size - 1);
+    const auto chunk = static_cast<size_t>(std::max<int64_t>(1, model_->chunk_size()));
+    const auto lone = [&](size_t rest) { return chunk == 1 || rest % chunk == 1; };
+    if (lone(prompt_size - n) == lone(prompt_size)) return n;
+    return lone(prompt_size) ? n / chunk * chunk : n - 1;
+}
+
 GenerateResult LocalEngine::generate(const GenerateRequest& request,
                                      const std::function<void(const TokenEvent&)>& on_token,
                                      const std::atomic<bool>* cancel) {
@@ -781,7 +802,7 @@ GenerateResult LocalEngine::generate(const GenerateRequest& request,
     // the same token's in a prompt, and a reply must be the one a fresh
     // context gives, so the last reply is evaluated again with the new turn.
     const size_t common = request.reuse_cache ? common_prefix(slot_tokens(q->slot), q->prompt) : 0;
-    q->n_keep = std::min({common, prefilled(q->slot), q->prompt.size() - 1});
+    q->n_keep = reusable_prefix(std::min(common, prefilled(q->slot)), q->prompt.size());
     q->t_prompt = Clock::now();
     const Emit emit = [&](TokenEvent&& ev) {
         if (on_token) on_token(ev);
@@ -867,8 +888,9 @@ int LocalEngine::start_sequence(const GenerateRequest& request) {
                               ? "batched generation is off (set_max_sequences)"
                               : "all " + std::to_string(seqs_.size()) + " sequences are busy");
     seq->slot = slot;
-    seq->n_keep =
-        request.reuse_cache ? std::min({best, prefilled(slot), seq->prompt.size() - 1}) : 0;
+    seq->n_keep = request.reuse_cache
+                      ? reusable_prefix(std::min(best, prefilled(slot)), seq->prompt.size())
+                      : 0;
     prefilled(slot) = std::min(prefilled(slot), seq->n_keep);
     seq->evaluated = seq->n_keep;
     slot_tokens(slot).resize(seq->n_keep);
@@ -913,7 +935,7 @@ std::vector<SequenceUpdate> LocalEngine::step() {
         auto& cache = slot_tokens(slot);
         cache.insert(cache.end(), q.prompt.begin() + static_cast<std::ptrdiff_t>(q.evaluated),
                      q.prompt.begin() + static_cast<std::ptrdiff_t>(q.evaluated + n));
-        if (prefilled(slot) == q.evaluated) prefilled(slot) = cache.size();
+        if (prefilled(slot) == q.evaluated && n > 1) prefilled(slot) = cache.size();
         q.evaluated += n;
         if (last) prompt_done(q);
         next_prefill_ = i + 1;

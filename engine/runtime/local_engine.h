@@ -189,6 +189,9 @@ private:
     // (the rest were decoded one at a time: not reused, see generate()).
     std::vector<size_t> slot_prefilled_;
     size_t& prefilled(int slot);
+    // How many of a prompt's first tokens may come from `cached` reusable
+    // ones so that the rest evaluates as in a fresh context (see the .cpp).
+    size_t reusable_prefix(size_t cached, size_t prompt_size) const;
     uint64_t use_clock_ = 0;
     // The last prompt's text and tokens (prompt_tokens()).
     mutable std::mutex memo_mutex_;

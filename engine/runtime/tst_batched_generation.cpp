@@ -90,6 +90,34 @@ private slots:
         QCOMPARE(engine_->active_sequences(), 0);
     }
 
+    // A prompt served from its own slot's cache (the same request again, as
+    // a server gets it when a client repeats itself): the last two prompt
+    // tokens are evaluated together, as in the fresh prompt, and the reply
+    // is the fresh one. Evaluating only the last token, alone, replied
+    // "Hola in Spanish!" here where the fresh prompt replies "Hola in
+    // English!" (tst_batched_server saw it when its requests arrived in
+    // another order under load).
+    void aPromptFromItsOwnCacheGetsTheFreshReply() {
+        engine_->set_max_sequences(4);
+        GenerateRequest r = chat("Say hello in Spanish.", 20);
+        r.reuse_cache = true;
+        const auto run = [&] {
+            const int seq = engine_->start_sequence(r);
+            for (int steps = 0; steps < 200; ++steps)
+                for (const SequenceUpdate& u : engine_->step())
+                    if (u.sequence == seq && u.finished) return u.result;
+            return GenerateResult{};
+        };
+        const GenerateResult first = run();
+        const GenerateResult again = run();
+        r.reuse_cache = false;
+        engine_->set_max_sequences(1);
+        const GenerateResult fresh = engine_->generate(r, nullptr);
+        QCOMPARE(QString::fromStdString(first.text), QString::fromStdString(fresh.text));
+        QCOMPARE(QString::fromStdString(again.text), QString::fromStdString(fresh.text));
+        QCOMPARE(again.evaluated_prompt_tokens, 2);
+    }
+
     // A reply longer than the context (512 tokens here): alone, generate()
     // drops the oldest tokens and goes on; batched beside a neighbour the
     // sequence does the same, with the same text (it used to end with
