@@ -9,7 +9,6 @@
 #include "common/error.h"
 #include "model/moe_offload.h"
 #include "model/moe_router.h"
-#include "tensor/ops.h"
 
 namespace powerinfer::model {
 namespace {
