@@ -10,7 +10,7 @@
 //                 llama-bench from scripts/build-llama-bench instead of llama-cpp-python;
 //                 ours and it alternate --rounds times per thread count)
 //   bench_decode MODEL --sparse SIDECAR [--sparsity S1,S2,..] [--threads 2] [--runs 5]
-//                [--engine v3|v2]
+//                [--engine v3|v2] [--head-candidates N]
 //
 // With --sparse: dense and sparse decode of the same tokens in one process,
 // alternating run by run, median of --runs, per level; v3 (the default) is
@@ -20,7 +20,9 @@
 // the sparse executor was built and after its runs. The last line is
 // {"dense_tok_s": .., "sparse_tok_s": .., "ratio": .., "sparsity": .., "threads": ..}
 // for the last level (sparsity: v3 the share of all products' inputs skipped,
-// v2 of FFN neurons).
+// v2 of FFN neurons). With a sidecar that holds a head basis the output head
+// runs from its preview (sparse/sparse_head.h): --head-candidates N rows exact
+// (-1: the default, 0: the dense head); the table says what the head read.
 //
 // The table's header names the CPU and the SIMD level; the last line is one
 // JSON object for scripts: {"cpu": .., "level": .., "threads": [..],
@@ -50,6 +52,12 @@ using namespace powerinfer::bench;
 
 namespace {
 
+std::string fmt(const char* f, double v) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, f, v);
+    return buf;
+}
+
 // Decode tok/s of n_decode greedy steps after the prompt (one run).
 double decode_once(model::Model& m, const std::vector<int32_t>& prompt, int n_decode) {
     const int64_t V = m.config().n_vocab;
@@ -75,7 +83,7 @@ double rss_mb() {
 
 int run_sparse(const std::string& model, const std::string& sidecar,
                const std::vector<double>& levels, int threads, int n_prompt, int n_decode, int runs,
-               bool v3) {
+               bool v3, int head_candidates) {
     std::shared_ptr<const gguf::GgufFile> file = gguf::GgufFile::open(model);
     tensor::ThreadPool pool(threads);
     model::Model m(file, pool, 1024, 256);
@@ -90,7 +98,9 @@ int run_sparse(const std::string& model, const std::string& sidecar,
     setup.sidecar_path = sidecar;
     setup.model_hash = sparse::model_hash(*file);
     setup.tuning.activation_sparsity = levels.empty() ? -1 : levels[0];
+    setup.tuning.head_candidates = head_candidates;
     if (v3) setup.options.input_products = m.decode_products();
+    setup.options.head = m.output();
     std::string status;
     const auto t_build = Clock::now();
     auto hybrid =
@@ -108,12 +118,20 @@ int run_sparse(const std::string& model, const std::string& sidecar,
         status.c_str());
     std::printf(
         "| level | dense tok/s | sparse tok/s | ratio | delivered | q/k/v | attn out | gate/up | "
-        "down | head | bytes/token vs dense | RSS MB dense -> sparse |\n"
-        "|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+        "down | head | head rows exact | head read vs dense | bytes/token vs dense | RSS MB dense "
+        "-> sparse |\n"
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+    // What a dense token reads: every matrix, the head included (the
+    // embedding table too when it is the head).
+    const double token_bytes = double(
+        m.weight_bytes() - (m.tied_output() ? 0
+                                            : static_cast<int64_t>(m.token_embedding().row_bytes) *
+                                                  m.token_embedding().rows));
     double md = 0, ms = 0, delivered = 0;
     for (double level : levels) {
         Tuning tuning = hybrid->tuning();
         tuning.activation_sparsity = level;
+        tuning.head_candidates = head_candidates;
         hybrid->set_tuning(tuning);
         std::vector<double> dense, sparse_runs;
         int64_t active = 0, total = 0;
@@ -134,15 +152,24 @@ int run_sparse(const std::string& model, const std::string& sidecar,
         md = median(dense);
         ms = median(sparse_runs);
         const sparse::InputCounts c = hybrid->input_counts();
+        const sparse::HeadCounts hc = hybrid->head_counts();
+        // The head's saving on top of what the matrices' inputs saved (v3
+        // counts the head among its products; the preview replaces that).
+        const double head_saved =
+            hc.tokens > 0 ? double(hc.dense_bytes - hc.bytes) / double(hc.tokens) : 0.0;
+        const double bytes_ratio =
+            (c.dense_bytes > 0 ? c.bytes / c.dense_bytes : 1.0) - head_saved / token_bytes;
         delivered = v3 ? c.delivered() : total ? 1.0 - double(active) / double(total) : 0.0;
         auto site = [&](sparse::InputSite st) { return v3 ? c.delivered(st) : 0.0; };
         std::printf(
-            "| %.2f | %.1f | %.1f | %.3fx | %.3f | %.2f | %.2f | %.2f | %.2f | %.2f | %.3f | %.0f "
-            "-> %.0f |\n",
+            "| %.2f | %.1f | %.1f | %.3fx | %.3f | %.2f | %.2f | %.2f | %.2f | %.2f | %s | %s | %.3f | "
+            "%.0f -> %.0f |\n",
             level, md, ms, ms / md, delivered, site(sparse::InputSite::AttnIn),
             site(sparse::InputSite::AttnOut), site(sparse::InputSite::FfnIn),
             site(sparse::InputSite::FfnMid), site(sparse::InputSite::Head),
-            c.dense_bytes > 0 ? c.bytes / c.dense_bytes : 1.0, rss_dense, rss_mb());
+            hc.tokens > 0 ? fmt("%.0f", double(hc.exact_rows) / double(hc.tokens)).c_str() : "all",
+            hc.tokens > 0 ? fmt("%.3f", double(hc.bytes) / double(hc.dense_bytes)).c_str() : "1",
+            bytes_ratio, rss_dense, rss_mb());
         std::fflush(stdout);
     }
     std::printf(
@@ -162,6 +189,7 @@ int main(int argc, char** argv) {
     std::string sidecar;
     std::vector<double> sparsities{-1};
     bool v3 = true;
+    int head_candidates = -1;
     std::vector<int> threads{1, 2};
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
@@ -180,6 +208,8 @@ int main(int argc, char** argv) {
             rounds = std::max(1, std::atoi(next().c_str()));
         else if (a == "--sparse")
             sidecar = next();
+        else if (a == "--head-candidates")
+            head_candidates = std::atoi(next().c_str());
         else if (a == "--no-panels")
             tensor::set_panels_enabled(false);
         else if (a == "--sparsity") {
@@ -215,7 +245,7 @@ int main(int argc, char** argv) {
     try {
         if (!sidecar.empty())
             return run_sparse(model, sidecar, sparsities, threads.empty() ? 2 : threads.back(),
-                              n_prompt, n_decode, runs, v3);
+                              n_prompt, n_decode, runs, v3, head_candidates);
         std::shared_ptr<const gguf::GgufFile> file = gguf::GgufFile::open(model);
         const auto cfg = model::ModelConfig::from_gguf(*file);
         const auto prompt = prompt_ids(n_prompt, cfg.n_vocab);

@@ -70,6 +70,8 @@ const char* kUsage =
     "  --kl-divergence        --perplexity --sparse: also run dense, print the mean KL\n"
     "                         divergence and top-1 agreement of sparse vs dense\n"
     "  --activation-sparsity S  CPU exact sparsity level in [0, 1) (-1: calibrated)\n"
+    "  --head-candidates N    output-head rows computed exactly per token, the rest\n"
+    "                         from the sidecar's low-rank preview (-1: default, 0: dense)\n"
     "  --info MODEL           print the model's metadata and tensors\n"
     "  -ngl, --gpu-layers N   run the first N layers wholly on the GPU (dense; -1 = as\n"
     "                         many as fit the VRAM budget; default 0 = none); with\n"
@@ -194,6 +196,8 @@ Args parse_args(int argc, char** argv) {
             a.tuning.cache_window_size = parse_number<int>(f, value());
         else if (f == "--vram-budget-mb")
             a.tuning.vram_budget_mb = parse_number<int64_t>(f, value());
+        else if (f == "--head-candidates")
+            a.tuning.head_candidates = parse_number<int>(f, value());
         else if (f == "--activation-sparsity")
             a.tuning.activation_sparsity = parse_number<double>(f, value());
         else if (f == "--skip")
@@ -219,6 +223,8 @@ Args parse_args(int argc, char** argv) {
     if (a.ctx != -1 && (a.ctx < kMinContext || a.ctx > kMaxContext))
         throw UsageError("--ctx must be between " + std::to_string(kMinContext) + " and " +
                          std::to_string(kMaxContext) + " tokens, got " + std::to_string(a.ctx));
+    if (a.tuning.head_candidates < -1)
+        throw UsageError("--head-candidates must be a row count, 0 (dense) or -1 (the default)");
     if (a.tuning.activation_sparsity >= 1.0 || a.tuning.activation_sparsity < -1.0)
         throw UsageError("--activation-sparsity must be in [0, 1) (or -1: the calibrated level)");
     if ((a.skip != 0 || a.kl) && a.perplexity_file.empty())

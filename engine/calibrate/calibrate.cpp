@@ -49,7 +49,11 @@ std::string fmt(const char* f, double a = 0, double b = 0, double c = 0, double 
 constexpr float kInputLevels[] = {0.05f, 0.1f, 0.15f, 0.2f, 0.25f, 0.3f, 0.35f, 0.4f, 0.45f, 0.5f,
                                   0.55f, 0.6f, 0.65f, 0.7f, 0.75f, 0.8f, 0.85f, 0.9f, 0.95f};
 constexpr int64_t kInputSamples = int64_t{1} << 20;
-constexpr int64_t kHeadRows = 32;  // per corpus window, for the head's (every row sampled)
+// Per corpus window, the rows whose logits are computed: the head's inputs
+// (v3's thresholds, every row sampled; the head preview's basis wants at
+// least kHeadSamplesPerRank times its rank in all).
+constexpr int64_t kHeadRows = 512;
+constexpr int64_t kHeadSamplesPerRank = 2;
 constexpr float kExactLevels[] = {0.0f,  0.1f, 0.2f,  0.25f, 0.3f,  0.35f, 0.4f,  0.45f, 0.5f,
                                   0.55f, 0.6f, 0.65f, 0.7f,  0.75f, 0.8f,  0.85f, 0.9f,  0.95f};
 
@@ -71,6 +75,28 @@ struct LayerRecord {
 // The dense FFN (the backend's gated FFN op) with a tap that records, per
 // neuron, what calibration fits: |up| relative to ||x||, the mass
 // |h_j| ||W_down col j||, and sampled inputs and contributions.
+// The output head's inputs into their second moment (the head preview's
+// basis, sparse/sparse_head.h); every product still reaches `next`.
+class HeadInputs final : public backend::MatvecHook {
+public:
+    HeadInputs(const tensor::WeightView& head, backend::MatvecHook& next)
+        : head_(head.data), moments_(head.cols), next_(next) {}
+    bool matvec(std::span<const tensor::WeightView> ws, const float* x,
+                std::span<float* const> ys) override {
+        return next_.matvec(ws, x, ys);
+    }
+    void observe(std::span<const tensor::WeightView> ws, const float* x, int64_t rows) override {
+        if (ws.size() == 1 && ws[0].data == head_) moments_.add(x, rows);
+        next_.observe(ws, x, rows);
+    }
+    const sparse::HeadInputMoments& moments() const { return moments_; }
+
+private:
+    const uint8_t* head_;
+    sparse::HeadInputMoments moments_;
+    backend::MatvecHook& next_;
+};
+
 class RecordingFfn final : public model::FfnExecutor, private backend::FfnTap {
 public:
     RecordingFfn(tensor::ThreadPool& pool, const model::Model& m, int64_t stride,
@@ -425,6 +451,8 @@ public:
         : dense_(dense), exact_(exact), n_embd_(n_embd), n_ff_(n_ff) {}
     bool sparse = false;
     int64_t active = 0, total = 0;
+    backend::MatvecHook* hook = nullptr;  // the model's products (the head's inputs)
+    backend::MatvecHook* matvec_hook() override { return hook; }
     void run(int layer, const float* x, int64_t n, float* out) override {
         if (!sparse) {
             dense_.run(layer, x, n, out);
@@ -440,6 +468,25 @@ private:
     model::FfnExecutor& dense_;
     sparse::ExactSparseFfn& exact_;
     int64_t n_embd_, n_ff_;
+};
+
+// The output head's input rows of the last batch (the curve scores a window's
+// rows as one batch, then gives them the head's preview row by row).
+class HeadRows final : public backend::MatvecHook {
+public:
+    explicit HeadRows(const tensor::WeightView& head) : head_(head.data), n_(head.cols) {}
+    bool matvec(std::span<const tensor::WeightView>, const float*, std::span<float* const>) override {
+        return false;
+    }
+    void observe(std::span<const tensor::WeightView> ws, const float* x, int64_t rows) override {
+        if (ws.size() == 1 && ws[0].data == head_) rows_.assign(x, x + rows * n_);
+    }
+    const float* row(int64_t i) const { return rows_.data() + i * n_; }
+
+private:
+    const uint8_t* head_;
+    int64_t n_;
+    std::vector<float> rows_;
 };
 
 // log(sum(exp(z))) of one row, in double.
@@ -465,15 +512,22 @@ struct CurveAcc {
 
 class CurveMeter {
 public:
-    CurveMeter(model::Model& m, sparse::ExactSparseFfn& exact, const std::vector<int32_t>& held,
-               int64_t window, int32_t bos, ProgressReporter& progress)
+    // head (may be null): the sparse passes' logits come from its preview,
+    // as the engine's decoded tokens do.
+    CurveMeter(model::Model& m, sparse::ExactSparseFfn& exact, sparse::SparseHead* head,
+               const std::vector<int32_t>& held, int64_t window, int32_t bos,
+               ProgressReporter& progress)
         : m_(m),
+          head_(head),
+          head_rows_(m.output()),
           exact_(exact),
           held_(held),
           W_(window),
           bos_(bos),
           progress_(progress),
-          ffn_(m.dense_ffn(), exact, m.config().n_embd, m.config().n_ff) {}
+          ffn_(m.dense_ffn(), exact, m.config().n_embd, m.config().n_ff) {
+        if (head_) ffn_.hook = &head_rows_;
+    }
 
     int64_t windows() const { return static_cast<int64_t>(held_.size()) / W_; }
     double dense_ppl() const { return dense_.scored ? std::exp(dense_.nll / dense_.scored) : 0; }
@@ -522,6 +576,9 @@ public:
                 ffn_.sparse = true;
                 ffn_.active = ffn_.total = 0;
                 m_.forward(win.data() + h, ns, h, ns, sl.data());
+                if (head_)
+                    for (int64_t i = 0; i < ns; ++i)
+                        head_->logits(head_rows_.row(i), -1, sl.data() + i * nv);
                 CurveAcc& a = acc[k];
                 a.active += ffn_.active;
                 a.total += ffn_.total;
@@ -564,6 +621,8 @@ public:
 
 private:
     model::Model& m_;
+    sparse::SparseHead* head_;
+    HeadRows head_rows_;
     sparse::ExactSparseFfn& exact_;
     const std::vector<int32_t>& held_;
     int64_t W_;
@@ -717,7 +776,8 @@ CalibrationReport calibrate_model(const CalibrationOptions& opt) {
     inputs.start_recording(
         std::max<int64_t>(1, n_tok / std::max<int64_t>(1, kInputSamples / cfg.n_ff)),
         kInputSamples);
-    rec.set_hook(&inputs);
+    HeadInputs head_inputs(m.output(), inputs);
+    rec.set_hook(&head_inputs);
     m.set_ffn_executor(&rec);
     std::vector<double> targets = opt.target_sparsities;
     if (targets.empty()) targets.push_back(opt.target_sparsity);
@@ -769,6 +829,20 @@ CalibrationReport calibrate_model(const CalibrationOptions& opt) {
     report.run_seconds = seconds_since(t0);
     const std::vector<float> input_levels(std::begin(kInputLevels), std::end(kInputLevels));
     const auto input_thresholds = inputs.recorded_thresholds(input_levels);
+    const int64_t head_rank = sparse::head_basis_rank(cfg.n_embd);
+    const sparse::HeadBasis head_basis =
+        head_inputs.moments().samples() >= kHeadSamplesPerRank * head_rank
+            ? head_inputs.moments().basis(head_rank)
+            : sparse::HeadBasis{};
+    if (opt.log)
+        opt.log(head_basis.empty()
+                    ? "calibrate: no head preview (" + std::to_string(head_inputs.moments().samples()) +
+                          " head inputs recorded, fewer than " +
+                          std::to_string(kHeadSamplesPerRank * head_rank) +
+                          "): calibrate on more tokens"
+                    : "calibrate: head preview basis of rank " + std::to_string(head_basis.rank) +
+                          " from " + std::to_string(head_inputs.moments().samples()) +
+                          " head inputs");
 
     // Exact activity, per layer: quantiles of the contributions at every
     // level (a strided subsample of at most 2M values), the layer's up bound
@@ -834,7 +908,11 @@ CalibrationReport calibrate_model(const CalibrationOptions& opt) {
         std::vector<model::FfnWeights> ffn;
         for (int64_t l = 0; l < cfg.n_layer; ++l) ffn.push_back(m.ffn_weights(static_cast<int>(l)));
         sparse::ExactSparseFfn exact(pool, ffn, exact_sc);
-        CurveMeter meter(m, exact, held, curve_window, tok->add_bos() ? tok->bos() : -1, progress);
+        // The curve is what the engine will run: the head from its preview.
+        std::unique_ptr<sparse::SparseHead> head;
+        if (!head_basis.empty()) head = std::make_unique<sparse::SparseHead>(pool, m.output(), head_basis);
+        CurveMeter meter(m, exact, head.get(), held, curve_window,
+                         tok->add_bos() ? tok->bos() : -1, progress);
         int64_t step = 0, steps = curve_windows * static_cast<int64_t>(curve_levels.size() + 1);
         progress.emit(progress.at(CalibrationPhase::Curve, 0, steps));
         std::vector<sparse::CurvePoint> curve = meter.measure(curve_levels, step, steps);
@@ -925,6 +1003,7 @@ CalibrationReport calibrate_model(const CalibrationOptions& opt) {
         sc.default_sparsity = static_cast<float>(default_level);
         sc.input_levels = input_levels;
         sc.input_thresholds = input_thresholds;
+        sc.head_basis = head_basis;
         TargetReport tr;
         tr.target_sparsity = targets[ti];
         tr.sidecar_path = base_out;

@@ -248,6 +248,9 @@ private slots:
             QCOMPARE(sc.default_sparsity, float(c.recommended));
             QCOMPARE(sc.target_sparsity, float(c.recommended));
             QCOMPARE(sc.curve.size(), c.points.size());
+            // The head preview's basis: a fifth of the width, in Q8_0 blocks.
+            QCOMPARE(sc.head_basis.rank, sparse::head_basis_rank(sc.n_embd));
+            QCOMPARE(sc.head_basis.rank, int64_t(128));  // 576 and 640 wide
             recommended.push_back(c.recommended);
             curves.push_back(c);
 
@@ -260,6 +263,9 @@ private slots:
             lo.n_ctx = 128;
             auto engine = Engine::load(lo);
             QVERIFY2(engine->info().sparse_status.find("recommended") != std::string::npos,
+                     engine->info().sparse_status.c_str());
+            QVERIFY2(engine->info().sparse_status.find("output head from a rank-128 preview") !=
+                         std::string::npos,
                      engine->info().sparse_status.c_str());
             QCOMPARE(engine->info().sparsity_curve.recommended, c.recommended);
             std::ifstream in(corpus);

@@ -219,6 +219,8 @@ std::unique_ptr<LocalEngine> LocalEngine::load(const LoadOptions& options) {
         }
         if (options.sparse_engine == 3 && (!device.device || device.device->memory().simulated))
             setup.options.input_products = e->model_->decode_products();
+        if (!device.device || device.device->memory().simulated)
+            setup.options.head = e->model_->output();
         setup.device = std::move(device.device);
         e->sparse_ = sparse::make_hybrid_ffn(*e->pool_, std::move(ffn), e->model_->dense_ffn(),
                                              std::move(setup), info.sparse_status);

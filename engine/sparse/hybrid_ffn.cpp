@@ -62,6 +62,8 @@ HybridFfn::HybridFfn(tensor::ThreadPool& pool, std::vector<model::FfnWeights> la
                 input_->set_thresholds(sidecar_.input_levels, sidecar_.input_thresholds);
         } else
             exact_ = std::make_unique<ExactSparseFfn>(pool_, weights_, sidecar_);
+        if (opt_.head.data && !sidecar_.head_basis.empty())
+            head_ = std::make_unique<SparseHead>(pool_, opt_.head, sidecar_.head_basis);
         for (int64_t l = 0; l < nl; ++l) layers_.push_back(std::make_unique<LayerState>());
         summary_.resize(static_cast<size_t>(nl));
         apply_tuning_locked();
@@ -241,6 +243,19 @@ void HybridFfn::run(int layer, const float* x, int64_t n_tokens, float* out) {
         return;
     }
     const int64_t n_embd = sidecar_.n_embd;
+    if (exact_ && exact_->effective_level() <= 0) {
+        // Level 0 on the exact path skips nothing: the dense executor, its
+        // bits and its speed, every neuron counted active.
+        LayerState& st = *layers_[static_cast<size_t>(layer)];
+        const auto t0 = Clock::now();
+        for (int64_t t = 0; t < n_tokens; ++t) dense_.run(layer, x + t * n_embd, 1, out + t * n_embd);
+        st.active += n_tokens * sidecar_.n_ff;
+        st.cold_misses += n_tokens * sidecar_.n_ff;
+        st.up_rows += n_tokens * sidecar_.n_ff;
+        st.ran = true;
+        current_.cpu_ms += ms_since(t0);
+        return;
+    }
     if (input_) {
         // The products go through the host backend's hook (input_): the
         // dense executor's ops, reading only the kept inputs' columns.
@@ -438,7 +453,30 @@ void HybridFfn::validate(int layer, const float* x, const std::vector<int32_t>& 
                       (truly ? double(caught) / double(truly) : 1.0) / double(layers_.size());
 }
 
-backend::MatvecHook* HybridFfn::matvec_hook() { return input_.get(); }
+backend::MatvecHook* HybridFfn::matvec_hook() {
+    return input_ || head_ ? &products_ : nullptr;
+}
+
+// Runs on the model's thread, like run(): tuning_ is applied there.
+bool HybridFfn::Products::matvec(std::span<const tensor::WeightView> ws, const float* x,
+                                 std::span<float* const> ys) {
+    HybridFfn& o = owner_;
+    if (o.head_ && ws.size() == 1 && ws[0].data == o.head_->head().data && o.tuning_.sparse &&
+        o.tuning_.head_candidates != 0) {
+        o.head_->logits(x, o.tuning_.head_candidates, ys[0]);
+        return true;
+    }
+    return o.input_ && o.input_->matvec(ws, x, ys);
+}
+
+void HybridFfn::Products::observe(std::span<const tensor::WeightView> ws, const float* x,
+                                  int64_t rows) {
+    if (owner_.input_) owner_.input_->observe(ws, x, rows);
+}
+
+HeadCounts HybridFfn::head_counts() const {
+    return head_ ? head_->counts() : HeadCounts{};
+}
 
 // The sidecar's curve and default level are v2's (powerinfer-calibrate
 // measures the v2 path): v3 has its own default.
@@ -610,6 +648,24 @@ SparsityCurve HybridFfn::sparsity_curve() const {
 }
 
 std::string HybridFfn::status() const {
+    std::string out = status_without_head();
+    if (head_) {
+        char buf[160];
+        std::snprintf(buf, sizeof buf,
+                      "; output head from a rank-%lld preview (+%.0f MB RAM), %s",
+                      static_cast<long long>(head_->rank()), double(head_->preview_bytes()) / 1e6,
+                      tuning_.head_candidates == 0 ? "off (head_candidates 0: dense)"
+                      : tuning_.head_candidates < 0
+                          ? "the likeliest rows exact"
+                          : (std::to_string(tuning_.head_candidates) + " rows exact").c_str());
+        out += buf;
+    } else if (opt_.head.data && (input_ || exact_)) {
+        out += "; output head dense (the sidecar has no head basis: recalibrate for its preview)";
+    }
+    return out;
+}
+
+std::string HybridFfn::status_without_head() const {
     if (input_) {
         char buf[256];
         const double level = input_->level();

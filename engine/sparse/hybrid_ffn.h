@@ -31,6 +31,7 @@
 #include "sparse/input_sparsity.h"
 #include "sparse/placement.h"
 #include "sparse/sidecar.h"
+#include "sparse/sparse_head.h"
 #include "tensor/quant.h"
 #include "tensor/thread_pool.h"
 
@@ -69,6 +70,10 @@ struct HybridOptions {
     // them, the CPU exact path is sparse engine v3's input sparsity
     // (sparse/input_sparsity.h) instead of v2's FFN-only executor.
     std::vector<SiteMatrices> input_products;
+    // The model's output head (data null: none): with a sidecar that holds
+    // a head basis, decoded tokens' logits come from the low-rank preview
+    // and the likely rows only (sparse/sparse_head.h; CPU path).
+    tensor::WeightView head;
     uint64_t seed = 1234;
 };
 
@@ -134,10 +139,15 @@ public:
     static constexpr double kInputDefaultLevel = 0.15;
     void reset_summary();
     void set_sparse_prefill(bool on) { opt_.sparse_prefill = on; }
+    // The output head's preview (null when the sidecar has no head basis or
+    // the head is not the CPU's), and what the decoded tokens read of it.
+    const SparseHead* sparse_head() const { return head_.get(); }
+    HeadCounts head_counts() const;
 
 private:
     struct LayerState;
     void apply_tuning_locked();
+    std::string status_without_head() const;
     // Copies the device's accounting for memory(), which other threads read.
     void snapshot_memory_locked();
     void place();
@@ -160,6 +170,21 @@ private:
     std::vector<std::unique_ptr<LayerState>> layers_;
     std::unique_ptr<ExactSparseFfn> exact_;
     std::unique_ptr<InputSparsity> input_;
+    std::unique_ptr<SparseHead> head_;
+    // The host backend's hook: the head's preview for the head, v3's input
+    // sparsity for the other products.
+    class Products final : public backend::MatvecHook {
+    public:
+        explicit Products(HybridFfn& owner) : owner_(owner) {}
+        bool matvec(std::span<const tensor::WeightView> ws, const float* x,
+                    std::span<float* const> ys) override;
+        void observe(std::span<const tensor::WeightView> ws, const float* x,
+                     int64_t rows) override;
+
+    private:
+        HybridFfn& owner_;
+    };
+    Products products_{*this};
     InputCounts total_inputs_;  // v3: every decoded token since load / reset_summary
     int64_t input_tokens_ = 0;
     Placement placement_;

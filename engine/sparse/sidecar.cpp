@@ -53,6 +53,8 @@ struct Hasher {
                        "until then)");
 }
 
+constexpr const char* kHeadBasisTensor = "powerinfer.head_basis";
+
 std::string layer_key(int64_t l, const char* what) {
     return "blk." + std::to_string(l) + "." + what;
 }
@@ -243,6 +245,11 @@ void write_sidecar(const std::filesystem::path& path, const Sidecar& s) {
         w.add_tensor(layer_key(li, "pred_w2"), l.predictor.type, {r, n_ff}, l.predictor.w2);
         w.add_tensor(layer_key(li, "pred_b2"), GgmlType::F32, {n_ff}, as_bytes(l.predictor.b2));
     }
+    if (!s.head_basis.empty())
+        w.add_tensor(kHeadBasisTensor, GgmlType::F32,
+                     {static_cast<uint64_t>(s.head_basis.n_embd),
+                      static_cast<uint64_t>(s.head_basis.rank)},
+                     as_bytes(s.head_basis.rows));
     w.write(path);
 }
 
@@ -428,6 +435,15 @@ Sidecar read_sidecar(const std::filesystem::path& path, const std::string& expec
         p.w2.assign(w2.data, w2.data + w2.n_bytes);
         p.b1 = floats(tensor(l, "pred_b1", {static_cast<uint64_t>(r)}, false));
         p.b2 = floats(tensor(l, "pred_b2", {n_ff}, false));
+    }
+    if (const auto* t = f->tensor(kHeadBasisTensor)) {
+        // rank orthonormal rows of n_embd, whole Q8_0 blocks.
+        if (t->type != GgmlType::F32 || t->shape.size() != 2 || t->shape[0] != n_embd ||
+            t->shape[1] == 0 || t->shape[1] > n_embd || t->shape[1] % 32 != 0)
+            refuse(path, std::string("tensor ") + kHeadBasisTensor + " has a wrong shape or type");
+        s.head_basis.n_embd = s.n_embd;
+        s.head_basis.rank = static_cast<int64_t>(t->shape[1]);
+        s.head_basis.rows = floats(*t);
     }
     return s;
 }

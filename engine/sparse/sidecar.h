@@ -21,6 +21,8 @@
 //   optional: powerinfer.input_levels f32[L], powerinfer.input_thresholds
 //   f32[P * L] (sparse engine v3: per one-token product, its criterion's
 //   quantiles; P products in Model::decode_products() order)
+//   optional: tensor powerinfer.head_basis F32[n_embd, rank] (the output
+//   head's input subspace, orthonormal rows: sparse/sparse_head.h)
 //   tensors per layer l: blk.l.act_freq F32[n_ff], blk.l.act_mass F32[n_ff],
 //   blk.l.perm I32[n_ff] (hot-first), blk.l.pred_w1 [n_embd, rank] F16|F32,
 //   blk.l.pred_b1 F32[rank], blk.l.pred_w2 [rank, n_ff] F16|F32, blk.l.pred_b2 F32[n_ff]
@@ -34,6 +36,7 @@
 #include "backend/device.h"
 #include "common/error.h"
 #include "common/ggml_types.h"
+#include "sparse/sparse_head.h"
 
 namespace powerinfer::gguf {
 class GgufFile;
@@ -122,6 +125,8 @@ struct Sidecar {
     // are v3's.
     std::vector<float> input_levels;
     std::vector<std::vector<float>> input_thresholds;
+    // The output head's preview basis (optional; older sidecars lack it).
+    HeadBasis head_basis;
 };
 
 // Fast 64-bit fingerprint of a model file, as 16 hex digits: FNV-1a/mixer

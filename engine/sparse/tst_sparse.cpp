@@ -9,7 +9,9 @@
 #include "sparse/hybrid_ffn.h"
 #include "sparse/placement.h"
 #include "sparse/sidecar.h"
+#include "tensor/matmul.h"
 #include "tensor/quant.h"
+#include "tensor/thread_pool.h"
 
 using namespace powerinfer;
 using namespace powerinfer::sparse;
@@ -242,6 +244,136 @@ private slots:
         QVERIFY_THROWS_EXCEPTION(SidecarError, read_sidecar(path));
         QCOMPARE(default_sidecar_path("/a/b/model.Q4_0.gguf"),
                  std::filesystem::path("/a/b/model.Q4_0.powerinfer.gguf"));
+    }
+
+    // The head basis: the top eigenvectors of the inputs' second moment
+    // (inputs from an 8-dimensional subspace plus a little noise: a basis
+    // of 32 holds all but the noise), orthonormal, deterministic; too few
+    // samples give none. It survives the sidecar; a wrong shape is refused.
+    void headBasisSpansTheInputsAndRoundTrips() {
+        constexpr int64_t d = kEmbd, k = 8, rank = 32;
+        std::mt19937 rng(11);
+        std::normal_distribution<float> nd(0.0f, 1.0f);
+        std::vector<float> dirs(k * d);
+        for (auto& v : dirs) v = nd(rng);
+        auto sample = [&](std::vector<float>& x) {
+            x.assign(d, 0.0f);
+            for (int64_t j = 0; j < k; ++j) {
+                const float c = nd(rng) * float(k - j);
+                for (int64_t i = 0; i < d; ++i) x[i] += c * dirs[j * d + i];
+            }
+            for (auto& v : x) v += 0.01f * nd(rng);
+        };
+        HeadInputMoments m(d);
+        std::vector<float> x;
+        for (int t = 0; t < 200; ++t) {
+            sample(x);
+            m.add(x.data(), 1);
+        }
+        QCOMPARE(m.samples(), int64_t(200));
+        QVERIFY(HeadInputMoments(d).basis(rank).empty());  // no samples: no basis
+        const HeadBasis b = m.basis(rank);
+        QCOMPARE(b.rank, rank);
+        QCOMPARE(b.n_embd, d);
+        for (int64_t a = 0; a < rank; ++a)
+            for (int64_t c = a; c < rank; ++c) {
+                double dot = 0;
+                for (int64_t i = 0; i < d; ++i) dot += double(b.rows[a * d + i]) * b.rows[c * d + i];
+                QVERIFY2(std::abs(dot - (a == c ? 1.0 : 0.0)) < 1e-4, "not orthonormal");
+            }
+        double kept = 0, all = 0;
+        for (int t = 0; t < 50; ++t) {
+            sample(x);
+            for (int64_t a = 0; a < rank; ++a) {
+                double z = 0;
+                for (int64_t i = 0; i < d; ++i) z += double(b.rows[a * d + i]) * x[i];
+                kept += z * z;
+            }
+            for (float v : x) all += double(v) * v;
+        }
+        QVERIFY2(kept / all > 0.9999, qPrintable(QString::number(kept / all, 'g', 8)));
+        QCOMPARE(m.basis(rank).rows, b.rows);  // deterministic
+
+        QTemporaryDir dir;
+        const std::filesystem::path path = dir.filePath("m.powerinfer.gguf").toStdString();
+        Sidecar s = make_sidecar(1.0f);
+        s.head_basis = b;
+        write_sidecar(path, s);
+        QCOMPARE(read_sidecar(path, s.model_hash).head_basis.rows, b.rows);
+        s.head_basis.rank = 24;  // not whole Q8_0 blocks
+        s.head_basis.rows.resize(static_cast<size_t>(24 * d));
+        write_sidecar(path, s);
+        QVERIFY_THROWS_EXCEPTION(SidecarError, read_sidecar(path, s.model_hash));
+    }
+
+    // The head from its preview: with every row a candidate, the dense
+    // product's bits; with a few, those rows carry the dense bits, the
+    // argmax is the dense one, and the others are the preview, close to
+    // dense (the inputs lie in the basis' span). A basis of another width is
+    // refused with the recalibration hint.
+    void sparseHeadKeepsTheLikelyRowsExact() {
+        constexpr int64_t d = kEmbd, V = 3000, rank = 32;
+        std::mt19937 rng(5);
+        std::normal_distribution<float> nd(0.0f, 1.0f);
+        const size_t rb = *ggml_row_bytes(GgmlType::Q8_0, d);
+        std::vector<uint8_t> w(rb * V);
+        std::vector<float> row(d);
+        for (int64_t r = 0; r < V; ++r) {
+            for (auto& v : row) v = nd(rng) * (r % 7 == 0 ? 1.0f : 0.3f);
+            tensor::quantize_row_ref(GgmlType::Q8_0, row.data(), w.data() + r * rb, d);
+        }
+        const tensor::WeightView head{GgmlType::Q8_0, w.data(), V, d, rb};
+        std::vector<float> dirs(16 * d);
+        for (auto& v : dirs) v = nd(rng);
+        auto sample = [&](std::vector<float>& x) {
+            x.assign(d, 0.0f);
+            for (int64_t j = 0; j < 16; ++j) {
+                const float c = nd(rng);
+                for (int64_t i = 0; i < d; ++i) x[i] += c * dirs[j * d + i];
+            }
+        };
+        HeadInputMoments m(d);
+        std::vector<float> x;
+        for (int t = 0; t < 300; ++t) {
+            sample(x);
+            m.add(x.data(), 1);
+        }
+        tensor::ThreadPool pool(2);
+        SparseHead sh(pool, head, m.basis(rank));
+        QCOMPARE(sh.preview_bytes(), int64_t(V * 34));
+        std::vector<float> dense(V), out(V);
+        for (int t = 0; t < 5; ++t) {
+            sample(x);
+            tensor::matvec(pool, head, x.data(), dense.data());
+            sh.logits(x.data(), V, out.data());
+            QCOMPARE(out, dense);
+            sh.reset_counts();
+            sh.logits(x.data(), 100, out.data());
+            const HeadCounts c = sh.counts();
+            QCOMPARE(c.tokens, int64_t(1));
+            QVERIFY2(c.exact_rows >= 50 && c.exact_rows <= 400, qPrintable(QString::number(c.exact_rows)));
+            QCOMPARE(c.bytes, sh.preview_bytes() + c.exact_rows * int64_t(rb));
+            QCOMPARE(c.dense_bytes, V * int64_t(rb));
+            int64_t same = 0;
+            double err = 0, scale = 0;
+            for (int64_t i = 0; i < V; ++i) {
+                same += out[i] == dense[i];
+                err = std::max(err, double(std::abs(out[i] - dense[i])));
+                scale = std::max(scale, double(std::abs(dense[i])));
+            }
+            QVERIFY(same >= c.exact_rows);
+            QVERIFY2(err < 0.05 * scale, qPrintable(QString::number(err / scale)));
+            QCOMPARE(std::max_element(out.begin(), out.end()) - out.begin(),
+                     std::max_element(dense.begin(), dense.end()) - dense.begin());
+        }
+        HeadBasis narrow = m.basis(rank);
+        narrow.n_embd = d / 2;
+        try {
+            SparseHead bad(pool, head, narrow);
+            QFAIL("a basis of another width was accepted");
+        } catch (const EngineError& e) {
+            QVERIFY(std::string(e.what()).find("powerinfer-calibrate -m") != std::string::npos);
+        }
     }
 
     // The measured sparsity curve and the levels that go with it survive a

@@ -31,6 +31,11 @@ struct Tuning {
     // fraction of FFN neurons skipped per token; -1 = the sidecar's
     // calibrated setting.
     double activation_sparsity = -1;
+    // The output head's preview (CPU sparse mode, a sidecar with a head
+    // basis): the number of vocabulary rows computed exactly per decoded
+    // token, the rest from the low-rank preview; -1 = the default (4096, at
+    // most an eighth of the vocabulary), 0 = the whole head, dense.
+    int head_candidates = -1;
 };
 
 struct LoadOptions {

@@ -1,0 +1,101 @@
+// The output head by a low-rank preview (docs/architecture.md, "Sparse
+// subsystem"): a decoded token's logits read a small preview matrix instead
+// of the whole head, and only the likely rows of the head itself.
+//
+// The head's inputs (the final RMS-normalised hidden states) lie close to a
+// low-dimensional subspace: calibration records their second moment and
+// keeps its top `rank` eigenvectors as an orthonormal basis P (rank x
+// n_embd, in the sidecar). At load the preview A = W P^T (n_vocab x rank,
+// Q8_0) is built from the head W by one batched product. Per token:
+//   z = P x                      (rank x n_embd floats)
+//   preview = A z                (n_vocab x rank: rank / n_embd of the head)
+//   the `candidates` rows with the largest preview get the head's own
+//   product (the dense kernel's bits); every other row keeps its preview.
+// With candidates >= n_vocab every logit is the dense one, bit for bit. The
+// head is a neuron layer with a predictor in PowerInfer's sense: the
+// preview predicts which rows matter, and only those are computed exactly.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "tensor/matmul.h"
+#include "tensor/quant.h"
+#include "tensor/thread_pool.h"
+
+namespace powerinfer::sparse {
+
+// An orthonormal basis of the head's input subspace: rank rows of n_embd.
+struct HeadBasis {
+    int64_t rank = 0, n_embd = 0;
+    std::vector<float> rows;
+    bool empty() const { return rank == 0; }
+};
+
+// The basis's rank for a model of this width: a fifth of it, in whole
+// 32-element blocks (the preview is Q8_0).
+int64_t head_basis_rank(int64_t n_embd);
+
+// Calibration: the second moment of the head's inputs, then its top
+// eigenvectors.
+class HeadInputMoments {
+public:
+    explicit HeadInputMoments(int64_t n_embd);
+    void add(const float* x, int64_t rows);  // x[rows][n_embd]
+    int64_t samples() const { return samples_; }
+    // The top-`rank` eigenvectors of the moment (orthonormal rows), by
+    // subspace iteration from a fixed start (deterministic). Empty basis
+    // when fewer samples than rank were recorded.
+    HeadBasis basis(int64_t rank) const;
+
+private:
+    int64_t n_;
+    int64_t samples_ = 0;
+    std::vector<double> m_;  // n x n, upper triangle accumulated
+};
+
+// What the decoded tokens read of the head since load (or reset).
+struct HeadCounts {
+    int64_t tokens = 0;
+    int64_t exact_rows = 0;       // rows multiplied exactly
+    int64_t bytes = 0;            // head bytes read: preview + exact rows
+    int64_t dense_bytes = 0;      // what the dense head would have read
+};
+
+class SparseHead {
+public:
+    // Builds the preview of `head` (n_vocab rows of n_embd) in the basis.
+    // Throws EngineError when the basis does not match the head's width.
+    SparseHead(tensor::ThreadPool& pool, const tensor::WeightView& head, const HeadBasis& basis);
+
+    const tensor::WeightView& head() const { return head_; }
+    int64_t rank() const { return basis_.rank; }
+    // Bytes of the preview matrix (RAM beyond the dense model).
+    int64_t preview_bytes() const { return static_cast<int64_t>(preview_store_.size()); }
+    // The default number of exactly computed rows for a vocabulary.
+    static int64_t default_candidates(int64_t n_vocab);
+
+    // logits[n_vocab] for one token x[n_embd]: the `candidates` rows with
+    // the largest preview exact, the rest their preview (candidates <= 0:
+    // default_candidates; >= n_vocab: every row exact, the dense bits).
+    void logits(const float* x, int64_t candidates, float* out);
+
+    HeadCounts counts() const { return counts_; }
+    void reset_counts() { counts_ = {}; }
+
+private:
+    tensor::ThreadPool& pool_;
+    tensor::WeightView head_;
+    HeadBasis basis_;
+    tensor::WeightView basis_view_;  // basis_.rows as an F32 matrix
+    std::vector<uint8_t> preview_store_;
+    tensor::WeightView preview_;
+    std::vector<float> z_, tops_, exact_;
+    std::vector<int32_t> ids_;
+    tensor::QuantizedVector zq_, xq_;
+    HeadCounts counts_;
+};
+
+}  // namespace powerinfer::sparse
