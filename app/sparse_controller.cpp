@@ -116,6 +116,10 @@ bool SparseController::assign(powerinfer::Tuning& t, const QString& key, const Q
         const double d = v.toDouble(&ok);
         if (!ok || d < -1 || d > 0.99) return false;  // -1: the sidecar's calibrated level
         t.activation_sparsity = d;
+    } else if (key == QLatin1String("head_candidates")) {
+        const int i = v.toInt(&ok);
+        if (!ok || i < -1 || i > (1 << 24)) return false;  // -1: the default, 0: dense head
+        t.head_candidates = i;
     } else if (key == QLatin1String("chunk_size")) {
         const int i = v.toInt(&ok);
         if (!ok || i < 1 || i > (1 << 16)) return false;
@@ -170,7 +174,8 @@ powerinfer::Tuning SparseController::readConfig(const QString& path, QString* er
             static const QStringList known = {"hot_neuron_threshold", "predictor_threshold",
                                               "cache_window_size",    "prefetch_depth",
                                               "chunk_size",           "activation_sparsity",
-                                              "vram_budget_mb",       "sparse"};
+                                              "vram_budget_mb",       "sparse",
+                                              "head_candidates"};
             if (known.contains(it.key())) bad << it.key();
             continue;  // unknown keys belong to other tools
         }
@@ -204,6 +209,7 @@ bool SparseController::writeConfig(const QString& path, const powerinfer::Tuning
     o[QStringLiteral("prefetch_depth")] = t.prefetch_depth;
     o[QStringLiteral("chunk_size")] = t.chunk_size;
     o[QStringLiteral("activation_sparsity")] = t.activation_sparsity;
+    o[QStringLiteral("head_candidates")] = t.head_candidates;
     QJsonArray layers;
     for (int l : t.force_full_precision_layers) layers.append(l);
     o[QStringLiteral("force_full_precision_layers")] = layers;

@@ -56,6 +56,11 @@ struct Flags {
         QStringLiteral(
             "CPU exact activation sparsity in [0, 0.99] (-1 = the sidecar's calibrated level)."),
         QStringLiteral("s")};
+    QCommandLineOption headCandidates{
+        QStringLiteral("head-candidates"),
+        QStringLiteral("Output-head rows computed exactly per token, the rest from the sidecar's "
+                       "low-rank preview (-1 = default, 0 = the dense head)."),
+        QStringLiteral("n")};
     QCommandLineOption vram{QStringLiteral("vram-budget-mb"),
                             QStringLiteral("Device memory the placement may use (-1 = automatic)."),
                             QStringLiteral("mb")};
@@ -83,7 +88,7 @@ struct Flags {
         p.addOptions({model,          host,    port, apiKey,     insecure, sparse,
                       dense,          threads, ctx,  gpu,        hot,      predictor,
                       prefetch,       cache,   vram, activation, maxQueue, maxBody,
-                      requestTimeout, version, help, concurrency});
+                      requestTimeout, version, help, concurrency, headCandidates});
     }
 };
 
@@ -194,6 +199,7 @@ OptionsOutcome parseServerOptions(const QStringList& args, const QProcessEnviron
     check(readNumber(p, f.cache, 0, 1 << 20, &t.cache_window_size));
     check(readNumber(p, f.vram, -1, double(1 << 30), &t.vram_budget_mb));
     check(readNumber(p, f.activation, -1.0, 0.99, &t.activation_sparsity));
+    check(readNumber(p, f.headCandidates, -1, 1 << 24, &t.head_candidates));
     check(readNumber(p, f.maxQueue, 1, 1 << 20, &o.server.maxQueuedRequests));
     int maxBodyKb = 1024;
     check(readNumber(p, f.maxBody, 1, 1 << 20, &maxBodyKb));
