@@ -252,7 +252,7 @@ private slots:
         // Sparse engine v3 from the same sidecar (its input thresholds,
         // recorded by the calibration): every product's inputs, at the level
         // asked for, within the perplexity bound at 0.15; level 0 is dense.
-        auto score_v3 = [&](const QString& level) {
+        auto score_v3 = [&](const QString& level, const QString& head = "-1") {
             return run({"-m",
                         model_,
                         "--sparse",
@@ -271,12 +271,16 @@ private slots:
                         "--kl-divergence",
                         "--activation-sparsity",
                         level,
+                        "--head-candidates",
+                        head,
                         "-t",
                         "2"});
         };
         const Run v3 = score_v3("0.15");
         QVERIFY2(v3.code == 0, qPrintable(v3.err));
         QVERIFY2(v3.err.contains("input sparsity on every matrix at 15% (v3)"), qPrintable(v3.err));
+        // The calibration kept a head basis: the head runs from its preview.
+        QVERIFY2(v3.err.contains("output head from a rank-128 preview"), qPrintable(v3.err));
         QVERIFY2(!v3.err.contains("no input thresholds"), qPrintable(v3.err));
         const double v3_delivered = value_after(v3.out, "delivered sparsity");
         QVERIFY2(std::fabs(v3_delivered - 0.15) <= 0.03, qPrintable(v3.out));
@@ -285,8 +289,10 @@ private slots:
             qPrintable(v3.out));
         const double v3_kl = value_after(v3.out, "mean KL divergence");
         QVERIFY2(v3_kl > 0 && v3_kl < 0.05, qPrintable(v3.out));
-        const Run v3_zero = score_v3("0");
+        // Level 0 with the dense head (the preview is its own knob) is dense.
+        const Run v3_zero = score_v3("0", "0");
         QVERIFY2(v3_zero.code == 0, qPrintable(v3_zero.err));
+        QVERIFY2(v3_zero.err.contains("off (head_candidates 0: dense)"), qPrintable(v3_zero.err));
         // (the "dense perplexity" there is the batched pass; decoding dense
         // token by token, as --skip does without --sparse, is what it equals)
         const Run dense_decoded = run({"-m", model_, "--perplexity", corpus, "--ctx", "512",
