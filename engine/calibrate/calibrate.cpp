@@ -11,6 +11,7 @@
 
 #include "backend/compute.h"
 #include "calibrate/calibration_progress.h"
+#include "calibrate/sparsity_curve.h"
 #include "common/error.h"
 #include "gguf/gguf.h"
 #include "model/expert_placement.h"
@@ -75,28 +76,6 @@ struct LayerRecord {
 // The dense FFN (the backend's gated FFN op) with a tap that records, per
 // neuron, what calibration fits: |up| relative to ||x||, the mass
 // |h_j| ||W_down col j||, and sampled inputs and contributions.
-// The output head's inputs into their second moment (the head preview's
-// basis, sparse/sparse_head.h); every product still reaches `next`.
-class HeadInputs final : public backend::MatvecHook {
-public:
-    HeadInputs(const tensor::WeightView& head, backend::MatvecHook& next)
-        : head_(head.data), moments_(head.cols), next_(next) {}
-    bool matvec(std::span<const tensor::WeightView> ws, const float* x,
-                std::span<float* const> ys) override {
-        return next_.matvec(ws, x, ys);
-    }
-    void observe(std::span<const tensor::WeightView> ws, const float* x, int64_t rows) override {
-        if (ws.size() == 1 && ws[0].data == head_) moments_.add(x, rows);
-        next_.observe(ws, x, rows);
-    }
-    const sparse::HeadInputMoments& moments() const { return moments_; }
-
-private:
-    const uint8_t* head_;
-    sparse::HeadInputMoments moments_;
-    backend::MatvecHook& next_;
-};
-
 class RecordingFfn final : public model::FfnExecutor, private backend::FfnTap {
 public:
     RecordingFfn(tensor::ThreadPool& pool, const model::Model& m, int64_t stride,
@@ -432,218 +411,6 @@ std::vector<uint8_t> pack(const std::vector<float>& v, bool f16) {
     return out;
 }
 
-// ---- The sparsity curve ----------------------------------------------------
-//
-// The exact CPU path (sparse::ExactSparseFfn, what the engine runs without a
-// GPU) at a few levels over held-out text, against dense. Per window of W
-// tokens: the first half runs dense as context (once), then the second half
-// once dense and once per level, each over the same context (the second
-// half's KV entries are rewritten, the first half's kept). The scored half
-// runs as one batch whose FFN goes token by token through the exact path,
-// which is what decoding it computes (the FFN of a token depends on that
-// token alone), at a fraction of decoding's cost (attention and the output
-// head run batched).
-
-// The model's FFN for the curve: dense, or token by token through the exact path.
-class CurveFfn final : public model::FfnExecutor {
-public:
-    CurveFfn(model::FfnExecutor& dense, sparse::ExactSparseFfn& exact, int64_t n_embd, int64_t n_ff)
-        : dense_(dense), exact_(exact), n_embd_(n_embd), n_ff_(n_ff) {}
-    bool sparse = false;
-    int64_t active = 0, total = 0;
-    backend::MatvecHook* hook = nullptr;  // the model's products (the head's inputs)
-    backend::MatvecHook* matvec_hook() override { return hook; }
-    void run(int layer, const float* x, int64_t n, float* out) override {
-        if (!sparse) {
-            dense_.run(layer, x, n, out);
-            return;
-        }
-        for (int64_t t = 0; t < n; ++t) {
-            active += exact_.run(layer, x + t * n_embd_, out + t * n_embd_).active;
-            total += n_ff_;
-        }
-    }
-
-private:
-    model::FfnExecutor& dense_;
-    sparse::ExactSparseFfn& exact_;
-    int64_t n_embd_, n_ff_;
-};
-
-// The output head's input rows of the last batch (the curve scores a window's
-// rows as one batch, then gives them the head's preview row by row).
-class HeadRows final : public backend::MatvecHook {
-public:
-    explicit HeadRows(const tensor::WeightView& head) : head_(head.data), n_(head.cols) {}
-    bool matvec(std::span<const tensor::WeightView>, const float*, std::span<float* const>) override {
-        return false;
-    }
-    void observe(std::span<const tensor::WeightView> ws, const float* x, int64_t rows) override {
-        if (ws.size() == 1 && ws[0].data == head_) rows_.assign(x, x + rows * n_);
-    }
-    const float* row(int64_t i) const { return rows_.data() + i * n_; }
-
-private:
-    const uint8_t* head_;
-    int64_t n_;
-    std::vector<float> rows_;
-};
-
-// log(sum(exp(z))) of one row, in double.
-double log_sum_exp(const float* z, int64_t n) {
-    float mx = z[0];
-    for (int64_t i = 1; i < n; ++i) mx = std::max(mx, z[i]);
-    double s = 0;
-    for (int64_t i = 0; i < n; ++i) s += double(std::exp(z[i] - mx));
-    return double(mx) + std::log(s);
-}
-
-int64_t argmax(const float* z, int64_t n) {
-    int64_t best = 0;
-    for (int64_t i = 1; i < n; ++i)
-        if (z[i] > z[best]) best = i;
-    return best;
-}
-
-struct CurveAcc {
-    double nll = 0, kl = 0, agree = 0;
-    int64_t scored = 0, active = 0, total = 0;
-};
-
-class CurveMeter {
-public:
-    // head (may be null): the sparse passes' logits come from its preview,
-    // as the engine's decoded tokens do.
-    CurveMeter(model::Model& m, sparse::ExactSparseFfn& exact, sparse::SparseHead* head,
-               const std::vector<int32_t>& held, int64_t window, int32_t bos,
-               ProgressReporter& progress)
-        : m_(m),
-          head_(head),
-          head_rows_(m.output()),
-          exact_(exact),
-          held_(held),
-          W_(window),
-          bos_(bos),
-          progress_(progress),
-          ffn_(m.dense_ffn(), exact, m.config().n_embd, m.config().n_ff) {
-        if (head_) ffn_.hook = &head_rows_;
-    }
-
-    int64_t windows() const { return static_cast<int64_t>(held_.size()) / W_; }
-    double dense_ppl() const { return dense_.scored ? std::exp(dense_.nll / dense_.scored) : 0; }
-    int64_t scored() const { return dense_.scored; }
-
-    // One point per level (every window at every level).
-    std::vector<sparse::CurvePoint> measure(const std::vector<double>& levels, int64_t& step,
-                                            int64_t& steps) {
-        const int64_t nv = m_.config().n_vocab, h = W_ / 2, ns = W_ - h;
-        std::vector<CurveAcc> acc(levels.size());
-        const bool first = dense_.scored == 0;
-        std::vector<float> dl(static_cast<size_t>(ns * nv)), sl(dl.size());
-        std::vector<double> lse_d(static_cast<size_t>(ns));
-        std::vector<int64_t> top_d(static_cast<size_t>(ns));
-        std::vector<int32_t> win;
-        m_.set_ffn_executor(&ffn_);
-        for (int64_t w = 0; w < windows(); ++w) {
-            win.assign(held_.begin() + w * W_, held_.begin() + (w + 1) * W_);
-            if (bos_ >= 0) win[0] = bos_;
-            ffn_.sparse = false;
-            m_.forward(win.data(), h, 0, 0, nullptr);
-            m_.forward(win.data() + h, ns, h, ns, dl.data());
-            // Row i predicts token h + i + 1: ns - 1 rows are scored.
-            // Row i predicts token h + i + 1: ns - 1 rows are scored. The
-            // dense rows become probabilities p, with sum p log p kept:
-            // KL(p || q) = sum p log p - sum p z_q + lse(z_q).
-            for (int64_t i = 0; i + 1 < ns; ++i) {
-                float* z = dl.data() + i * nv;
-                const double lse = log_sum_exp(z, nv);
-                top_d[static_cast<size_t>(i)] = argmax(z, nv);
-                if (first) {
-                    dense_.nll += lse - z[win[static_cast<size_t>(h + i + 1)]];
-                    ++dense_.scored;
-                }
-                double plogp = 0;
-                for (int64_t v = 0; v < nv; ++v) {
-                    const double lp = double(z[v]) - lse;
-                    const float p = static_cast<float>(std::exp(lp));
-                    plogp += double(p) * lp;
-                    z[v] = p;
-                }
-                lse_d[static_cast<size_t>(i)] = plogp;
-            }
-            for (size_t k = 0; k < levels.size(); ++k) {
-                exact_.set_level(levels[k]);
-                ffn_.sparse = true;
-                ffn_.active = ffn_.total = 0;
-                m_.forward(win.data() + h, ns, h, ns, sl.data());
-                if (head_)
-                    for (int64_t i = 0; i < ns; ++i)
-                        head_->logits(head_rows_.row(i), -1, sl.data() + i * nv);
-                CurveAcc& a = acc[k];
-                a.active += ffn_.active;
-                a.total += ffn_.total;
-                for (int64_t i = 0; i + 1 < ns; ++i) {
-                    const float* pd = dl.data() + i * nv;
-                    const float* zs = sl.data() + i * nv;
-                    const double ls = log_sum_exp(zs, nv);
-                    a.nll += ls - zs[win[static_cast<size_t>(h + i + 1)]];
-                    double pz = 0;
-                    for (int64_t v = 0; v < nv; ++v) pz += double(pd[v]) * zs[v];
-                    a.kl += std::max(0.0, lse_d[static_cast<size_t>(i)] - pz + ls);
-                    a.agree += argmax(zs, nv) == top_d[static_cast<size_t>(i)];
-                    ++a.scored;
-                }
-                ++step;
-                CalibrationProgress p = progress_.at(CalibrationPhase::Curve, step, steps);
-                p.message = fmt("calibrate: curve window %.0f/%.0f level %.2f", double(w + 1),
-                                double(windows()), levels[k]);
-                progress_.emit(p);
-            }
-        }
-        ffn_.sparse = false;
-        m_.set_ffn_executor(nullptr);
-        std::vector<sparse::CurvePoint> out;
-        const double dense_nll = dense_.nll / double(std::max<int64_t>(1, dense_.scored));
-        for (size_t k = 0; k < levels.size(); ++k) {
-            const CurveAcc& a = acc[k];
-            const double n = double(std::max<int64_t>(1, a.scored));
-            sparse::CurvePoint pt;
-            pt.level = static_cast<float>(levels[k]);
-            pt.delivered =
-                a.total ? static_cast<float>(1.0 - double(a.active) / double(a.total)) : 0.0f;
-            pt.ppl_rise = static_cast<float>(std::exp(a.nll / n - dense_nll) - 1.0);
-            pt.mean_kl = static_cast<float>(a.kl / n);
-            pt.top1 = static_cast<float>(a.agree / n);
-            out.push_back(pt);
-        }
-        return out;
-    }
-
-private:
-    model::Model& m_;
-    sparse::SparseHead* head_;
-    HeadRows head_rows_;
-    sparse::ExactSparseFfn& exact_;
-    const std::vector<int32_t>& held_;
-    int64_t W_;
-    int32_t bos_;
-    ProgressReporter& progress_;
-    CurveFfn ffn_;
-    CurveAcc dense_;
-};
-
-// The highest level within the bound below the first level beyond it
-// (ascending; noise above the first failure is not trusted); -1 if even the
-// lowest is beyond it.
-double recommend(const std::vector<sparse::CurvePoint>& curve, double bound) {
-    double best = -1;
-    for (const auto& p : curve) {
-        if (p.ppl_rise > bound) break;
-        best = p.level;
-    }
-    return best;
-}
-
 // Mixture-of-experts models: the router is exact, so what calibration
 // records is how often each layer routes to each expert over the corpus
 // (for expert placement), in an expert-routing sidecar.
@@ -776,7 +543,10 @@ CalibrationReport calibrate_model(const CalibrationOptions& opt) {
     inputs.start_recording(
         std::max<int64_t>(1, n_tok / std::max<int64_t>(1, kInputSamples / cfg.n_ff)),
         kInputSamples);
-    HeadInputs head_inputs(m.output(), inputs);
+    // The head's inputs (every row of every window) into their second
+    // moment: the head preview's basis.
+    HeadRows head_inputs(m.output(), &inputs);
+    sparse::HeadInputMoments head_moments(cfg.n_embd);
     rec.set_hook(&head_inputs);
     m.set_ffn_executor(&rec);
     std::vector<double> targets = opt.target_sparsities;
@@ -817,7 +587,9 @@ CalibrationReport calibrate_model(const CalibrationOptions& opt) {
         // The last rows' logits too: the head's input for v3's thresholds.
         const int64_t head_rows = std::min<int64_t>(n, kHeadRows);
         head_logits.resize(static_cast<size_t>(head_rows * cfg.n_vocab));
+        head_inputs.clear();
         m.forward(win.data(), n, 0, head_rows, head_logits.data());
+        head_moments.add(head_inputs.row(0), head_inputs.count());
         const double el = seconds_since(t0), done = double(s + n);
         CalibrationProgress p = progress.at(CalibrationPhase::Corpus, s + n, n_tok);
         p.message = fmt("calibrate: %.0f/%.0f tokens, %.0f tok/s, ETA %.0f s", done, double(n_tok),
@@ -831,17 +603,17 @@ CalibrationReport calibrate_model(const CalibrationOptions& opt) {
     const auto input_thresholds = inputs.recorded_thresholds(input_levels);
     const int64_t head_rank = sparse::head_basis_rank(cfg.n_embd);
     const sparse::HeadBasis head_basis =
-        head_inputs.moments().samples() >= kHeadSamplesPerRank * head_rank
-            ? head_inputs.moments().basis(head_rank)
+        head_moments.samples() >= kHeadSamplesPerRank * head_rank
+            ? head_moments.basis(head_rank)
             : sparse::HeadBasis{};
     if (opt.log)
         opt.log(head_basis.empty()
-                    ? "calibrate: no head preview (" + std::to_string(head_inputs.moments().samples()) +
+                    ? "calibrate: no head preview (" + std::to_string(head_moments.samples()) +
                           " head inputs recorded, fewer than " +
                           std::to_string(kHeadSamplesPerRank * head_rank) +
                           "): calibrate on more tokens"
                     : "calibrate: head preview basis of rank " + std::to_string(head_basis.rank) +
-                          " from " + std::to_string(head_inputs.moments().samples()) +
+                          " from " + std::to_string(head_moments.samples()) +
                           " head inputs");
 
     // Exact activity, per layer: quantiles of the contributions at every

@@ -217,10 +217,12 @@ std::unique_ptr<LocalEngine> LocalEngine::load(const LoadOptions& options) {
             }
             setup.options.reserved_device_bytes = attention_plan->attention.bytes;
         }
-        if (options.sparse_engine == 3 && (!device.device || device.device->memory().simulated))
-            setup.options.input_products = e->model_->decode_products();
-        if (!device.device || device.device->memory().simulated)
+        // Without a GPU the CPU's own paths: v3's input sparsity (opt-in) and
+        // the head's preview.
+        if (!device.device || device.device->memory().simulated) {
+            if (options.sparse_engine == 3) setup.options.input_products = e->model_->decode_products();
             setup.options.head = e->model_->output();
+        }
         setup.device = std::move(device.device);
         e->sparse_ = sparse::make_hybrid_ffn(*e->pool_, std::move(ffn), e->model_->dense_ffn(),
                                              std::move(setup), info.sparse_status);

@@ -461,7 +461,7 @@ backend::MatvecHook* HybridFfn::matvec_hook() {
 bool HybridFfn::Products::matvec(std::span<const tensor::WeightView> ws, const float* x,
                                  std::span<float* const> ys) {
     HybridFfn& o = owner_;
-    if (o.head_ && ws.size() == 1 && ws[0].data == o.head_->head().data && o.tuning_.sparse &&
+    if (o.head_ && is_head_product(ws, o.head_->head()) && o.tuning_.sparse &&
         o.tuning_.head_candidates != 0) {
         o.head_->logits(x, o.tuning_.head_candidates, ys[0]);
         return true;
@@ -601,6 +601,7 @@ void HybridFfn::reset_summary() {
     std::lock_guard<std::mutex> lock(mu_);
     total_inputs_ = InputCounts{};
     input_tokens_ = 0;
+    if (head_) head_->reset_counts();
     for (auto& s : summary_) {
         const int64_t hot = s.hot_count;
         s = LayerSummary{};
@@ -650,15 +651,12 @@ SparsityCurve HybridFfn::sparsity_curve() const {
 std::string HybridFfn::status() const {
     std::string out = status_without_head();
     if (head_) {
-        char buf[160];
-        std::snprintf(buf, sizeof buf,
-                      "; output head from a rank-%lld preview (+%.0f MB RAM), %s",
-                      static_cast<long long>(head_->rank()), double(head_->preview_bytes()) / 1e6,
-                      tuning_.head_candidates == 0 ? "off (head_candidates 0: dense)"
-                      : tuning_.head_candidates < 0
-                          ? "the likeliest rows exact"
-                          : (std::to_string(tuning_.head_candidates) + " rows exact").c_str());
-        out += buf;
+        const int64_t n = tuning_.head_candidates;
+        out += "; output head from a rank-" + std::to_string(head_->rank()) + " preview (+" +
+               std::to_string((head_->preview_bytes() + 500000) / 1000000) + " MB RAM), " +
+               (n == 0  ? std::string("off (head_candidates 0: dense)")
+                : n < 0 ? std::string("the likeliest rows exact")
+                        : std::to_string(n) + " rows exact");
     } else if (opt_.head.data && (input_ || exact_)) {
         out += "; output head dense (the sidecar has no head basis: recalibrate for its preview)";
     }

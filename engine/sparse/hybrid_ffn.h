@@ -139,9 +139,9 @@ public:
     static constexpr double kInputDefaultLevel = 0.15;
     void reset_summary();
     void set_sparse_prefill(bool on) { opt_.sparse_prefill = on; }
-    // The output head's preview (null when the sidecar has no head basis or
-    // the head is not the CPU's), and what the decoded tokens read of it.
-    const SparseHead* sparse_head() const { return head_.get(); }
+    // What the decoded tokens read of the output head's preview since load
+    // or reset_summary (zeros without one: no head basis in the sidecar, or
+    // the head not on the CPU). From the thread that runs the model.
     HeadCounts head_counts() const;
 
 private:

@@ -34,6 +34,12 @@ struct HeadBasis {
     bool empty() const { return rank == 0; }
 };
 
+// Whether a product a matvec hook sees (backend::MatvecHook) is the head's.
+inline bool is_head_product(std::span<const tensor::WeightView> ws,
+                            const tensor::WeightView& head) {
+    return ws.size() == 1 && ws[0].data == head.data;
+}
+
 // The basis's rank for a model of this width: a fifth of it, in whole
 // 32-element blocks (the preview is Q8_0).
 int64_t head_basis_rank(int64_t n_embd);

@@ -1,0 +1,139 @@
+#include "calibrate/sparsity_curve.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+namespace powerinfer::calibrate {
+namespace {
+
+// log(sum(exp(z))) of one row, in double.
+double log_sum_exp(const float* z, int64_t n) {
+    float mx = z[0];
+    for (int64_t i = 1; i < n; ++i) mx = std::max(mx, z[i]);
+    double s = 0;
+    for (int64_t i = 0; i < n; ++i) s += double(std::exp(z[i] - mx));
+    return double(mx) + std::log(s);
+}
+
+int64_t argmax(const float* z, int64_t n) {
+    int64_t best = 0;
+    for (int64_t i = 1; i < n; ++i)
+        if (z[i] > z[best]) best = i;
+    return best;
+}
+
+}  // namespace
+
+void CurveFfn::run(int layer, const float* x, int64_t n, float* out) {
+    if (!sparse) {
+        dense_.run(layer, x, n, out);
+        return;
+    }
+    for (int64_t t = 0; t < n; ++t) {
+        active += exact_.run(layer, x + t * n_embd_, out + t * n_embd_).active;
+        total += n_ff_;
+    }
+}
+
+std::vector<sparse::CurvePoint> CurveMeter::measure(const std::vector<double>& levels,
+                                                    int64_t& step, int64_t& steps) {
+    const int64_t nv = m_.config().n_vocab, h = W_ / 2, ns = W_ - h;
+    std::vector<CurveAcc> acc(levels.size());
+    const bool first = dense_.scored == 0;
+    std::vector<float> dl(static_cast<size_t>(ns * nv)), sl(dl.size());
+    std::vector<double> lse_d(static_cast<size_t>(ns));
+    std::vector<int64_t> top_d(static_cast<size_t>(ns));
+    std::vector<int32_t> win;
+    m_.set_ffn_executor(&ffn_);
+    for (int64_t w = 0; w < windows(); ++w) {
+        win.assign(held_.begin() + w * W_, held_.begin() + (w + 1) * W_);
+        if (bos_ >= 0) win[0] = bos_;
+        ffn_.sparse = false;
+        m_.forward(win.data(), h, 0, 0, nullptr);
+        m_.forward(win.data() + h, ns, h, ns, dl.data());
+        // Row i predicts token h + i + 1: ns - 1 rows are scored. The
+        // dense rows become probabilities p, with sum p log p kept:
+        // KL(p || q) = sum p log p - sum p z_q + lse(z_q).
+        for (int64_t i = 0; i + 1 < ns; ++i) {
+            float* z = dl.data() + i * nv;
+            const double lse = log_sum_exp(z, nv);
+            top_d[static_cast<size_t>(i)] = argmax(z, nv);
+            if (first) {
+                dense_.nll += lse - z[win[static_cast<size_t>(h + i + 1)]];
+                ++dense_.scored;
+            }
+            double plogp = 0;
+            for (int64_t v = 0; v < nv; ++v) {
+                const double lp = double(z[v]) - lse;
+                const float p = static_cast<float>(std::exp(lp));
+                plogp += double(p) * lp;
+                z[v] = p;
+            }
+            lse_d[static_cast<size_t>(i)] = plogp;
+        }
+        for (size_t k = 0; k < levels.size(); ++k) {
+            exact_.set_level(levels[k]);
+            ffn_.sparse = true;
+            ffn_.active = ffn_.total = 0;
+            head_rows_.clear();
+            m_.forward(win.data() + h, ns, h, ns, sl.data());
+            if (head_)
+                for (int64_t i = 0; i < ns; ++i)
+                    head_->logits(head_rows_.row(i), -1, sl.data() + i * nv);
+            CurveAcc& a = acc[k];
+            a.active += ffn_.active;
+            a.total += ffn_.total;
+            for (int64_t i = 0; i + 1 < ns; ++i) {
+                const float* pd = dl.data() + i * nv;
+                const float* zs = sl.data() + i * nv;
+                const double ls = log_sum_exp(zs, nv);
+                a.nll += ls - zs[win[static_cast<size_t>(h + i + 1)]];
+                double pz = 0;
+                for (int64_t v = 0; v < nv; ++v) pz += double(pd[v]) * zs[v];
+                a.kl += std::max(0.0, lse_d[static_cast<size_t>(i)] - pz + ls);
+                a.agree += argmax(zs, nv) == top_d[static_cast<size_t>(i)];
+                ++a.scored;
+            }
+            ++step;
+            CalibrationProgress p = progress_.at(CalibrationPhase::Curve, step, steps);
+            char msg[96];
+            std::snprintf(msg, sizeof msg, "calibrate: curve window %lld/%lld level %.2f",
+                          static_cast<long long>(w + 1), static_cast<long long>(windows()),
+                          levels[k]);
+            p.message = msg;
+            progress_.emit(p);
+        }
+    }
+    ffn_.sparse = false;
+    m_.set_ffn_executor(nullptr);
+    std::vector<sparse::CurvePoint> out;
+    const double dense_nll = dense_.nll / double(std::max<int64_t>(1, dense_.scored));
+    for (size_t k = 0; k < levels.size(); ++k) {
+        const CurveAcc& a = acc[k];
+        const double n = double(std::max<int64_t>(1, a.scored));
+        sparse::CurvePoint pt;
+        pt.level = static_cast<float>(levels[k]);
+        pt.delivered =
+            a.total ? static_cast<float>(1.0 - double(a.active) / double(a.total)) : 0.0f;
+        pt.ppl_rise = static_cast<float>(std::exp(a.nll / n - dense_nll) - 1.0);
+        pt.mean_kl = static_cast<float>(a.kl / n);
+        pt.top1 = static_cast<float>(a.agree / n);
+        out.push_back(pt);
+    }
+    return out;
+}
+
+// The highest level within the bound below the first level beyond it
+// (ascending; noise above the first failure is not trusted); -1 if even the
+// lowest is beyond it.
+double recommend(const std::vector<sparse::CurvePoint>& curve, double bound) {
+    double best = -1;
+    for (const auto& p : curve) {
+        if (p.ppl_rise > bound) break;
+        best = p.level;
+    }
+    return best;
+}
+
+}  // namespace powerinfer::calibrate

@@ -1,0 +1,119 @@
+// The sparsity curve of calibration (docs/architecture.md, "Calibration"):
+// the exact CPU path (sparse::ExactSparseFfn, what the engine runs without a
+// GPU) at a few levels over held-out text, against dense. Per window of W
+// tokens: the first half runs dense as context (once), then the second half
+// once dense and once per level, each over the same context (the second
+// half's KV entries are rewritten, the first half's kept). The scored half
+// runs as one batch whose FFN goes token by token through the exact path,
+// which is what decoding it computes (the FFN of a token depends on that
+// token alone), at a fraction of decoding's cost (attention and the output
+// head run batched).
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "backend/compute.h"
+#include "calibrate/calibration_progress.h"
+#include "model/model.h"
+#include "sparse/exact_ffn.h"
+#include "sparse/sidecar.h"
+#include "sparse/sparse_head.h"
+
+namespace powerinfer::calibrate {
+
+// The output head's input rows since clear() (its product in each chunk of
+// a forward()), as the host backend's hook sees them; every product still
+// reaches `next` (may be null).
+class HeadRows final : public backend::MatvecHook {
+public:
+    explicit HeadRows(const tensor::WeightView& head, backend::MatvecHook* next = nullptr)
+        : head_(head), next_(next) {}
+    bool matvec(std::span<const tensor::WeightView> ws, const float* x,
+                std::span<float* const> ys) override {
+        return next_ && next_->matvec(ws, x, ys);
+    }
+    void observe(std::span<const tensor::WeightView> ws, const float* x, int64_t rows) override {
+        if (sparse::is_head_product(ws, head_)) rows_.insert(rows_.end(), x, x + rows * head_.cols);
+        if (next_) next_->observe(ws, x, rows);
+    }
+    void clear() { rows_.clear(); }
+    int64_t count() const { return static_cast<int64_t>(rows_.size()) / head_.cols; }
+    const float* row(int64_t i) const { return rows_.data() + i * head_.cols; }
+
+private:
+    tensor::WeightView head_;
+    backend::MatvecHook* next_;
+    std::vector<float> rows_;
+};
+
+// The model's FFN for the curve: dense, or token by token through the exact path.
+class CurveFfn final : public model::FfnExecutor {
+public:
+    CurveFfn(model::FfnExecutor& dense, sparse::ExactSparseFfn& exact, int64_t n_embd, int64_t n_ff)
+        : dense_(dense), exact_(exact), n_embd_(n_embd), n_ff_(n_ff) {}
+    bool sparse = false;
+    int64_t active = 0, total = 0;
+    backend::MatvecHook* hook = nullptr;  // the model's products (the head's inputs)
+    backend::MatvecHook* matvec_hook() override { return hook; }
+    void run(int layer, const float* x, int64_t n, float* out) override;
+
+private:
+    model::FfnExecutor& dense_;
+    sparse::ExactSparseFfn& exact_;
+    int64_t n_embd_, n_ff_;
+};
+
+struct CurveAcc {
+    double nll = 0, kl = 0, agree = 0;
+    int64_t scored = 0, active = 0, total = 0;
+};
+
+class CurveMeter {
+public:
+    // head (may be null): the sparse passes' logits come from its preview,
+    // as the engine's decoded tokens do.
+    CurveMeter(model::Model& m, sparse::ExactSparseFfn& exact, sparse::SparseHead* head,
+               const std::vector<int32_t>& held, int64_t window, int32_t bos,
+               ProgressReporter& progress)
+        : m_(m),
+          head_(head),
+          head_rows_(m.output()),
+          exact_(exact),
+          held_(held),
+          W_(window),
+          bos_(bos),
+          progress_(progress),
+          ffn_(m.dense_ffn(), exact, m.config().n_embd, m.config().n_ff) {
+        if (head_) ffn_.hook = &head_rows_;
+    }
+
+    int64_t windows() const { return static_cast<int64_t>(held_.size()) / W_; }
+    double dense_ppl() const { return dense_.scored ? std::exp(dense_.nll / dense_.scored) : 0; }
+    int64_t scored() const { return dense_.scored; }
+
+    // One point per level (every window at every level).
+    std::vector<sparse::CurvePoint> measure(const std::vector<double>& levels, int64_t& step,
+                                            int64_t& steps);
+
+private:
+    model::Model& m_;
+    sparse::SparseHead* head_;
+    HeadRows head_rows_;
+    sparse::ExactSparseFfn& exact_;
+    const std::vector<int32_t>& held_;
+    int64_t W_;
+    int32_t bos_;
+    ProgressReporter& progress_;
+    CurveFfn ffn_;
+    CurveAcc dense_;
+};
+
+// The highest level within the bound below the first level beyond it
+// (ascending; noise above the first failure is not trusted); -1 if even the
+// lowest is beyond it.
+double recommend(const std::vector<sparse::CurvePoint>& curve, double bound);
+
+}  // namespace powerinfer::calibrate
