@@ -249,7 +249,8 @@ QVariantList SparseController::curve() const {
                                {QStringLiteral("delivered"), p.delivered},
                                {QStringLiteral("pplRise"), p.ppl_rise},
                                {QStringLiteral("meanKl"), p.mean_kl},
-                               {QStringLiteral("top1"), p.top1}});
+                               {QStringLiteral("top1"), p.top1},
+                               {QStringLiteral("speed"), p.speed}});
     return out;
 }
 

@@ -101,6 +101,7 @@ int run_sparse(const std::string& model, const std::string& sidecar,
     setup.tuning.head_candidates = head_candidates;
     if (v3) setup.options.input_products = m.decode_products();
     setup.options.head = m.output();
+    setup.options.file = file.get();
     std::string status;
     const auto t_build = Clock::now();
     auto hybrid =

@@ -184,7 +184,7 @@ Drawer {
             Knob {
                 key: "activation_sparsity"
                 label: qsTr("Activation sparsity (CPU)")
-                help: qsTr("Share of FFN neurons skipped per token by exact activity on the CPU; -1 = the sidecar's default, the level calibration measured and recommended. Higher is faster and less exact.")
+                help: qsTr("Share of FFN neurons skipped per token by exact activity on the CPU; -1 = the sidecar's default: the fastest level within the perplexity bound, timed on this machine when it calibrated. Higher skips more and is less exact; whether it is faster depends on the CPU (0 runs the dense FFN).")
                 defaultText: "-1"
                 from: -1; to: 0.9; stepSize: 0.05; decimals: 2
                 value: drawer.sparse.activationSparsity
@@ -226,6 +226,13 @@ Drawer {
                      ? qsTr("Recommended: %1 (perplexity %2).").arg(pct(drawer.sparse.recommendedSparsity, 0))
                        .arg(signedPct(at(drawer.sparse.recommendedSparsity, "pplRise")))
                      : qsTr("No level stays within the bound: dense is recommended."))
+                    + (drawer.sparse.defaultSparsity >= 0
+                       && drawer.sparse.defaultSparsity !== drawer.sparse.recommendedSparsity
+                       && at(drawer.sparse.defaultSparsity, "speed") > 0
+                     ? " " + qsTr("Default: %1, the fastest within it when calibrating (%2x dense).")
+                       .arg(pct(drawer.sparse.defaultSparsity, 0))
+                       .arg(at(drawer.sparse.defaultSparsity, "speed").toFixed(2))
+                     : "")
                     + " " + (current >= 0
                      ? qsTr("Now %1: perplexity %2, KL %3, top-1 %4.").arg(pct(current, 0))
                        .arg(signedPct(at(current, "pplRise"))).arg(at(current, "meanKl").toFixed(3))

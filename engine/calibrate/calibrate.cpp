@@ -674,7 +674,7 @@ CalibrationReport calibrate_model(const CalibrationOptions& opt) {
     }
 
     // The sparsity curve and the recommendation.
-    double recommended = -1;
+    double recommended = -1, fastest = -1;
     if (curve_windows > 0) {
         const auto tc = Clock::now();
         std::vector<model::FfnWeights> ffn;
@@ -716,6 +716,27 @@ CalibrationReport calibrate_model(const CalibrationOptions& opt) {
             }
         }
         recommended = recommend(curve, bound);
+        if (recommended >= 0 && opt.curve_speed) {
+            // Which of the levels within the bound decodes fastest here.
+            std::vector<double> timed;
+            for (const auto& p : curve)
+                if (p.level <= recommended) timed.push_back(p.level);
+            sparse::Sidecar probe = exact_sc;
+            probe.head_basis = head_basis;
+            const int64_t n = std::min<int64_t>(static_cast<int64_t>(held.size()), 48);
+            const auto ts = Clock::now();
+            const auto speed = decode_speed(m, pool, probe, timed,
+                                            std::span<const int32_t>(held.data(), n), 16, 3);
+            for (size_t k = 0, j = 0; k < curve.size() && j < timed.size(); ++k)
+                if (curve[k].level == timed[j]) curve[k].speed = static_cast<float>(speed[j++]);
+            fastest = fastest_within(curve, bound);
+            log(fmt("calibrate: decode timed at %.0f levels within the bound, %.1f s, on ",
+                    double(timed.size()), seconds_since(ts)) +
+                tensor::cpu_model() +
+                fmt(": the default is %.2f, the fastest (a higher level only where it decodes "
+                    "3 %% faster)",
+                    fastest));
+        }
         exact_sc.curve = curve;
         exact_sc.curve_bound = static_cast<float>(bound);
         exact_sc.curve_dense_ppl = static_cast<float>(meter.dense_ppl());
@@ -727,7 +748,7 @@ CalibrationReport calibrate_model(const CalibrationOptions& opt) {
         report.curve.dense_ppl = meter.dense_ppl();
         report.curve.tokens_scored = meter.scored();
         for (const auto& p : curve)
-            report.curve.points.push_back({p.level, p.delivered, p.ppl_rise, p.mean_kl, p.top1});
+            report.curve.points.push_back({p.level, p.delivered, p.ppl_rise, p.mean_kl, p.top1, p.speed});
         log(
             fmt("calibrate: sparsity curve on %.0f held-out tokens (%.0f windows of %.0f), dense "
                 "perplexity %.4f, %.1f s",
@@ -737,7 +758,8 @@ CalibrationReport calibrate_model(const CalibrationOptions& opt) {
             log(
                 fmt("calibrate:   level %.2f: delivered %.3f, perplexity %+.2f %%, KL %.4f, "
                     "top-1 %.3f",
-                    p.level, p.delivered, 100.0 * p.ppl_rise, p.mean_kl, p.top1));
+                    p.level, p.delivered, 100.0 * p.ppl_rise, p.mean_kl, p.top1) +
+                (p.speed > 0 ? fmt(", decode %.3fx dense", p.speed) : std::string()));
         if (recommended < 0)
             curve_note =
                 fmt("no level keeps the perplexity within +%.0f %%: sparse mode is not "
@@ -748,8 +770,9 @@ CalibrationReport calibrate_model(const CalibrationOptions& opt) {
     if (!curve_note.empty()) log("calibrate: " + curve_note);
     report.curve_note = curve_note;
     // The default follows the recommendation unless the target was chosen.
+    if (fastest < 0) fastest = recommended;
     const double default_level =
-        recommended >= 0 && (opt.default_to_recommended || auto_target) ? recommended : -1;
+        recommended >= 0 && (opt.default_to_recommended || auto_target) ? fastest : -1;
     report.curve.default_level = default_level >= 0 ? default_level : targets.front();
 
     const auto base_out =

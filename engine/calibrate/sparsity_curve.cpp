@@ -2,7 +2,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <chrono>
 #include <cstdio>
+
+#include "sparse/hybrid_ffn.h"
 
 namespace powerinfer::calibrate {
 namespace {
@@ -134,6 +137,71 @@ double recommend(const std::vector<sparse::CurvePoint>& curve, double bound) {
         best = p.level;
     }
     return best;
+}
+
+std::vector<double> decode_speed(model::Model& m, tensor::ThreadPool& pool,
+                                 const sparse::Sidecar& sidecar,
+                                 const std::vector<double>& levels,
+                                 std::span<const int32_t> tokens, int64_t n_decode, int rounds) {
+    const int64_t n_prompt = static_cast<int64_t>(tokens.size()) - n_decode;
+    std::vector<double> out(levels.size(), 0.0);
+    if (levels.empty() || n_prompt < 1 || n_decode < 1 || rounds < 1) return out;
+    std::vector<model::FfnWeights> ffn;
+    for (int64_t l = 0; l < m.config().n_layer; ++l)
+        ffn.push_back(m.ffn_weights(static_cast<int>(l)));
+    sparse::HybridOptions options;
+    options.head = m.output();
+    options.file = &m.file();
+    Tuning tuning;
+    sparse::HybridFfn sparse(pool, std::move(ffn), sidecar,
+                             backend::make_cpu_device({int64_t{1} << 40, pool.size(), false}),
+                             m.dense_ffn(), tuning, options);
+    std::vector<float> logits(static_cast<size_t>(m.config().n_vocab));
+    // Seconds for n decoded tokens (teacher-forced) after the prompt.
+    auto decode = [&](model::FfnExecutor* ffn_exec, int64_t n) {
+        m.set_ffn_executor(ffn_exec);
+        m.forward(tokens.data(), n_prompt, 0, 1, logits.data());
+        const auto t0 = std::chrono::steady_clock::now();
+        for (int64_t i = 0; i < n; ++i)
+            m.forward(tokens.data() + n_prompt + i, 1, n_prompt + i, 1, logits.data());
+        return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    };
+    auto at = [&](double level) {
+        tuning.activation_sparsity = level;
+        sparse.set_tuning(tuning);
+    };
+    // A warm-up pass: each level's copies are built the first time it runs.
+    decode(nullptr, 2);
+    for (double l : levels) {
+        at(l);
+        decode(&sparse, 2);
+    }
+    std::vector<std::vector<double>> ratios(levels.size());
+    for (int r = 0; r < rounds; ++r) {
+        const double dense = decode(nullptr, n_decode);
+        for (size_t k = 0; k < levels.size(); ++k) {
+            at(levels[k]);
+            ratios[k].push_back(dense / decode(&sparse, n_decode));
+        }
+    }
+    m.set_ffn_executor(nullptr);
+    for (size_t k = 0; k < levels.size(); ++k) {
+        auto& v = ratios[k];
+        std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2), v.end());
+        out[k] = v[v.size() / 2];
+    }
+    return out;
+}
+
+double fastest_within(const std::vector<sparse::CurvePoint>& curve, double bound, double margin) {
+    const double best_quality = recommend(curve, bound);
+    const sparse::CurvePoint* best = nullptr;
+    for (const auto& p : curve) {
+        if (p.level > best_quality) break;
+        if (p.speed <= 0) continue;
+        if (!best || p.speed > best->speed * (1 + margin)) best = &p;
+    }
+    return best ? best->level : best_quality;
 }
 
 }  // namespace powerinfer::calibrate

@@ -21,6 +21,7 @@
 #include "sparse/exact_ffn.h"
 #include "sparse/sidecar.h"
 #include "sparse/sparse_head.h"
+#include "tensor/thread_pool.h"
 
 namespace powerinfer::calibrate {
 
@@ -110,6 +111,22 @@ private:
     CurveFfn ffn_;
     CurveAcc dense_;
 };
+
+// Decode speed of what the engine runs on this CPU (sparse::HybridFfn from
+// the sidecar being made: level 0 the dense FFN, the head from its preview)
+// at each level, against dense decode (the dense FFN and head), paired per
+// round and the median of `rounds` rounds: each round decodes `n_decode`
+// of `tokens` after the ones before them, dense first, then each level.
+std::vector<double> decode_speed(model::Model& m, tensor::ThreadPool& pool,
+                                 const sparse::Sidecar& sidecar,
+                                 const std::vector<double>& levels,
+                                 std::span<const int32_t> tokens, int64_t n_decode, int rounds);
+
+// The level to run by default: among the timed points within the bound
+// (speed > 0), ascending, a higher level only where it decodes more than
+// `margin` faster than the one chosen so far; without timings, recommend().
+double fastest_within(const std::vector<sparse::CurvePoint>& curve, double bound,
+                      double margin = 0.03);
 
 // The highest level within the bound below the first level beyond it
 // (ascending; noise above the first failure is not trusted); -1 if even the

@@ -1,4 +1,7 @@
 // Synthetic model generation and calibration end to end on a tiny model.
+// (before Qt, whose emit macro the calibration progress reporter's method meets)
+#include "calibrate/sparsity_curve.h"
+
 #include <QtTest/QtTest>
 #include <fstream>
 #include <numeric>
@@ -115,6 +118,14 @@ private slots:
         calibrate::write_synthetic_model(path("other.gguf"), other);
         const auto of = gguf::GgufFile::open(path("other.gguf"));
         QVERIFY(sparse::model_hash(*of) != sc.model_hash);
+        // The hash reads its samples from the file; the same bytes in memory
+        // (sampled through the image) give the same hash.
+        {
+            std::ifstream in(path("other.gguf"), std::ios::binary);
+            const std::vector<uint8_t> image((std::istreambuf_iterator<char>(in)), {});
+            QCOMPARE(sparse::model_hash(*gguf::GgufFile::from_memory(image)),
+                     sparse::model_hash(*of));
+        }
         tensor::ThreadPool pool(1);
         model::Model m(
             std::shared_ptr<const gguf::GgufFile>(gguf::GgufFile::open(path("other.gguf"))), pool,
@@ -194,6 +205,28 @@ private slots:
     // than SmolLM2 (SwiGLU) at every level (mean KL). Which level each model is recommended is only
     // as good as its held-out text: 63 tokens are too few to rank the two models by perplexity (the
     // default, 1016 tokens, gives SmolLM2 0.45 and Gemma 3 0.40; docs/benchmarks.md).
+    // The default level from a timed curve: within the bound, a higher level
+    // only where it decodes more than 3 % faster than the one chosen; without
+    // timings the highest level within the bound.
+    void defaultIsTheFastestWithinTheBound() {
+        using P = sparse::CurvePoint;
+        std::vector<P> c = {{0.0f, 0, 0.000f, 0, 1, 1.15f},
+                            {0.2f, 0.2f, 0.004f, 0, 1, 1.03f},
+                            {0.3f, 0.3f, 0.010f, 0, 1, 1.17f},  // within 3 % of 1.15
+                            {0.4f, 0.4f, 0.018f, 0, 1, 1.20f},  // 4.3 % faster
+                            {0.5f, 0.5f, 0.030f, 0, 1, 0.0f}};  // beyond the bound
+        QCOMPARE(calibrate::recommend(c, 0.02), double(0.4f));
+        QCOMPARE(calibrate::fastest_within(c, 0.02), double(0.4f));
+        c[3].speed = 1.18f;  // only 2.6 % faster: the lower level stays
+        QCOMPARE(calibrate::fastest_within(c, 0.02), 0.0);
+        c[0].speed = 0.9f;  // level 0 slower: the first that is faster by 3 %
+        QCOMPARE(calibrate::fastest_within(c, 0.02), double(0.3f));
+        for (P& p : c) p.speed = 0;  // not timed: the recommendation
+        QCOMPARE(calibrate::fastest_within(c, 0.02), double(0.4f));
+        c[0].ppl_rise = 0.05f;  // nothing within the bound
+        QCOMPARE(calibrate::fastest_within(c, 0.02), -1.0);
+    }
+
     void recommendedLevelOnRealModels() {
         const QString smol = qEnvironmentVariable("POWERINFER_MODEL");
         const QString gemma = qEnvironmentVariable("POWERINFER_GEMMA_MODEL");
@@ -222,17 +255,19 @@ private slots:
             const SparsityCurve& c = r.curve;
             QString table;
             for (const auto& p : c.points)
-                table += QString("  level %1: delivered %2, rise %3 %, KL %4, top-1 %5\n")
+                table += QString("  level %1: delivered %2, rise %3 %, KL %4, top-1 %5, decode %6x\n")
                              .arg(p.level, 0, 'f', 2)
                              .arg(p.delivered, 0, 'f', 3)
                              .arg(100 * p.ppl_rise, 0, 'f', 2)
                              .arg(p.mean_kl, 0, 'f', 4)
-                             .arg(p.top1, 0, 'f', 3);
+                             .arg(p.top1, 0, 'f', 3)
+                             .arg(p.speed, 0, 'f', 3);
             qInfo("%s: recommended %.2f (%.1f s for the curve)\n%s", qPrintable(model),
                   c.recommended, r.curve_seconds, qPrintable(table));
             QCOMPARE(int64_t(c.points.size()), int64_t(2));
             QCOMPARE(c.tokens_scored, int64_t(63));  // a quarter of 512, the second half scored
-            // The highest level within the bound, below the first beyond it.
+            // The highest level within the bound, below the first beyond it;
+            // decoding timed at exactly the levels up to it.
             double want = -1;
             for (const auto& p : c.points) {
                 QVERIFY(p.delivered > 0 && std::fabs(p.delivered - p.level) < 0.03);
@@ -241,11 +276,22 @@ private slots:
             }
             QCOMPARE(c.recommended, want);
             QVERIFY2(c.recommended >= 0, qPrintable(table));
-            QCOMPARE(c.default_level, c.recommended);
+            std::vector<sparse::CurvePoint> timed;
+            for (const auto& p : c.points) {
+                QVERIFY2((p.speed > 0) == (p.level <= c.recommended), qPrintable(table));
+                // (a sparse decode within 3x of dense either way: a real timing)
+                if (p.speed > 0) QVERIFY2(p.speed > 0.33 && p.speed < 3, qPrintable(table));
+                timed.push_back({float(p.level), float(p.delivered), float(p.ppl_rise),
+                                 float(p.mean_kl), float(p.top1), float(p.speed)});
+            }
+            // The default: the fastest of them (3 % for each step up).
+            QCOMPARE(c.default_level, calibrate::fastest_within(timed, c.bound));
             const auto f = gguf::GgufFile::open(o.model_path);
             const auto sc = sparse::read_sidecar(o.output_path, sparse::model_hash(*f));
             QCOMPARE(sc.recommended_sparsity, float(c.recommended));
-            QCOMPARE(sc.default_sparsity, float(c.recommended));
+            QCOMPARE(sc.default_sparsity, float(c.default_level));
+            for (size_t k = 0; k < sc.curve.size(); ++k)
+                QCOMPARE(sc.curve[k].speed, float(c.points[k].speed));
             QCOMPARE(sc.target_sparsity, float(c.recommended));
             QCOMPARE(sc.curve.size(), c.points.size());
             // The head preview's basis: a fifth of the width, in Q8_0 blocks.
@@ -281,7 +327,7 @@ private slots:
                 evaluate_perplexity(*engine, tokenize_corpus(*engine, text), po);
             qInfo("engine at its default: delivered %.3f, perplexity %.4f vs dense %.4f",
                   pr.delivered_sparsity, pr.ppl, pr.dense_ppl);
-            QVERIFY(std::fabs(pr.delivered_sparsity - c.recommended) <= 0.02);
+            QVERIFY(std::fabs(pr.delivered_sparsity - c.default_level) <= 0.02);
             if (po.compare_dense) QVERIFY(pr.ppl <= pr.dense_ppl * (1 + c.bound));
         }
         qInfo("recommended: SmolLM2 %.2f, Gemma 3 %.2f (on 63 held-out tokens)", recommended[0],

@@ -222,6 +222,7 @@ std::unique_ptr<LocalEngine> LocalEngine::load(const LoadOptions& options) {
         if (!device.device || device.device->memory().simulated) {
             if (options.sparse_engine == 3) setup.options.input_products = e->model_->decode_products();
             setup.options.head = e->model_->output();
+            setup.options.file = &e->model_->file();
         }
         setup.device = std::move(device.device);
         e->sparse_ = sparse::make_hybrid_ffn(*e->pool_, std::move(ffn), e->model_->dense_ffn(),

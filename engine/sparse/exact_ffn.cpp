@@ -40,8 +40,12 @@ std::vector<double> col_norms2(const tensor::WeightView& w) {
 }  // namespace
 
 ExactSparseFfn::ExactSparseFfn(tensor::ThreadPool& pool,
-                               const std::vector<model::FfnWeights>& layers, const Sidecar& sc)
-    : pool_(pool), levels_(sc.exact_levels), act_(sc.activation) {
+                               const std::vector<model::FfnWeights>& layers, const Sidecar& sc,
+                               ReleaseRows release_rows)
+    : pool_(pool),
+      release_rows_(std::move(release_rows)),
+      levels_(sc.exact_levels),
+      act_(sc.activation) {
     if (static_cast<int64_t>(layers.size()) != sc.n_layer || layers.empty() ||
         layers[0].gate.rows != sc.n_ff || layers[0].gate.cols != sc.n_embd)
         throw SidecarError(
@@ -51,23 +55,14 @@ ExactSparseFfn::ExactSparseFfn(tensor::ThreadPool& pool,
         const LayerStats& ls = sc.layers[l];
         Layer L;
         L.w = layers[l];
-        const auto dn = col_norms2(L.w.down);
-        L.down_norm.resize(dn.size());
-        for (size_t i = 0; i < dn.size(); ++i)
-            L.down_norm[i] = static_cast<float>(std::sqrt(dn[i]));
-        if (tensor::neuron_major_supported(L.w.down))
-            L.down = tensor::make_neuron_major_down(L.w.down);
-        if (ls.up_scale.size() == static_cast<size_t>(sc.n_ff)) {
-            L.up_factor.resize(ls.up_scale.size());
-            for (size_t i = 0; i < ls.up_scale.size(); ++i)
-                L.up_factor[i] = ls.up_scale[i] * L.down_norm[i];
-        } else if (ls.up_bound > 0) {
-            const auto un = row_norms2(L.w.up);
-            L.up_factor.resize(un.size());
-            for (size_t i = 0; i < un.size(); ++i)
-                L.up_factor[i] =
-                    static_cast<float>(ls.up_bound * std::sqrt(un[i])) * L.down_norm[i];
+        L.up_scale = ls.up_scale;
+        L.up_bound = ls.up_bound;
+        if (tensor::neuron_major_supported(L.w.down)) {
+            // The copy's size with fp16 scales (fp32 where fp16 is not exact).
+            const int64_t n_out = L.w.down.rows, n_ff = L.w.down.cols;
+            planned_bytes_ += n_ff * n_out / 2 + 2 * (n_ff / 32) * n_out * 2;
         }
+        planned_bytes_ += 2 * L.w.down.cols * static_cast<int64_t>(sizeof(float));
         L.thresholds = ls.exact_thresholds;
         L.calibrated = ls.threshold;
         L.t = ls.threshold;
@@ -79,6 +74,31 @@ ExactSparseFfn::ExactSparseFfn(tensor::ThreadPool& pool,
         note_ =
             "the sidecar has no exact-activity levels (made by an older powerinfer-calibrate): "
             "the sparsity level is fixed at its calibrated target; recalibrate to tune it";
+}
+
+// A layer's norms, up bounds and neuron-major down copy, built the first time
+// the layer runs sparse: level 0 (the dense executor) never needs them, and
+// neither their RAM nor the down rows they are read from stay resident then.
+void ExactSparseFfn::prepare(Layer& L) {
+    const auto dn = col_norms2(L.w.down);
+    L.down_norm.resize(dn.size());
+    for (size_t i = 0; i < dn.size(); ++i) L.down_norm[i] = static_cast<float>(std::sqrt(dn[i]));
+    if (tensor::neuron_major_supported(L.w.down)) L.down = tensor::make_neuron_major_down(L.w.down);
+    if (L.up_scale.size() == L.down_norm.size()) {
+        L.up_factor.resize(L.up_scale.size());
+        for (size_t i = 0; i < L.up_scale.size(); ++i)
+            L.up_factor[i] = L.up_scale[i] * L.down_norm[i];
+    } else if (L.up_bound > 0) {
+        const auto un = row_norms2(L.w.up);
+        L.up_factor.resize(un.size());
+        for (size_t i = 0; i < un.size(); ++i)
+            L.up_factor[i] = static_cast<float>(L.up_bound * std::sqrt(un[i])) * L.down_norm[i];
+    }
+    L.up_scale = {};
+    if (release_rows_) release_rows_(L.w);
+    built_bytes_ += static_cast<int64_t>(L.down.bytes() +
+                                         (L.down_norm.size() + L.up_factor.size()) * sizeof(float));
+    L.prepared = true;
 }
 
 double ExactSparseFfn::effective_level() const {
@@ -162,6 +182,7 @@ void ExactSparseFfn::run_block(Layer& L, Block& B, int64_t n0, int64_t n1, float
 
 ExactCounts ExactSparseFfn::run(int layer, const float* x, float* out) {
     Layer& L = layers_.at(static_cast<size_t>(layer));
+    if (!L.prepared) prepare(L);
     const int64_t n_ff = L.w.gate.rows, n_embd = L.w.gate.cols;
     tensor::quantize_activations(L.w.gate.type, x, n_embd, xq_);
     xq_up_used_ = &xq_;
@@ -209,17 +230,9 @@ ExactCounts ExactSparseFfn::run(int layer, const float* x, float* out) {
     return c;
 }
 
-int64_t ExactSparseFfn::extra_bytes() const {
-    int64_t b = 0;
-    for (const Layer& L : layers_)
-        b += static_cast<int64_t>(L.down.bytes() +
-                                  (L.down_norm.size() + L.up_factor.size()) * sizeof(float));
-    return b;
-}
-
 int64_t ExactSparseFfn::dense_down_layers() const {
     int64_t n = 0;
-    for (const Layer& L : layers_) n += L.down.empty();
+    for (const Layer& L : layers_) n += !tensor::neuron_major_supported(L.w.down);
     return n;
 }
 

@@ -18,7 +18,9 @@
 // the thread count nor on timing.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -39,9 +41,13 @@ struct ExactCounts {
 
 class ExactSparseFfn {
 public:
+    // Called with a layer's weights once its copies are built from the
+    // down (and up) rows: where the dense path reads panels, those mapped
+    // rows can leave the resident set again.
+    using ReleaseRows = std::function<void(const model::FfnWeights&)>;
     // Throws EngineError if the sidecar's shapes do not match the weights.
     ExactSparseFfn(tensor::ThreadPool& pool, const std::vector<model::FfnWeights>& layers,
-                   const Sidecar& sidecar);
+                   const Sidecar& sidecar, ReleaseRows release_rows = {});
 
     // The sparsity level to run at: < 0 = the sidecar's default (its
     // default_sparsity, the measured recommendation, where it has one; else
@@ -61,8 +67,11 @@ public:
     // out[n_embd] = FFN(x) for one token of layer `layer`.
     ExactCounts run(int layer, const float* x, float* out);
 
-    // RAM this executor adds to the model (neuron-major down copies, norms).
-    int64_t extra_bytes() const;
+    // RAM this executor has added to the model (neuron-major down copies,
+    // norms): a layer's are built the first time it runs, so at level 0
+    // none; planned_bytes() is about what all of them take.
+    int64_t extra_bytes() const { return built_bytes_.load(std::memory_order_relaxed); }
+    int64_t planned_bytes() const { return planned_bytes_; }
     // Layers whose down matrix has no neuron-major copy (unsupported type):
     // their down product runs dense over the masked h.
     int64_t dense_down_layers() const;
@@ -77,6 +86,9 @@ private:
         std::vector<float> thresholds;  // per exact level; empty: only `calibrated`
         float calibrated = 0;
         float t = 0;  // current threshold
+        std::vector<float> up_scale;  // the sidecar's, until prepared
+        float up_bound = 0;
+        bool prepared = false;  // down_norm, down, up_factor built
     };
     // A fixed slice of a layer's neurons: the subset FFN's hidden half over
     // it (its scratch grown once) and its active set prepared for the down
@@ -87,9 +99,13 @@ private:
     };
     static constexpr int64_t kBlocks = 8;
     void run_block(Layer& L, Block& B, int64_t n0, int64_t n1, float xn);
+    void prepare(Layer& L);
 
     tensor::ThreadPool& pool_;
     std::vector<Layer> layers_;
+    ReleaseRows release_rows_;
+    std::atomic<int64_t> built_bytes_{0};
+    int64_t planned_bytes_ = 0;
     std::vector<Block> blocks_;
     const tensor::QuantizedVector* xq_up_used_ = nullptr;
     std::vector<float> levels_;

@@ -60,8 +60,17 @@ HybridFfn::HybridFfn(tensor::ThreadPool& pool, std::vector<model::FfnWeights> la
             input_ = std::make_unique<InputSparsity>(pool_, opt_.input_products);
             if (sidecar_.input_thresholds.size() == opt_.input_products.size())
                 input_->set_thresholds(sidecar_.input_levels, sidecar_.input_thresholds);
-        } else
-            exact_ = std::make_unique<ExactSparseFfn>(pool_, weights_, sidecar_);
+        } else {
+            ExactSparseFfn::ReleaseRows release;
+            if (opt_.file)
+                release = [file = opt_.file](const model::FfnWeights& w) {
+                    for (const tensor::WeightView* v : {&w.down, &w.up})
+                        if (v->panels)
+                            file->release_pages(v->data,
+                                                static_cast<size_t>(v->row_bytes) * v->rows);
+                };
+            exact_ = std::make_unique<ExactSparseFfn>(pool_, weights_, sidecar_, std::move(release));
+        }
         if (opt_.head.data && !sidecar_.head_basis.empty())
             head_ = std::make_unique<SparseHead>(pool_, opt_.head, sidecar_.head_basis);
         for (int64_t l = 0; l < nl; ++l) layers_.push_back(std::make_unique<LayerState>());
@@ -637,7 +646,7 @@ SparsityCurve HybridFfn::sparsity_curve() const {
         return c;
     }
     for (const CurvePoint& p : sidecar_.curve)
-        c.points.push_back({p.level, p.delivered, p.ppl_rise, p.mean_kl, p.top1});
+        c.points.push_back({p.level, p.delivered, p.ppl_rise, p.mean_kl, p.top1, p.speed});
     c.bound = sidecar_.curve_bound;
     c.recommended = sidecar_.recommended_sparsity;
     // The default follows the sidecar only on the exact path (a GPU split
@@ -685,12 +694,19 @@ std::string HybridFfn::status_without_head() const {
     if (exact_) {
         char buf[256];
         const double level = exact_->effective_level();
+        const int64_t built = exact_->extra_bytes();
         std::snprintf(buf, sizeof buf,
                       "sparse: CPU, exact activity at %.0f%% target sparsity (calibrated %.0f%%), "
                       "+%.0f MB RAM",
-                      100.0 * level, 100.0 * sidecar_.target_sparsity,
-                      double(exact_->extra_bytes()) / 1e6);
+                      100.0 * level, 100.0 * sidecar_.target_sparsity, double(built) / 1e6);
         std::string out = buf;
+        if (built == 0) {
+            std::snprintf(buf, sizeof buf, " (its down copies, about %.0f MB, are built %s)",
+                          double(exact_->planned_bytes()) / 1e6,
+                          level > 0 ? "as the first token runs"
+                                    : "when a level above 0 first runs");
+            out += buf;
+        }
         if (sidecar_.recommended_sparsity >= 0) {
             // The measured curve's verdict, and whether the default follows it.
             std::snprintf(
@@ -698,8 +714,24 @@ std::string HybridFfn::status_without_head() const {
                 "; recommended %.0f%% (measured: perplexity within +%.0f%% on "
                 "held-out text)%s",
                 100.0 * sidecar_.recommended_sparsity, 100.0 * sidecar_.curve_bound,
-                exact_->level() < 0 && sidecar_.default_sparsity >= 0 ? ", the default" : "");
+                exact_->level() < 0 && sidecar_.default_sparsity == sidecar_.recommended_sparsity
+                    ? ", the default"
+                    : "");
             out += buf;
+            const CurvePoint* fast = nullptr;
+            const CurvePoint* rec = nullptr;
+            for (const CurvePoint& p : sidecar_.curve) {
+                if (p.level == sidecar_.default_sparsity) fast = &p;
+                if (p.level == sidecar_.recommended_sparsity) rec = &p;
+            }
+            if (exact_->level() < 0 && fast && rec && fast != rec && fast->speed > 0) {
+                // The timed default: a lower level decodes faster here.
+                std::snprintf(buf, sizeof buf,
+                              "; the default %.0f%% decodes fastest within it on the CPU that "
+                              "calibrated (%.2fx dense, %.2fx at %.0f%%)",
+                              100.0 * fast->level, fast->speed, rec->speed, 100.0 * rec->level);
+                out += buf;
+            }
         }
         if (exact_->dense_down_layers() > 0)
             out += "; " + std::to_string(exact_->dense_down_layers()) +

@@ -74,6 +74,10 @@ struct HybridOptions {
     // a head basis, decoded tokens' logits come from the low-rank preview
     // and the likely rows only (sparse/sparse_head.h; CPU path).
     tensor::WeightView head;
+    // The file the weights are mapped from (null: none): v2's copies are
+    // built from mapped rows that the dense path, reading panels, had
+    // released; with it they are released again once read.
+    const gguf::GgufFile* file = nullptr;
     uint64_t seed = 1234;
 };
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <fstream>
 #include <numeric>
 
 #include "gguf/gguf.h"
@@ -138,7 +139,25 @@ std::vector<float> zipf_activity(int64_t n, double s, double active_fraction) {
 
 std::string model_hash(const gguf::GgufFile& model) {
     constexpr uint64_t kSample = 4096, kStride = uint64_t{1} << 20;
+    // The samples come from the file by reads, not through the mapping: a
+    // touched page of the mapping stays resident with the kernel's fault-around
+    // neighbours (about 64 KB per sample, 30 MB on a 0.5B model), pages the
+    // dense path released after packing its panels. Same bytes either way.
+    std::ifstream in;
+    if (!model.path().empty()) in.open(model.path(), std::ios::binary);
+    std::vector<char> buf(kSample);
     Hasher h;
+    auto sample = [&](const gguf::TensorInfo& t, uint64_t off, uint64_t len) {
+        if (in.is_open()) {
+            in.seekg(static_cast<std::streamoff>(model.data_offset() + t.offset + off));
+            if (in.read(buf.data(), static_cast<std::streamsize>(len))) {
+                h.bytes(reinterpret_cast<const uint8_t*>(buf.data()), static_cast<size_t>(len));
+                return;
+            }
+            in.close();  // unreadable now: the mapping from here on
+        }
+        h.bytes(t.data + off, static_cast<size_t>(len));
+    };
     h.u64(model.file_size());
     for (const auto& t : model.tensors()) {
         h.str(t.name);
@@ -146,10 +165,8 @@ std::string model_hash(const gguf::GgufFile& model) {
         for (uint64_t d : t.shape) h.u64(d);
         h.u64(t.offset);
         const uint64_t n = t.n_bytes;
-        for (uint64_t off = 0; off < n; off += kStride) {
-            h.bytes(t.data + off, static_cast<size_t>(std::min(kSample, n - off)));
-        }
-        if (n > kSample) h.bytes(t.data + (n - kSample), kSample);
+        for (uint64_t off = 0; off < n; off += kStride) sample(t, off, std::min(kSample, n - off));
+        if (n > kSample) sample(t, n - kSample, kSample);
     }
     static const char* digits = "0123456789abcdef";
     const uint64_t x = h.finish();
@@ -208,14 +225,18 @@ void write_sidecar(const std::filesystem::path& path, const Sidecar& s) {
         w.set("powerinfer.input_thresholds", f32_array(all));
     }
     if (!s.curve.empty()) {
-        std::vector<float> lv, dl, pr, kl, t1;
+        std::vector<float> lv, dl, pr, kl, t1, sp;
+        bool timed = false;
         for (const CurvePoint& p : s.curve) {
             lv.push_back(p.level);
             dl.push_back(p.delivered);
             pr.push_back(p.ppl_rise);
             kl.push_back(p.mean_kl);
             t1.push_back(p.top1);
+            sp.push_back(p.speed);
+            timed = timed || p.speed > 0;
         }
+        if (timed) w.set("powerinfer.curve.speed", f32_array(sp));
         w.set("powerinfer.curve.level", f32_array(lv));
         w.set("powerinfer.curve.delivered", f32_array(dl));
         w.set("powerinfer.curve.ppl_rise", f32_array(pr));
@@ -346,22 +367,25 @@ Sidecar read_sidecar(const std::filesystem::path& path, const std::string& expec
         }
     }
     {
-        // The measured curve: five arrays of one length, levels ascending.
+        // The measured curve: five arrays of one length, levels ascending
+        // (and the decode speeds, where timed: a sixth).
         const auto lv = f->get_float_array("powerinfer.curve.level");
+        const auto sp = f->get_float_array("powerinfer.curve.speed");
         const auto dl = f->get_float_array("powerinfer.curve.delivered");
         const auto pr = f->get_float_array("powerinfer.curve.ppl_rise");
         const auto kl = f->get_float_array("powerinfer.curve.mean_kl");
         const auto t1 = f->get_float_array("powerinfer.curve.top1");
         if (dl.size() != lv.size() || pr.size() != lv.size() || kl.size() != lv.size() ||
-            t1.size() != lv.size())
+            t1.size() != lv.size() || (!sp.empty() && sp.size() != lv.size()))
             refuse(path, "sparsity-curve arrays differ in length");
         for (size_t k = 0; k < lv.size(); ++k) {
             const bool ok = std::isfinite(lv[k]) && lv[k] >= 0 && lv[k] < 1 &&
                             (k == 0 || lv[k] > lv[k - 1]) && std::isfinite(dl[k]) &&
                             std::isfinite(pr[k]) && pr[k] > -1 && std::isfinite(kl[k]) &&
-                            std::isfinite(t1[k]) && t1[k] >= 0 && t1[k] <= 1;
+                            std::isfinite(t1[k]) && t1[k] >= 0 && t1[k] <= 1 &&
+                            (sp.empty() || (std::isfinite(sp[k]) && sp[k] >= 0));
             if (!ok) refuse(path, "the sparsity curve is invalid");
-            s.curve.push_back({lv[k], dl[k], pr[k], kl[k], t1[k]});
+            s.curve.push_back({lv[k], dl[k], pr[k], kl[k], t1[k], sp.empty() ? 0.0f : sp[k]});
         }
         s.curve_bound = static_cast<float>(f->get_float("powerinfer.curve.bound").value_or(0));
         s.curve_dense_ppl =

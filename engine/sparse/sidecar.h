@@ -14,10 +14,12 @@
 //   f32[n_layer * K], powerinfer.up_bound f32[n_layer] (exact CPU activity)
 //   optional: the measured sparsity curve (held-out perplexity per level):
 //   powerinfer.curve.level / .delivered / .ppl_rise / .mean_kl / .top1 f32[P],
-//   powerinfer.curve.bound f32, .dense_ppl f32, .tokens u64,
+//   powerinfer.curve.bound f32, .dense_ppl f32, .tokens u64, optional
+//   .speed f32[P] (decode against dense on the calibrating CPU, 0: untimed),
 //   powerinfer.recommended_sparsity f32 (the highest level within the bound),
 //   powerinfer.default_sparsity f32 (what activation_sparsity -1 runs at on
-//   the exact path; absent: the target's threshold)
+//   the exact path: the fastest timed level within the bound; absent: the
+//   target's threshold)
 //   optional: powerinfer.input_levels f32[L], powerinfer.input_thresholds
 //   f32[P * L] (sparse engine v3: per one-token product, its criterion's
 //   quantiles; P products in Model::decode_products() order)
@@ -95,6 +97,10 @@ struct CurvePoint {
     float ppl_rise = 0;   // perplexity / dense perplexity - 1
     float mean_kl = 0;    // mean KL(dense || sparse) per scored token
     float top1 = 0;       // argmax agreement with dense
+    // Decode tok/s of the engine's CPU path at this level against dense
+    // decode, on the CPU that calibrated (0: not timed; calibration times
+    // the levels within the bound).
+    float speed = 0;
 };
 
 struct Sidecar {

@@ -405,6 +405,12 @@ private slots:
         s.recommended_sparsity = 0.5f;
         s.default_sparsity = 0.5f;
         write_sidecar(path, s);
+        const Sidecar untimed = read_sidecar(path, s.model_hash);
+        for (const auto& p : untimed.curve) QCOMPARE(p.speed, 0.0f);
+        s.curve[0].speed = 1.15f;  // timed up to the recommendation
+        s.curve[1].speed = 0.97f;
+        s.curve[2].speed = 1.02f;
+        write_sidecar(path, s);
         const Sidecar r = read_sidecar(path, s.model_hash);
         QCOMPARE(r.curve.size(), s.curve.size());
         for (size_t i = 0; i < s.curve.size(); ++i) {
@@ -413,6 +419,7 @@ private slots:
             QCOMPARE(r.curve[i].ppl_rise, s.curve[i].ppl_rise);
             QCOMPARE(r.curve[i].mean_kl, s.curve[i].mean_kl);
             QCOMPARE(r.curve[i].top1, s.curve[i].top1);
+            QCOMPARE(r.curve[i].speed, s.curve[i].speed);
         }
         QCOMPARE(r.curve_bound, 0.02f);
         QCOMPARE(r.curve_dense_ppl, 36.16f);
@@ -425,6 +432,9 @@ private slots:
         Weights w = make_weights(GgmlType::Q4_0, 3);
         tensor::ThreadPool pool(1);
         ExactSparseFfn exact(pool, w.views, r);
+        // The down copies are built as a layer first runs, not at load.
+        QCOMPARE(exact.extra_bytes(), int64_t(0));
+        QVERIFY(exact.planned_bytes() > 0);
         exact.set_level(-1);
         QCOMPARE(exact.effective_level(), 0.5);
         QCOMPARE(exact.default_level(), 0.5);
@@ -436,7 +446,17 @@ private slots:
         int64_t want = 0;
         masked_reference(w.views[0], x.data(), 0.02, want);
         QVERIFY(std::llabs(exact.run(0, x.data(), y.data()).active - want) <= 2);
+        QVERIFY(exact.extra_bytes() > 0);
+        QVERIFY2(exact.extra_bytes() <= exact.planned_bytes(),
+                 qPrintable(QString("%1 built, %2 planned")
+                                .arg(exact.extra_bytes())
+                                .arg(exact.planned_bytes())));
 
+        // A negative speed: refused.
+        s.curve[1].speed = -1.0f;
+        write_sidecar(path, s);
+        QVERIFY_THROWS_EXCEPTION(SidecarError, read_sidecar(path));
+        s.curve[1].speed = 0.97f;
         // Levels out of order: refused.
         s.curve[1].level = 0.7f;
         write_sidecar(path, s);

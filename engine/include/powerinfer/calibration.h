@@ -87,6 +87,13 @@ struct CalibrationOptions {
     // The sidecar's default (activation_sparsity -1) is the recommendation;
     // false: the target's threshold (an explicit choice).
     bool default_to_recommended = true;
+    // Time decoding at the curve's levels within the bound on this CPU
+    // (what the engine runs there: the head's preview included) and make the
+    // fastest the default; a higher level only where it decodes more than
+    // 3 % faster (where the kernels are compute-bound, skipping neurons can
+    // cost more than it saves). A few seconds. false: the default is the
+    // recommendation, as without a curve.
+    bool curve_speed = true;
     uint64_t seed = 42;
     std::function<void(const std::string&)> log;  // progress lines (stderr in the tool)
     // Called at every step (each corpus window, each layer and target, before

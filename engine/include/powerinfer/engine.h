@@ -224,12 +224,14 @@ struct SparsityCurvePoint {
     double level = 0, delivered = 0;  // asked for / delivered sparsity
     double ppl_rise = 0;              // perplexity / dense perplexity - 1
     double mean_kl = 0, top1 = 0;     // KL(dense || sparse), argmax agreement
+    double speed = 0;  // decode against dense on the calibrating CPU (0: not timed)
 };
 struct SparsityCurve {
     std::vector<SparsityCurvePoint> points;  // ascending levels; empty: not measured
     double bound = 0;                        // the perplexity-rise bound (0.02)
     double recommended = -1;                 // the highest level within it (-1: none)
-    // What activation_sparsity -1 runs at (-1: the calibrated target).
+    // What activation_sparsity -1 runs at (-1: the calibrated target): the
+    // fastest timed level within the bound, else the recommendation.
     double default_level = -1;
     double dense_ppl = 0;
     int64_t tokens_scored = 0;  // per level
