@@ -35,22 +35,26 @@ TestCase {
         const box = findChild(drawer, "sparsityCurve")
         const canvas = findChild(drawer, "curveCanvas")
         verify(box.visible)
-        compare(testController.sparse.curve.length, 6)
-        compare(testController.sparse.recommendedSparsity, 0.5)
-        // -1 (the default): the current point is the recommended level.
+        compare(testController.sparse.curve.length, 7)
+        compare(testController.sparse.recommendedSparsity, 0.45)
+        // -1 (the default): the current point is the default level, here 0,
+        // which decoded fastest when the sidecar was calibrated.
         compare(testController.sparse.activationSparsity, -1)
-        compare(testController.sparse.currentSparsity, 0.5)
-        tryCompare(canvas, "drawnPoints", 6, 3000)
+        compare(testController.sparse.defaultSparsity, 0)
+        compare(testController.sparse.currentSparsity, 0)
+        tryCompare(canvas, "drawnPoints", 7, 3000)
         verify(canvas.currentX > 0)
         const summary = findChild(drawer, "curveSummary")
-        verify(summary.text.indexOf("Recommended: 50 %") >= 0, summary.text)
-        verify(summary.text.indexOf("+1.3 %") >= 0, summary.text)
+        verify(summary.text.indexOf("Recommended: 45 %") >= 0, summary.text)
+        verify(summary.text.indexOf("+1.1 %") >= 0, summary.text)
+        verify(summary.text.indexOf("Default: 0 %, the fastest within it when calibrating (1.03x dense)") >= 0,
+               summary.text)
 
         // The knob moves the current point along the curve.
-        const x50 = canvas.currentX
+        const x0 = canvas.currentX
         testController.sparse.setValue("activation_sparsity", 0.2)
         compare(testController.sparse.currentSparsity, 0.2)
-        tryVerify(() => canvas.currentX > 0 && canvas.currentX < x50 - 10, 3000)
+        tryVerify(() => canvas.currentX > x0 + 10, 3000)
         verify(summary.text.indexOf("Now 20 %") >= 0, summary.text)
 
         // A measured speed joins the curve.
@@ -63,7 +67,7 @@ TestCase {
         testController.compareWithDense()
         tryCompare(testController.sparse, "comparing", false, 10000)
         tryVerify(() => testController.sparse.speedPoints.length === 1, 10000)
-        compare(testController.sparse.speedPoints[0].level, 0.5)
+        compare(testController.sparse.speedPoints[0].level, 0)
         tryCompare(canvas, "drawnSpeeds", 1, 3000)
     }
 
