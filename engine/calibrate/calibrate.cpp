@@ -725,8 +725,15 @@ CalibrationReport calibrate_model(const CalibrationOptions& opt) {
             probe.head_basis = head_basis;
             const int64_t n = std::min<int64_t>(static_cast<int64_t>(held.size()), 48);
             const auto ts = Clock::now();
-            const auto speed = decode_speed(m, pool, probe, timed,
-                                            std::span<const int32_t>(held.data(), n), 16, 3);
+            const auto speed = decode_speed(
+                m, pool, probe, timed, std::span<const int32_t>(held.data(), n), 16, 3,
+                [&](int64_t done, int64_t total) {
+                    // (the curve's last step: the bar waits, the message moves)
+                    CalibrationProgress p = progress.at(CalibrationPhase::Curve, step, steps);
+                    p.message = fmt("calibrate: timing decode on this CPU, %.0f/%.0f",
+                                    double(done + 1), double(total));
+                    progress.emit(p);
+                });
             for (size_t k = 0, j = 0; k < curve.size() && j < timed.size(); ++k)
                 if (curve[k].level == timed[j]) curve[k].speed = static_cast<float>(speed[j++]);
             fastest = fastest_within(curve, bound);

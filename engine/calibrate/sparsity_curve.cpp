@@ -142,7 +142,8 @@ double recommend(const std::vector<sparse::CurvePoint>& curve, double bound) {
 std::vector<double> decode_speed(model::Model& m, tensor::ThreadPool& pool,
                                  const sparse::Sidecar& sidecar,
                                  const std::vector<double>& levels,
-                                 std::span<const int32_t> tokens, int64_t n_decode, int rounds) {
+                                 std::span<const int32_t> tokens, int64_t n_decode, int rounds,
+                                 const std::function<void(int64_t, int64_t)>& step) {
     const int64_t n_prompt = static_cast<int64_t>(tokens.size()) - n_decode;
     std::vector<double> out(levels.size(), 0.0);
     if (levels.empty() || n_prompt < 1 || n_decode < 1 || rounds < 1) return out;
@@ -156,6 +157,11 @@ std::vector<double> decode_speed(model::Model& m, tensor::ThreadPool& pool,
     sparse::HybridFfn sparse(pool, std::move(ffn), sidecar,
                              backend::make_cpu_device({int64_t{1} << 40, pool.size(), false}),
                              m.dense_ffn(), tuning, options);
+    // The model never keeps this executor past the call, thrown out or not.
+    struct DenseAgain {
+        model::Model& m;
+        ~DenseAgain() { m.set_ffn_executor(nullptr); }
+    } dense_again{m};
     std::vector<float> logits(static_cast<size_t>(m.config().n_vocab));
     // Seconds for n decoded tokens (teacher-forced) after the prompt.
     auto decode = [&](model::FfnExecutor* ffn_exec, int64_t n) {
@@ -177,14 +183,15 @@ std::vector<double> decode_speed(model::Model& m, tensor::ThreadPool& pool,
         decode(&sparse, 2);
     }
     std::vector<std::vector<double>> ratios(levels.size());
+    const auto total = static_cast<int64_t>(rounds * levels.size());
     for (int r = 0; r < rounds; ++r) {
         const double dense = decode(nullptr, n_decode);
         for (size_t k = 0; k < levels.size(); ++k) {
+            if (step) step(static_cast<int64_t>(r * levels.size() + k), total);
             at(levels[k]);
             ratios[k].push_back(dense / decode(&sparse, n_decode));
         }
     }
-    m.set_ffn_executor(nullptr);
     for (size_t k = 0; k < levels.size(); ++k) {
         auto& v = ratios[k];
         std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2), v.end());

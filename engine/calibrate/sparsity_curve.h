@@ -12,6 +12,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <functional>
 #include <span>
 #include <vector>
 
@@ -117,10 +118,13 @@ private:
 // at each level, against dense decode (the dense FFN and head), paired per
 // round and the median of `rounds` rounds: each round decodes `n_decode`
 // of `tokens` after the ones before them, dense first, then each level.
+// `step` (may be empty) is called before each level's run, e.g. to report
+// progress; what it throws leaves the model on its dense FFN.
 std::vector<double> decode_speed(model::Model& m, tensor::ThreadPool& pool,
                                  const sparse::Sidecar& sidecar,
                                  const std::vector<double>& levels,
-                                 std::span<const int32_t> tokens, int64_t n_decode, int rounds);
+                                 std::span<const int32_t> tokens, int64_t n_decode, int rounds,
+                                 const std::function<void(int64_t done, int64_t total)>& step = {});
 
 // The level to run by default: among the timed points within the bound
 // (speed > 0), ascending, a higher level only where it decodes more than
