@@ -139,7 +139,9 @@ struct Sidecar {
 // over the file size, every tensor's name, type, shape and offset, and 4 KiB
 // samples of tensor data every 1 MiB (plus each tensor's first and last
 // 4 KiB). Reads a few MB even for a 7B model, yet any re-quantization,
-// re-conversion or different model changes it.
+// re-conversion or different model changes it. The samples are read from
+// the file (GgufFile::path(); an in-memory image: from its bytes), not
+// through the mapping, whose touched pages would stay resident.
 std::string model_hash(const gguf::GgufFile& model);
 
 // The default sidecar path: "dir/name.gguf" -> "dir/name.powerinfer.gguf".
