@@ -755,15 +755,15 @@ CalibrationReport calibrate_model(const CalibrationOptions& opt) {
         report.curve.dense_ppl = meter.dense_ppl();
         report.curve.tokens_scored = meter.scored();
         for (const auto& p : curve)
-            report.curve.points.push_back({p.level, p.delivered, p.ppl_rise, p.mean_kl, p.top1, p.speed});
+            report.curve.points.push_back(
+                {p.level, p.delivered, p.ppl_rise, p.mean_kl, p.top1, p.speed});
         log(
             fmt("calibrate: sparsity curve on %.0f held-out tokens (%.0f windows of %.0f), dense "
                 "perplexity %.4f, %.1f s",
                 double(meter.scored()), double(curve_windows), double(curve_window),
                 meter.dense_ppl(), report.curve_seconds));
         for (const auto& p : curve)
-            log(
-                fmt("calibrate:   level %.2f: delivered %.3f, perplexity %+.2f %%, KL %.4f, "
+            log(fmt("calibrate:   level %.2f: delivered %.3f, perplexity %+.2f %%, KL %.4f, "
                     "top-1 %.3f",
                     p.level, p.delivered, 100.0 * p.ppl_rise, p.mean_kl, p.top1) +
                 (p.speed > 0 ? fmt(", decode %.3fx dense", p.speed) : std::string()));
@@ -776,7 +776,8 @@ CalibrationReport calibrate_model(const CalibrationOptions& opt) {
     if (auto_target) targets[0] = recommended >= 0 ? recommended : (curve_windows > 0 ? 0.0 : 0.5);
     if (!curve_note.empty()) log("calibrate: " + curve_note);
     report.curve_note = curve_note;
-    // The default follows the recommendation unless the target was chosen.
+    // The default: the fastest timed level within the bound (untimed: the
+    // recommendation), unless the target was chosen.
     if (fastest < 0) fastest = recommended;
     const double default_level =
         recommended >= 0 && (opt.default_to_recommended || auto_target) ? fastest : -1;

@@ -1,8 +1,8 @@
 #include "calibrate/sparsity_curve.h"
 
 #include <algorithm>
-#include <cmath>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 
 #include "sparse/hybrid_ffn.h"
@@ -140,8 +140,7 @@ double recommend(const std::vector<sparse::CurvePoint>& curve, double bound) {
 }
 
 std::vector<double> decode_speed(model::Model& m, tensor::ThreadPool& pool,
-                                 const sparse::Sidecar& sidecar,
-                                 const std::vector<double>& levels,
+                                 const sparse::Sidecar& sidecar, const std::vector<double>& levels,
                                  std::span<const int32_t> tokens, int64_t n_decode, int rounds,
                                  const std::function<void(int64_t, int64_t)>& step) {
     const int64_t n_prompt = static_cast<int64_t>(tokens.size()) - n_decode;

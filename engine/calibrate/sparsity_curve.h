@@ -121,8 +121,7 @@ private:
 // `step` (may be empty) is called before each level's run, e.g. to report
 // progress; what it throws leaves the model on its dense FFN.
 std::vector<double> decode_speed(model::Model& m, tensor::ThreadPool& pool,
-                                 const sparse::Sidecar& sidecar,
-                                 const std::vector<double>& levels,
+                                 const sparse::Sidecar& sidecar, const std::vector<double>& levels,
                                  std::span<const int32_t> tokens, int64_t n_decode, int rounds,
                                  const std::function<void(int64_t done, int64_t total)>& step = {});
 

@@ -1,7 +1,8 @@
 // Synthetic model generation and calibration end to end on a tiny model.
+// clang-format off
 // (before Qt, whose emit macro the calibration progress reporter's method meets)
 #include "calibrate/sparsity_curve.h"
-
+// clang-format on
 #include <QtTest/QtTest>
 #include <fstream>
 #include <numeric>
@@ -255,13 +256,14 @@ private slots:
             const SparsityCurve& c = r.curve;
             QString table;
             for (const auto& p : c.points)
-                table += QString("  level %1: delivered %2, rise %3 %, KL %4, top-1 %5, decode %6x\n")
-                             .arg(p.level, 0, 'f', 2)
-                             .arg(p.delivered, 0, 'f', 3)
-                             .arg(100 * p.ppl_rise, 0, 'f', 2)
-                             .arg(p.mean_kl, 0, 'f', 4)
-                             .arg(p.top1, 0, 'f', 3)
-                             .arg(p.speed, 0, 'f', 3);
+                table +=
+                    QString("  level %1: delivered %2, rise %3 %, KL %4, top-1 %5, decode %6x\n")
+                        .arg(p.level, 0, 'f', 2)
+                        .arg(p.delivered, 0, 'f', 3)
+                        .arg(100 * p.ppl_rise, 0, 'f', 2)
+                        .arg(p.mean_kl, 0, 'f', 4)
+                        .arg(p.top1, 0, 'f', 3)
+                        .arg(p.speed, 0, 'f', 3);
             qInfo("%s: recommended %.2f (%.1f s for the curve)\n%s", qPrintable(model),
                   c.recommended, r.curve_seconds, qPrintable(table));
             QCOMPARE(int64_t(c.points.size()), int64_t(2));

@@ -69,7 +69,8 @@ HybridFfn::HybridFfn(tensor::ThreadPool& pool, std::vector<model::FfnWeights> la
                             file->release_pages(v->data,
                                                 static_cast<size_t>(v->row_bytes) * v->rows);
                 };
-            exact_ = std::make_unique<ExactSparseFfn>(pool_, weights_, sidecar_, std::move(release));
+            exact_ =
+                std::make_unique<ExactSparseFfn>(pool_, weights_, sidecar_, std::move(release));
         }
         if (opt_.head.data && !sidecar_.head_basis.empty())
             head_ = std::make_unique<SparseHead>(pool_, opt_.head, sidecar_.head_basis);
@@ -701,10 +702,10 @@ std::string HybridFfn::status_without_head() const {
                       100.0 * level, 100.0 * sidecar_.target_sparsity, double(built) / 1e6);
         std::string out = buf;
         if (built == 0) {
-            std::snprintf(buf, sizeof buf, " (its down copies, about %.0f MB, are built %s)",
-                          double(exact_->planned_bytes()) / 1e6,
-                          level > 0 ? "as the first token runs"
-                                    : "when a level above 0 first runs");
+            std::snprintf(
+                buf, sizeof buf, " (its down copies, about %.0f MB, are built %s)",
+                double(exact_->planned_bytes()) / 1e6,
+                level > 0 ? "as the first token runs" : "when a level above 0 first runs");
             out += buf;
         }
         if (sidecar_.recommended_sparsity >= 0) {

@@ -224,7 +224,7 @@ struct SparsityCurvePoint {
     double level = 0, delivered = 0;  // asked for / delivered sparsity
     double ppl_rise = 0;              // perplexity / dense perplexity - 1
     double mean_kl = 0, top1 = 0;     // KL(dense || sparse), argmax agreement
-    double speed = 0;  // decode against dense on the calibrating CPU (0: not timed)
+    double speed = 0;                 // decode against dense on the calibrating CPU (0: not timed)
 };
 struct SparsityCurve {
     std::vector<SparsityCurvePoint> points;  // ascending levels; empty: not measured
