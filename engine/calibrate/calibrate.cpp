@@ -716,29 +716,25 @@ CalibrationReport calibrate_model(const CalibrationOptions& opt) {
             }
         }
         recommended = recommend(curve, bound);
+        fastest = recommended;
         if (recommended >= 0 && opt.curve_speed) {
             // Which of the levels within the bound decodes fastest here.
-            std::vector<double> timed;
-            for (const auto& p : curve)
-                if (p.level <= recommended) timed.push_back(p.level);
             sparse::Sidecar probe = exact_sc;
             probe.head_basis = head_basis;
             const int64_t n = std::min<int64_t>(static_cast<int64_t>(held.size()), 48);
             const auto ts = Clock::now();
-            const auto speed = decode_speed(
-                m, pool, probe, timed, std::span<const int32_t>(held.data(), n), 16, 3,
-                [&](int64_t done, int64_t total) {
-                    // (the curve's last step: the bar waits, the message moves)
-                    CalibrationProgress p = progress.at(CalibrationPhase::Curve, step, steps);
-                    p.message = fmt("calibrate: timing decode on this CPU, %.0f/%.0f",
-                                    double(done + 1), double(total));
-                    progress.emit(p);
-                });
-            for (size_t k = 0, j = 0; k < curve.size() && j < timed.size(); ++k)
-                if (curve[k].level == timed[j]) curve[k].speed = static_cast<float>(speed[j++]);
-            fastest = fastest_within(curve, bound);
-            log(fmt("calibrate: decode timed at %.0f levels within the bound, %.1f s, on ",
-                    double(timed.size()), seconds_since(ts)) +
+            fastest = time_curve(m, pool, probe, curve, recommended, bound,
+                                 std::span<const int32_t>(held.data(), n),
+                                 [&](int64_t done, int64_t total) {
+                                     // (the curve's last step: the bar waits, the message moves)
+                                     CalibrationProgress p =
+                                         progress.at(CalibrationPhase::Curve, step, steps);
+                                     p.message =
+                                         fmt("calibrate: timing decode on this CPU, %.0f/%.0f",
+                                             double(done + 1), double(total));
+                                     progress.emit(p);
+                                 });
+            log(fmt("calibrate: decode timed within the bound, %.1f s, on ", seconds_since(ts)) +
                 tensor::cpu_model() +
                 fmt(": the default is %.2f, the fastest (a higher level only where it decodes "
                     "3 %% faster)",
@@ -778,7 +774,6 @@ CalibrationReport calibrate_model(const CalibrationOptions& opt) {
     report.curve_note = curve_note;
     // The default: the fastest timed level within the bound (untimed: the
     // recommendation), unless the target was chosen.
-    if (fastest < 0) fastest = recommended;
     const double default_level =
         recommended >= 0 && (opt.default_to_recommended || auto_target) ? fastest : -1;
     report.curve.default_level = default_level >= 0 ? default_level : targets.front();

@@ -199,6 +199,18 @@ std::vector<double> decode_speed(model::Model& m, tensor::ThreadPool& pool,
     return out;
 }
 
+double time_curve(model::Model& m, tensor::ThreadPool& pool, const sparse::Sidecar& sidecar,
+                  std::vector<sparse::CurvePoint>& curve, double recommended, double bound,
+                  std::span<const int32_t> tokens,
+                  const std::function<void(int64_t, int64_t)>& step) {
+    std::vector<double> levels;
+    for (const auto& p : curve)
+        if (p.level <= recommended) levels.push_back(p.level);
+    const auto speed = decode_speed(m, pool, sidecar, levels, tokens, 16, 3, step);
+    for (size_t k = 0; k < speed.size(); ++k) curve[k].speed = static_cast<float>(speed[k]);
+    return fastest_within(curve, bound);
+}
+
 double fastest_within(const std::vector<sparse::CurvePoint>& curve, double bound, double margin) {
     const double best_quality = recommend(curve, bound);
     const sparse::CurvePoint* best = nullptr;

@@ -125,6 +125,13 @@ std::vector<double> decode_speed(model::Model& m, tensor::ThreadPool& pool,
                                  std::span<const int32_t> tokens, int64_t n_decode, int rounds,
                                  const std::function<void(int64_t done, int64_t total)>& step = {});
 
+// decode_speed at every level of `curve` up to `recommended` (the others
+// keep speed 0), written into the points; returns fastest_within.
+double time_curve(model::Model& m, tensor::ThreadPool& pool, const sparse::Sidecar& sidecar,
+                  std::vector<sparse::CurvePoint>& curve, double recommended, double bound,
+                  std::span<const int32_t> tokens,
+                  const std::function<void(int64_t done, int64_t total)>& step = {});
+
 // The level to run by default: among the timed points within the bound
 // (speed > 0), ascending, a higher level only where it decodes more than
 // `margin` faster than the one chosen so far; without timings, recommend().

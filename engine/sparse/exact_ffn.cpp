@@ -57,12 +57,8 @@ ExactSparseFfn::ExactSparseFfn(tensor::ThreadPool& pool,
         L.w = layers[l];
         L.up_scale = ls.up_scale;
         L.up_bound = ls.up_bound;
-        if (tensor::neuron_major_supported(L.w.down)) {
-            // The copy's size with fp16 scales (fp32 where fp16 is not exact).
-            const int64_t n_out = L.w.down.rows, n_ff = L.w.down.cols;
-            planned_bytes_ += n_ff * n_out / 2 + 2 * (n_ff / 32) * n_out * 2;
-        }
-        planned_bytes_ += 2 * L.w.down.cols * static_cast<int64_t>(sizeof(float));
+        planned_bytes_ += static_cast<int64_t>(tensor::neuron_major_down_bytes(L.w.down)) +
+                          2 * L.w.down.cols * static_cast<int64_t>(sizeof(float));
         L.thresholds = ls.exact_thresholds;
         L.calibrated = ls.threshold;
         L.t = ls.threshold;

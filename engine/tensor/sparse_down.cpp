@@ -129,6 +129,12 @@ NeuronMajorDown make_neuron_major_down(const WeightView& down) {
     return m;
 }
 
+size_t neuron_major_down_bytes(const WeightView& down) {
+    if (!neuron_major_supported(down)) return 0;
+    const int64_t n_out = down.rows, n_ff = down.cols;
+    return static_cast<size_t>(n_ff * (n_out / 2) + 2 * (n_ff / kGroup) * n_out * 2);
+}
+
 void prepare_sparse_down(const int32_t* ids, const float* h, int64_t count, SparseDownInput& in) {
     in.quad_ids.clear();
     in.quad_qh.clear();

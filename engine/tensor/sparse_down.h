@@ -54,6 +54,10 @@ struct NeuronMajorDown {
 bool neuron_major_supported(const WeightView& down);
 // Throws EngineError for a matrix it does not take.
 NeuronMajorDown make_neuron_major_down(const WeightView& down);
+// The bytes make_neuron_major_down will take for this matrix with fp16
+// scales (the usual case; fp32 where fp16 is not exact); 0 where it is
+// not supported.
+size_t neuron_major_down_bytes(const WeightView& down);
 
 // A token's active set, grouped and quantized for sparse_down (reused across
 // tokens without allocating once it has grown).
