@@ -1,6 +1,7 @@
 #include "sparse/sparse_head.h"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <functional>
 #include <random>
@@ -108,6 +109,46 @@ int64_t SparseHead::default_candidates(int64_t n_vocab) {
     return std::min<int64_t>(4096, std::max<int64_t>(1, n_vocab / 8));
 }
 
+namespace {
+
+// Unsigned keys in the floats' order: negatives flipped whole, positives
+// with the sign bit set.
+inline uint32_t order_key(float f) {
+    const auto u = std::bit_cast<uint32_t>(f);
+    return (u & 0x80000000u) ? ~u : (u | 0x80000000u);
+}
+
+}  // namespace
+
+float strided_kth_largest(const float* v, int64_t n, int64_t stride, int64_t k,
+                          std::vector<uint32_t>& hist, std::vector<float>& bucket) {
+    constexpr int kShift = 20;  // 12-bit buckets: sign, exponent, 3 mantissa bits
+    constexpr size_t kBuckets = size_t{1} << (32 - kShift);
+    // Four interleaved histograms: runs of equal buckets do not chain their
+    // increments through one counter.
+    hist.assign(4 * kBuckets, 0);
+    int64_t i = 0;
+    for (; i + 4 <= n; i += 4)
+        for (int64_t j = 0; j < 4; ++j)
+            ++hist[static_cast<size_t>(j) * kBuckets + (order_key(v[(i + j) * stride]) >> kShift)];
+    for (; i < n; ++i) ++hist[order_key(v[i * stride]) >> kShift];
+    for (size_t b = 0; b < kBuckets; ++b)
+        hist[b] += hist[kBuckets + b] + hist[2 * kBuckets + b] + hist[3 * kBuckets + b];
+    // The bucket that holds the k-th largest, from the top.
+    int64_t above = 0;
+    uint32_t b = static_cast<uint32_t>(kBuckets);
+    while (b > 0 && above + hist[b - 1] < k) above += hist[--b];
+    const uint32_t want = b - 1;
+    bucket.clear();
+    for (i = 0; i < n; ++i) {
+        const float f = v[i * stride];
+        if ((order_key(f) >> kShift) == want) bucket.push_back(f);
+    }
+    const auto r = static_cast<std::ptrdiff_t>(k - above - 1);
+    std::nth_element(bucket.begin(), bucket.begin() + r, bucket.end(), std::greater<>());
+    return bucket[static_cast<size_t>(r)];
+}
+
 SparseHead::SparseHead(tensor::ThreadPool& pool, const tensor::WeightView& head,
                        const HeadBasis& basis)
     : pool_(pool), head_(head), basis_(basis) {
@@ -168,17 +209,18 @@ void SparseHead::logits(const float* x, int64_t candidates, float* out) {
     // vocabulary is large against n (about n rows pass; which ones is
     // still decided by the preview alone, deterministically).
     const int64_t stride = std::max<int64_t>(1, V / (16 * n));
-    tops_.clear();
-    for (int64_t i = 0; i < V; i += stride) tops_.push_back(out[i]);
-    const int64_t want = std::max<int64_t>(1, std::min<int64_t>(
-                                                  static_cast<int64_t>(tops_.size()),
-                                                  (n + stride - 1) / stride));
-    std::nth_element(tops_.begin(), tops_.begin() + (want - 1), tops_.end(), std::greater<>());
-    const float cut = tops_[static_cast<size_t>(want - 1)];
-    ids_.clear();
-    for (int64_t i = 0; i < V; ++i)
-        if (out[i] >= cut) ids_.push_back(static_cast<int32_t>(i));
-    const int64_t m = static_cast<int64_t>(ids_.size());
+    const int64_t sampled = (V + stride - 1) / stride;
+    const int64_t want =
+        std::max<int64_t>(1, std::min<int64_t>(sampled, (n + stride - 1) / stride));
+    const float cut = strided_kth_largest(out, sampled, stride, want, hist_, bucket_);
+    // Branch-free: which rows pass is in no order a predictor could learn.
+    // (ids_ keeps V entries: resizing it per token would clear them.)
+    ids_.resize(static_cast<size_t>(V));
+    int64_t m = 0;
+    for (int64_t i = 0; i < V; ++i) {
+        ids_[static_cast<size_t>(m)] = static_cast<int32_t>(i);
+        m += out[i] >= cut;
+    }
 
     tensor::quantize_activations(head_.type, x, d, xq_);
     exact_.resize(static_cast<size_t>(m));

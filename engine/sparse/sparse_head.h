@@ -70,6 +70,15 @@ struct HeadCounts {
     int64_t dense_bytes = 0;      // what the dense head would have read
 };
 
+// The k-th largest (1-based) of v[0], v[stride], v[2 stride], ... (n
+// elements read): the value std::nth_element with std::greater<> leaves at
+// k - 1, found by a 12-bit radix histogram of the values' order-preserving
+// bits and a selection among the one bucket that holds it (the cut of a
+// large vocabulary in tens of microseconds instead of a sort's hundreds).
+// 1 <= k <= n. The vectors are scratch, reused across calls.
+float strided_kth_largest(const float* v, int64_t n, int64_t stride, int64_t k,
+                          std::vector<uint32_t>& hist, std::vector<float>& bucket);
+
 class SparseHead {
 public:
     // Builds the preview of `head` (n_vocab rows of n_embd) in the basis.
@@ -98,7 +107,8 @@ private:
     tensor::WeightView basis_view_;  // basis_.rows as an F32 matrix
     std::vector<uint8_t> preview_store_;
     tensor::WeightView preview_;
-    std::vector<float> z_, tops_, exact_;
+    std::vector<float> z_, bucket_, exact_;
+    std::vector<uint32_t> hist_;
     std::vector<int32_t> ids_;
     tensor::QuantizedVector zq_, xq_;
     HeadCounts counts_;
