@@ -4,6 +4,7 @@
 #include <bit>
 #include <cmath>
 #include <functional>
+#include <numeric>
 #include <random>
 #include <string>
 
@@ -112,41 +113,42 @@ int64_t SparseHead::default_candidates(int64_t n_vocab) {
 namespace {
 
 // Unsigned keys in the floats' order: negatives flipped whole, positives
-// with the sign bit set.
+// with the sign bit set. Branch-free (logits' signs are a coin toss).
 inline uint32_t order_key(float f) {
     const auto u = std::bit_cast<uint32_t>(f);
-    return (u & 0x80000000u) ? ~u : (u | 0x80000000u);
+    return u ^ (static_cast<uint32_t>(static_cast<int32_t>(u) >> 31) | 0x80000000u);
 }
 
 }  // namespace
 
-float strided_kth_largest(const float* v, int64_t n, int64_t stride, int64_t k,
-                          std::vector<uint32_t>& hist, std::vector<float>& bucket) {
-    constexpr int kShift = 20;  // 12-bit buckets: sign, exponent, 3 mantissa bits
-    constexpr size_t kBuckets = size_t{1} << (32 - kShift);
-    // Four interleaved histograms: runs of equal buckets do not chain their
-    // increments through one counter.
-    hist.assign(4 * kBuckets, 0);
-    int64_t i = 0;
-    for (; i + 4 <= n; i += 4)
-        for (int64_t j = 0; j < 4; ++j)
-            ++hist[static_cast<size_t>(j) * kBuckets + (order_key(v[(i + j) * stride]) >> kShift)];
-    for (; i < n; ++i) ++hist[order_key(v[i * stride]) >> kShift];
-    for (size_t b = 0; b < kBuckets; ++b)
-        hist[b] += hist[kBuckets + b] + hist[2 * kBuckets + b] + hist[3 * kBuckets + b];
+void add_to_cut_histogram(const float* v, int64_t n, uint32_t* hist) {
+    for (int64_t i = 0; i < n; ++i) ++hist[order_key(v[i]) >> kCutShift];
+}
+
+float kth_largest_from_histogram(const uint32_t* hist, const float* v, int64_t n, int64_t k,
+                                 std::vector<float>& bucket) {
     // The bucket that holds the k-th largest, from the top.
     int64_t above = 0;
-    uint32_t b = static_cast<uint32_t>(kBuckets);
+    auto b = static_cast<uint32_t>(kCutBuckets);
     while (b > 0 && above + hist[b - 1] < k) above += hist[--b];
     const uint32_t want = b - 1;
-    bucket.clear();
-    for (i = 0; i < n; ++i) {
-        const float f = v[i * stride];
-        if ((order_key(f) >> kShift) == want) bucket.push_back(f);
+    // Its values, branch-free (bucket keeps its size: no per-call clearing).
+    if (static_cast<int64_t>(bucket.size()) < n) bucket.resize(static_cast<size_t>(n));
+    int64_t in = 0;
+    for (int64_t i = 0; i < n; ++i) {
+        bucket[static_cast<size_t>(in)] = v[i];
+        in += (order_key(v[i]) >> kCutShift) == want;
     }
     const auto r = static_cast<std::ptrdiff_t>(k - above - 1);
-    std::nth_element(bucket.begin(), bucket.begin() + r, bucket.end(), std::greater<>());
+    std::nth_element(bucket.begin(), bucket.begin() + r, bucket.begin() + in, std::greater<>());
     return bucket[static_cast<size_t>(r)];
+}
+
+float kth_largest(const float* v, int64_t n, int64_t k, std::vector<uint32_t>& hist,
+                  std::vector<float>& bucket) {
+    hist.assign(kCutBuckets, 0);
+    add_to_cut_histogram(v, n, hist.data());
+    return kth_largest_from_histogram(hist.data(), v, n, k, bucket);
 }
 
 SparseHead::SparseHead(tensor::ThreadPool& pool, const tensor::WeightView& head,
@@ -203,23 +205,69 @@ void SparseHead::logits(const float* x, int64_t candidates, float* out) {
     }
     tensor::matvec(pool_, basis_view_, x, z_.data());
     tensor::quantize_activations(GgmlType::Q8_0, z_.data(), r, zq_);
-    tensor::matvec_q(pool_, preview_, zq_, out);
-
-    // The cut: the n-th largest preview, from a strided sample when the
-    // vocabulary is large against n (about n rows pass; which ones is
-    // still decided by the preview alone, deterministically).
-    const int64_t stride = std::max<int64_t>(1, V / (16 * n));
-    const int64_t sampled = (V + stride - 1) / stride;
-    const int64_t want =
-        std::max<int64_t>(1, std::min<int64_t>(sampled, (n + stride - 1) / stride));
-    const float cut = strided_kth_largest(out, sampled, stride, want, hist_, bucket_);
-    // Branch-free: which rows pass is in no order a predictor could learn.
-    // (ids_ keeps V entries: resizing it per token would clear them.)
+    // The preview, and in the same pass (each range's rows still in its
+    // core's cache) the sample for the cut: the n-th largest preview, or
+    // where the vocabulary is large against n, the matching quantile of 4n
+    // previews spread over it by a golden-ratio step coprime with V (evenly;
+    // no period of the vocabulary's order lines up with it as with a plain
+    // stride). About n rows pass, within a few percent; which ones is still
+    // decided by the preview alone, deterministically.
+    const int64_t m_sample = std::min(V, 4 * n);
+    const bool all = m_sample == V;
+    if (!all && static_cast<int64_t>(sample_pos_.size()) != m_sample) {
+        auto step = static_cast<int64_t>(0.6180339887 * static_cast<double>(V));
+        while (std::gcd(step, V) != 1) ++step;
+        sample_pos_.resize(static_cast<size_t>(m_sample));
+        for (int64_t k = 0, pos = 0; k < m_sample; ++k, pos = (pos + step) % V)
+            sample_pos_[static_cast<size_t>(k)] = static_cast<int32_t>(pos);
+        std::sort(sample_pos_.begin(), sample_pos_.end());
+    }
+    sample_.resize(all ? 0 : static_cast<size_t>(m_sample));
+    constexpr int64_t kPreviewGrain = 256;
+    const auto threads = static_cast<size_t>(pool_.size());
+    hist_.assign(threads * kCutBuckets, 0);
+    pool_.parallel_for(
+        V,
+        [&](int64_t b, int64_t e, int t) {
+            tensor::matvec_q(pool_, preview_.slice(b, e), zq_, out + b);  // (inline here)
+            uint32_t* h = hist_.data() + static_cast<size_t>(t) * kCutBuckets;
+            if (all) return add_to_cut_histogram(out + b, e - b, h);
+            const auto k0 = std::lower_bound(sample_pos_.begin(), sample_pos_.end(), b);
+            const auto k1 = std::lower_bound(k0, sample_pos_.end(), e);
+            float* s = sample_.data() + (k0 - sample_pos_.begin());
+            for (auto k = k0; k != k1; ++k) *s++ = out[*k];
+            add_to_cut_histogram(s - (k1 - k0), k1 - k0, h);
+        },
+        kPreviewGrain);
+    for (size_t t = 1; t < threads; ++t)
+        for (size_t b = 0; b < kCutBuckets; ++b) hist_[b] += hist_[t * kCutBuckets + b];
+    const int64_t want = std::clamp<int64_t>((n * m_sample + V - 1) / V, 1, m_sample);
+    const float cut = kth_largest_from_histogram(hist_.data(), all ? out : sample_.data(), m_sample,
+                                                 want, bucket_);
+    // The rows that pass, in order: each range of the vocabulary writes its
+    // ids where the range starts (ids_ keeps V entries: resizing it per token
+    // would clear them), then the ranges close up in order. Branch-free:
+    // which rows pass is in no order a predictor could learn.
     ids_.resize(static_cast<size_t>(V));
+    constexpr int64_t kScanGrain = 4096;
+    passed_.assign(static_cast<size_t>((V + kScanGrain - 1) / kScanGrain), 0);
+    pool_.parallel_for(
+        V,
+        [&](int64_t b, int64_t e, int) {
+            int32_t* ids = ids_.data() + b;
+            int64_t k = 0;
+            for (int64_t i = b; i < e; ++i) {
+                ids[k] = static_cast<int32_t>(i);
+                k += out[i] >= cut;
+            }
+            passed_[static_cast<size_t>(b / kScanGrain)] = k;
+        },
+        kScanGrain);
     int64_t m = 0;
-    for (int64_t i = 0; i < V; ++i) {
-        ids_[static_cast<size_t>(m)] = static_cast<int32_t>(i);
-        m += out[i] >= cut;
+    for (size_t c = 0; c < passed_.size(); ++c) {
+        const int64_t k = passed_[c], b = static_cast<int64_t>(c) * kScanGrain;
+        if (k > 0 && b != m) std::copy_n(ids_.begin() + b, k, ids_.begin() + m);
+        m += k;
     }
 
     tensor::quantize_activations(head_.type, x, d, xq_);

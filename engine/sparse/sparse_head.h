@@ -70,14 +70,21 @@ struct HeadCounts {
     int64_t dense_bytes = 0;      // what the dense head would have read
 };
 
-// The k-th largest (1-based) of v[0], v[stride], v[2 stride], ... (n
-// elements read): the value std::nth_element with std::greater<> leaves at
-// k - 1, found by a 12-bit radix histogram of the values' order-preserving
-// bits and a selection among the one bucket that holds it (the cut of a
-// large vocabulary in tens of microseconds instead of a sort's hundreds).
-// 1 <= k <= n. The vectors are scratch, reused across calls.
-float strided_kth_largest(const float* v, int64_t n, int64_t stride, int64_t k,
-                          std::vector<uint32_t>& hist, std::vector<float>& bucket);
+// The head's cut: the k-th largest (1-based) of v[0..n), the value
+// std::nth_element with std::greater<> leaves at k - 1, from a 12-bit radix
+// histogram of the values' order-preserving bits and a selection within the
+// one bucket that holds it (tens of microseconds where a selection over the
+// whole sample took hundreds). In two steps so that parallel ranges can add
+// to their own histograms (kCutBuckets counters each, summed before the
+// second step). `bucket` is scratch, reused across calls.
+constexpr int kCutShift = 20;  // the buckets: sign, exponent, 3 mantissa bits
+constexpr size_t kCutBuckets = size_t{1} << (32 - kCutShift);
+void add_to_cut_histogram(const float* v, int64_t n, uint32_t* hist);
+float kth_largest_from_histogram(const uint32_t* hist, const float* v, int64_t n, int64_t k,
+                                 std::vector<float>& bucket);
+// Both steps (1 <= k <= n).
+float kth_largest(const float* v, int64_t n, int64_t k, std::vector<uint32_t>& hist,
+                  std::vector<float>& bucket);
 
 class SparseHead {
 public:
@@ -107,9 +114,10 @@ private:
     tensor::WeightView basis_view_;  // basis_.rows as an F32 matrix
     std::vector<uint8_t> preview_store_;
     tensor::WeightView preview_;
-    std::vector<float> z_, bucket_, exact_;
+    std::vector<float> z_, sample_, bucket_, exact_;
     std::vector<uint32_t> hist_;
-    std::vector<int32_t> ids_;
+    std::vector<int32_t> ids_, sample_pos_;  // sample_pos_: ascending
+    std::vector<int64_t> passed_;            // per scan range: its rows that pass
     tensor::QuantizedVector zq_, xq_;
     HeadCounts counts_;
 };
