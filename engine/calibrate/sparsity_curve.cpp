@@ -54,7 +54,11 @@ std::vector<sparse::CurvePoint> CurveMeter::measure(const std::vector<double>& l
         if (bos_ >= 0) win[0] = bos_;
         ffn_.sparse = false;
         m_.forward(win.data(), h, 0, 0, nullptr);
+        head_rows_.clear();
         m_.forward(win.data() + h, ns, h, ns, dl.data());
+        // Level 0 is the dense FFN with the head's preview (what the engine
+        // runs there): the dense pass's head inputs serve it, no pass of its own.
+        dense_rows_.swap(head_rows_);
         // Row i predicts token h + i + 1: ns - 1 rows are scored. The
         // dense rows become probabilities p, with sum p log p kept:
         // KL(p || q) = sum p log p - sum p z_q + lse(z_q).
@@ -76,14 +80,18 @@ std::vector<sparse::CurvePoint> CurveMeter::measure(const std::vector<double>& l
             lse_d[static_cast<size_t>(i)] = plogp;
         }
         for (size_t k = 0; k < levels.size(); ++k) {
-            exact_.set_level(levels[k]);
-            ffn_.sparse = true;
             ffn_.active = ffn_.total = 0;
-            head_rows_.clear();
-            m_.forward(win.data() + h, ns, h, ns, sl.data());
+            const HeadRows* rows = &dense_rows_;
+            if (levels[k] > 0 || !head_) {
+                exact_.set_level(levels[k]);
+                ffn_.sparse = true;
+                head_rows_.clear();
+                m_.forward(win.data() + h, ns, h, ns, sl.data());
+                rows = &head_rows_;
+            }
             if (head_)
                 for (int64_t i = 0; i < ns; ++i)
-                    head_->logits(head_rows_.row(i), -1, sl.data() + i * nv);
+                    head_->logits(rows->row(i), -1, sl.data() + i * nv);
             CurveAcc& a = acc[k];
             a.active += ffn_.active;
             a.total += ffn_.total;

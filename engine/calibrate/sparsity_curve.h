@@ -42,6 +42,7 @@ public:
         if (next_) next_->observe(ws, x, rows);
     }
     void clear() { rows_.clear(); }
+    void swap(HeadRows& other) { rows_.swap(other.rows_); }
     int64_t count() const { return static_cast<int64_t>(rows_.size()) / head_.cols; }
     const float* row(int64_t i) const { return rows_.data() + i * head_.cols; }
 
@@ -83,6 +84,7 @@ public:
         : m_(m),
           head_(head),
           head_rows_(m.output()),
+          dense_rows_(m.output()),
           exact_(exact),
           held_(held),
           W_(window),
@@ -104,6 +106,7 @@ private:
     model::Model& m_;
     sparse::SparseHead* head_;
     HeadRows head_rows_;
+    HeadRows dense_rows_;  // the dense pass's head inputs (level 0's)
     sparse::ExactSparseFfn& exact_;
     const std::vector<int32_t>& held_;
     int64_t W_;
