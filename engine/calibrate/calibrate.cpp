@@ -705,34 +705,9 @@ CalibrationReport calibrate_model(const CalibrationOptions& opt) {
                          tok->add_bos() ? tok->bos() : -1, progress);
         int64_t step = 0, steps = curve_windows * static_cast<int64_t>(curve_levels.size() + 1);
         progress.emit(progress.at(CalibrationPhase::Curve, 0, steps));
-        std::vector<sparse::CurvePoint> curve = meter.measure(curve_levels, step, steps);
         const double bound = opt.max_ppl_rise;
-        if (default_grid) {
-            // Higher while the top level is still within the bound, then the
-            // midpoint past the highest level within it.
-            while (curve.back().ppl_rise <= bound && curve.back().level < 0.85f) {
-                // (each extra level is one more pass over the windows)
-                steps += curve_windows;
-                const double next = std::round((curve.back().level + 0.1) * 100) / 100;
-                const auto more = meter.measure({next}, step, steps);
-                curve.push_back(more.front());
-            }
-            const double best = recommend(curve, bound);
-            double above = -1;
-            for (const auto& p : curve)
-                if (p.level > best) {
-                    above = p.level;
-                    break;
-                }
-            if (best >= 0 && above > best + 0.06) {
-                const double mid = std::round((best + above) * 50) / 100;
-                steps = step + curve_windows;
-                const auto more = meter.measure({mid}, step, steps);
-                curve.push_back(more.front());
-                std::sort(curve.begin(), curve.end(),
-                          [](const auto& a, const auto& b) { return a.level < b.level; });
-            }
-        }
+        std::vector<sparse::CurvePoint> curve =
+            measure_curve(meter, curve_levels, default_grid, bound, step, steps);
         recommended = recommend(curve, bound);
         fastest = recommended;
         if (recommended >= 0 && opt.curve_speed) {

@@ -135,6 +135,36 @@ std::vector<sparse::CurvePoint> CurveMeter::measure(const std::vector<double>& l
     return out;
 }
 
+std::vector<sparse::CurvePoint> measure_curve(CurveMeter& meter, const std::vector<double>& levels,
+                                              bool refine, double bound, int64_t& step,
+                                              int64_t& steps) {
+    std::vector<sparse::CurvePoint> curve = meter.measure(levels, step, steps);
+    if (!refine || curve.empty()) return curve;
+    // Higher while the top level is still within the bound, then the
+    // midpoint past the highest level within it.
+    while (curve.back().ppl_rise <= bound && curve.back().level < 0.85f) {
+        // (each extra level is one more pass over the windows)
+        steps += meter.windows();
+        const double next = std::round((curve.back().level + 0.1) * 100) / 100;
+        curve.push_back(meter.measure({next}, step, steps).front());
+    }
+    const double best = recommend(curve, bound);
+    double above = -1;
+    for (const auto& p : curve)
+        if (p.level > best) {
+            above = p.level;
+            break;
+        }
+    if (best >= 0 && above > best + 0.06) {
+        const double mid = std::round((best + above) * 50) / 100;
+        steps = step + meter.windows();
+        curve.push_back(meter.measure({mid}, step, steps).front());
+        std::sort(curve.begin(), curve.end(),
+                  [](const auto& a, const auto& b) { return a.level < b.level; });
+    }
+    return curve;
+}
+
 // The highest level within the bound below the first level beyond it
 // (ascending; noise above the first failure is not trusted); -1 if even the
 // lowest is beyond it.

@@ -116,6 +116,15 @@ private:
     CurveAcc dense_;
 };
 
+// The curve at `levels` (ascending); with `refine` (the default grid), then
+// higher levels in steps of 0.1 while the top one is within the bound (up to
+// 0.85), and the midpoint past the highest level within it where the gap is
+// wider than 0.06; each extra level is one more pass over the windows, added
+// to `steps`. Sorted by level.
+std::vector<sparse::CurvePoint> measure_curve(CurveMeter& meter, const std::vector<double>& levels,
+                                              bool refine, double bound, int64_t& step,
+                                              int64_t& steps);
+
 // Decode speed of what the engine runs on this CPU (sparse::HybridFfn from
 // the sidecar being made: level 0 the dense FFN, the head from its preview)
 // at each level, against dense decode (the dense FFN and head), paired per
