@@ -96,6 +96,10 @@ public:
                         std::span<float* const> ys) = 0;
     // Sees every product's input first, batches included (calibration).
     virtual void observe(std::span<const tensor::WeightView>, const float*, int64_t) {}
+    // Whether, once observed, the product's outputs go unread (calibration
+    // wants the head's inputs, not its logits): the backend then skips it
+    // and leaves ys as they were.
+    virtual bool skip(std::span<const tensor::WeightView>) { return false; }
 };
 
 // Sees a gated FFN between its two halves (Compute::gated_ffn): for FFN k of

@@ -82,7 +82,10 @@ public:
 
     void matmul(std::span<const tensor::WeightView> ws, const float* x, int64_t rows,
                 std::span<float* const> ys) override {
-        if (hook_) hook_->observe(ws, x, rows);
+        if (hook_) {
+            hook_->observe(ws, x, rows);
+            if (hook_->skip(ws)) return;
+        }
         if (rows > 1) {
             // Several tokens: one quantized copy of x and one pool dispatch
             // for matrices that take the same activations.

@@ -574,6 +574,7 @@ CalibrationReport calibrate_model(const CalibrationOptions& opt) {
     // The head's inputs (every row of every window) into their second
     // moment: the head preview's basis.
     HeadRows head_inputs(m.output(), &inputs);
+    head_inputs.skip_head = true;  // the corpus pass reads no logits
     sparse::HeadInputMoments head_moments(cfg.n_embd);
     rec.set_hook(&head_inputs);
     m.set_ffn_executor(&rec);
@@ -612,7 +613,8 @@ CalibrationReport calibrate_model(const CalibrationOptions& opt) {
         win.assign(tokens.begin() + s, tokens.begin() + s + n);
         if (bos >= 0) win[0] = bos;  // each window starts like a fresh prompt
         rec.set_base(s);
-        // The last rows' logits too: the head's input for v3's thresholds.
+        // The head's product over the last rows: its inputs (v3's thresholds,
+        // the preview's basis) are observed, its logits not computed.
         const int64_t head_rows = std::min<int64_t>(n, kHeadRows);
         head_logits.resize(static_cast<size_t>(head_rows * cfg.n_vocab));
         head_inputs.clear();

@@ -41,6 +41,12 @@ public:
         if (sparse::is_head_product(ws, head_)) rows_.insert(rows_.end(), x, x + rows * head_.cols);
         if (next_) next_->observe(ws, x, rows);
     }
+    // With skip_head set, the head's products are only observed (their
+    // logits left unwritten): the corpus pass wants the inputs alone.
+    bool skip(std::span<const tensor::WeightView> ws) override {
+        return (skip_head && sparse::is_head_product(ws, head_)) || (next_ && next_->skip(ws));
+    }
+    bool skip_head = false;
     void clear() { rows_.clear(); }
     void swap(HeadRows& other) { rows_.swap(other.rows_); }
     int64_t count() const { return static_cast<int64_t>(rows_.size()) / head_.cols; }

@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "common/error.h"
+#include "sparse/select.h"
 #include "tensor/quant.h"
 
 namespace powerinfer::sparse {
@@ -180,10 +181,11 @@ std::vector<std::vector<float>> InputSparsity::recorded_thresholds(
     for (auto& [key, p] : products_) {
         std::vector<float>& v = p.samples;
         if (v.empty()) continue;
-        std::sort(v.begin(), v.end());
+        std::vector<size_t> ranks(levels.size());
         for (size_t k = 0; k < levels.size(); ++k)
-            out[p.index][k] = v[std::min(
-                v.size() - 1, static_cast<size_t>(double(levels[k]) * double(v.size())))];
+            ranks[k] =
+                std::min(v.size() - 1, static_cast<size_t>(double(levels[k]) * double(v.size())));
+        out[p.index] = values_at_ranks(v, ranks);
         v = {};
     }
     return out;

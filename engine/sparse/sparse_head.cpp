@@ -1,9 +1,7 @@
 #include "sparse/sparse_head.h"
 
 #include <algorithm>
-#include <bit>
 #include <cmath>
-#include <functional>
 #include <numeric>
 #include <random>
 #include <string>
@@ -108,47 +106,6 @@ HeadBasis HeadInputMoments::basis(int64_t rank) const {
 
 int64_t SparseHead::default_candidates(int64_t n_vocab) {
     return std::min<int64_t>(4096, std::max<int64_t>(1, n_vocab / 8));
-}
-
-namespace {
-
-// Unsigned keys in the floats' order: negatives flipped whole, positives
-// with the sign bit set. Branch-free (logits' signs are a coin toss).
-inline uint32_t order_key(float f) {
-    const auto u = std::bit_cast<uint32_t>(f);
-    return u ^ (static_cast<uint32_t>(static_cast<int32_t>(u) >> 31) | 0x80000000u);
-}
-
-}  // namespace
-
-void add_to_cut_histogram(const float* v, int64_t n, uint32_t* hist) {
-    for (int64_t i = 0; i < n; ++i) ++hist[order_key(v[i]) >> kCutShift];
-}
-
-float kth_largest_from_histogram(const uint32_t* hist, const float* v, int64_t n, int64_t k,
-                                 std::vector<float>& bucket) {
-    // The bucket that holds the k-th largest, from the top.
-    int64_t above = 0;
-    auto b = static_cast<uint32_t>(kCutBuckets);
-    while (b > 0 && above + hist[b - 1] < k) above += hist[--b];
-    const uint32_t want = b - 1;
-    // Its values, branch-free (bucket keeps its size: no per-call clearing).
-    if (static_cast<int64_t>(bucket.size()) < n) bucket.resize(static_cast<size_t>(n));
-    int64_t in = 0;
-    for (int64_t i = 0; i < n; ++i) {
-        bucket[static_cast<size_t>(in)] = v[i];
-        in += (order_key(v[i]) >> kCutShift) == want;
-    }
-    const auto r = static_cast<std::ptrdiff_t>(k - above - 1);
-    std::nth_element(bucket.begin(), bucket.begin() + r, bucket.begin() + in, std::greater<>());
-    return bucket[static_cast<size_t>(r)];
-}
-
-float kth_largest(const float* v, int64_t n, int64_t k, std::vector<uint32_t>& hist,
-                  std::vector<float>& bucket) {
-    hist.assign(kCutBuckets, 0);
-    add_to_cut_histogram(v, n, hist.data());
-    return kth_largest_from_histogram(hist.data(), v, n, k, bucket);
 }
 
 SparseHead::SparseHead(tensor::ThreadPool& pool, const tensor::WeightView& head,

@@ -21,6 +21,7 @@
 #include <span>
 #include <vector>
 
+#include "sparse/select.h"
 #include "tensor/matmul.h"
 #include "tensor/quant.h"
 #include "tensor/thread_pool.h"
@@ -69,22 +70,6 @@ struct HeadCounts {
     int64_t bytes = 0;            // head bytes read: preview + exact rows
     int64_t dense_bytes = 0;      // what the dense head would have read
 };
-
-// The head's cut: the k-th largest (1-based) of v[0..n), the value
-// std::nth_element with std::greater<> leaves at k - 1, from a 12-bit radix
-// histogram of the values' order-preserving bits and a selection within the
-// one bucket that holds it (tens of microseconds where a selection over the
-// whole sample took hundreds). In two steps so that parallel ranges can add
-// to their own histograms (kCutBuckets counters each, summed before the
-// second step). `bucket` is scratch, reused across calls.
-constexpr int kCutShift = 20;  // the buckets: sign, exponent, 3 mantissa bits
-constexpr size_t kCutBuckets = size_t{1} << (32 - kCutShift);
-void add_to_cut_histogram(const float* v, int64_t n, uint32_t* hist);
-float kth_largest_from_histogram(const uint32_t* hist, const float* v, int64_t n, int64_t k,
-                                 std::vector<float>& bucket);
-// Both steps (1 <= k <= n).
-float kth_largest(const float* v, int64_t n, int64_t k, std::vector<uint32_t>& hist,
-                  std::vector<float>& bucket);
 
 class SparseHead {
 public:

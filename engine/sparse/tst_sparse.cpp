@@ -416,6 +416,40 @@ private slots:
         }
     }
 
+    // Calibration's threshold quantiles: what sorting gives at every asked
+    // rank (unordered, repeated, the ends), over wide, narrow (one 16-bit
+    // bucket), tied and signed-zero values; a rank past the end is refused.
+    void valuesAtRanksIsSort() {
+        std::mt19937 rng(12);
+        std::normal_distribution<float> wide(0.0f, 8.0f);
+        std::uniform_real_distribution<float> narrow(16.0f, 16.01f);
+        std::uniform_int_distribution<int> small(-3, 3);
+        for (int kind = 0; kind < 3; ++kind) {
+            for (size_t m : {size_t{1}, size_t{2}, size_t{9}, size_t{4096}, size_t{100003}}) {
+                std::vector<float> v(m);
+                for (auto& f : v)
+                    f = kind == 0 ? wide(rng) : kind == 1 ? narrow(rng) : float(small(rng));
+                if (kind == 2 && m > 2) v[1] = -0.0f;
+                std::vector<float> sorted = v;
+                std::sort(sorted.begin(), sorted.end());
+                const std::vector<size_t> ranks = {m - 1, 0, m / 2, m / 3, m / 2, m * 19 / 20};
+                const std::vector<float> got = values_at_ranks(v, ranks);
+                QCOMPARE(got.size(), ranks.size());
+                for (size_t i = 0; i < ranks.size(); ++i)
+                    QVERIFY2(got[i] == sorted[ranks[i]],
+                             qPrintable(QString("kind %1 m %2 rank %3: %4 vs %5")
+                                            .arg(kind)
+                                            .arg(m)
+                                            .arg(ranks[i])
+                                            .arg(double(got[i]))
+                                            .arg(double(sorted[ranks[i]]))));
+            }
+        }
+        const std::vector<float> three = {1.0f, 2.0f, 3.0f};
+        const std::vector<size_t> past = {3};
+        QVERIFY_THROWS_EXCEPTION(std::out_of_range, values_at_ranks(three, past));
+    }
+
     // The measured sparsity curve and the levels that go with it survive a
     // write and a read; a sidecar without them reads as before (no curve, no
     // default level: activation_sparsity -1 is the target's threshold); a
