@@ -33,10 +33,8 @@ void CurveFfn::run(int layer, const float* x, int64_t n, float* out) {
         dense_.run(layer, x, n, out);
         return;
     }
-    for (int64_t t = 0; t < n; ++t) {
-        active += exact_.run(layer, x + t * n_embd_, out + t * n_embd_).active;
-        total += n_ff_;
-    }
+    active += exact_.run_batch(layer, x, n, out);
+    total += n * n_ff_;
 }
 
 std::vector<sparse::CurvePoint> CurveMeter::measure(const std::vector<double>& levels,
@@ -86,7 +84,11 @@ std::vector<sparse::CurvePoint> CurveMeter::measure(const std::vector<double>& l
                 exact_.set_level(levels[k]);
                 ffn_.sparse = true;
                 head_rows_.clear();
+                // With the preview, the logits come from the head's inputs
+                // below: the head's own product is only observed.
+                head_rows_.skip_head = true;
                 m_.forward(win.data() + h, ns, h, ns, sl.data());
+                head_rows_.skip_head = false;
                 rows = &head_rows_;
             }
             if (head_)

@@ -226,6 +226,81 @@ ExactCounts ExactSparseFfn::run(int layer, const float* x, float* out) {
     return c;
 }
 
+int64_t ExactSparseFfn::run_batch(int layer, const float* x, int64_t n, float* out) {
+    Layer& L = layers_.at(static_cast<size_t>(layer));
+    if (!L.prepared) prepare(L);
+    const int64_t n_ff = L.w.gate.rows, n_embd = L.w.gate.cols;
+    const auto nf = static_cast<size_t>(n_ff);
+    gate_.resize(static_cast<size_t>(n) * nf);
+    up_.resize(gate_.size());
+    tensor::matmul(pool_, L.w.gate, x, n, gate_.data());
+    tensor::matmul(pool_, L.w.up, x, n, up_.data());
+    ones_.assign(nf, 1.0f);
+    const bool dense_down = L.down.empty();
+    if (dense_down) masked_.assign(gate_.size(), 0.0f);
+    token_scratch_.resize(static_cast<size_t>(pool_.size()));
+    for (TokenScratch& s : token_scratch_) {
+        s.ids.resize(nf);
+        s.h.resize(nf);
+        s.active = 0;
+    }
+    const int64_t groups = n_ff / 32, nb = std::min<int64_t>(kBlocks, std::max<int64_t>(1, groups));
+    auto bound = [&](int64_t b) { return b == nb ? n_ff : 32 * (groups * b / nb); };
+    // Whole tokens per thread: each one's down product runs inline there
+    // (summing each output's groups in order, as split by outputs in run()).
+    pool_.parallel_for(
+        n,
+        [&](int64_t t0, int64_t t1, int thread) {
+            TokenScratch& s = token_scratch_[static_cast<size_t>(thread)];
+            for (int64_t t = t0; t < t1; ++t) {
+                const float* xt = x + t * n_embd;
+                double xx = 0;
+                for (int64_t k = 0; k < n_embd; ++k) xx += double(xt[k]) * xt[k];
+                const float xn = static_cast<float>(std::sqrt(xx));
+                float* a = gate_.data() + static_cast<size_t>(t) * nf;
+                const float* u = up_.data() + static_cast<size_t>(t) * nf;
+                int64_t na = 0;
+                // Block by block as run_block's NeuronFfn::hidden decides: the
+                // up rows the bound keeps, or all of a block's where it keeps
+                // over 3/4 of them.
+                for (int64_t b = 0; b < nb; ++b) {
+                    const int64_t n0 = bound(b), n1 = bound(b + 1);
+                    backend::gate_activation(act_, a + n0, ones_.data(), a + n0, n1 - n0);
+                    auto need_up = [&](int64_t k) {
+                        return std::fabs(a[k]) * L.up_factor[static_cast<size_t>(k)] * xn >= L.t;
+                    };
+                    bool all = L.up_factor.empty();
+                    if (!all) {
+                        int64_t nc = 0;
+                        for (int64_t k = n0; k < n1; ++k) nc += need_up(k);
+                        all = nc * 4 > (n1 - n0) * 3;
+                    }
+                    for (int64_t k = n0; k < n1; ++k) {
+                        if (!all && !need_up(k)) continue;
+                        const float h = a[k] * u[k];
+                        if (!(std::fabs(h) * L.down_norm[static_cast<size_t>(k)] >= L.t)) continue;
+                        s.ids[static_cast<size_t>(na)] = static_cast<int32_t>(k);
+                        s.h[static_cast<size_t>(na++)] = h;
+                    }
+                }
+                s.active += na;
+                if (dense_down) {
+                    float* m = masked_.data() + static_cast<size_t>(t) * nf;
+                    for (int64_t k = 0; k < na; ++k)
+                        m[s.ids[static_cast<size_t>(k)]] = s.h[static_cast<size_t>(k)];
+                } else {
+                    tensor::prepare_sparse_down(s.ids.data(), s.h.data(), na, s.in);
+                    tensor::sparse_down(pool_, L.down, s.in, out + t * n_embd);  // (inline here)
+                }
+            }
+        },
+        1);
+    if (dense_down) tensor::matmul(pool_, L.w.down, masked_.data(), n, out);
+    int64_t active = 0;
+    for (const TokenScratch& s : token_scratch_) active += s.active;
+    return active;
+}
+
 int64_t ExactSparseFfn::dense_down_layers() const {
     int64_t n = 0;
     for (const Layer& L : layers_) n += !tensor::neuron_major_supported(L.w.down);

@@ -66,6 +66,13 @@ public:
 
     // out[n_embd] = FFN(x) for one token of layer `layer`.
     ExactCounts run(int layer, const float* x, float* out);
+    // run() for n tokens x[n][n_embd] -> out[n][n_embd], with the same bits
+    // and active sets: gate and up as one batch product each (matmul keeps
+    // the matvec's bits per row), then per token the same selection and
+    // down product. For calibration's curve, which scores a batch of tokens
+    // at each level (run() reads gate and up once per token). Returns the
+    // down columns used over the n tokens.
+    int64_t run_batch(int layer, const float* x, int64_t n, float* out);
 
     // RAM this executor has added to the model (neuron-major down copies,
     // norms): a layer's are built the first time it runs, so at level 0
@@ -115,7 +122,15 @@ private:
     std::string note_;
     backend::GateActivation act_;
     tensor::QuantizedVector xq_, xq_up_;
-    std::vector<float> masked_;
+    std::vector<float> masked_, gate_, up_, ones_;
+    // run_batch's per-thread scratch (tokens run in parallel, each whole).
+    struct TokenScratch {
+        std::vector<int32_t> ids;
+        std::vector<float> h;
+        tensor::SparseDownInput in;
+        int64_t active = 0;
+    };
+    std::vector<TokenScratch> token_scratch_;
     tensor::SparseDownInput down_in_;  // the layer's active set (all blocks)
 };
 

@@ -537,6 +537,55 @@ private slots:
         QVERIFY_THROWS_EXCEPTION(SidecarError, read_sidecar(path));
     }
 
+    // The curve's batch: run_batch gives run()'s bits and active sets token
+    // for token, with a neuron-major down (Q4_0) and a dense one (Q8_0), the
+    // up pre-filter loose (every block computes all rows) and tight (some
+    // blocks gather), at several levels.
+    void exactBatchIsTokenByToken_data() {
+        QTest::addColumn<int>("type");
+        QTest::addColumn<float>("up_bound");
+        QTest::newRow("q4_0 loose") << int(GgmlType::Q4_0) << 1.05f;
+        QTest::newRow("q4_0 tight") << int(GgmlType::Q4_0) << 0.002f;
+        QTest::newRow("q8_0 tight") << int(GgmlType::Q8_0) << 0.002f;
+    }
+    void exactBatchIsTokenByToken() {
+        QFETCH(int, type);
+        QFETCH(float, up_bound);
+        Weights w = make_weights(static_cast<GgmlType>(type), 4);
+        Sidecar s = make_sidecar(1.0f);
+        s.exact_levels = {0.0f, 0.5f, 0.9f};
+        for (auto& l : s.layers) {
+            l.exact_thresholds = {0.0f, 0.05f, 0.2f};
+            l.up_bound = up_bound;
+        }
+        tensor::ThreadPool pool(2);
+        ExactSparseFfn exact(pool, w.views, s);
+        constexpr int64_t kTokens = 5;
+        std::vector<float> x;
+        for (int64_t t = 0; t < kTokens; ++t) {
+            const auto xt = random_x(20 + static_cast<uint32_t>(t));
+            x.insert(x.end(), xt.begin(), xt.end());
+        }
+        for (double level : {0.0, 0.5, 0.7}) {
+            exact.set_level(level);
+            for (int layer = 0; layer < kLayers; ++layer) {
+                std::vector<float> one(x.size()), batch(x.size());
+                int64_t active = 0, up_rows = 0;
+                for (int64_t t = 0; t < kTokens; ++t) {
+                    const ExactCounts c =
+                        exact.run(layer, x.data() + t * kEmbd, one.data() + t * kEmbd);
+                    active += c.active;
+                    up_rows += c.up_rows;
+                }
+                QCOMPARE(exact.run_batch(layer, x.data(), kTokens, batch.data()), active);
+                QVERIFY(std::memcmp(one.data(), batch.data(), one.size() * sizeof(float)) == 0);
+                if (level > 0) QVERIFY(active < kTokens * kFf);
+                // The tight bound leaves some blocks gathering their up rows.
+                if (level == 0.7 && up_bound < 1) QVERIFY(up_rows < kTokens * kFf);
+            }
+        }
+    }
+
     void hybridEqualsDenseWhenAllActive_data() {
         QTest::addColumn<double>("hot");
         QTest::newRow("all cold") << 0.0;
