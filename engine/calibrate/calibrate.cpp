@@ -703,7 +703,7 @@ CalibrationReport calibrate_model(const CalibrationOptions& opt) {
         // The curve is what the engine will run: the head from its preview.
         std::unique_ptr<sparse::SparseHead> head;
         if (!head_basis.empty()) head = std::make_unique<sparse::SparseHead>(pool, m.output(), head_basis);
-        CurveMeter meter(m, exact, head.get(), held, curve_window,
+        CurveMeter meter(pool, m, exact, head.get(), held, curve_window,
                          tok->add_bos() ? tok->bos() : -1, progress);
         int64_t step = 0, steps = curve_windows * static_cast<int64_t>(curve_levels.size() + 1);
         progress.emit(progress.at(CalibrationPhase::Curve, 0, steps));

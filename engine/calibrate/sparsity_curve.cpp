@@ -43,7 +43,9 @@ std::vector<sparse::CurvePoint> CurveMeter::measure(const std::vector<double>& l
     std::vector<CurveAcc> acc(levels.size());
     const bool first = dense_.scored == 0;
     std::vector<float> dl(static_cast<size_t>(ns * nv)), sl(dl.size());
-    std::vector<double> lse_d(static_cast<size_t>(ns));
+    std::vector<double> lse_d(static_cast<size_t>(ns)), nll_d(lse_d.size()), nll_s(lse_d.size()),
+        kl_s(lse_d.size());
+    std::vector<int> agree_s(lse_d.size());
     std::vector<int64_t> top_d(static_cast<size_t>(ns));
     std::vector<int32_t> win;
     m_.set_ffn_executor(&ffn_);
@@ -60,23 +62,29 @@ std::vector<sparse::CurvePoint> CurveMeter::measure(const std::vector<double>& l
         // Row i predicts token h + i + 1: ns - 1 rows are scored. The
         // dense rows become probabilities p, with sum p log p kept:
         // KL(p || q) = sum p log p - sum p z_q + lse(z_q).
-        for (int64_t i = 0; i + 1 < ns; ++i) {
-            float* z = dl.data() + i * nv;
-            const double lse = log_sum_exp(z, nv);
-            top_d[static_cast<size_t>(i)] = argmax(z, nv);
-            if (first) {
-                dense_.nll += lse - z[win[static_cast<size_t>(h + i + 1)]];
+        // (Rows in parallel, each into its own slot; the sums below add
+        // them in row order, as one thread would.)
+        pool_.parallel_for(ns - 1, [&](int64_t i0, int64_t i1, int) {
+            for (int64_t i = i0; i < i1; ++i) {
+                float* z = dl.data() + i * nv;
+                const double lse = log_sum_exp(z, nv);
+                top_d[static_cast<size_t>(i)] = argmax(z, nv);
+                nll_d[static_cast<size_t>(i)] = lse - z[win[static_cast<size_t>(h + i + 1)]];
+                double plogp = 0;
+                for (int64_t v = 0; v < nv; ++v) {
+                    const double lp = double(z[v]) - lse;
+                    const float p = static_cast<float>(std::exp(lp));
+                    plogp += double(p) * lp;
+                    z[v] = p;
+                }
+                lse_d[static_cast<size_t>(i)] = plogp;
+            }
+        });
+        if (first)
+            for (int64_t i = 0; i + 1 < ns; ++i) {
+                dense_.nll += nll_d[static_cast<size_t>(i)];
                 ++dense_.scored;
             }
-            double plogp = 0;
-            for (int64_t v = 0; v < nv; ++v) {
-                const double lp = double(z[v]) - lse;
-                const float p = static_cast<float>(std::exp(lp));
-                plogp += double(p) * lp;
-                z[v] = p;
-            }
-            lse_d[static_cast<size_t>(i)] = plogp;
-        }
         for (size_t k = 0; k < levels.size(); ++k) {
             ffn_.active = ffn_.total = 0;
             const HeadRows* rows = &dense_rows_;
@@ -97,15 +105,24 @@ std::vector<sparse::CurvePoint> CurveMeter::measure(const std::vector<double>& l
             CurveAcc& a = acc[k];
             a.active += ffn_.active;
             a.total += ffn_.total;
+            pool_.parallel_for(ns - 1, [&](int64_t i0, int64_t i1, int) {
+                for (int64_t i = i0; i < i1; ++i) {
+                    const float* pd = dl.data() + i * nv;
+                    const float* zs = sl.data() + i * nv;
+                    const double ls = log_sum_exp(zs, nv);
+                    nll_s[static_cast<size_t>(i)] = ls - zs[win[static_cast<size_t>(h + i + 1)]];
+                    double pz = 0;
+                    for (int64_t v = 0; v < nv; ++v) pz += double(pd[v]) * zs[v];
+                    kl_s[static_cast<size_t>(i)] =
+                        std::max(0.0, lse_d[static_cast<size_t>(i)] - pz + ls);
+                    agree_s[static_cast<size_t>(i)] =
+                        argmax(zs, nv) == top_d[static_cast<size_t>(i)];
+                }
+            });
             for (int64_t i = 0; i + 1 < ns; ++i) {
-                const float* pd = dl.data() + i * nv;
-                const float* zs = sl.data() + i * nv;
-                const double ls = log_sum_exp(zs, nv);
-                a.nll += ls - zs[win[static_cast<size_t>(h + i + 1)]];
-                double pz = 0;
-                for (int64_t v = 0; v < nv; ++v) pz += double(pd[v]) * zs[v];
-                a.kl += std::max(0.0, lse_d[static_cast<size_t>(i)] - pz + ls);
-                a.agree += argmax(zs, nv) == top_d[static_cast<size_t>(i)];
+                a.nll += nll_s[static_cast<size_t>(i)];
+                a.kl += kl_s[static_cast<size_t>(i)];
+                a.agree += agree_s[static_cast<size_t>(i)];
                 ++a.scored;
             }
             ++step;

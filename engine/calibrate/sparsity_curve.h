@@ -84,10 +84,11 @@ class CurveMeter {
 public:
     // head (may be null): the sparse passes' logits come from its preview,
     // as the engine's decoded tokens do.
-    CurveMeter(model::Model& m, sparse::ExactSparseFfn& exact, sparse::SparseHead* head,
-               const std::vector<int32_t>& held, int64_t window, int32_t bos,
-               ProgressReporter& progress)
-        : m_(m),
+    CurveMeter(tensor::ThreadPool& pool, model::Model& m, sparse::ExactSparseFfn& exact,
+               sparse::SparseHead* head, const std::vector<int32_t>& held, int64_t window,
+               int32_t bos, ProgressReporter& progress)
+        : pool_(pool),
+          m_(m),
           head_(head),
           head_rows_(m.output()),
           dense_rows_(m.output()),
@@ -109,6 +110,7 @@ public:
                                             int64_t& steps);
 
 private:
+    tensor::ThreadPool& pool_;  // the scoring's rows
     model::Model& m_;
     sparse::SparseHead* head_;
     HeadRows head_rows_;
