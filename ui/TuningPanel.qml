@@ -203,7 +203,17 @@ Drawer {
                 color: Theme.surface
                 border.color: Theme.border
                 readonly property var points: drawer.sparse.curve
-                readonly property var speeds: drawer.sparse.speedPoints
+                // Decode speed vs dense per level: "Compare with dense" where
+                // it ran, else what calibration timed (hollow), by level.
+                readonly property var speeds: {
+                    const live = drawer.sparse.speedPoints
+                    const out = live.map(q => ({ level: q.level, ratio: q.ratio, timed: false }))
+                    for (const p of points)
+                        if (p.speed > 0 && !live.some(q => Math.abs(q.level - p.level) < 1e-6))
+                            out.push({ level: p.level, ratio: p.speed, timed: true })
+                    return out.sort((a, b) => a.level - b.level)
+                }
+                readonly property bool anyTimed: speeds.some(q => q.timed)
                 readonly property real current: drawer.sparse.currentSparsity
                 readonly property real bound: drawer.sparse.curveBound
                 // The curve at a level (linear between measured levels).
@@ -259,6 +269,7 @@ Drawer {
                         // For tests: what the last paint drew.
                         property int drawnPoints: 0
                         property int drawnSpeeds: 0
+                        property int drawnTimed: 0  // of those, calibration's (hollow)
                         property real currentX: -1
                         readonly property var deps: [curveBox.points, curveBox.speeds, curveBox.current,
                                                      Theme.dark, width, height]
@@ -331,18 +342,46 @@ Drawer {
                                 ctx.beginPath(); ctx.moveTo(left, S(1)); ctx.lineTo(left + w, S(1)); ctx.stroke()
                                 ctx.setLineDash([])
                                 ctx.globalAlpha = 1
+                                // Squares first, then each figure on a plate where it
+                                // covers no square and no other figure: left of its
+                                // square, else above, else below, else none.
+                                const taken = s.map(q => ({ x: X(curveBox.at(q.level, "delivered")) - 5,
+                                                           y: S(q.ratio) - 5, w: 10, h: 10 }))
+                                const free = r => !taken.some(t => r.x < t.x + t.w && t.x < r.x + r.w
+                                                                   && r.y < t.y + t.h && t.y < r.y + r.h)
+                                let timed = 0
                                 for (const q of s) {
                                     const x = X(curveBox.at(q.level, "delivered")), y = S(q.ratio)
                                     ctx.fillStyle = Theme.chart2
-                                    ctx.fillRect(x - 4, y - 4, 8, 8)
-                                    // The figure on a plate, left of the square (clear of the curve).
+                                    ctx.strokeStyle = Theme.chart2
+                                    if (q.timed) {
+                                        ctx.lineWidth = 1.5
+                                        ctx.fillStyle = Theme.surface
+                                        ctx.fillRect(x - 4, y - 4, 8, 8)
+                                        ctx.strokeRect(x - 3.5, y - 3.5, 7, 7)
+                                        ++timed
+                                    } else {
+                                        ctx.fillRect(x - 4, y - 4, 8, 8)
+                                    }
+                                }
+                                for (const q of s) {
+                                    const x = X(curveBox.at(q.level, "delivered")), y = S(q.ratio)
                                     const label = q.ratio.toFixed(2) + "x"
                                     const tw = ctx.measureText(label).width
+                                    const plate = [{ x: x - tw - 10, y: y - 7, w: tw + 4, h: 13 },
+                                                   { x: x - tw / 2 - 2, y: y - 20, w: tw + 4, h: 13 },
+                                                   { x: x - tw / 2 - 2, y: y + 7, w: tw + 4, h: 13 }]
+                                                  .find(r => r.x >= 0 && free(r))
+                                    if (!plate) continue
+                                    taken.push(plate)
                                     ctx.fillStyle = Theme.surface
-                                    ctx.fillRect(x - tw - 10, y - 7, tw + 4, 13)
+                                    ctx.fillRect(plate.x, plate.y, plate.w, plate.h)
                                     ctx.fillStyle = Theme.chart2
-                                    ctx.fillText(label, x - tw - 8, y + 3)
+                                    ctx.fillText(label, plate.x + 2, plate.y + 10)
                                 }
+                                drawnTimed = timed
+                            } else {
+                                drawnTimed = 0
                             }
                             drawnSpeeds = s.length
                             // The current point: a ring on the curve.
@@ -382,7 +421,9 @@ Drawer {
                         Layout.fillWidth: true
                     }
                     Label {
-                        text: curveBox.speeds.length > 0 ? ""
+                        text: curveBox.anyTimed
+                              ? qsTr("Hollow squares: decode timed when calibrating; \u201cCompare with dense\u201d below measures the current level (filled).")
+                              : curveBox.speeds.length > 0 ? ""
                               : qsTr("Speed: \u201cCompare with dense\u201d below measures it at the current level.")
                         visible: text !== ""
                         color: Theme.textFaint

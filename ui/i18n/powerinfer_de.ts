@@ -846,183 +846,183 @@
         <translation>Anteil der je Token übersprungenen FFN-Neuronen. Höher spart mehr Arbeit; bis zur kalibrierten Stufe (etwa 50 %) bleibt die Qualität nahe an dicht.</translation>
     </message>
     <message>
-        <location filename="../MetricsPanel.qml" line="203"/>
+        <location filename="../MetricsPanel.qml" line="204"/>
         <source>weights read</source>
         <translation>gelesene Gewichte</translation>
     </message>
     <message>
-        <location filename="../MetricsPanel.qml" line="206"/>
+        <location filename="../MetricsPanel.qml" line="207"/>
         <source>Weight bytes read per token against dense (sparse engine v3 skips the inputs that barely count). Lower reads less memory; – when not measured.</source>
         <translation>Je Token gelesene Gewichtsbytes im Verhältnis zu dicht (Sparse-Engine v3 überspringt Eingaben, die kaum zählen). Niedriger liest weniger Speicher; – wenn nicht gemessen.</translation>
     </message>
     <message>
-        <location filename="../MetricsPanel.qml" line="203"/>
-        <location filename="../MetricsPanel.qml" line="244"/>
+        <location filename="../MetricsPanel.qml" line="210"/>
+        <location filename="../MetricsPanel.qml" line="251"/>
         <source>predictor recall</source>
         <translation>Prädiktor-Recall</translation>
     </message>
     <message>
-        <location filename="../MetricsPanel.qml" line="205"/>
+        <location filename="../MetricsPanel.qml" line="212"/>
         <source>Share of the truly active neurons the predictor found (sampled against dense). Above 90 % keeps replies close to dense; – when not sampled.</source>
         <translation>Anteil der tatsächlich aktiven Neuronen, die der Prädiktor fand (stichprobenartig gegen dicht geprüft). Über 90 % bleiben Antworten nahe an dicht; – ohne Stichprobe.</translation>
     </message>
     <message>
-        <location filename="../MetricsPanel.qml" line="208"/>
+        <location filename="../MetricsPanel.qml" line="215"/>
         <source>ms / token</source>
         <translation>ms / Token</translation>
     </message>
     <message>
-        <location filename="../MetricsPanel.qml" line="210"/>
+        <location filename="../MetricsPanel.qml" line="217"/>
         <source>Wall time per generated token, all of it (1000 / decode tok/s). Lower is better; the bar below splits it.</source>
         <translation>Gesamte Zeit je erzeugtem Token (1000 / Dekodier-Token/s). Niedriger ist besser; der Balken darunter teilt sie auf.</translation>
     </message>
     <message>
-        <location filename="../MetricsPanel.qml" line="224"/>
+        <location filename="../MetricsPanel.qml" line="231"/>
         <source>Hit rate, last %1 tokens</source>
         <translation>Trefferquote, letzte %1 Tokens</translation>
     </message>
     <message>
-        <location filename="../MetricsPanel.qml" line="237"/>
+        <location filename="../MetricsPanel.qml" line="244"/>
         <source>Hot-neuron hit rate over the last tokens</source>
         <translation>Hot-Neuron-Trefferquote über die letzten Tokens</translation>
     </message>
     <message>
-        <location filename="../MetricsPanel.qml" line="243"/>
+        <location filename="../MetricsPanel.qml" line="250"/>
         <source>hit rate</source>
         <translation>Trefferquote</translation>
     </message>
     <message>
-        <location filename="../MetricsPanel.qml" line="267"/>
+        <location filename="../MetricsPanel.qml" line="274"/>
         <source>Active per layer</source>
         <translation>Aktiv je Schicht</translation>
     </message>
     <message>
-        <location filename="../MetricsPanel.qml" line="268"/>
+        <location filename="../MetricsPanel.qml" line="275"/>
         <source>Hits per layer</source>
         <translation>Treffer je Schicht</translation>
     </message>
     <message>
-        <location filename="../MetricsPanel.qml" line="274"/>
+        <location filename="../MetricsPanel.qml" line="281"/>
         <source>Active</source>
         <translation>Aktiv</translation>
     </message>
     <message>
-        <location filename="../MetricsPanel.qml" line="274"/>
+        <location filename="../MetricsPanel.qml" line="281"/>
         <source>Hit rate</source>
         <translation>Trefferquote</translation>
     </message>
     <message>
-        <location filename="../MetricsPanel.qml" line="275"/>
+        <location filename="../MetricsPanel.qml" line="282"/>
         <source>Heatmap value</source>
         <translation>Heatmap-Wert</translation>
     </message>
     <message>
-        <location filename="../MetricsPanel.qml" line="292"/>
+        <location filename="../MetricsPanel.qml" line="299"/>
         <source>Per-layer heatmap: %1 layers by the last %2 tokens</source>
         <translation>Heatmap je Schicht: %1 Schichten über die letzten %2 Tokens</translation>
     </message>
     <message>
-        <location filename="../MetricsPanel.qml" line="297"/>
+        <location filename="../MetricsPanel.qml" line="304"/>
         <source>layer 0 at the top · newest token at the right · colour %1 → %2</source>
         <translation>Schicht 0 oben · neuestes Token rechts · Farbe %1 → %2</translation>
     </message>
     <message>
-        <location filename="../MetricsPanel.qml" line="306"/>
+        <location filename="../MetricsPanel.qml" line="313"/>
         <source>Time per token</source>
         <translation>Zeit pro Token</translation>
     </message>
     <message>
-        <location filename="../MetricsPanel.qml" line="313"/>
+        <location filename="../MetricsPanel.qml" line="320"/>
         <source>%1 ms per token</source>
         <translation>%1 ms pro Token</translation>
     </message>
     <message>
-        <location filename="../MetricsPanel.qml" line="319"/>
+        <location filename="../MetricsPanel.qml" line="326"/>
         <source>device FFN</source>
         <translation>FFN auf dem Gerät</translation>
     </message>
     <message>
-        <location filename="../MetricsPanel.qml" line="320"/>
+        <location filename="../MetricsPanel.qml" line="327"/>
         <source>CPU FFN</source>
         <translation>FFN auf der CPU</translation>
     </message>
     <message>
-        <location filename="../MetricsPanel.qml" line="321"/>
+        <location filename="../MetricsPanel.qml" line="328"/>
         <source>other</source>
         <translation>Sonstiges</translation>
     </message>
     <message>
-        <location filename="../MetricsPanel.qml" line="324"/>
+        <location filename="../MetricsPanel.qml" line="331"/>
         <source>Where a token&apos;s time goes: predictors, the FFN&apos;s hot part on the device and its cold part on the CPU, and everything else (attention, norms, output head, sampling).</source>
         <translation>Wohin die Zeit eines Tokens geht: Prädiktoren, der heiße Teil des FFN auf dem Gerät, sein kalter Teil auf der CPU und alles andere (Attention, Normen, Ausgabekopf, Sampling).</translation>
     </message>
     <message>
-        <location filename="../MetricsPanel.qml" line="318"/>
+        <location filename="../MetricsPanel.qml" line="325"/>
         <source>predictor</source>
         <translation>Prädiktor</translation>
     </message>
     <message>
-        <location filename="../MetricsPanel.qml" line="331"/>
+        <location filename="../MetricsPanel.qml" line="338"/>
         <source>Memory</source>
         <translation>Speicher</translation>
     </message>
     <message>
-        <location filename="../MetricsPanel.qml" line="339"/>
+        <location filename="../MetricsPanel.qml" line="346"/>
         <source>Device</source>
         <translation>Gerät</translation>
     </message>
     <message>
-        <location filename="../MetricsPanel.qml" line="343"/>
+        <location filename="../MetricsPanel.qml" line="350"/>
         <source>dense</source>
         <translation>dicht</translation>
     </message>
     <message>
-        <location filename="../MetricsPanel.qml" line="344"/>
+        <location filename="../MetricsPanel.qml" line="351"/>
         <source>hot</source>
         <translation>hot</translation>
     </message>
     <message>
-        <location filename="../MetricsPanel.qml" line="344"/>
+        <location filename="../MetricsPanel.qml" line="351"/>
         <source>placed experts</source>
         <translation>platzierte Experten</translation>
     </message>
     <message>
-        <location filename="../MetricsPanel.qml" line="346"/>
+        <location filename="../MetricsPanel.qml" line="353"/>
         <source>cache</source>
         <translation>Cache</translation>
     </message>
     <message>
-        <location filename="../MetricsPanel.qml" line="346"/>
+        <location filename="../MetricsPanel.qml" line="353"/>
         <source>expert cache</source>
         <translation>Experten-Cache</translation>
     </message>
     <message>
-        <location filename="../MetricsPanel.qml" line="348"/>
+        <location filename="../MetricsPanel.qml" line="355"/>
         <source>KV</source>
         <translation>KV</translation>
     </message>
     <message>
-        <location filename="../MetricsPanel.qml" line="349"/>
+        <location filename="../MetricsPanel.qml" line="356"/>
         <source>predictors</source>
         <translation>Prädiktoren</translation>
     </message>
     <message>
-        <location filename="../MetricsPanel.qml" line="356"/>
+        <location filename="../MetricsPanel.qml" line="363"/>
         <source>RAM</source>
         <translation>RAM</translation>
     </message>
     <message>
-        <location filename="../MetricsPanel.qml" line="357"/>
+        <location filename="../MetricsPanel.qml" line="364"/>
         <source>The simulated device&apos;s parts live in RAM too.</source>
         <translation>Die Teile des simulierten Geräts liegen ebenfalls im RAM.</translation>
     </message>
     <message>
-        <location filename="../MetricsPanel.qml" line="360"/>
+        <location filename="../MetricsPanel.qml" line="367"/>
         <source>model weights</source>
         <translation>Modellgewichte</translation>
     </message>
     <message>
-        <location filename="../MetricsPanel.qml" line="361"/>
+        <location filename="../MetricsPanel.qml" line="368"/>
         <source>device (simulated)</source>
         <translation>Gerät (simuliert)</translation>
     </message>
@@ -1834,138 +1834,148 @@
     </message>
     <message>
         <location filename="../TuningPanel.qml" line="187"/>
-        <source>Share of FFN neurons skipped per token by exact activity on the CPU; -1 = the sidecar&apos;s default, the level calibration measured and recommended. Higher is faster and less exact.</source>
-        <translation>Anteil der FFN-Neuronen, die je Token anhand der exakten Aktivität auf der CPU übersprungen werden; -1 = der Standard des Sidecars, die von der Kalibrierung gemessene und empfohlene Stufe. Höher ist schneller und ungenauer.</translation>
+        <source>Share of FFN neurons skipped per token by exact activity on the CPU; -1 = the sidecar&apos;s default: the fastest level within the perplexity bound, timed on this machine when it calibrated. Higher skips more and is less exact; whether it is faster depends on the CPU (0 runs the dense FFN).</source>
+        <translation>Anteil der FFN-Neuronen, die pro Token nach exakter Aktivität auf der CPU übersprungen werden; -1 = die Vorgabe der Sidecar-Datei: die schnellste Stufe innerhalb der Perplexitätsgrenze, bei der Kalibrierung auf diesem Rechner gemessen. Höher überspringt mehr und ist weniger exakt; ob es schneller ist, hängt von der CPU ab (0 rechnet das dichte FFN).</translation>
     </message>
     <message>
-        <location filename="../TuningPanel.qml" line="226"/>
+        <location filename="../TuningPanel.qml" line="236"/>
         <source>Recommended: %1 (perplexity %2).</source>
         <translation>Empfohlen: %1 (Perplexität %2).</translation>
     </message>
     <message>
-        <location filename="../TuningPanel.qml" line="228"/>
+        <location filename="../TuningPanel.qml" line="238"/>
         <source>No level stays within the bound: dense is recommended.</source>
         <translation>Keine Stufe bleibt innerhalb der Grenze: dicht (dense) wird empfohlen.</translation>
     </message>
     <message>
-        <location filename="../TuningPanel.qml" line="230"/>
+        <location filename="../TuningPanel.qml" line="242"/>
+        <source>Default: %1, the fastest within it when calibrating (%2x dense).</source>
+        <translation>Vorgabe: %1, die schnellste innerhalb der Grenze bei der Kalibrierung (%2x dicht).</translation>
+    </message>
+    <message>
+        <location filename="../TuningPanel.qml" line="247"/>
         <source>Now %1: perplexity %2, KL %3, top-1 %4.</source>
         <translation>Jetzt %1: Perplexität %2, KL %3, Top-1 %4.</translation>
     </message>
     <message>
-        <location filename="../TuningPanel.qml" line="235"/>
+        <location filename="../TuningPanel.qml" line="252"/>
         <source>Measured sparsity curve</source>
         <translation>Gemessene Sparsity-Kurve</translation>
     </message>
     <message>
-        <location filename="../TuningPanel.qml" line="243"/>
+        <location filename="../TuningPanel.qml" line="260"/>
         <source>Measured after calibration</source>
         <translation>Nach der Kalibrierung gemessen</translation>
     </message>
     <message>
-        <location filename="../TuningPanel.qml" line="364"/>
+        <location filename="../TuningPanel.qml" line="410"/>
         <source>perplexity rise vs delivered sparsity</source>
         <translation>Anstieg der Perplexität über der erreichten Sparsity</translation>
     </message>
     <message>
-        <location filename="../TuningPanel.qml" line="365"/>
+        <location filename="../TuningPanel.qml" line="411"/>
         <source>bound +%1 %</source>
         <translation>Grenze +%1 %</translation>
     </message>
     <message>
-        <location filename="../TuningPanel.qml" line="366"/>
+        <location filename="../TuningPanel.qml" line="412"/>
         <source>current</source>
         <translation>aktuell</translation>
     </message>
     <message>
-        <location filename="../TuningPanel.qml" line="367"/>
+        <location filename="../TuningPanel.qml" line="413"/>
         <source>decode speed vs dense (right axis)</source>
         <translation>Decode-Geschwindigkeit gegenüber dicht (rechte Achse)</translation>
     </message>
     <message>
-        <location filename="../TuningPanel.qml" line="379"/>
+        <location filename="../TuningPanel.qml" line="425"/>
+        <source>Hollow squares: decode timed when calibrating; “Compare with dense” below measures the current level (filled).</source>
+        <translation>Hohle Quadrate: Decode-Geschwindigkeit bei der Kalibrierung gemessen; „Mit dicht (dense) vergleichen“ unten misst die aktuelle Stufe (gefüllt).</translation>
+    </message>
+    <message>
+        <location filename="../TuningPanel.qml" line="427"/>
         <source>Speed: “Compare with dense” below measures it at the current level.</source>
         <translation>Geschwindigkeit: „Mit dicht (dense) vergleichen“ unten misst sie auf der aktuellen Stufe.</translation>
     </message>
     <message>
-        <location filename="../TuningPanel.qml" line="390"/>
+        <location filename="../TuningPanel.qml" line="438"/>
         <source>No GPU holds neurons: the hot-neuron threshold, prefetch depth and cache window have no effect; the CPU computes what is active exactly.</source>
         <translation>Keine GPU hält Neuronen: Schwelle für heiße Neuronen, Prefetch-Tiefe und Cache-Fenster wirken nicht; die CPU berechnet das Aktive exakt.</translation>
     </message>
     <message>
-        <location filename="../TuningPanel.qml" line="399"/>
+        <location filename="../TuningPanel.qml" line="447"/>
         <source>Prefetch depth</source>
         <translation>Prefetch-Tiefe</translation>
     </message>
     <message>
-        <location filename="../TuningPanel.qml" line="400"/>
+        <location filename="../TuningPanel.qml" line="448"/>
         <source>Layers ahead whose predicted cold neurons are staged.</source>
         <translation>Anzahl der vorausliegenden Schichten, deren vorhergesagte kalte Neuronen bereitgestellt werden.</translation>
     </message>
     <message>
-        <location filename="../TuningPanel.qml" line="408"/>
+        <location filename="../TuningPanel.qml" line="456"/>
         <source>Cache window</source>
         <translation>Cache-Fenster</translation>
     </message>
     <message>
-        <location filename="../TuningPanel.qml" line="409"/>
+        <location filename="../TuningPanel.qml" line="457"/>
         <source>Tokens a cold neuron stays cached on the device after firing.</source>
         <translation>Tokens, die ein kaltes Neuron nach dem Feuern im Gerätecache bleibt.</translation>
     </message>
     <message>
-        <location filename="../TuningPanel.qml" line="417"/>
+        <location filename="../TuningPanel.qml" line="465"/>
         <source>Device budget (MiB)</source>
         <translation>Gerätebudget (MiB)</translation>
     </message>
     <message>
-        <location filename="../TuningPanel.qml" line="430"/>
-        <location filename="../TuningPanel.qml" line="431"/>
+        <location filename="../TuningPanel.qml" line="478"/>
+        <location filename="../TuningPanel.qml" line="479"/>
         <source>auto</source>
         <translation>auto</translation>
     </message>
     <message>
-        <location filename="../TuningPanel.qml" line="430"/>
-        <location filename="../TuningPanel.qml" line="431"/>
+        <location filename="../TuningPanel.qml" line="478"/>
+        <location filename="../TuningPanel.qml" line="479"/>
         <source>none</source>
         <translation>keins</translation>
     </message>
     <message>
-        <location filename="../TuningPanel.qml" line="432"/>
+        <location filename="../TuningPanel.qml" line="480"/>
         <source>Device memory budget in MiB</source>
         <translation>Gerätespeicher-Budget in MiB</translation>
     </message>
     <message>
-        <location filename="../TuningPanel.qml" line="437"/>
+        <location filename="../TuningPanel.qml" line="485"/>
         <source>What the placement may use on the device: auto = free memory minus 512 MiB, none = everything on the CPU.</source>
         <translation>Was die Platzierung auf dem Gerät belegen darf: auto = freier Speicher minus 512 MiB, keins = alles auf der CPU.</translation>
     </message>
     <message>
-        <location filename="../TuningPanel.qml" line="459"/>
+        <location filename="../TuningPanel.qml" line="507"/>
         <source>Placement preview</source>
         <translation>Vorschau der Platzierung</translation>
     </message>
     <message>
-        <location filename="../TuningPanel.qml" line="467"/>
+        <location filename="../TuningPanel.qml" line="515"/>
         <source>%L1 of %L2 neurons hot · %3 MiB on the device%4</source>
         <translation>%L1 von %L2 Neuronen hot · %3 MiB auf dem Gerät%4</translation>
     </message>
     <message>
-        <location filename="../TuningPanel.qml" line="470"/>
+        <location filename="../TuningPanel.qml" line="518"/>
         <source> (budget-limited)</source>
         <translation> (durch Budget begrenzt)</translation>
     </message>
     <message>
-        <location filename="../TuningPanel.qml" line="472"/>
+        <location filename="../TuningPanel.qml" line="520"/>
         <source>No preview yet.</source>
         <translation>Noch keine Vorschau.</translation>
     </message>
     <message>
-        <location filename="../TuningPanel.qml" line="481"/>
+        <location filename="../TuningPanel.qml" line="529"/>
         <source>Saved in %1</source>
         <translation>Gespeichert in %1</translation>
     </message>
     <message>
-        <location filename="../TuningPanel.qml" line="490"/>
+        <location filename="../TuningPanel.qml" line="538"/>
         <source>Reset to defaults</source>
         <translation>Auf Standardwerte zurücksetzen</translation>
     </message>
@@ -2017,121 +2027,126 @@
     </message>
     <message>
         <location filename="../../app/desktop_app.cpp" line="123"/>
+        <source>Sparse engine of a calibrated model: v2 (FFN neurons, the default) or v3 (input sparsity on every matrix, opt-in).</source>
+        <translation>Sparse-Engine eines kalibrierten Modells: v2 (FFN-Neuronen, die Vorgabe) oder v3 (Eingabe-Sparsität auf jeder Matrix, auf Wunsch).</translation>
+    </message>
+    <message>
+        <location filename="../../app/desktop_app.cpp" line="129"/>
         <source>Set a sparse-engine knob after loading (repeatable), e.g. hot_neuron_threshold=0.7; saved in the model&apos;s config.json.</source>
         <translation>Nach dem Laden einen Regler der Sparse-Engine setzen (wiederholbar), z. B. hot_neuron_threshold=0.7; wird in der config.json des Modells gespeichert.</translation>
     </message>
     <message>
-        <location filename="../../app/desktop_app.cpp" line="128"/>
+        <location filename="../../app/desktop_app.cpp" line="134"/>
         <source>Show the metrics panel.</source>
         <translation>Die Messwerte-Leiste anzeigen.</translation>
     </message>
     <message>
-        <location filename="../../app/desktop_app.cpp" line="130"/>
+        <location filename="../../app/desktop_app.cpp" line="136"/>
         <source>Open the chat settings.</source>
         <translation>Die Chat-Einstellungen öffnen.</translation>
     </message>
     <message>
-        <location filename="../../app/desktop_app.cpp" line="132"/>
+        <location filename="../../app/desktop_app.cpp" line="138"/>
         <source>Open the tuning panel.</source>
         <translation>Die Feinabstimmung öffnen.</translation>
     </message>
     <message>
-        <location filename="../../app/desktop_app.cpp" line="135"/>
+        <location filename="../../app/desktop_app.cpp" line="141"/>
         <source>Take the --screenshot mid-reply, after N tokens.</source>
         <translation>Das --screenshot-Bild mitten in der Antwort aufnehmen, nach N Tokens.</translation>
     </message>
     <message>
-        <location filename="../../app/desktop_app.cpp" line="138"/>
+        <location filename="../../app/desktop_app.cpp" line="144"/>
         <source>Calibrate the --model first (writes its sidecar): on the bundled text, your conversations, or a text file.</source>
         <translation>Das --model zuerst kalibrieren (schreibt sein Sidecar): mit dem mitgelieferten Text, Ihren Unterhaltungen oder einer Textdatei.</translation>
     </message>
     <message>
-        <location filename="../../app/desktop_app.cpp" line="144"/>
+        <location filename="../../app/desktop_app.cpp" line="150"/>
         <source>Corpus tokens for --calibrate (default 20000).</source>
         <translation>Korpus-Tokens für --calibrate (Standard 20000).</translation>
     </message>
     <message>
-        <location filename="../../app/desktop_app.cpp" line="147"/>
+        <location filename="../../app/desktop_app.cpp" line="153"/>
         <source>After the reply, replay the prompt through the dense and the sparse path and print the token agreement and speeds.</source>
         <translation>Nach der Antwort den Prompt über den dichten und den sparse Pfad erneut abspielen und Token-Übereinstimmung und Geschwindigkeiten ausgeben.</translation>
     </message>
     <message>
-        <location filename="../../app/desktop_app.cpp" line="151"/>
+        <location filename="../../app/desktop_app.cpp" line="157"/>
         <source>Initial window size, e.g. 800x600.</source>
         <translation>Anfängliche Fenstergröße, z. B. 800x600.</translation>
     </message>
     <message>
-        <location filename="../../app/desktop_app.cpp" line="155"/>
+        <location filename="../../app/desktop_app.cpp" line="161"/>
         <source>Download a .gguf into the models folder without a window (resumes an unfinished one), verify it, and exit.</source>
         <translation>Eine .gguf-Datei ohne Fenster in den Modellordner herunterladen (setzt einen unfertigen Download fort), prüfen und beenden.</translation>
     </message>
     <message>
-        <location filename="../../app/desktop_app.cpp" line="160"/>
+        <location filename="../../app/desktop_app.cpp" line="166"/>
         <source>Expected SHA-256 of the --download.</source>
         <translation>Erwartete SHA-256 des --download.</translation>
     </message>
     <message>
-        <location filename="../../app/desktop_app.cpp" line="163"/>
+        <location filename="../../app/desktop_app.cpp" line="169"/>
         <source>Models folder for --download (default: the app&apos;s).</source>
         <translation>Modellordner für --download (Standard: der der App).</translation>
     </message>
     <message>
-        <location filename="../../app/desktop_app.cpp" line="167"/>
+        <location filename="../../app/desktop_app.cpp" line="173"/>
         <source>Chat with --prompt through an OpenAI-compatible server at this URL, without a window; the reply goes to stdout.</source>
         <translation>Mit --prompt über einen OpenAI-kompatiblen Server unter dieser URL chatten, ohne Fenster; die Antwort geht nach stdout.</translation>
     </message>
     <message>
-        <location filename="../../app/desktop_app.cpp" line="172"/>
+        <location filename="../../app/desktop_app.cpp" line="178"/>
         <source>API key for --remote.</source>
         <translation>API-Schlüssel für --remote.</translation>
     </message>
     <message>
-        <location filename="../../app/desktop_app.cpp" line="175"/>
+        <location filename="../../app/desktop_app.cpp" line="181"/>
         <source>Model id for --remote (default: the server&apos;s first).</source>
         <translation>Modell-ID für --remote (Standard: das erste des Servers).</translation>
     </message>
     <message>
-        <location filename="../../app/desktop_app.cpp" line="178"/>
+        <location filename="../../app/desktop_app.cpp" line="184"/>
         <source>Reply length limit for --remote.</source>
         <translation>Längenbegrenzung der Antwort für --remote.</translation>
     </message>
     <message>
-        <location filename="../../app/desktop_app.cpp" line="181"/>
+        <location filename="../../app/desktop_app.cpp" line="187"/>
         <source>Press Stop this long into the --remote reply.</source>
         <translation>Nach dieser Zeit in der --remote-Antwort auf Stopp drücken.</translation>
     </message>
     <message>
-        <location filename="../../app/desktop_app.cpp" line="183"/>
+        <location filename="../../app/desktop_app.cpp" line="189"/>
         <source>Open the model catalog (Get a model).</source>
         <translation>Den Modellkatalog öffnen (Modell holen).</translation>
     </message>
     <message>
-        <location filename="../../app/desktop_app.cpp" line="186"/>
+        <location filename="../../app/desktop_app.cpp" line="192"/>
         <source>Start downloading this catalog entry (its id).</source>
         <translation>Den Download dieses Katalogeintrags starten (seine ID).</translation>
     </message>
     <message>
-        <location filename="../../app/desktop_app.cpp" line="189"/>
+        <location filename="../../app/desktop_app.cpp" line="195"/>
         <source>Smoke mode: wait until the downloads end before the screenshot (exit 1 if one failed).</source>
         <translation>Smoke-Modus: Vor dem Screenshot warten, bis die Downloads enden (Exit-Code 1, wenn einer fehlschlug).</translation>
     </message>
     <message>
-        <location filename="../../app/desktop_app.cpp" line="194"/>
+        <location filename="../../app/desktop_app.cpp" line="200"/>
         <source>Smoke mode: type this key sequence into the window after the reply (e.g. Ctrl+Q), then fail unless the app quits.</source>
         <translation>Smoke-Modus: diese Tastenfolge nach der Antwort in das Fenster tippen (z. B. Strg+Q), dann fehlschlagen, wenn die App sich nicht beendet.</translation>
     </message>
     <message>
-        <location filename="../../app/desktop_app.cpp" line="200"/>
+        <location filename="../../app/desktop_app.cpp" line="206"/>
         <source>Smoke mode: wait this long before the screenshot.</source>
         <translation>Smoke-Modus: So lange vor dem Screenshot warten.</translation>
     </message>
     <message>
-        <location filename="../../app/desktop_app.cpp" line="203"/>
+        <location filename="../../app/desktop_app.cpp" line="209"/>
         <source>Smoke mode: calibrate the model in the background (bundled text) while the --prompt is answered, then wait for it.</source>
         <translation>Smoke-Modus: Das Modell im Hintergrund kalibrieren (mitgelieferter Text), während der --prompt beantwortet wird, und darauf warten.</translation>
     </message>
     <message>
-        <location filename="../../app/desktop_app.cpp" line="237"/>
+        <location filename="../../app/desktop_app.cpp" line="244"/>
         <source>A GGUF model to load (same as --model).</source>
         <translation>Ein zu ladendes GGUF-Modell (wie --model).</translation>
     </message>
@@ -2210,7 +2225,7 @@
 <context>
     <name>powerinfer::app::ChatController</name>
     <message>
-        <location filename="../../app/chat_controller.cpp" line="905"/>
+        <location filename="../../app/chat_controller.cpp" line="916"/>
         <source>Copied to the clipboard</source>
         <translation>In die Zwischenablage kopiert</translation>
     </message>
@@ -2240,39 +2255,39 @@
         <translation>%1 ist kalibriert.</translation>
     </message>
     <message>
-        <location filename="../../app/chat_controller.cpp" line="276"/>
+        <location filename="../../app/chat_controller.cpp" line="277"/>
         <source>Send a message first: the comparison replays the last one.</source>
         <translation>Senden Sie zuerst eine Nachricht: Der Vergleich spielt die letzte erneut ab.</translation>
     </message>
     <message>
-        <location filename="../../app/chat_controller.cpp" line="329"/>
-        <location filename="../../app/chat_controller.cpp" line="384"/>
+        <location filename="../../app/chat_controller.cpp" line="337"/>
+        <location filename="../../app/chat_controller.cpp" line="392"/>
         <source>Wait for the reply to finish, or press Stop.</source>
         <translation>Warten Sie auf das Ende der Antwort oder drücken Sie Stopp.</translation>
     </message>
     <message>
-        <location filename="../../app/chat_controller.cpp" line="333"/>
-        <location filename="../../app/chat_controller.cpp" line="386"/>
+        <location filename="../../app/chat_controller.cpp" line="341"/>
+        <location filename="../../app/chat_controller.cpp" line="394"/>
         <source>Load a model first: click the model name at the top.</source>
         <translation>Laden Sie zuerst ein Modell: Klicken Sie oben auf den Modellnamen.</translation>
     </message>
     <message>
-        <location filename="../../app/chat_controller.cpp" line="411"/>
+        <location filename="../../app/chat_controller.cpp" line="419"/>
         <source>Continue your previous reply exactly where it stopped, without repeating it.</source>
         <translation>Setze deine vorige Antwort genau dort fort, wo sie aufhörte, ohne sie zu wiederholen.</translation>
     </message>
     <message>
-        <location filename="../../app/chat_controller.cpp" line="471"/>
+        <location filename="../../app/chat_controller.cpp" line="479"/>
         <source>Stopped at the %1-token limit. Continue goes on from here; Max tokens in Chat settings sets the limit.</source>
         <translation>Beim Limit von %1 Tokens angehalten. „Fortsetzen“ macht hier weiter; „Max. Tokens“ in den Chat-Einstellungen legt das Limit fest.</translation>
     </message>
     <message>
-        <location filename="../../app/chat_controller.cpp" line="484"/>
+        <location filename="../../app/chat_controller.cpp" line="492"/>
         <source>%1 To make room, raise the context length in Chat settings, or start a new chat.</source>
         <translation>%1 Um Platz zu schaffen, die Kontextlänge in den Chat-Einstellungen erhöhen oder einen neuen Chat beginnen.</translation>
     </message>
     <message numerus="yes">
-        <location filename="../../app/chat_controller.cpp" line="490"/>
+        <location filename="../../app/chat_controller.cpp" line="498"/>
         <source>The conversation is longer than the context (%1 tokens): the oldest %n message(s) were left out of this reply.</source>
         <translation>
             <numerusform>Die Unterhaltung ist länger als der Kontext (%1 Token): Die älteste Nachricht wurde bei dieser Antwort weggelassen.</numerusform>
@@ -2280,109 +2295,109 @@
         </translation>
     </message>
     <message>
-        <location filename="../../app/chat_controller.cpp" line="508"/>
+        <location filename="../../app/chat_controller.cpp" line="516"/>
         <source>The model could not reply: %1</source>
         <translation>Das Modell konnte nicht antworten: %1</translation>
     </message>
     <message>
-        <location filename="../../app/chat_controller.cpp" line="535"/>
+        <location filename="../../app/chat_controller.cpp" line="544"/>
         <source>%1 cannot be loaded: %2</source>
         <translation>%1 kann nicht geladen werden: %2</translation>
     </message>
     <message>
-        <location filename="../../app/chat_controller.cpp" line="549"/>
+        <location filename="../../app/chat_controller.cpp" line="558"/>
         <source>%1 at %2</source>
         <translation>%1 auf %2</translation>
     </message>
     <message>
-        <location filename="../../app/chat_controller.cpp" line="599"/>
+        <location filename="../../app/chat_controller.cpp" line="609"/>
         <source>%1 params</source>
         <translation>%1 Parameter</translation>
     </message>
     <message>
-        <location filename="../../app/chat_controller.cpp" line="602"/>
+        <location filename="../../app/chat_controller.cpp" line="612"/>
         <source>remote server (OpenAI-compatible)</source>
         <translation>entfernter Server (OpenAI-kompatibel)</translation>
     </message>
     <message>
-        <location filename="../../app/chat_controller.cpp" line="604"/>
+        <location filename="../../app/chat_controller.cpp" line="614"/>
         <source>sparse sidecar</source>
         <translation>Sparse-Sidecar</translation>
     </message>
     <message>
-        <location filename="../../app/chat_controller.cpp" line="606"/>
+        <location filename="../../app/chat_controller.cpp" line="616"/>
         <source>no sidecar</source>
         <translation>kein Sidecar</translation>
     </message>
     <message>
-        <location filename="../../app/chat_controller.cpp" line="637"/>
+        <location filename="../../app/chat_controller.cpp" line="648"/>
         <source>Could not load %1 (%2). Still using %3.</source>
         <translation>%1 konnte nicht geladen werden (%2). Weiterhin wird %3 verwendet.</translation>
     </message>
     <message>
-        <location filename="../../app/chat_controller.cpp" line="654"/>
+        <location filename="../../app/chat_controller.cpp" line="665"/>
         <source>There is no file at %1. Check the path, or choose a model with the model name at the top.</source>
         <translation>Unter %1 gibt es keine Datei. Den Pfad prüfen oder oben über den Modellnamen ein Modell wählen.</translation>
     </message>
     <message>
-        <location filename="../../app/chat_controller.cpp" line="685"/>
+        <location filename="../../app/chat_controller.cpp" line="696"/>
         <source>Exported to %1</source>
         <translation>Exportiert nach %1</translation>
     </message>
     <message>
-        <location filename="../../app/chat_controller.cpp" line="687"/>
-        <location filename="../../app/chat_controller.cpp" line="851"/>
+        <location filename="../../app/chat_controller.cpp" line="698"/>
+        <location filename="../../app/chat_controller.cpp" line="862"/>
         <source>Could not export to %1: %2</source>
         <translation>Export nach %1 fehlgeschlagen: %2</translation>
     </message>
     <message>
-        <location filename="../../app/chat_controller.cpp" line="711"/>
+        <location filename="../../app/chat_controller.cpp" line="722"/>
         <source>Export conversation</source>
         <translation>Unterhaltung exportieren</translation>
     </message>
     <message>
-        <location filename="../../app/chat_controller.cpp" line="713"/>
-        <location filename="../../app/chat_controller.cpp" line="722"/>
+        <location filename="../../app/chat_controller.cpp" line="724"/>
+        <location filename="../../app/chat_controller.cpp" line="733"/>
         <source>JSON (*.json)</source>
         <translation>JSON (*.json)</translation>
     </message>
     <message>
-        <location filename="../../app/chat_controller.cpp" line="713"/>
+        <location filename="../../app/chat_controller.cpp" line="724"/>
         <source>Markdown (*.md)</source>
         <translation>Markdown (*.md)</translation>
     </message>
     <message>
-        <location filename="../../app/chat_controller.cpp" line="720"/>
+        <location filename="../../app/chat_controller.cpp" line="731"/>
         <source>Export all conversations</source>
         <translation>Alle Unterhaltungen exportieren</translation>
     </message>
     <message>
-        <location filename="../../app/chat_controller.cpp" line="728"/>
+        <location filename="../../app/chat_controller.cpp" line="739"/>
         <source>Import conversations</source>
         <translation>Unterhaltungen importieren</translation>
     </message>
     <message>
-        <location filename="../../app/chat_controller.cpp" line="729"/>
+        <location filename="../../app/chat_controller.cpp" line="740"/>
         <source>JSON exports (*.json)</source>
         <translation>JSON-Exporte (*.json)</translation>
     </message>
     <message>
-        <location filename="../../app/chat_controller.cpp" line="735"/>
+        <location filename="../../app/chat_controller.cpp" line="746"/>
         <source>Open a GGUF model</source>
         <translation>Ein GGUF-Modell öffnen</translation>
     </message>
     <message>
-        <location filename="../../app/chat_controller.cpp" line="736"/>
+        <location filename="../../app/chat_controller.cpp" line="747"/>
         <source>GGUF models (*.gguf);;All files (*)</source>
         <translation>GGUF-Modelle (*.gguf);;Alle Dateien (*)</translation>
     </message>
     <message>
-        <location filename="../../app/chat_controller.cpp" line="745"/>
+        <location filename="../../app/chat_controller.cpp" line="756"/>
         <source>Asking %1 for its models…</source>
         <translation>Frage %1 nach seinen Modellen…</translation>
     </message>
     <message numerus="yes">
-        <location filename="../../app/chat_controller.cpp" line="762"/>
+        <location filename="../../app/chat_controller.cpp" line="773"/>
         <source>%n model(s) on this server.</source>
         <translation>
             <numerusform>%n Modell auf diesem Server.</numerusform>
@@ -2390,37 +2405,37 @@
         </translation>
     </message>
     <message>
-        <location filename="../../app/chat_controller.cpp" line="791"/>
+        <location filename="../../app/chat_controller.cpp" line="802"/>
         <source>No API key.</source>
         <translation>Kein API-Schlüssel.</translation>
     </message>
     <message>
-        <location filename="../../app/chat_controller.cpp" line="792"/>
+        <location filename="../../app/chat_controller.cpp" line="803"/>
         <source>The API key is kept in the OS keychain.</source>
         <translation>Der API-Schlüssel wird im Schlüsselbund des Systems verwahrt.</translation>
     </message>
     <message>
-        <location filename="../../app/chat_controller.cpp" line="800"/>
+        <location filename="../../app/chat_controller.cpp" line="811"/>
         <source>Connected to %1.</source>
         <translation>Verbunden mit %1.</translation>
     </message>
     <message>
-        <location filename="../../app/chat_controller.cpp" line="811"/>
+        <location filename="../../app/chat_controller.cpp" line="822"/>
         <source>Models folder: %1</source>
         <translation>Modellordner: %1</translation>
     </message>
     <message>
-        <location filename="../../app/chat_controller.cpp" line="816"/>
+        <location filename="../../app/chat_controller.cpp" line="827"/>
         <source>Drop a .gguf model file, a folder of models, or an https link to a .gguf.</source>
         <translation>Eine .gguf-Modelldatei, einen Ordner mit Modellen oder einen https-Link zu einer .gguf-Datei ablegen.</translation>
     </message>
     <message>
-        <location filename="../../app/chat_controller.cpp" line="822"/>
+        <location filename="../../app/chat_controller.cpp" line="833"/>
         <source>Choose the models folder</source>
         <translation>Modellordner wählen</translation>
     </message>
     <message numerus="yes">
-        <location filename="../../app/chat_controller.cpp" line="849"/>
+        <location filename="../../app/chat_controller.cpp" line="860"/>
         <source>Exported %n conversation(s) to %1</source>
         <translation>
             <numerusform>%n Unterhaltung nach %1 exportiert</numerusform>
@@ -2428,13 +2443,13 @@
         </translation>
     </message>
     <message>
-        <location filename="../../app/chat_controller.cpp" line="861"/>
-        <location filename="../../app/chat_controller.cpp" line="867"/>
+        <location filename="../../app/chat_controller.cpp" line="872"/>
+        <location filename="../../app/chat_controller.cpp" line="878"/>
         <source>Could not import %1: %2</source>
         <translation>%1 konnte nicht importiert werden: %2</translation>
     </message>
     <message numerus="yes">
-        <location filename="../../app/chat_controller.cpp" line="884"/>
+        <location filename="../../app/chat_controller.cpp" line="895"/>
         <source>Imported %n conversation(s)</source>
         <translation>
             <numerusform>%n Unterhaltung importiert</numerusform>
@@ -2442,22 +2457,22 @@
         </translation>
     </message>
     <message>
-        <location filename="../../app/chat_controller.cpp" line="891"/>
+        <location filename="../../app/chat_controller.cpp" line="902"/>
         <source>memory: load a model to see the cost</source>
         <translation>Speicher: ein Modell laden, um den Bedarf zu sehen</translation>
     </message>
     <message>
-        <location filename="../../app/chat_controller.cpp" line="892"/>
+        <location filename="../../app/chat_controller.cpp" line="903"/>
         <source>KV cache: %1 of memory</source>
         <translation>KV-Cache: %1 Speicher</translation>
     </message>
     <message>
-        <location filename="../../app/chat_controller.cpp" line="894"/>
+        <location filename="../../app/chat_controller.cpp" line="905"/>
         <source> per conversation; the %1 most recent keep theirs, so going back to one reads only its new turn</source>
         <translation> je Unterhaltung; die %1 jüngsten behalten ihren, sodass die Rückkehr zu einer nur ihren neuen Zug liest</translation>
     </message>
     <message>
-        <location filename="../../app/chat_controller.cpp" line="898"/>
+        <location filename="../../app/chat_controller.cpp" line="909"/>
         <source> · the model was trained on %1 tokens: longer contexts are capped there</source>
         <translation> · das Modell wurde mit %1 Token trainiert: längere Kontexte werden dort begrenzt</translation>
     </message>
@@ -2571,18 +2586,18 @@
         <translation>Das Laden wurde abgebrochen.</translation>
     </message>
     <message>
-        <location filename="../../app/engine_worker.cpp" line="170"/>
-        <location filename="../../app/engine_worker.cpp" line="318"/>
+        <location filename="../../app/engine_worker.cpp" line="184"/>
+        <location filename="../../app/engine_worker.cpp" line="332"/>
         <source>No model is loaded. Choose a model first.</source>
         <translation>Kein Modell geladen. Wählen Sie zuerst ein Modell.</translation>
     </message>
     <message>
-        <location filename="../../app/engine_worker.cpp" line="280"/>
+        <location filename="../../app/engine_worker.cpp" line="294"/>
         <source>Calibration was cancelled.</source>
         <translation>Die Kalibrierung wurde abgebrochen.</translation>
     </message>
     <message>
-        <location filename="../../app/engine_worker.cpp" line="310"/>
+        <location filename="../../app/engine_worker.cpp" line="324"/>
         <source>no placement preview in this build</source>
         <translation>keine Platzierungsvorschau in diesem Build</translation>
     </message>
@@ -2598,164 +2613,164 @@
 <context>
     <name>powerinfer::app::ModelDownloads</name>
     <message>
-        <location filename="../../app/model_downloader.cpp" line="329"/>
+        <location filename="../../app/model_downloader.cpp" line="333"/>
         <source>%1 of %2</source>
         <translation>%1 von %2</translation>
     </message>
     <message>
-        <location filename="../../app/model_downloader.cpp" line="333"/>
+        <location filename="../../app/model_downloader.cpp" line="337"/>
         <source>%1/s</source>
         <translation>%1/s</translation>
     </message>
     <message>
-        <location filename="../../app/model_downloader.cpp" line="445"/>
+        <location filename="../../app/model_downloader.cpp" line="450"/>
         <source>Unfinished from last time: resume continues at %1.</source>
         <translation>Vom letzten Mal unfertig: Fortsetzen macht bei %1 weiter.</translation>
     </message>
     <message>
-        <location filename="../../app/model_downloader.cpp" line="508"/>
+        <location filename="../../app/model_downloader.cpp" line="515"/>
         <source>There is no such download.</source>
         <translation>Diesen Download gibt es nicht.</translation>
     </message>
     <message>
-        <location filename="../../app/model_downloader.cpp" line="514"/>
+        <location filename="../../app/model_downloader.cpp" line="521"/>
         <source>&quot;%1&quot; cannot be a file name: use letters, digits, spaces, dots and dashes, without / \ : * ? &quot; &lt; &gt; |.</source>
         <translation>„%1“ kann kein Dateiname sein: Buchstaben, Ziffern, Leerzeichen, Punkte und Bindestriche verwenden, ohne / \ : * ? &quot; &lt; &gt; |.</translation>
     </message>
     <message>
-        <location filename="../../app/model_downloader.cpp" line="525"/>
+        <location filename="../../app/model_downloader.cpp" line="532"/>
         <source>%1 is already in the models folder: %2 is free.</source>
         <translation>%1 ist schon im Modellordner: %2 ist frei.</translation>
     </message>
     <message>
-        <location filename="../../app/model_downloader.cpp" line="536"/>
+        <location filename="../../app/model_downloader.cpp" line="543"/>
         <source>Cannot rename %1 to %2 in %3: check that the folder is writable.</source>
         <translation>%1 kann in %3 nicht in %2 umbenannt werden: prüfen, ob der Ordner beschreibbar ist.</translation>
     </message>
     <message>
-        <location filename="../../app/model_downloader.cpp" line="545"/>
+        <location filename="../../app/model_downloader.cpp" line="552"/>
         <source>Renamed to %1.</source>
         <translation>Umbenannt in %1.</translation>
     </message>
     <message>
-        <location filename="../../app/model_downloader.cpp" line="602"/>
+        <location filename="../../app/model_downloader.cpp" line="609"/>
         <source>The link does not end in a .gguf file name (%1): paste the link of the model file itself.</source>
         <translation>Der Link endet nicht auf einen .gguf-Dateinamen (%1): den Link der Modelldatei selbst einfügen.</translation>
     </message>
     <message>
-        <location filename="../../app/model_downloader.cpp" line="610"/>
+        <location filename="../../app/model_downloader.cpp" line="617"/>
         <source>The SHA-256 must be 64 hexadecimal digits (got &quot;%1&quot;).</source>
         <translation>Die SHA-256 muss aus 64 Hexadezimalziffern bestehen (erhalten: „%1“).</translation>
     </message>
     <message>
-        <location filename="../../app/model_downloader.cpp" line="614"/>
+        <location filename="../../app/model_downloader.cpp" line="621"/>
         <source>The models folder %1 cannot be created: choose another one.</source>
         <translation>Der Modellordner %1 kann nicht angelegt werden: einen anderen wählen.</translation>
     </message>
     <message>
-        <location filename="../../app/model_downloader.cpp" line="628"/>
-        <location filename="../../app/model_downloader.cpp" line="643"/>
+        <location filename="../../app/model_downloader.cpp" line="635"/>
+        <location filename="../../app/model_downloader.cpp" line="650"/>
         <source>%1 is already being downloaded.</source>
         <translation>%1 wird bereits heruntergeladen.</translation>
     </message>
     <message>
-        <location filename="../../app/model_downloader.cpp" line="652"/>
+        <location filename="../../app/model_downloader.cpp" line="660"/>
         <source>%1 is already in the models folder (%2): delete it there first to download it again.</source>
         <translation>%1 liegt bereits im Modellordner (%2): dort zuerst löschen, um es erneut herunterzuladen.</translation>
     </message>
     <message>
-        <location filename="../../app/model_downloader.cpp" line="669"/>
+        <location filename="../../app/model_downloader.cpp" line="677"/>
         <source>Resuming at %1.</source>
         <translation>Wird bei %1 fortgesetzt.</translation>
     </message>
     <message>
-        <location filename="../../app/model_downloader.cpp" line="771"/>
-        <location filename="../../app/model_downloader.cpp" line="930"/>
+        <location filename="../../app/model_downloader.cpp" line="779"/>
+        <location filename="../../app/model_downloader.cpp" line="938"/>
         <source>Not enough disk space in %1: %2 still to download, %3 free. Free some space or choose another models folder.</source>
         <translation>Nicht genug Speicherplatz in %1: noch %2 herunterzuladen, %3 frei. Platz schaffen oder einen anderen Modellordner wählen.</translation>
     </message>
     <message>
-        <location filename="../../app/model_downloader.cpp" line="784"/>
+        <location filename="../../app/model_downloader.cpp" line="792"/>
         <source>Paused at %1.</source>
         <translation>Pausiert bei %1.</translation>
     </message>
     <message>
-        <location filename="../../app/model_downloader.cpp" line="796"/>
+        <location filename="../../app/model_downloader.cpp" line="804"/>
         <source>%1 Resuming at %2 (try %3 of %4).</source>
         <translation>%1 Wird bei %2 fortgesetzt (Versuch %3 von %4).</translation>
     </message>
     <message>
-        <location filename="../../app/model_downloader.cpp" line="831"/>
+        <location filename="../../app/model_downloader.cpp" line="839"/>
         <source>Cannot write %1: %2. Choose another models folder.</source>
         <translation>%1 kann nicht geschrieben werden: %2. Einen anderen Modellordner wählen.</translation>
     </message>
     <message>
-        <location filename="../../app/model_downloader.cpp" line="894"/>
+        <location filename="../../app/model_downloader.cpp" line="902"/>
         <source>The server sent another part of the file than asked for.</source>
         <translation>Der Server hat einen anderen Teil der Datei gesendet als angefragt.</translation>
     </message>
     <message>
-        <location filename="../../app/model_downloader.cpp" line="897"/>
+        <location filename="../../app/model_downloader.cpp" line="905"/>
         <source>The server&apos;s partial answer did not match: the download restarted from zero.</source>
         <translation>Die Teilantwort des Servers passte nicht: Der Download begann von vorn.</translation>
     </message>
     <message>
-        <location filename="../../app/model_downloader.cpp" line="910"/>
+        <location filename="../../app/model_downloader.cpp" line="918"/>
         <source>The server does not support resuming (or the file changed there): the download restarted from zero.</source>
         <translation>Der Server unterstützt kein Fortsetzen (oder die Datei hat sich dort geändert): Der Download begann von vorn.</translation>
     </message>
     <message>
-        <location filename="../../app/model_downloader.cpp" line="952"/>
+        <location filename="../../app/model_downloader.cpp" line="960"/>
         <source>Writing %1 failed: %2 (is the disk full?). Free some space and resume.</source>
         <translation>Schreiben von %1 fehlgeschlagen: %2 (ist der Datenträger voll?). Platz schaffen und fortsetzen.</translation>
     </message>
     <message>
-        <location filename="../../app/model_downloader.cpp" line="986"/>
+        <location filename="../../app/model_downloader.cpp" line="994"/>
         <source>%1 redirected to a plain http address (%2): refused, the file could be altered on the way.</source>
         <translation>%1 leitete auf eine einfache http-Adresse um (%2): abgelehnt, die Datei könnte unterwegs verändert werden.</translation>
     </message>
     <message>
-        <location filename="../../app/model_downloader.cpp" line="1001"/>
+        <location filename="../../app/model_downloader.cpp" line="1009"/>
         <source>The connection to %1 dropped before the file was complete.</source>
         <translation>Die Verbindung zu %1 brach ab, bevor die Datei vollständig war.</translation>
     </message>
     <message>
-        <location filename="../../app/model_downloader.cpp" line="1009"/>
+        <location filename="../../app/model_downloader.cpp" line="1017"/>
         <source>%1 redirected more than %2 times: giving up.</source>
         <translation>%1 leitete mehr als %2-mal um: Abbruch.</translation>
     </message>
     <message>
-        <location filename="../../app/model_downloader.cpp" line="1023"/>
+        <location filename="../../app/model_downloader.cpp" line="1031"/>
         <source>Cannot read the downloaded file %1: %2</source>
         <translation>Die heruntergeladene Datei %1 kann nicht gelesen werden: %2</translation>
     </message>
     <message>
-        <location filename="../../app/model_downloader.cpp" line="1029"/>
+        <location filename="../../app/model_downloader.cpp" line="1037"/>
         <source>The downloaded file is damaged or not the one expected: its SHA-256 is %1, expected %2. It was deleted: download it again, or check the checksum.</source>
         <translation>Die heruntergeladene Datei ist beschädigt oder nicht die erwartete: Ihre SHA-256 ist %1, erwartet %2. Sie wurde gelöscht: erneut herunterladen oder die Prüfsumme kontrollieren.</translation>
     </message>
     <message>
-        <location filename="../../app/model_downloader.cpp" line="1037"/>
+        <location filename="../../app/model_downloader.cpp" line="1045"/>
         <source>The downloaded file is not a GGUF model (it does not start with &quot;GGUF&quot;), so it was deleted. Check that the link points to the .gguf file itself (on Hugging Face the /resolve/ link, not the /blob/ page).</source>
         <translation>Die heruntergeladene Datei ist kein GGUF-Modell (sie beginnt nicht mit „GGUF“) und wurde gelöscht. Prüfen, dass der Link auf die .gguf-Datei selbst zeigt (auf Hugging Face der /resolve/-Link, nicht die /blob/-Seite).</translation>
     </message>
     <message>
-        <location filename="../../app/model_downloader.cpp" line="1062"/>
+        <location filename="../../app/model_downloader.cpp" line="1070"/>
         <source>%1 was already in the models folder: saved as %2 (rename it here).</source>
         <translation>%1 war schon im Modellordner: als %2 gespeichert (hier umbenennen).</translation>
     </message>
     <message>
-        <location filename="../../app/model_downloader.cpp" line="1070"/>
+        <location filename="../../app/model_downloader.cpp" line="1078"/>
         <source>Cannot move the verified file into %1: %2</source>
         <translation>Die geprüfte Datei kann nicht nach %1 verschoben werden: %2</translation>
     </message>
     <message>
-        <location filename="../../app/model_downloader.cpp" line="1081"/>
+        <location filename="../../app/model_downloader.cpp" line="1089"/>
         <source>No SHA-256 was known for this file: it is a GGUF file but could not be verified (SHA-256 %1).</source>
         <translation>Für diese Datei war keine SHA-256 bekannt: Sie ist eine GGUF-Datei, konnte aber nicht geprüft werden (SHA-256 %1).</translation>
     </message>
     <message>
-        <location filename="../../app/model_downloader.cpp" line="1084"/>
+        <location filename="../../app/model_downloader.cpp" line="1092"/>
         <source>SHA-256 verified (%1).</source>
         <translation>SHA-256 geprüft (%1).</translation>
     </message>
@@ -2792,72 +2807,72 @@
 <context>
     <name>powerinfer::app::SparseController</name>
     <message>
-        <location filename="../../app/sparse_controller.cpp" line="148"/>
+        <location filename="../../app/sparse_controller.cpp" line="152"/>
         <source>%1 cannot be read: %2</source>
         <translation>%1 kann nicht gelesen werden: %2</translation>
     </message>
     <message>
-        <location filename="../../app/sparse_controller.cpp" line="156"/>
+        <location filename="../../app/sparse_controller.cpp" line="160"/>
         <source>%1 is not a JSON object (%2); defaults are used</source>
         <translation>%1 ist kein JSON-Objekt (%2); es werden Standardwerte verwendet</translation>
     </message>
     <message>
-        <location filename="../../app/sparse_controller.cpp" line="180"/>
+        <location filename="../../app/sparse_controller.cpp" line="185"/>
         <source>%1: invalid values for %2 (defaults used)</source>
         <translation>%1: ungültige Werte für %2 (Standardwerte verwendet)</translation>
     </message>
     <message>
-        <location filename="../../app/sparse_controller.cpp" line="218"/>
+        <location filename="../../app/sparse_controller.cpp" line="224"/>
         <source>cannot save %1: %2</source>
         <translation>%1 kann nicht gespeichert werden: %2</translation>
     </message>
     <message>
-        <location filename="../../app/sparse_controller.cpp" line="276"/>
+        <location filename="../../app/sparse_controller.cpp" line="283"/>
         <source>Comparing dense and sparse on this machine…</source>
         <translation>Dicht und sparse werden auf diesem Rechner verglichen…</translation>
     </message>
     <message>
-        <location filename="../../app/sparse_controller.cpp" line="284"/>
+        <location filename="../../app/sparse_controller.cpp" line="291"/>
         <source>The dense/sparse comparison failed: %1</source>
         <translation>Der Vergleich dicht/sparse ist fehlgeschlagen: %1</translation>
     </message>
     <message>
-        <location filename="../../app/sparse_controller.cpp" line="291"/>
+        <location filename="../../app/sparse_controller.cpp" line="298"/>
         <source>sparse %1 tok/s, dense %2 tok/s, %3 % of the tokens the same</source>
         <translation>sparse %1 Token/s, dicht %2 Token/s, %3 % der Token gleich</translation>
     </message>
     <message>
-        <location filename="../../app/sparse_controller.cpp" line="308"/>
+        <location filename="../../app/sparse_controller.cpp" line="315"/>
         <source>Sparse recommended and on: %1.</source>
         <translation>Sparse empfohlen und eingeschaltet: %1.</translation>
     </message>
     <message>
-        <location filename="../../app/sparse_controller.cpp" line="309"/>
+        <location filename="../../app/sparse_controller.cpp" line="316"/>
         <source>Sparse recommended: %1. It is off; the switch above turns it on.</source>
         <translation>Sparse empfohlen: %1. Es ist aus; der Schalter oben schaltet es ein.</translation>
     </message>
     <message>
-        <location filename="../../app/sparse_controller.cpp" line="314"/>
+        <location filename="../../app/sparse_controller.cpp" line="321"/>
         <source>Dense recommended: %1. Sparse is on by your choice.</source>
         <translation>Dicht empfohlen: %1. Sparse ist nach Ihrer Wahl eingeschaltet.</translation>
     </message>
     <message>
-        <location filename="../../app/sparse_controller.cpp" line="316"/>
+        <location filename="../../app/sparse_controller.cpp" line="323"/>
         <source>Dense recommended: %1. Sparse was switched off; the tuning panel switches it back on.</source>
         <translation>Dicht empfohlen: %1. Sparse wurde ausgeschaltet; im Tuning-Bereich lässt es sich wieder einschalten.</translation>
     </message>
     <message>
-        <location filename="../../app/sparse_controller.cpp" line="437"/>
+        <location filename="../../app/sparse_controller.cpp" line="444"/>
         <source>Preparing the corpus…</source>
         <translation>Korpus wird vorbereitet…</translation>
     </message>
     <message>
-        <location filename="../../app/sparse_controller.cpp" line="445"/>
+        <location filename="../../app/sparse_controller.cpp" line="452"/>
         <source>There are no conversations to calibrate on yet.</source>
         <translation>Es gibt noch keine Unterhaltungen, mit denen kalibriert werden kann.</translation>
     </message>
     <message>
-        <location filename="../../app/sparse_controller.cpp" line="446"/>
+        <location filename="../../app/sparse_controller.cpp" line="453"/>
         <source>The corpus could not be prepared.</source>
         <translation>Der Korpus konnte nicht vorbereitet werden.</translation>
     </message>

@@ -6,7 +6,8 @@ import PowerInfer.App
 
 // After calibration the tuning panel draws the sidecar's measured curve
 // (perplexity rise per delivered sparsity) with the bound, the current point
-// and, once "Compare with dense" ran, the measured speed. The controller runs
+// and the decode speeds: calibration's timed ones, and once "Compare with
+// dense" ran, the measured one at its level. The controller runs
 // on the FakeEngine, whose sidecar carries a curve (tst_ui.cpp).
 TestCase {
     id: testCase
@@ -57,8 +58,10 @@ TestCase {
         tryVerify(() => canvas.currentX > x0 + 10, 3000)
         verify(summary.text.indexOf("Now 20 %") >= 0, summary.text)
 
-        // A measured speed joins the curve.
-        compare(canvas.drawnSpeeds, 0)
+        // The speeds calibration timed (levels 0-0.45) are drawn hollow from
+        // the start; a measured speed replaces the one at its level.
+        tryCompare(canvas, "drawnSpeeds", 5, 3000)
+        compare(canvas.drawnTimed, 5)
         testController.sparse.setValue("activation_sparsity", -1)
         testController.newConversation()
         testController.send("hello")
@@ -68,7 +71,8 @@ TestCase {
         tryCompare(testController.sparse, "comparing", false, 10000)
         tryVerify(() => testController.sparse.speedPoints.length === 1, 10000)
         compare(testController.sparse.speedPoints[0].level, 0)
-        tryCompare(canvas, "drawnSpeeds", 1, 3000)
+        tryCompare(canvas, "drawnTimed", 4, 3000)
+        compare(canvas.drawnSpeeds, 5)
     }
 
     function test_cpuOnlySaysWhichKnobsHaveNoEffect() {
