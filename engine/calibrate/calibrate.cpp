@@ -60,14 +60,20 @@ constexpr int64_t kHeadSamplesPerRank = 2;
 // in ascending order (0 where there are none): what sorting them gives, from
 // a count per fp16 bit pattern in value order (linear time; a sort of the
 // 2M samples of each layer took seconds of a calibration).
+// fp16 bit patterns as unsigned keys in value order (NaNs at both ends), and
+// back.
+inline uint16_t fp16_key(uint16_t u) {
+    return (u & 0x8000u) ? static_cast<uint16_t>(~u) : static_cast<uint16_t>(u | 0x8000u);
+}
+inline uint16_t fp16_unkey(size_t k) {
+    return static_cast<uint16_t>((k & 0x8000u) ? (k & 0x7FFFu) : (~k & 0xFFFFu));
+}
+
 std::vector<float> fp16_quantiles(const std::vector<uint16_t>& c, size_t step,
                                   std::span<const float> levels) {
-    auto key = [](uint16_t u) -> uint16_t {  // unsigned order = value order
-        return (u & 0x8000u) ? static_cast<uint16_t>(~u) : static_cast<uint16_t>(u | 0x8000u);
-    };
     std::vector<uint32_t> count(size_t{1} << 16, 0);
     size_t n = 0;
-    for (size_t i = 0; i < c.size(); i += step, ++n) ++count[key(c[i])];
+    for (size_t i = 0; i < c.size(); i += step, ++n) ++count[fp16_key(c[i])];
     std::vector<float> out;
     for (float level : levels) {
         if (n == 0) {
@@ -77,8 +83,7 @@ std::vector<float> fp16_quantiles(const std::vector<uint16_t>& c, size_t step,
         const size_t rank = std::min(n - 1, static_cast<size_t>(level * double(n)));
         size_t below = 0, k = 0;
         while (below + count[k] <= rank) below += count[k++];
-        const auto u = static_cast<uint16_t>((k & 0x8000u) ? (k & 0x7FFFu) : (~k & 0xFFFFu));
-        out.push_back(tensor::fp16_to_fp32(u));
+        out.push_back(tensor::fp16_to_fp32(fp16_unkey(k)));
     }
     return out;
 }
@@ -584,7 +589,7 @@ CalibrationReport calibrate_model(const CalibrationOptions& opt) {
     const bool auto_target = targets.size() == 1 && targets[0] < 0;
     std::vector<double> curve_levels = opt.curve_levels;
     const bool default_grid = curve_levels.empty();
-    if (default_grid) curve_levels = {0.0, 0.2, 0.3, 0.4, 0.5, 0.6};
+    if (default_grid) curve_levels = {0.0, 0.25, 0.4, 0.5, 0.6};
     std::sort(curve_levels.begin(), curve_levels.end());
     curve_levels.erase(std::unique(curve_levels.begin(), curve_levels.end()), curve_levels.end());
     for (double l : curve_levels)
@@ -594,12 +599,23 @@ CalibrationReport calibrate_model(const CalibrationOptions& opt) {
     progress.set_layer_phase_estimate(
         estimate_layer_phase_seconds(measure_rates(pool, cfg.n_embd), opt, cfg.n_layer, cfg.n_embd,
                                      cfg.n_ff, kept, static_cast<int64_t>(targets.size())));
-    // Per window and level: the scored half as a batch whose FFN runs token
-    // by token (about 4 corpus tokens' worth each), plus the dense passes.
+    // Per window: its dense halves (context, scored) at about the corpus
+    // run's rate, and per sparse level the scored half again, its FFN batched
+    // but its down products token by token (about 1.4 corpus tokens' worth
+    // each: SmolLM2 on the Zen 1). Level 0 reads the dense pass's head inputs
+    // (no pass); the default grid adds a midpoint. Then the decode timing:
+    // per level and round, a 32-token prompt and 16 decoded tokens (about 2
+    // corpus tokens' worth each).
     const int64_t curve_windows = static_cast<int64_t>(held.size()) / curve_window;
+    const auto sparse_levels =
+        std::count_if(curve_levels.begin(), curve_levels.end(), [](double l) { return l > 0; }) +
+        (default_grid ? 1 : 0);
+    const double timing_work =
+        opt.curve_speed ? 3.0 * double(sparse_levels + 1) * (32 + 2 * 16) : 0;
     progress.set_curve_work(
         double(curve_windows) *
-        (double(curve_window) + 4.0 * double(curve_window / 2) * double(curve_levels.size() + 1)));
+            (double(curve_window) + 1.4 * double(curve_window / 2) * double(sparse_levels)) +
+        timing_work);
     progress.emit(progress.at(CalibrationPhase::Corpus, 0, n_tok));
 
     CalibrateReport report;
@@ -816,36 +832,45 @@ CalibrationReport calibrate_model(const CalibrationOptions& opt) {
     for (int64_t l = 0; l < cfg.n_layer; ++l) {
         LayerRecord& r = rec.records()[static_cast<size_t>(l)];
         const int64_t N = r.samples;
-        std::vector<float> c(r.c.size());
-        for (size_t i = 0; i < c.size(); ++i) c[i] = tensor::fp16_to_fp32(r.c[i]);
-        // Every 8th sample is held out.
+        // The contributions by value: a count per fp16 bit pattern in value
+        // order (their quantiles below without a selection over the floats).
+        std::vector<uint32_t> count(size_t{1} << 16, 0);
+        for (uint16_t u : r.c) ++count[fp16_key(u)];
+        // Every 8th sample is held out (the predictors' training).
         std::vector<int64_t> train, hold;
-        for (int64_t s = 0; s < N; ++s) (s % 8 == 7 ? hold : train).push_back(s);
+        if (opt.train_predictors)
+            for (int64_t s = 0; s < N; ++s) (s % 8 == 7 ? hold : train).push_back(s);
         const sparse::LayerStats& ex = exact_sc.layers[static_cast<size_t>(l)];
         const float up_bound = ex.up_bound;
         for (size_t ti = 0; ti < targets.size(); ++ti) {
             sidecars[ti].layers[static_cast<size_t>(l)].exact_thresholds = ex.exact_thresholds;
             sidecars[ti].layers[static_cast<size_t>(l)].up_bound = ex.up_bound;
             sidecars[ti].layers[static_cast<size_t>(l)].up_scale = ex.up_scale;
-            // Threshold: the target sparsity's quantile of contributions.
-            std::vector<float> sorted = c;
-            const size_t q = std::min(sorted.size() - 1,
-                                      static_cast<size_t>(targets[ti] * double(sorted.size())));
-            std::nth_element(sorted.begin(), sorted.begin() + static_cast<std::ptrdiff_t>(q),
-                             sorted.end());
-            const float thr = sorted[q];
-            sorted = {};
-            std::vector<uint8_t> Y(c.size());
+            // Threshold: the target sparsity's quantile of contributions
+            // (the value sorting them puts at that rank).
+            const size_t q = std::min(std::max<size_t>(r.c.size(), 1) - 1,
+                                      static_cast<size_t>(targets[ti] * double(r.c.size())));
+            size_t below = 0, k = 0;
+            if (!r.c.empty())
+                while (below + count[k] <= q) below += count[k++];
+            const float thr = r.c.empty() ? 0.0f : tensor::fp16_to_fp32(fp16_unkey(k));
+            // Which contributions pass, per bit pattern.
+            std::vector<uint8_t> passes(count.size());
+            for (size_t u = 0; u < passes.size(); ++u)
+                passes[u] = tensor::fp16_to_fp32(static_cast<uint16_t>(u)) > thr;
+            std::vector<uint8_t> Y(opt.train_predictors ? r.c.size() : 0);
             sparse::LayerStats& ls = sidecars[ti].layers[static_cast<size_t>(l)];
             ls.threshold = thr;
-            ls.act_freq.assign(static_cast<size_t>(n_ff), 0.0f);
+            std::vector<int64_t> on_count(static_cast<size_t>(n_ff), 0);
             for (int64_t s = 0; s < N; ++s) {
-                for (int64_t j = 0; j < n_ff; ++j) {
-                    const bool on = c[static_cast<size_t>(s * n_ff + j)] > thr;
-                    Y[static_cast<size_t>(s * n_ff + j)] = on;
-                    ls.act_freq[static_cast<size_t>(j)] += on;
-                }
+                const uint16_t* cs = r.c.data() + s * n_ff;
+                for (int64_t j = 0; j < n_ff; ++j)
+                    on_count[static_cast<size_t>(j)] += passes[cs[j]];
+                if (!Y.empty())
+                    for (int64_t j = 0; j < n_ff; ++j)
+                        Y[static_cast<size_t>(s * n_ff + j)] = passes[cs[j]];
             }
+            ls.act_freq.assign(on_count.begin(), on_count.end());
             ls.act_mass.resize(static_cast<size_t>(n_ff));
             for (int64_t j = 0; j < n_ff; ++j) {
                 ls.act_freq[static_cast<size_t>(j)] /= float(std::max<int64_t>(1, N));
