@@ -56,10 +56,6 @@ constexpr int64_t kInputSamples = int64_t{1} << 20;
 // least kHeadSamplesPerRank times its rank in all).
 constexpr int64_t kHeadRows = 512;
 constexpr int64_t kHeadSamplesPerRank = 2;
-// The values at ranks level * n of the n fp16 samples c[0], c[step], ...
-// in ascending order (0 where there are none): what sorting them gives, from
-// a count per fp16 bit pattern in value order (linear time; a sort of the
-// 2M samples of each layer took seconds of a calibration).
 // fp16 bit patterns as unsigned keys in value order (NaNs at both ends), and
 // back.
 inline uint16_t fp16_key(uint16_t u) {
@@ -69,6 +65,10 @@ inline uint16_t fp16_unkey(size_t k) {
     return static_cast<uint16_t>((k & 0x8000u) ? (k & 0x7FFFu) : (~k & 0xFFFFu));
 }
 
+// The values at ranks level * n of the n fp16 samples c[0], c[step], ...
+// in ascending order (0 where there are none): what sorting them gives, from
+// a count per fp16 bit pattern in value order (linear time; a sort of the
+// 2M samples of each layer took seconds of a calibration).
 std::vector<float> fp16_quantiles(const std::vector<uint16_t>& c, size_t step,
                                   std::span<const float> levels) {
     std::vector<uint32_t> count(size_t{1} << 16, 0);
