@@ -46,9 +46,8 @@ void NeuronFfn::hidden(tensor::ThreadPool& pool, const NeuronFfnWeights& w,
     // The up rows needed, as positions into the set.
     int64_t nc = count;
     if (select) nc = select->need_up(ids, a_.data(), count, keep_.data());
-    if (!select || (range && nc * 4 > count * 3)) {
-        // All rows (over a range, when most are needed: the contiguous
-        // product costs less than gathering; a gathered row ~1.3x).
+    if (!select || (range && up_rows_all(nc, count))) {
+        // All rows (over a range, when most are needed).
         std::iota(keep_.begin(), keep_.begin() + count, 0);
         nc = count;
         if (range) {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <numeric>
 
 #include "common/error.h"
 #include "tensor/matmul.h"
@@ -242,7 +243,12 @@ int64_t ExactSparseFfn::run_batch(int layer, const float* x, int64_t n, float* o
     for (TokenScratch& s : token_scratch_) {
         s.ids.resize(nf);
         s.h.resize(nf);
+        s.keep.resize(nf);
         s.active = 0;
+    }
+    if (ids_.size() != nf) {  // the neurons' ids, for the selection's calls
+        ids_.resize(nf);
+        std::iota(ids_.begin(), ids_.end(), 0);
     }
     const int64_t groups = n_ff / 32, nb = std::min<int64_t>(kBlocks, std::max<int64_t>(1, groups));
     auto bound = [&](int64_t b) { return b == nb ? n_ff : 32 * (groups * b / nb); };
@@ -259,29 +265,36 @@ int64_t ExactSparseFfn::run_batch(int layer, const float* x, int64_t n, float* o
                 const float xn = static_cast<float>(std::sqrt(xx));
                 float* a = gate_.data() + static_cast<size_t>(t) * nf;
                 const float* u = up_.data() + static_cast<size_t>(t) * nf;
+                Thresholds sel;
+                sel.up_factor = L.up_factor.empty() ? nullptr : L.up_factor.data();
+                sel.down_norm = L.down_norm.data();
+                sel.xn = xn;
+                sel.t = L.t;
                 int64_t na = 0;
                 // Block by block as run_block's NeuronFfn::hidden decides: the
-                // up rows the bound keeps, or all of a block's where it keeps
-                // over 3/4 of them.
+                // up rows the bound keeps, or all of a block's (up_rows_all);
+                // then the active ones, compacted in place.
                 for (int64_t b = 0; b < nb; ++b) {
-                    const int64_t n0 = bound(b), n1 = bound(b + 1);
-                    backend::gate_activation(act_, a + n0, ones_.data(), a + n0, n1 - n0);
-                    auto need_up = [&](int64_t k) {
-                        return std::fabs(a[k]) * L.up_factor[static_cast<size_t>(k)] * xn >= L.t;
-                    };
-                    bool all = L.up_factor.empty();
-                    if (!all) {
-                        int64_t nc = 0;
-                        for (int64_t k = n0; k < n1; ++k) nc += need_up(k);
-                        all = nc * 4 > (n1 - n0) * 3;
+                    const int64_t n0 = bound(b), count = bound(b + 1) - n0;
+                    backend::gate_activation(act_, a + n0, ones_.data(), a + n0, count);
+                    int32_t* keep = s.keep.data();
+                    int64_t nc = sel.need_up(ids_.data() + n0, a + n0, count, keep);
+                    if (backend::up_rows_all(nc, count)) {
+                        std::iota(keep, keep + count, 0);
+                        nc = count;
                     }
-                    for (int64_t k = n0; k < n1; ++k) {
-                        if (!all && !need_up(k)) continue;
-                        const float h = a[k] * u[k];
-                        if (!(std::fabs(h) * L.down_norm[static_cast<size_t>(k)] >= L.t)) continue;
-                        s.ids[static_cast<size_t>(na)] = static_cast<int32_t>(k);
-                        s.h[static_cast<size_t>(na++)] = h;
+                    int32_t* ids = s.ids.data() + na;
+                    float* h = s.h.data() + na;
+                    for (int64_t k = 0; k < nc; ++k) {
+                        ids[k] = static_cast<int32_t>(n0) + keep[k];
+                        h[k] = a[ids[k]] * u[ids[k]];
                     }
+                    const int64_t on = sel.active(ids, h, nc, keep);
+                    for (int64_t k = 0; k < on; ++k) {
+                        ids[k] = ids[keep[k]];
+                        h[k] = h[keep[k]];
+                    }
+                    na += on;
                 }
                 s.active += na;
                 if (dense_down) {

@@ -125,12 +125,13 @@ private:
     std::vector<float> masked_, gate_, up_, ones_;
     // run_batch's per-thread scratch (tokens run in parallel, each whole).
     struct TokenScratch {
-        std::vector<int32_t> ids;
+        std::vector<int32_t> ids, keep;
         std::vector<float> h;
         tensor::SparseDownInput in;
         int64_t active = 0;
     };
     std::vector<TokenScratch> token_scratch_;
+    std::vector<int32_t> ids_;         // 0..n_ff-1
     tensor::SparseDownInput down_in_;  // the layer's active set (all blocks)
 };
 
