@@ -296,7 +296,7 @@ private slots:
                 QCOMPARE(sc.curve[k].speed, float(c.points[k].speed));
             QCOMPARE(sc.target_sparsity, float(c.recommended));
             QCOMPARE(sc.curve.size(), c.points.size());
-            // The head preview's basis: a fifth of the width, in Q8_0 blocks.
+            // The head preview's basis: a fifth of the width, in 32-element blocks.
             QCOMPARE(sc.head_basis.rank, sparse::head_basis_rank(sc.n_embd));
             QCOMPARE(sc.head_basis.rank, int64_t(128));  // 576 and 640 wide
             recommended.push_back(c.recommended);

@@ -120,9 +120,8 @@ SparseHead::SparseHead(tensor::ThreadPool& pool, const tensor::WeightView& head,
                           " wide); recalibrate with `powerinfer-calibrate -m MODEL`");
     // A = W P^T, chunk by chunk of the vocabulary: the basis rows are the
     // batch of a prefill-style product (Y[k][v] = W_v . P_k), transposed
-    // into Q8_0 rows of `rank`.
-    const size_t row_bytes = static_cast<size_t>(r / 32) * 34;
-    preview_store_.resize(static_cast<size_t>(V) * row_bytes);
+    // into the preview's 4-bit rows of `rank`.
+    preview_ = tensor::make_u4_rows(V, r);
     constexpr int64_t kChunk = 8192;  // a multiple of the panels' rows
     std::vector<float> y(static_cast<size_t>(r * std::min(V, kChunk))), row(static_cast<size_t>(r));
     for (int64_t v0 = 0; v0 < V; v0 += kChunk) {
@@ -130,16 +129,9 @@ SparseHead::SparseHead(tensor::ThreadPool& pool, const tensor::WeightView& head,
         tensor::matmul(pool, head.slice(v0, v1), basis.rows.data(), r, y.data());
         for (int64_t v = 0; v < nv; ++v) {
             for (int64_t k = 0; k < r; ++k) row[static_cast<size_t>(k)] = y[static_cast<size_t>(k * nv + v)];
-            tensor::quantize_row_ref(GgmlType::Q8_0, row.data(),
-                                     preview_store_.data() + static_cast<size_t>(v0 + v) * row_bytes,
-                                     r);
+            tensor::set_u4_row(preview_, v0 + v, row.data(), r);
         }
     }
-    preview_.type = GgmlType::Q8_0;
-    preview_.data = preview_store_.data();
-    preview_.rows = V;
-    preview_.cols = r;
-    preview_.row_bytes = row_bytes;
     z_.resize(static_cast<size_t>(r));
     basis_view_.type = GgmlType::F32;
     basis_view_.data = reinterpret_cast<const uint8_t*>(basis_.rows.data());
@@ -161,7 +153,7 @@ void SparseHead::logits(const float* x, int64_t candidates, float* out) {
         return;
     }
     tensor::matvec(pool_, basis_view_, x, z_.data());
-    tensor::quantize_activations(GgmlType::Q8_0, z_.data(), r, zq_);
+    tensor::quantize_u4_input(z_.data(), r, preview_.cols, zq_);
     // The preview, and in the same pass (each range's rows still in its
     // core's cache) the sample for the cut: the n-th largest preview, or
     // where the vocabulary is large against n, the matching quantile of 4n
@@ -186,7 +178,7 @@ void SparseHead::logits(const float* x, int64_t candidates, float* out) {
     pool_.parallel_for(
         V,
         [&](int64_t b, int64_t e, int t) {
-            tensor::matvec_q(pool_, preview_.slice(b, e), zq_, out + b);  // (inline here)
+            tensor::u4_rows_product(preview_, zq_, b, e, out + b);
             uint32_t* h = hist_.data() + static_cast<size_t>(t) * kCutBuckets;
             if (all) return add_to_cut_histogram(out + b, e - b, h);
             const auto k0 = std::lower_bound(sample_pos_.begin(), sample_pos_.end(), b);

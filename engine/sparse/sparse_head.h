@@ -6,7 +6,8 @@
 // low-dimensional subspace: calibration records their second moment and
 // keeps its top `rank` eigenvectors as an orthonormal basis P (rank x
 // n_embd, in the sidecar). At load the preview A = W P^T (n_vocab x rank,
-// Q8_0) is built from the head W by one batched product. Per token:
+// 4-bit rows with a scale and offset each, tensor/u4_rows.h) is built from
+// the head W by one batched product. Per token:
 //   z = P x                      (rank x n_embd floats)
 //   preview = A z                (n_vocab x rank: rank / n_embd of the head)
 //   the `candidates` rows with the largest preview get the head's own
@@ -25,6 +26,7 @@
 #include "tensor/matmul.h"
 #include "tensor/quant.h"
 #include "tensor/thread_pool.h"
+#include "tensor/u4_rows.h"
 
 namespace powerinfer::sparse {
 
@@ -42,7 +44,7 @@ inline bool is_head_product(std::span<const tensor::WeightView> ws,
 }
 
 // The basis's rank for a model of this width: a fifth of it, in whole
-// 32-element blocks (the preview is Q8_0).
+// 32-element blocks.
 int64_t head_basis_rank(int64_t n_embd);
 
 // Calibration: the second moment of the head's inputs, then its top
@@ -80,7 +82,7 @@ public:
     const tensor::WeightView& head() const { return head_; }
     int64_t rank() const { return basis_.rank; }
     // Bytes of the preview matrix (RAM beyond the dense model).
-    int64_t preview_bytes() const { return static_cast<int64_t>(preview_store_.size()); }
+    int64_t preview_bytes() const { return static_cast<int64_t>(preview_.bytes()); }
     // The default number of exactly computed rows for a vocabulary.
     static int64_t default_candidates(int64_t n_vocab);
 
@@ -97,13 +99,13 @@ private:
     tensor::WeightView head_;
     HeadBasis basis_;
     tensor::WeightView basis_view_;  // basis_.rows as an F32 matrix
-    std::vector<uint8_t> preview_store_;
-    tensor::WeightView preview_;
+    tensor::U4Rows preview_;
     std::vector<float> z_, sample_, bucket_, exact_;
     std::vector<uint32_t> hist_;
     std::vector<int32_t> ids_, sample_pos_;  // sample_pos_: ascending
     std::vector<int64_t> passed_;            // per scan range: its rows that pass
-    tensor::QuantizedVector zq_, xq_;
+    tensor::U4Input zq_;
+    tensor::QuantizedVector xq_;
     HeadCounts counts_;
 };
 

@@ -340,7 +340,8 @@ private slots:
         }
         tensor::ThreadPool pool(2);
         SparseHead sh(pool, head, m.basis(rank));
-        QCOMPARE(sh.preview_bytes(), int64_t(V * 34));
+        // 4-bit rows padded to 64 columns, a float scale and offset each.
+        QCOMPARE(sh.preview_bytes(), int64_t(V * (64 / 2 + 8)));
         std::vector<float> dense(V), out(V);
         for (int t = 0; t < 5; ++t) {
             sample(x);
@@ -362,7 +363,9 @@ private slots:
                 scale = std::max(scale, double(std::abs(dense[i])));
             }
             QVERIFY(same >= c.exact_rows);
-            QVERIFY2(err < 0.05 * scale, qPrintable(QString::number(err / scale)));
+            // The preview's 16 levels per row: 7 % of the largest logit here
+            // (5 % with Q8_0 rows).
+            QVERIFY2(err < 0.1 * scale, qPrintable(QString::number(err / scale)));
             QCOMPARE(std::max_element(out.begin(), out.end()) - out.begin(),
                      std::max_element(dense.begin(), dense.end()) - dense.begin());
         }

@@ -157,6 +157,21 @@ using ColSparseFn = void (*)(const ColSparseArgs& args, int64_t chunk_begin, int
 // The scalar reference (tensor/input_major.cpp).
 void colsparse_scalar(const ColSparseArgs& args, int64_t chunk_begin, int64_t chunk_end, float* y);
 
+// Rows of a U4Rows matrix (tensor/u4_rows.h) times its int8 input:
+// out[i] = xscale * (d[i] * sum_k u[i][k] x[k] + m[i] * xsum), the integer sum
+// exact, so every level gives the same bits.
+struct U4RowsArgs {
+    const uint8_t* q;  // the first row
+    size_t row_bytes;
+    const float* d;
+    const float* m;
+    int64_t cols;  // a multiple of 64
+    const int8_t* x;
+    float xsum, xscale;
+};
+using U4RowsFn = void (*)(const U4RowsArgs& args, int64_t rows, float* out);
+void u4_rows_scalar(const U4RowsArgs& args, int64_t rows, float* out);
+
 struct KernelTable {
     const char* name;
     TypeKernels types[kNumTypes];
@@ -164,6 +179,7 @@ struct KernelTable {
     MathKernels math;
     SparseDownFn sparse_down;
     ColSparseFn colsparse;
+    U4RowsFn u4_rows;
 };
 
 const KernelTable& scalar_table();

@@ -71,6 +71,7 @@ KernelTable merge(const KernelTable& base, const KernelTable* over) {
     if (over->math.swiglu) t.math = over->math;
     if (over->sparse_down) t.sparse_down = over->sparse_down;
     if (over->colsparse) t.colsparse = over->colsparse;
+    if (over->u4_rows) t.u4_rows = over->u4_rows;
     return t;
 }
 

@@ -514,6 +514,7 @@ KernelTable make_scalar_table() {
               to_f16_scalar, round_f16_scalar, geglu_scalar};
     t.sparse_down = sparse_down_scalar;
     t.colsparse = colsparse_scalar;
+    t.u4_rows = u4_rows_scalar;
     return t;
 }
 

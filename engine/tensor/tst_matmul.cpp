@@ -15,6 +15,7 @@
 #include "tensor/quant.h"
 #include "tensor/sparse_down.h"
 #include "tensor/test_support.h"
+#include "tensor/u4_rows.h"
 
 using namespace powerinfer;
 using namespace powerinfer::tensor;
@@ -207,6 +208,74 @@ private slots:
                 QVERIFY_THROWS_EXCEPTION(EngineError, append_sparse_down(lo, wrong));
             }
         }
+    }
+
+    // The 4-bit row format (the sparse head's preview): within its
+    // quantization's error of the float64 product, and the same bits on
+    // every level, tails of fewer than four rows and more than four chunks
+    // (the int16 sums widen every four) included.
+    void u4RowsMatchReference() {
+        LevelGuard guard;
+        std::mt19937 rng(21);
+        std::normal_distribution<float> g(0.0f, 1.0f);
+        for (const int64_t cols : {32, 64, 150, 192, 320, 832}) {
+            const int64_t rows = 37;
+            std::vector<float> a(static_cast<size_t>(rows * cols)), x(static_cast<size_t>(cols));
+            for (float& v : a) v = g(rng) * 0.3f + 0.05f;
+            for (float& v : x) v = g(rng) * 2.0f;
+            x[0] = 9.0f;  // one large component, as the preview's input has
+            U4Rows w = make_u4_rows(rows, cols);
+            QCOMPARE(w.cols % kU4Chunk, int64_t(0));
+            QVERIFY(w.cols >= cols && w.cols < cols + kU4Chunk);
+            for (int64_t i = 0; i < rows; ++i) set_u4_row(w, i, a.data() + i * cols, cols);
+            U4Input in;
+            quantize_u4_input(x.data(), cols, w.cols, in);
+            std::vector<float> ref(static_cast<size_t>(rows)), y(ref.size());
+            u4_rows_product_ref(w, in, 0, rows, ref.data());
+            for (int64_t i = 0; i < rows; ++i) {
+                double want = 0, tol = 1e-4;
+                const float* row = a.data() + i * cols;
+                const double d = w.d[size_t(i)];
+                for (int64_t k = 0; k < cols; ++k) {
+                    want += double(row[k]) * x[size_t(k)];
+                    // Half a weight step and half an input step per term.
+                    tol += 0.5 * d * std::fabs(x[size_t(k)]) +
+                           0.5 * in.scale * (std::fabs(row[k]) + 0.5 * d);
+                }
+                QVERIFY2(std::fabs(ref[size_t(i)] - want) <= tol,
+                         qPrintable(QString("cols %1 row %2: %3 vs %4 (tol %5)")
+                                        .arg(cols)
+                                        .arg(i)
+                                        .arg(ref[size_t(i)])
+                                        .arg(want)
+                                        .arg(tol)));
+            }
+            for (const auto& level : simd_levels()) {
+                QVERIFY(force_simd_level(level));
+                for (const int64_t begin : {int64_t(0), int64_t(3)}) {
+                    std::fill(y.begin(), y.end(), -1.0f);
+                    u4_rows_product(w, in, begin, rows, y.data());
+                    for (int64_t i = begin; i < rows; ++i)
+                        QVERIFY2(y[size_t(i - begin)] == ref[size_t(i)],
+                                 qPrintable(QString("%1, cols %2, row %3")
+                                                .arg(level.c_str())
+                                                .arg(cols)
+                                                .arg(i)));
+                }
+            }
+        }
+        // A zero input and a constant row: no division by zero.
+        U4Rows w = make_u4_rows(1, 64);
+        const std::vector<float> c(64, 0.25f), zero(64, 0.0f);
+        set_u4_row(w, 0, c.data(), 64);
+        U4Input in;
+        quantize_u4_input(zero.data(), 64, 64, in);
+        float y = -1;
+        u4_rows_product(w, in, 0, 1, &y);
+        QCOMPARE(y, 0.0f);
+        quantize_u4_input(c.data(), 64, 64, in);
+        u4_rows_product(w, in, 0, 1, &y);
+        QVERIFY(std::fabs(y - 64 * 0.0625f) < 1e-3f);
     }
 
     void matvecIdenticalAcrossThreadCounts() {
