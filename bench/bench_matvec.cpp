@@ -8,11 +8,14 @@
 //
 //   bench_matvec [--threads 1,2] [--types Q4_0,Q8_0] [--reps 9] [--level avx2,avx512|all]
 //                [--rows 11008] [--cols 4096] [--stat median|min] [--working-set-mb 160]
-//                [--layout rows|panels|colsparse|all] [--batch 1] [--sparsity 0,0.3,0.5,0.7]
+//                [--layout rows|panels|colsparse|u4rows|all] [--batch 1] [--sparsity 0,0.3,0.5,0.7]
 //
 // --layout colsparse runs the input-major copy (tensor/input_major.h) with
 // the --sparsity shares of the inputs skipped (a random kept set per run):
 // its GB/s count the bytes it reads (kept columns and the used groups' scales).
+// --layout u4rows runs the sparse head's preview format (tensor/u4_rows.h:
+// 4-bit rows with a float scale and offset each, an int8 input) of the same
+// shape, built from the type's dequantized matrix, once per type asked for.
 // --layout panels runs the row-panel layout (tensor/panels.h; Q4_1 on
 // AVX-512) where the level has it; --batch N > 1 times matmul over N tokens
 // (a decode step over N sequences) instead of matvec.
@@ -38,6 +41,7 @@
 #include "tensor/panels.h"
 #include "tensor/quant.h"
 #include "tensor/thread_pool.h"
+#include "tensor/u4_rows.h"
 
 using namespace powerinfer;
 using namespace powerinfer::tensor;
@@ -204,6 +208,49 @@ void run_colsparse(const std::string& name, GgmlType type, const std::string& le
         }
 }
 
+// The preview format of the same matrices: the kernel the sparse head runs
+// per token, rows split over the pool as there (256 at a time).
+void run_u4rows(const std::string& name, GgmlType type, const std::string& level,
+                const std::vector<std::vector<uint8_t>>& mats, int64_t rows, int64_t cols,
+                size_t row_bytes, const std::vector<float>& x, std::vector<float>& y,
+                const std::vector<Bandwidth>& bw) {
+    std::vector<U4Rows> us;
+    std::vector<float> row(static_cast<size_t>(cols));
+    for (const auto& m : mats) {
+        us.push_back(make_u4_rows(rows, cols));
+        for (int64_t r = 0; r < rows; ++r) {
+            dequantize_row(type, m.data() + static_cast<size_t>(r) * row_bytes, row.data(), cols);
+            set_u4_row(us.back(), r, row.data(), cols);
+        }
+    }
+    U4Input in;
+    quantize_u4_input(x.data(), cols, us[0].cols, in);
+    const double bytes = static_cast<double>(us[0].bytes());
+    for (size_t ti = 0; ti < threads.size(); ++ti) {
+        ThreadPool pool(threads[ti]);
+        std::vector<double> secs;
+        for (int rep = 0; rep < reps + 2; ++rep) {
+            const U4Rows& u = us[static_cast<size_t>(rep) % us.size()];
+            const auto t0 = Clock::now();
+            pool.parallel_for(
+                rows,
+                [&](int64_t b, int64_t e, int) { u4_rows_product(u, in, b, e, y.data() + b); },
+                256);
+            const double s = std::chrono::duration<double>(Clock::now() - t0).count();
+            if (rep >= 2) secs.push_back(s);
+        }
+        const double s = median(secs);
+        const double gbs = bytes / s / 1e9;
+        std::printf(
+            "| %s (as U4 rows) | %s | u4rows | 1 | %.1f | %d | %.3f | %.1f | %.1f | %.0f%% | "
+            "%.0f%% | |\n",
+            name.c_str(), level.c_str(), bytes / 1e6, threads[ti], s * 1e3, gbs,
+            2.0 * rows * cols / s / 1e9, 100.0 * gbs / bw[ti].copy_gbs,
+            100.0 * gbs / bw[ti].read_gbs);
+        std::fflush(stdout);
+    }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -237,8 +284,8 @@ int main(int argc, char** argv) {
         } else if (k == "--stat") {
             g_use_min = v == "min";
         } else if (k == "--layout") {
-            layouts =
-                v == "all" ? std::vector<std::string>{"rows", "panels", "colsparse"} : split(v);
+            layouts = v == "all" ? std::vector<std::string>{"rows", "panels", "colsparse", "u4rows"}
+                                 : split(v);
         } else if (k == "--batch") {
             batch = std::max<int64_t>(1, std::stoll(v));
         } else if (k == "--sparsity") {
@@ -311,6 +358,10 @@ int main(int argc, char** argv) {
                 std::vector<std::vector<uint8_t>> panels;
                 if (layout == "colsparse") {
                     run_colsparse(name, type, level, mats, rows, cols, row_bytes, x, y, bw);
+                    continue;
+                }
+                if (layout == "u4rows") {
+                    run_u4rows(name, type, level, mats, rows, cols, row_bytes, x, y, bw);
                     continue;
                 }
                 if (layout == "panels") {
