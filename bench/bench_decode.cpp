@@ -158,8 +158,12 @@ int run_sparse(const std::string& model, const std::string& sidecar,
         // counts the head among its products; the preview replaces that).
         const double head_saved =
             hc.tokens > 0 ? double(hc.dense_bytes - hc.bytes) / double(hc.tokens) : 0.0;
-        const double bytes_ratio =
-            (c.dense_bytes > 0 ? c.bytes / c.dense_bytes : 1.0) - head_saved / token_bytes;
+        // v2's FFN: the up rows and the down columns it skipped (the last run's).
+        double ffn_saved = 0;
+        for (const auto& l : hybrid->layer_summary())
+            if (l.tokens > 0) ffn_saved += (l.ffn_dense_bytes - l.ffn_bytes) / double(l.tokens);
+        const double bytes_ratio = (c.dense_bytes > 0 ? c.bytes / c.dense_bytes : 1.0) -
+                                   (head_saved + ffn_saved) / token_bytes;
         delivered = v3 ? c.delivered() : total ? 1.0 - double(active) / double(total) : 0.0;
         auto site = [&](sparse::InputSite st) { return v3 ? c.delivered(st) : 0.0; };
         std::printf(

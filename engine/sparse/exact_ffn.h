@@ -37,6 +37,10 @@ namespace powerinfer::sparse {
 struct ExactCounts {
     int64_t up_rows = 0;  // up rows computed
     int64_t active = 0;   // down columns used
+    // The FFN's weight bytes read (gate, the up rows computed, the down
+    // copy's used columns and its used groups' scales, or the dense down),
+    // and what the dense FFN reads.
+    double bytes = 0, dense_bytes = 0;
 };
 
 class ExactSparseFfn {

@@ -31,6 +31,7 @@ struct HybridFfn::LayerState {
     // Per-token counters (ran: the layer took the sparse path this token).
     bool ran = false;
     int64_t active = 0, hot_hits = 0, cache_hits = 0, cold_misses = 0, up_rows = 0;
+    double ffn_bytes = 0, ffn_dense_bytes = 0;
 };
 
 HybridFfn::HybridFfn(tensor::ThreadPool& pool, std::vector<model::FfnWeights> layers,
@@ -281,6 +282,8 @@ void HybridFfn::run(int layer, const float* x, int64_t n_tokens, float* out) {
         const auto t0 = Clock::now();
         for (int64_t t = 0; t < n_tokens; ++t) {
             const ExactCounts c = exact_->run(layer, x + t * n_embd, out + t * n_embd);
+            st.ffn_bytes += c.bytes;
+            st.ffn_dense_bytes += c.dense_bytes;
             st.active += c.active;
             st.cold_misses += c.active;
             st.up_rows += c.up_rows;
@@ -558,7 +561,10 @@ void HybridFfn::end_token() {
             s.cache_hits += st.cache_hits;
             s.cold_misses += st.cold_misses;
             s.up_rows += st.up_rows;
+            s.ffn_bytes += st.ffn_bytes;
+            s.ffn_dense_bytes += st.ffn_dense_bytes;
             st.active = st.hot_hits = st.cache_hits = st.cold_misses = st.up_rows = 0;
+            st.ffn_bytes = st.ffn_dense_bytes = 0;
         }
         snapshot_memory_locked();
         if (sparse_token || !tuning_.sparse) {

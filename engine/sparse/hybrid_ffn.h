@@ -86,6 +86,9 @@ struct LayerSummary {
     int64_t tokens = 0;
     int64_t active = 0, hot_hits = 0, cache_hits = 0, cold_misses = 0;
     int64_t up_rows = 0;    // exact CPU path: up rows computed (the rest skipped by the gate bound)
+    // Exact CPU path: the FFN's weight bytes read, and the dense FFN's, over
+    // the tokens (ExactCounts; level 0 reads the dense bytes).
+    double ffn_bytes = 0, ffn_dense_bytes = 0;
     int64_t hot_count = 0;  // placement
     int64_t n_ff = 0;
     double recall_sum = 0;

@@ -569,16 +569,32 @@ private slots:
             const auto xt = random_x(20 + static_cast<uint32_t>(t));
             x.insert(x.end(), xt.begin(), xt.end());
         }
+        // The bytes each token read: the dense FFN's in full; the up rows
+        // skipped off, and with a neuron-major down (Q4_0) its unused columns,
+        // so fewer at each higher level (not necessarily fewer than dense:
+        // the copy's scales cost 0.125 byte a weight wherever a group is used).
+        double previous_bytes = -1;
         for (double level : {0.0, 0.5, 0.7}) {
             exact.set_level(level);
+            double level_bytes = 0, level_dense = 0;
             for (int layer = 0; layer < kLayers; ++layer) {
                 std::vector<float> one(x.size()), batch(x.size());
                 int64_t active = 0, up_rows = 0;
+                const auto& v = w.views[static_cast<size_t>(layer)];
+                const double gate = double(v.gate.rows) * double(v.gate.row_bytes),
+                             up = double(v.up.rows) * double(v.up.row_bytes),
+                             down = double(v.down.rows) * double(v.down.row_bytes);
                 for (int64_t t = 0; t < kTokens; ++t) {
                     const ExactCounts c =
                         exact.run(layer, x.data() + t * kEmbd, one.data() + t * kEmbd);
                     active += c.active;
                     up_rows += c.up_rows;
+                    QCOMPARE(c.dense_bytes, gate + up + down);
+                    if (type == int(GgmlType::Q8_0))  // no neuron-major form: a dense down
+                        QCOMPARE(c.bytes,
+                                 c.dense_bytes - double(kFf - c.up_rows) * double(v.up.row_bytes));
+                    level_bytes += c.bytes;
+                    level_dense += c.dense_bytes;
                 }
                 QCOMPARE(exact.run_batch(layer, x.data(), kTokens, batch.data()), active);
                 QVERIFY(std::memcmp(one.data(), batch.data(), one.size() * sizeof(float)) == 0);
@@ -586,6 +602,12 @@ private slots:
                 // The tight bound leaves some blocks gathering their up rows.
                 if (level == 0.7 && up_bound < 1) QVERIFY(up_rows < kTokens * kFf);
             }
+            if (type == int(GgmlType::Q4_0)) {
+                QVERIFY2(previous_bytes < 0 || level_bytes < previous_bytes,
+                         qPrintable(QString("level %1: %2 bytes").arg(level).arg(level_bytes)));
+                QVERIFY(level_dense > 0);
+            }
+            previous_bytes = level_bytes;
         }
     }
 
