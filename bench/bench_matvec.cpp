@@ -208,6 +208,33 @@ void run_colsparse(const std::string& name, GgmlType type, const std::string& le
         }
 }
 
+// Median seconds of `reps` calls of run(rep) after two warm-up calls (the
+// rep index picks the matrix copy).
+template <typename Run>
+double median_seconds(Run&& run) {
+    std::vector<double> secs;
+    for (int rep = 0; rep < reps + 2; ++rep) {
+        const auto t0 = Clock::now();
+        run(rep);
+        const double s = std::chrono::duration<double>(Clock::now() - t0).count();
+        if (rep >= 2) secs.push_back(s);
+    }
+    return median(secs);
+}
+
+// One row of the table for a product of `bytes` weights and `flops` / 2
+// multiply-adds that took s seconds.
+void print_row(const std::string& type, const std::string& level, const std::string& layout,
+               int64_t batch, double bytes, int threads, double s, double flops,
+               const Bandwidth& bw) {
+    const double gbs = bytes / s / 1e9;
+    std::printf("| %s | %s | %s | %lld | %.1f | %d | %.3f | %.1f | %.1f | %.0f%% | %.0f%% | |\n",
+                type.c_str(), level.c_str(), layout.c_str(), static_cast<long long>(batch),
+                bytes / 1e6, threads, s * 1e3, gbs, flops / s / 1e9, 100.0 * gbs / bw.copy_gbs,
+                100.0 * gbs / bw.read_gbs);
+    std::fflush(stdout);
+}
+
 // The preview format of the same matrices: the kernel the sparse head runs
 // per token, rows split over the pool as there (256 at a time).
 void run_u4rows(const std::string& name, GgmlType type, const std::string& level,
@@ -228,26 +255,15 @@ void run_u4rows(const std::string& name, GgmlType type, const std::string& level
     const double bytes = static_cast<double>(us[0].bytes());
     for (size_t ti = 0; ti < threads.size(); ++ti) {
         ThreadPool pool(threads[ti]);
-        std::vector<double> secs;
-        for (int rep = 0; rep < reps + 2; ++rep) {
+        const double s = median_seconds([&](int rep) {
             const U4Rows& u = us[static_cast<size_t>(rep) % us.size()];
-            const auto t0 = Clock::now();
             pool.parallel_for(
                 rows,
                 [&](int64_t b, int64_t e, int) { u4_rows_product(u, in, b, e, y.data() + b); },
                 256);
-            const double s = std::chrono::duration<double>(Clock::now() - t0).count();
-            if (rep >= 2) secs.push_back(s);
-        }
-        const double s = median(secs);
-        const double gbs = bytes / s / 1e9;
-        std::printf(
-            "| %s (as U4 rows) | %s | u4rows | 1 | %.1f | %d | %.3f | %.1f | %.1f | %.0f%% | "
-            "%.0f%% | |\n",
-            name.c_str(), level.c_str(), bytes / 1e6, threads[ti], s * 1e3, gbs,
-            2.0 * rows * cols / s / 1e9, 100.0 * gbs / bw[ti].copy_gbs,
-            100.0 * gbs / bw[ti].read_gbs);
-        std::fflush(stdout);
+        });
+        print_row(name + " (as U4 rows)", level, "u4rows", 1, bytes, threads[ti], s,
+                  2.0 * rows * cols, bw[ti]);
     }
 }
 
@@ -374,29 +390,18 @@ int main(int argc, char** argv) {
                 }
                 for (size_t ti = 0; ti < threads.size(); ++ti) {
                     ThreadPool pool(threads[ti]);
-                    std::vector<double> secs;
-                    for (int rep = 0; rep < reps + 2; ++rep) {
+                    const double s = median_seconds([&](int rep) {
                         const size_t c = static_cast<size_t>(rep) % copies;
                         WeightView w{type, mats[c].data(), rows, cols, row_bytes};
                         if (!panels.empty()) w.panels = panels[c].data();
-                        const auto t0 = Clock::now();
                         if (batch == 1) {
                             matvec(pool, w, x.data(), y.data());
                         } else {
                             matmul(pool, w, x.data(), batch, y.data());
                         }
-                        const double s = std::chrono::duration<double>(Clock::now() - t0).count();
-                        if (rep >= 2) secs.push_back(s);
-                    }
-                    const double s = median(secs);
-                    const double gbs = bytes / s / 1e9;
-                    std::printf(
-                        "| %s | %s | %s | %lld | %.1f | %d | %.3f | %.1f | %.1f | %.0f%% | %.0f%% "
-                        "| |\n",
-                        name.c_str(), level.c_str(), layout.c_str(), static_cast<long long>(batch),
-                        bytes / 1e6, threads[ti], s * 1e3, gbs, 2.0 * rows * cols * batch / s / 1e9,
-                        100.0 * gbs / bw[ti].copy_gbs, 100.0 * gbs / bw[ti].read_gbs);
-                    std::fflush(stdout);
+                    });
+                    print_row(name, level, layout, batch, double(bytes), threads[ti], s,
+                              2.0 * rows * cols * batch, bw[ti]);
                 }
             }
     }
