@@ -212,18 +212,17 @@ ExactCounts ExactSparseFfn::run(int layer, const float* x, float* out) {
     const auto matrix_bytes = [](const tensor::WeightView& w) {
         return double(w.rows) * double(w.row_bytes);
     };
-    const double down_dense = matrix_bytes(L.w.down);
-    c.dense_bytes = matrix_bytes(L.w.gate) + matrix_bytes(L.w.up) + down_dense;
-    c.bytes = matrix_bytes(L.w.gate) + double(c.up_rows) * double(L.w.up.row_bytes) + down_dense;
+    double down_read = matrix_bytes(L.w.down);
     if (!L.down.empty()) {
         // Blocks end on group boundaries: their prepared inputs concatenate.
         tensor::clear_sparse_down(down_in_);
         for (const Block& B : blocks_) tensor::append_sparse_down(B.in, down_in_);
         tensor::sparse_down(pool_, L.down, down_in_, out);
+        // The used columns' 4-bit quants and the used groups' a and c.
         const double scale_bytes =
             L.down.a16.empty() ? 2.0 * sizeof(float) : 2.0 * sizeof(uint16_t);
-        c.bytes += double(c.active) * double(L.down.n_out / 2) +
-                   double(down_in_.group.size()) * double(L.down.n_out) * scale_bytes - down_dense;
+        down_read = double(c.active) * double(L.down.n_out / 2) +
+                    double(down_in_.group.size()) * double(L.down.n_out) * scale_bytes;
     } else {
         // No neuron-major copy for this type: dense down over the masked h.
         masked_.assign(static_cast<size_t>(n_ff), 0.0f);
@@ -234,6 +233,8 @@ ExactCounts ExactSparseFfn::run(int layer, const float* x, float* out) {
         }
         tensor::matvec(pool_, L.w.down, masked_.data(), out);
     }
+    c.dense_bytes = matrix_bytes(L.w.gate) + matrix_bytes(L.w.up) + matrix_bytes(L.w.down);
+    c.bytes = matrix_bytes(L.w.gate) + double(c.up_rows) * double(L.w.up.row_bytes) + down_read;
     return c;
 }
 
