@@ -204,7 +204,7 @@ Rectangle {
                     label: qsTr("weights read")
                     value: root.haveSparse && root.metrics.weightBytesRatio >= 0
                            ? root.pct(root.metrics.weightBytesRatio) : "–"
-                    tip: qsTr("Weight bytes read per token against dense (sparse engine v3 skips the inputs that barely count). Lower reads less memory; – when not measured.")
+                    tip: qsTr("Weight bytes read per token against dense: the output head reads a small preview and its likeliest rows, the FFN skips the neurons that stay quiet (v3: the inputs that barely count, in every matrix). Lower reads less memory; – when not measured.")
                 }
                 Stat {
                     label: qsTr("predictor recall")

@@ -331,6 +331,18 @@ private slots:
                   pr.delivered_sparsity, pr.ppl, pr.dense_ppl);
             QVERIFY(std::fabs(pr.delivered_sparsity - c.default_level) <= 0.02);
             if (po.compare_dense) QVERIFY(pr.ppl <= pr.dense_ppl * (1 + c.bound));
+            // The metrics panel's weight bytes: at the default (level 0 on
+            // these models) the head's preview reads less than the dense head.
+            GenerateRequest req;
+            req.prompt = "Hello";
+            req.max_tokens = 4;
+            req.sampling.temperature = 0;
+            engine->generate(req, nullptr);
+            const TokenMetrics tm = engine->last_metrics();
+            qInfo("weight bytes per token: %.3f of dense", tm.weight_bytes / tm.dense_weight_bytes);
+            QVERIFY(tm.dense_weight_bytes > 0);
+            QVERIFY(tm.weight_bytes < 0.95 * tm.dense_weight_bytes &&
+                    tm.weight_bytes > 0.2 * tm.dense_weight_bytes);
         }
         qInfo("recommended: SmolLM2 %.2f, Gemma 3 %.2f (on 63 held-out tokens)", recommended[0],
               recommended[1]);

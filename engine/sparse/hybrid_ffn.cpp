@@ -529,6 +529,7 @@ void HybridFfn::end_token() {
         return;
     }
     bool sparse_token = false;
+    double ffn_saved = 0;  // the exact path's FFN bytes not read this token
     m.layer_hit_rate.assign(static_cast<size_t>(nl), 0.0f);
     m.layer_active_fraction.assign(static_cast<size_t>(nl), 0.0f);
     {
@@ -563,8 +564,20 @@ void HybridFfn::end_token() {
             s.up_rows += st.up_rows;
             s.ffn_bytes += st.ffn_bytes;
             s.ffn_dense_bytes += st.ffn_dense_bytes;
+            ffn_saved += st.ffn_dense_bytes - st.ffn_bytes;
             st.active = st.hot_hits = st.cache_hits = st.cold_misses = st.up_rows = 0;
             st.ffn_bytes = st.ffn_dense_bytes = 0;
+        }
+        if (exact_ && sparse_token && opt_.token_weight_bytes > 0) {
+            // The head runs after end_token: its saving per token so far.
+            double head_saved = 0;
+            if (head_) {
+                const HeadCounts hc = head_->counts();
+                if (hc.tokens > 0)
+                    head_saved = double(hc.dense_bytes - hc.bytes) / double(hc.tokens);
+            }
+            m.dense_weight_bytes = opt_.token_weight_bytes;
+            m.weight_bytes = opt_.token_weight_bytes - ffn_saved - head_saved;
         }
         snapshot_memory_locked();
         if (sparse_token || !tuning_.sparse) {

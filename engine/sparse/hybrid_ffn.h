@@ -74,6 +74,11 @@ struct HybridOptions {
     // a head basis, decoded tokens' logits come from the low-rank preview
     // and the likely rows only (sparse/sparse_head.h; CPU path).
     tensor::WeightView head;
+    // The weight bytes a decoded token reads on the dense path (every
+    // matrix but the embedding table): with it, v2's token metrics report
+    // the bytes read against it (the FFN's skipped rows and columns, the
+    // head's preview); 0: not reported (v3 counts its own).
+    double token_weight_bytes = 0;
     // The file the weights are mapped from (null: none): v2's copies are
     // built from mapped rows that the dense path, reading panels, had
     // released; with it they are released again once read.

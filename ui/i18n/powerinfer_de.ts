@@ -851,11 +851,6 @@
         <translation>gelesene Gewichte</translation>
     </message>
     <message>
-        <location filename="../MetricsPanel.qml" line="207"/>
-        <source>Weight bytes read per token against dense (sparse engine v3 skips the inputs that barely count). Lower reads less memory; – when not measured.</source>
-        <translation>Je Token gelesene Gewichtsbytes im Verhältnis zu dicht (Sparse-Engine v3 überspringt Eingaben, die kaum zählen). Niedriger liest weniger Speicher; – wenn nicht gemessen.</translation>
-    </message>
-    <message>
         <location filename="../MetricsPanel.qml" line="210"/>
         <location filename="../MetricsPanel.qml" line="251"/>
         <source>predictor recall</source>
@@ -960,6 +955,11 @@
         <location filename="../MetricsPanel.qml" line="325"/>
         <source>predictor</source>
         <translation>Prädiktor</translation>
+    </message>
+    <message>
+        <location filename="../MetricsPanel.qml" line="207"/>
+        <source>Weight bytes read per token against dense: the output head reads a small preview and its likeliest rows, the FFN skips the neurons that stay quiet (v3: the inputs that barely count, in every matrix). Lower reads less memory; – when not measured.</source>
+        <translation>Pro Token gelesene Gewichtsbytes im Vergleich zu dicht: Der Ausgabekopf liest eine kleine Vorschau und seine wahrscheinlichsten Zeilen, das FFN überspringt die Neuronen, die still bleiben (v3: die Eingaben, die kaum zählen, in jeder Matrix). Weniger liest weniger Speicher; – wenn nicht gemessen.</translation>
     </message>
     <message>
         <location filename="../MetricsPanel.qml" line="338"/>

@@ -162,8 +162,9 @@ struct TokenMetrics {
     std::vector<float> layer_active_fraction;  // per layer (sparse only)
     double recall = -1;                        // validate mode sample, -1 if none
     // Sparse engine v3 (input sparsity on every matrix): the share of all
-    // products' inputs skipped, and the weight bytes this token read against
-    // what the dense products read (0 when not measured).
+    // products' inputs skipped. The weight bytes this token read against
+    // what the dense products read (v3; v2 on the CPU: its FFN's skipped rows
+    // and columns and the head's preview), 0 when not measured.
     double input_sparsity = 0;
     double weight_bytes = 0, dense_weight_bytes = 0;
     // Mixture-of-experts models (0 / empty for dense ones): expert routings
