@@ -122,12 +122,7 @@ int run_sparse(const std::string& model, const std::string& sidecar,
         "down | head | head rows exact | head read vs dense | bytes/token vs dense | RSS MB dense "
         "-> sparse |\n"
         "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
-    // What a dense token reads: every matrix, the head included (the
-    // embedding table too when it is the head).
-    const double token_bytes = double(
-        m.weight_bytes() - (m.tied_output() ? 0
-                                            : static_cast<int64_t>(m.token_embedding().row_bytes) *
-                                                  m.token_embedding().rows));
+    const double token_bytes = double(m.decode_weight_bytes());
     double md = 0, ms = 0, delivered = 0;
     for (double level : levels) {
         Tuning tuning = hybrid->tuning();
@@ -156,8 +151,7 @@ int run_sparse(const std::string& model, const std::string& sidecar,
         const sparse::HeadCounts hc = hybrid->head_counts();
         // The head's saving on top of what the matrices' inputs saved (v3
         // counts the head among its products; the preview replaces that).
-        const double head_saved =
-            hc.tokens > 0 ? double(hc.dense_bytes - hc.bytes) / double(hc.tokens) : 0.0;
+        const double head_saved = hc.saved_per_token();
         // v2's FFN: the up rows and the down columns it skipped (the last run's).
         double ffn_saved = 0;
         for (const auto& l : hybrid->layer_summary())

@@ -165,6 +165,12 @@ public:
     const float* last_hidden() const;
 
     int64_t weight_bytes() const { return weight_bytes_; }  // bound tensor bytes
+    // What a decoded token reads on the dense path: every matrix, the head
+    // included, the embedding table only where it is the head.
+    int64_t decode_weight_bytes() const {
+        return weight_bytes_ -
+               (tied_output_ ? 0 : static_cast<int64_t>(tok_embd_.row_bytes) * tok_embd_.rows);
+    }
     // Bytes of the row-panel copies the CPU kernels read instead of the
     // file's rows (0 where the CPU has no panel kernels).
     int64_t panel_bytes() const { return panel_bytes_; }

@@ -223,10 +223,7 @@ std::unique_ptr<LocalEngine> LocalEngine::load(const LoadOptions& options) {
             if (options.sparse_engine == 3) setup.options.input_products = e->model_->decode_products();
             setup.options.head = e->model_->output();
             setup.options.file = &e->model_->file();
-            const auto& embd = e->model_->token_embedding();
-            setup.options.token_weight_bytes =
-                double(e->model_->weight_bytes()) -
-                (e->model_->tied_output() ? 0.0 : double(embd.rows) * double(embd.row_bytes));
+            setup.options.token_weight_bytes = double(e->model_->decode_weight_bytes());
         }
         setup.device = std::move(device.device);
         e->sparse_ = sparse::make_hybrid_ffn(*e->pool_, std::move(ffn), e->model_->dense_ffn(),

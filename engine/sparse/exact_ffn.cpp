@@ -131,6 +131,12 @@ namespace {
 // |h_i| * ||W_down col i|| passes t. Branch-free: about half the neurons
 // pass, in no order a predictor could learn.
 struct Thresholds final : backend::NeuronSelect {
+    Thresholds(const std::vector<float>& up_factor_all, const std::vector<float>& norms,
+               float x_norm, float threshold)
+        : up_factor(up_factor_all.empty() ? nullptr : up_factor_all.data()),
+          down_norm(norms.data()),
+          xn(x_norm),
+          t(threshold) {}
     const float* up_factor;  // null: every up row
     const float* down_norm;
     float xn, t;
@@ -164,11 +170,7 @@ struct Thresholds final : backend::NeuronSelect {
 // 32-neuron groups, so what they produce does not depend on the thread count
 // (the products nest in the pool's region: they run on this worker).
 void ExactSparseFfn::run_block(Layer& L, Block& B, int64_t n0, int64_t n1, float xn) {
-    Thresholds sel;
-    sel.up_factor = L.up_factor.empty() ? nullptr : L.up_factor.data();
-    sel.down_norm = L.down_norm.data();
-    sel.xn = xn;
-    sel.t = L.t;
+    const Thresholds sel(L.up_factor, L.down_norm, xn, L.t);
     B.ffn.hidden(pool_, {L.w.gate, L.w.up, {}, act_}, xq_, *xq_up_used_, nullptr, n0, n1 - n0,
                  &sel);
     const auto ids = B.ffn.active_ids();
@@ -209,10 +211,7 @@ ExactCounts ExactSparseFfn::run(int layer, const float* x, float* out) {
         c.up_rows += B.ffn.up_rows();
         c.active += static_cast<int64_t>(B.ffn.active_ids().size());
     }
-    const auto matrix_bytes = [](const tensor::WeightView& w) {
-        return double(w.rows) * double(w.row_bytes);
-    };
-    double down_read = matrix_bytes(L.w.down);
+    double down_read = double(L.w.down.bytes());
     if (!L.down.empty()) {
         // Blocks end on group boundaries: their prepared inputs concatenate.
         tensor::clear_sparse_down(down_in_);
@@ -233,8 +232,8 @@ ExactCounts ExactSparseFfn::run(int layer, const float* x, float* out) {
         }
         tensor::matvec(pool_, L.w.down, masked_.data(), out);
     }
-    c.dense_bytes = matrix_bytes(L.w.gate) + matrix_bytes(L.w.up) + matrix_bytes(L.w.down);
-    c.bytes = matrix_bytes(L.w.gate) + double(c.up_rows) * double(L.w.up.row_bytes) + down_read;
+    c.dense_bytes = double(L.w.gate.bytes() + L.w.up.bytes() + L.w.down.bytes());
+    c.bytes = double(L.w.gate.bytes()) + double(c.up_rows) * double(L.w.up.row_bytes) + down_read;
     return c;
 }
 
@@ -276,11 +275,7 @@ int64_t ExactSparseFfn::run_batch(int layer, const float* x, int64_t n, float* o
                 const float xn = static_cast<float>(std::sqrt(xx));
                 float* a = gate_.data() + static_cast<size_t>(t) * nf;
                 const float* u = up_.data() + static_cast<size_t>(t) * nf;
-                Thresholds sel;
-                sel.up_factor = L.up_factor.empty() ? nullptr : L.up_factor.data();
-                sel.down_norm = L.down_norm.data();
-                sel.xn = xn;
-                sel.t = L.t;
+                const Thresholds sel(L.up_factor, L.down_norm, xn, L.t);
                 int64_t na = 0;
                 // Block by block as run_block's NeuronFfn::hidden decides: the
                 // up rows the bound keeps, or all of a block's (up_rows_all);

@@ -570,12 +570,7 @@ void HybridFfn::end_token() {
         }
         if (exact_ && sparse_token && opt_.token_weight_bytes > 0) {
             // The head runs after end_token: its saving per token so far.
-            double head_saved = 0;
-            if (head_) {
-                const HeadCounts hc = head_->counts();
-                if (hc.tokens > 0)
-                    head_saved = double(hc.dense_bytes - hc.bytes) / double(hc.tokens);
-            }
+            const double head_saved = head_ ? head_->counts().saved_per_token() : 0.0;
             m.dense_weight_bytes = opt_.token_weight_bytes;
             m.weight_bytes = opt_.token_weight_bytes - ffn_saved - head_saved;
         }

@@ -71,6 +71,10 @@ struct HeadCounts {
     int64_t exact_rows = 0;       // rows multiplied exactly
     int64_t bytes = 0;            // head bytes read: preview + exact rows
     int64_t dense_bytes = 0;      // what the dense head would have read
+    // The head bytes a token did not read, on average (0 before any).
+    double saved_per_token() const {
+        return tokens > 0 ? double(dense_bytes - bytes) / double(tokens) : 0.0;
+    }
 };
 
 class SparseHead {

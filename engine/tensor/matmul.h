@@ -24,6 +24,7 @@ struct WeightView {
     // are the same either way, so it is only ever a speed choice.
     const uint8_t* panels = nullptr;
     const uint8_t* row(int64_t r) const { return data + static_cast<size_t>(r) * row_bytes; }
+    size_t bytes() const { return static_cast<size_t>(rows) * row_bytes; }
     // Rows [r0, r1); keeps the panels when the slice starts and ends on a
     // panel boundary (every kPanelRows rows).
     WeightView slice(int64_t r0, int64_t r1) const;
