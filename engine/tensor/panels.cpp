@@ -26,8 +26,8 @@ bool panels_available(const WeightView& w) {
         w.cols % blocks::kQK != 0 || w.cols / blocks::kQK > kMaxPanelBlocks)
         return false;
     const int i = kernels::type_index(w.type);
-    return (w.type == GgmlType::Q4_1 || w.type == GgmlType::Q8_0 || w.type == GgmlType::Q5_0 ||
-            k_panels_shape(w)) &&
+    return (w.type == GgmlType::Q4_0 || w.type == GgmlType::Q4_1 || w.type == GgmlType::Q8_0 ||
+            w.type == GgmlType::Q5_0 || k_panels_shape(w)) &&
            i >= 0 && kernels::active_table().types[i].dot_panel != nullptr;
 }
 
@@ -46,8 +46,10 @@ void pack_panels_into(const WeightView& w, uint8_t* dst) {
     const int64_t nb = w.cols / blocks::kQK;
     const bool q8 = w.type == GgmlType::Q8_0;
     const bool q5 = w.type == GgmlType::Q5_0;
+    const bool q4 = w.type == GgmlType::Q4_0;
     const size_t block = q8   ? sizeof(blocks::BlockQ8_0)
                          : q5 ? sizeof(blocks::BlockQ5_0)
+                         : q4 ? sizeof(blocks::BlockQ4_0)
                               : sizeof(blocks::BlockQ4_1);
     const size_t panel_block = kPanelRows * block;
     for (int64_t p = 0; p < w.rows / kPanelRows; ++p)
@@ -68,6 +70,12 @@ void pack_panels_into(const WeightView& w, uint8_t* dst) {
                     std::memcpy(dst + 32 + 4 * r, &fifth, 4);
                     for (int k = 0; k < 4; ++k)
                         std::memcpy(dst + 96 + 64 * k + 4 * r, b.qs + 4 * k, 4);
+                } else if (q4) {
+                    blocks::BlockQ4_0 b;
+                    std::memcpy(&b, src, sizeof(b));
+                    std::memcpy(dst + 2 * r, &b.d, 2);
+                    for (int k = 0; k < 4; ++k)
+                        std::memcpy(dst + 32 + 64 * k + 4 * r, b.qs + 4 * k, 4);
                 } else if (q8) {
                     blocks::BlockQ8_0 b;
                     std::memcpy(&b, src, sizeof(b));

@@ -1,7 +1,11 @@
-// Row panels: a second layout of a Q4_1, Q5_0, Q8_0, Q4_K or Q6_K weight matrix in which 16
-// rows are interleaved block by block, so that one AVX-512 instruction works
-// on the same 4 elements of 16 rows (one row per lane). Per 32-element block
-// of a panel, the 16 rows' block bytes reordered:
+// Row panels: a second layout of a Q4_0, Q4_1, Q5_0, Q8_0, Q4_K or Q6_K weight matrix in
+// which 16 rows are interleaved block by block, so that one AVX-512 instruction
+// (or one AVX2 instruction per half of 8 rows) works on the same 4 elements of
+// 16 rows (one row per lane). Per 32-element block of a panel, the 16 rows'
+// block bytes reordered:
+//   Q4_0 (288 bytes): d[16], then the nibbles as Q4_1's (at 32). A quant is
+//     the nibble, the signed quant + 8, taken back out as for Q5_0's 16.
+//     AVX2 and AVX-VNNI only: the AVX-512 level keeps Q4_0 in rows.
 //   Q4_1 (320 bytes): d[16], m[16] (fp16, one per row), then for k = 0..3:
 //     16 x qs[4k..4k+3] (row r's four bytes at 4r). Byte qs[j] holds element
 //     j (low nibble) and element j + 16 (high nibble), so the low nibbles of

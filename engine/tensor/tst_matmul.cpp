@@ -418,7 +418,8 @@ private slots:
                 int64_t rows, cols;
             };
             std::vector<Case> cases;
-            for (const GgmlType type : {GgmlType::Q4_1, GgmlType::Q8_0, GgmlType::Q5_0})
+            for (const GgmlType type :
+                 {GgmlType::Q4_0, GgmlType::Q4_1, GgmlType::Q8_0, GgmlType::Q5_0})
                 for (const auto& [rows, cols] :
                      {std::pair<int64_t, int64_t>{16, 32}, {48, 576}, {80, 1536}, {1536, 576}})
                     cases.push_back({type, rows, cols});
@@ -444,16 +445,22 @@ private slots:
                         for (int64_t j = 0; j < 20; ++j)
                             m.bytes[size_t(r) * m.view.row_bytes + 2 + size_t(j)] =
                                 uint8_t(r == 0 ? 0x00 : 0xFF);
+                if (type == GgmlType::Q4_0)  // -8 and 7 (nibbles all 0 / all 15)
+                    for (int64_t r = 0; r < 2; ++r)
+                        for (int64_t j = 0; j < 16; ++j)
+                            m.bytes[size_t(r) * m.view.row_bytes + 2 + size_t(j)] =
+                                uint8_t(r == 0 ? 0x00 : 0xFF);
                 const std::vector<uint8_t> packed = pack_panels(m.view);
                 if (packed.empty()) continue;
                 ++levels_with_panels;
                 QCOMPARE(packed.size(), m.bytes.size());
                 WeightView pv = m.view;
                 pv.panels = packed.data();
-                // Q5_0: every token count 1-17 (its panels are new; the
-                // others keep the counts the kernel splits differently).
+                // Q4_0 and Q5_0: every token count 1-17 (their panels are
+                // new; the others keep the counts the kernel splits
+                // differently).
                 std::vector<int64_t> counts = {1, 2, 3, 5, 8, 9, 17};
-                if (type == GgmlType::Q5_0) {
+                if (type == GgmlType::Q4_0 || type == GgmlType::Q5_0) {
                     counts.clear();
                     for (int64_t n = 1; n <= 17; ++n) counts.push_back(n);
                 }
@@ -492,11 +499,18 @@ private slots:
         QVERIFY(pack_panels(odd.view).empty());
         QVERIFY(pack_panels(make_matrix(GgmlType::Q8_0, 40, 64, 9).view).empty());
         QVERIFY(pack_panels(make_matrix(GgmlType::Q5_0, 40, 64, 9).view).empty());
-        QVERIFY(pack_panels(make_matrix(GgmlType::Q4_0, 32, 64, 9).view).empty());
+        // Q4_0's panels are AVX2 / AVX-VNNI only (none at the AVX-512 level).
+        QCOMPARE(pack_panels(make_matrix(GgmlType::Q4_0, 32, 64, 9).view).empty(),
+                 kernels::active_table().types[kernels::kQ4_0].dot_panel == nullptr);
+        QVERIFY(pack_panels(make_matrix(GgmlType::Q4_0, 40, 64, 9).view).empty());
         QVERIFY(pack_panels(make_matrix(GgmlType::Q4_K, 40, 256, 9).view).empty());
         QVERIFY(pack_panels(make_matrix(GgmlType::Q6_K, 24, 256, 9).view).empty());
         const auto levels = simd_levels();
         // Q4_1 and Q5_0 have panels on AVX2, AVX-VNNI and AVX-512.
+        if (std::find(levels.begin(), levels.end(), "avx2") != levels.end()) {
+            QVERIFY(force_simd_level("avx2"));
+            QVERIFY(!pack_panels(make_matrix(GgmlType::Q4_0, 32, 64, 9).view).empty());
+        }
         if (std::find(levels.begin(), levels.end(), "avx2") != levels.end() ||
             std::find(levels.begin(), levels.end(), "avx512") != levels.end())
             QVERIFY(levels_with_panels > 0);
