@@ -130,6 +130,38 @@ private slots:
             }
     }
 
+    // Every code at its largest and every kept input at the int8 extreme:
+    // the integer sums at their bounds (the AVX2 4-bit path sums eight pairs
+    // in int16 before widening), the same bits as the reference.
+    void extremeCodesKeepTheBits() {
+        LevelGuard guard;
+        ThreadPool pool(2);
+        for (GgmlType t : kTypes) {
+            const Matrix m = make_matrix(t, 64, 256, 5);
+            InputMajorMatrix im = make_input_major(m.view);
+            std::fill(im.q.begin(), im.q.end(), uint8_t{0xFF});
+            for (const float sign : {1.0f, -1.0f}) {
+                std::vector<float> x(256, 2.0f * sign);
+                std::vector<int32_t> ids(256);
+                for (int32_t i = 0; i < 256; ++i) ids[size_t(i)] = i;
+                SparseInput in;
+                prepare_sparse_input(ids.data(), 256, x.data(), im.group, in);
+                std::vector<float> ref(64), y(64);
+                colsparse_matvec_ref(im, in, ref.data());
+                for (const auto& level : simd_levels()) {
+                    QVERIFY(force_simd_level(level));
+                    colsparse_matvec(pool, im, in, y.data());
+                    QVERIFY2(
+                        same_bits(y.data(), ref.data(), y.size()),
+                        qPrintable(QString("%1 %2 sign %3")
+                                       .arg(QString::fromStdString(std::string(ggml_type_name(t))))
+                                       .arg(level.c_str())
+                                       .arg(sign)));
+                }
+            }
+        }
+    }
+
     void refusesWhatItCannotTake() {
         const Matrix odd = make_matrix(GgmlType::Q4_0, 40, 64, 2);  // 40 outputs
         QVERIFY(!input_major_supported(odd.view));
