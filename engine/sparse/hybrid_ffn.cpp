@@ -18,6 +18,13 @@ double ms_since(Clock::time_point t0) {
     return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
 }
 
+// The sparse copies are built from mapped rows that the dense path,
+// reading a matrix's panels, had released: once read they are released
+// again (prefill and level 0 run the panels).
+void release_rows_behind_panels(const gguf::GgufFile* file, const tensor::WeightView& w) {
+    if (file && w.panels) file->release_pages(w.data, static_cast<size_t>(w.row_bytes) * w.rows);
+}
+
 }  // namespace
 
 struct HybridFfn::LayerState {
@@ -58,20 +65,19 @@ HybridFfn::HybridFfn(tensor::ThreadPool& pool, std::vector<model::FfnWeights> la
     if (opt_.cpu_exact && device_->memory().simulated && !opt_.synthetic_activity) {
         // No GPU: no device emulation, no copies of hot neurons, no predictors.
         if (!opt_.input_products.empty()) {
-            input_ = std::make_unique<InputSparsity>(pool_, opt_.input_products);
+            input_ = std::make_unique<InputSparsity>(
+                pool_, opt_.input_products, default_input_allocation(), true,
+                [file = opt_.file](const tensor::WeightView& w) {
+                    release_rows_behind_panels(file, w);
+                });
             if (sidecar_.input_thresholds.size() == opt_.input_products.size())
                 input_->set_thresholds(sidecar_.input_levels, sidecar_.input_thresholds);
         } else {
-            ExactSparseFfn::ReleaseRows release;
-            if (opt_.file)
-                release = [file = opt_.file](const model::FfnWeights& w) {
-                    for (const tensor::WeightView* v : {&w.down, &w.up})
-                        if (v->panels)
-                            file->release_pages(v->data,
-                                                static_cast<size_t>(v->row_bytes) * v->rows);
-                };
-            exact_ =
-                std::make_unique<ExactSparseFfn>(pool_, weights_, sidecar_, std::move(release));
+            exact_ = std::make_unique<ExactSparseFfn>(
+                pool_, weights_, sidecar_, [file = opt_.file](const model::FfnWeights& w) {
+                    release_rows_behind_panels(file, w.down);
+                    release_rows_behind_panels(file, w.up);
+                });
         }
         if (opt_.head.data && !sidecar_.head_basis.empty())
             head_ = std::make_unique<SparseHead>(pool_, opt_.head, sidecar_.head_basis);

@@ -79,9 +79,9 @@ struct HybridOptions {
     // the bytes read against it (the FFN's skipped rows and columns, the
     // head's preview); 0: not reported (v3 counts its own).
     double token_weight_bytes = 0;
-    // The file the weights are mapped from (null: none): v2's copies are
-    // built from mapped rows that the dense path, reading panels, had
-    // released; with it they are released again once read.
+    // The file the weights are mapped from (null: none): v2's and v3's
+    // copies are built from mapped rows that the dense path, reading panels,
+    // had released; with it they are released again once read.
     const gguf::GgufFile* file = nullptr;
     uint64_t seed = 1234;
 };

@@ -66,7 +66,7 @@ double InputCounts::delivered(InputSite s) const {
 }
 
 InputSparsity::InputSparsity(tensor::ThreadPool& pool, const std::vector<SiteMatrices>& products,
-                             InputAllocation allocation, bool copies)
+                             InputAllocation allocation, bool copies, ReleaseRows release_rows)
     : pool_(pool), alloc_(allocation), n_products_(products.size()) {
     for (size_t index = 0; index < products.size(); ++index) {
         const SiteMatrices& p = products[index];
@@ -92,6 +92,7 @@ InputSparsity::InputSparsity(tensor::ThreadPool& pool, const std::vector<SiteMat
         for (const auto& w : p.ws) {
             if (copies) {
                 prod.m.push_back(tensor::make_input_major(w, &pool_, &n2));
+                if (release_rows) release_rows(w);
             } else {
                 std::vector<float> row(static_cast<size_t>(w.cols));
                 for (int64_t r = 0; r < w.rows; ++r) {

@@ -19,6 +19,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <span>
 #include <string>
 #include <unordered_map>
@@ -60,9 +61,13 @@ public:
     // Copies every matrix of `products` that has an input-major form (a
     // product with one that has not stays dense; see dense_products()).
     // copies = false: norms only, for recording (every product then runs
-    // dense).
+    // dense). release_rows, when given, is called with each matrix once its
+    // copy is built (the owner drops the file's rows that nothing reads any
+    // more, so that the copies do not stack on them: peak RSS).
+    using ReleaseRows = std::function<void(const tensor::WeightView&)>;
     InputSparsity(tensor::ThreadPool& pool, const std::vector<SiteMatrices>& products,
-                  InputAllocation allocation = default_input_allocation(), bool copies = true);
+                  InputAllocation allocation = default_input_allocation(), bool copies = true,
+                  ReleaseRows release_rows = {});
 
     // s in [0, 0.95]: the model-wide level, the share of all products'
     // inputs skipped (0: dense, bit for bit).

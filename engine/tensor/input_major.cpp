@@ -415,7 +415,10 @@ void run_colsparse(ThreadPool* pool, std::span<const InputMajorMatrix* const> ws
     }
     parts.resize(part_floats);
     float* part = parts.data();  // the caller's (the workers have their own thread_local)
-    const int64_t pieces = pool ? 2 * pool->size() : 1;
+    // One run of outputs per thread: every run starts its column streams
+    // cold, and halving them cost 15-25 % on 7B-shaped Q4_0 matrices
+    // (docs/benchmarks.md, eighth session).
+    const int64_t pieces = pool ? pool->size() : 1;
     for (size_t k = 0; k < ws.size(); ++k) {
         const InputMajorMatrix& w = *ws[k];
         const SparseInput& in = *ins[k];
