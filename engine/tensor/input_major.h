@@ -6,11 +6,12 @@
 // quant blocks along a row (along the inputs). Every supported format writes a
 // weight as a * q + c with q an unsigned integer per weight and (a, c) per
 // (output, group of `group` inputs): the group is the format's block (32
-// inputs; 16 for Q6_K). The outputs are cut into tiles of 256 (8 chunks of
-// 32; the last tile may be shorter) and a tile stores every input's column
-// segment in input order, so that a product over a tile streams through one
-// contiguous region, skipping the segments of the inputs it drops (a tile's
-// segment: its chunks of `chunk_bytes` each):
+// inputs; 16 for Q6_K). The outputs are cut into tiles of 16384
+// (kInputTileChunks chunks of 32; the last tile may be shorter) and a tile
+// stores every input's column segment in input order, so that a product
+// over a tile streams through one contiguous region, skipping the segments
+// of the inputs it drops (a tile's segment: its chunks of `chunk_bytes`
+// each):
 //   4-bit (Q4_0, Q4_1, Q4_K): 16 bytes, byte k = output k (low nibble) and
 //                             16 + k (high nibble);
 //   5-bit (Q5_0):  the 16 nibble bytes, then 4 bytes of fifth bits (bit k =

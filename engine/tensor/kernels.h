@@ -130,7 +130,7 @@ using SparseDownFn = void (*)(const SparseDownArgs& args, int64_t chunk_begin, i
 // One token's input-sparse product (tensor/input_major.h): plain pointers
 // into an InputMajorMatrix and a SparseInput.
 struct ColSparseArgs {
-    const uint8_t* q;  // tiles of 8 chunks (tensor::kInputTileChunks)
+    const uint8_t* q;  // tiles of tensor::kInputTileChunks chunks of 32 outputs
     int64_t n_in;
     size_t chunk_bytes;
     int bits;    // 4, 5, 6, 8 (signed)
