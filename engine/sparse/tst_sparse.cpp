@@ -7,6 +7,7 @@
 #include "gguf/gguf.h"
 #include "model/dense_ffn.h"
 #include "sparse/hybrid_ffn.h"
+#include "sparse/input_sparsity.h"
 #include "sparse/placement.h"
 #include "sparse/sidecar.h"
 #include "tensor/matmul.h"
@@ -750,6 +751,28 @@ private slots:
         ffn.run(1, x.data(), 1, y.data());
         dense.run(1, x.data(), 1, yd.data());
         QCOMPARE(y, yd);
+    }
+
+    // v3 hands each matrix it copied to release_rows once its copy is built
+    // (HybridFfn then drops the file's rows behind panels); a matrix it
+    // refuses stays dense, reads its rows, and is not handed over.
+    void inputSparsityReleasesOnlyCopiedRows() {
+        tensor::ThreadPool pool(2);
+        const size_t row_bytes = 2 * 18;  // 64 Q4_0 columns
+        std::vector<uint8_t> copied(64 * row_bytes, 0x11), refused(40 * row_bytes, 0x11);
+        model::SiteMatrices a, b;
+        a.site = model::InputSite::AttnIn;
+        a.layer = 0;
+        a.ws.push_back({GgmlType::Q4_0, copied.data(), 64, 64, row_bytes});
+        b.site = model::InputSite::AttnOut;
+        b.layer = 0;
+        b.ws.push_back({GgmlType::Q4_0, refused.data(), 40, 64, row_bytes});  // 40 outputs
+        std::vector<const uint8_t*> released;
+        InputSparsity in(pool, {a, b}, default_input_allocation(), true,
+                         [&](const tensor::WeightView& w) { released.push_back(w.data); });
+        QCOMPARE(released.size(), size_t(1));
+        QCOMPARE(released[0], static_cast<const uint8_t*>(copied.data()));
+        QCOMPARE(in.dense_products().size(), size_t(1));
     }
 
     void neuronCacheKeepsRecentColdNeurons() {
