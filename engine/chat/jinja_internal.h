@@ -128,6 +128,8 @@ int64_t need_int(const Value* v, std::string_view fn);
 std::string quoted_type(const Value& v);  // 'int', 'str', ...
 [[noreturn]] void undefined_error(const Value& v);
 
+// Throws the interpreter's error for a 64-bit integer overflow.
+[[noreturn]] void integer_overflow();
 // Python's printf-style `fmt % rhs` (the % operator and the format filter).
 std::string percent_format(Interpreter& in, const std::string& fmt, const Value& rhs);
 // Python's a % b (numbers, or str % args).

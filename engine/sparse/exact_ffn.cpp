@@ -92,7 +92,10 @@ void ExactSparseFfn::prepare(Layer& L) {
             L.up_factor[i] = static_cast<float>(L.up_bound * std::sqrt(un[i])) * L.down_norm[i];
     }
     L.up_scale = {};
-    if (release_rows_) release_rows_(L.w);
+    if (release_rows_) {
+        release_rows_(L.w.down);
+        release_rows_(L.w.up);
+    }
     built_bytes_ += static_cast<int64_t>(L.down.bytes() +
                                          (L.down_norm.size() + L.up_factor.size()) * sizeof(float));
     L.prepared = true;

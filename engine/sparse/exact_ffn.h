@@ -45,10 +45,10 @@ struct ExactCounts {
 
 class ExactSparseFfn {
 public:
-    // Called with a layer's weights once its copies are built from the
-    // down (and up) rows: where the dense path reads panels, those mapped
-    // rows can leave the resident set again.
-    using ReleaseRows = std::function<void(const model::FfnWeights&)>;
+    // Called with a layer's down and up once its copies are built from
+    // their rows: where the dense path reads panels, those mapped rows can
+    // leave the resident set again (the same callback as InputSparsity's).
+    using ReleaseRows = std::function<void(const tensor::WeightView&)>;
     // Throws EngineError if the sidecar's shapes do not match the weights.
     ExactSparseFfn(tensor::ThreadPool& pool, const std::vector<model::FfnWeights>& layers,
                    const Sidecar& sidecar, ReleaseRows release_rows = {});

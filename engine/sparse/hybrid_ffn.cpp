@@ -22,7 +22,7 @@ double ms_since(Clock::time_point t0) {
 // reading a matrix's panels, had released: once read they are released
 // again (prefill and level 0 run the panels).
 void release_rows_behind_panels(const gguf::GgufFile* file, const tensor::WeightView& w) {
-    if (file && w.panels) file->release_pages(w.data, static_cast<size_t>(w.row_bytes) * w.rows);
+    if (file && w.panels) file->release_pages(w.data, w.bytes());
 }
 
 }  // namespace
@@ -64,20 +64,16 @@ HybridFfn::HybridFfn(tensor::ThreadPool& pool, std::vector<model::FfnWeights> la
     const int64_t n_embd = sidecar_.n_embd, n_ff = sidecar_.n_ff;
     if (opt_.cpu_exact && device_->memory().simulated && !opt_.synthetic_activity) {
         // No GPU: no device emulation, no copies of hot neurons, no predictors.
+        const auto release = [file = opt_.file](const tensor::WeightView& w) {
+            release_rows_behind_panels(file, w);
+        };
         if (!opt_.input_products.empty()) {
-            input_ = std::make_unique<InputSparsity>(
-                pool_, opt_.input_products, default_input_allocation(), true,
-                [file = opt_.file](const tensor::WeightView& w) {
-                    release_rows_behind_panels(file, w);
-                });
+            input_ = std::make_unique<InputSparsity>(pool_, opt_.input_products,
+                                                     default_input_allocation(), true, release);
             if (sidecar_.input_thresholds.size() == opt_.input_products.size())
                 input_->set_thresholds(sidecar_.input_levels, sidecar_.input_thresholds);
         } else {
-            exact_ = std::make_unique<ExactSparseFfn>(
-                pool_, weights_, sidecar_, [file = opt_.file](const model::FfnWeights& w) {
-                    release_rows_behind_panels(file, w.down);
-                    release_rows_behind_panels(file, w.up);
-                });
+            exact_ = std::make_unique<ExactSparseFfn>(pool_, weights_, sidecar_, release);
         }
         if (opt_.head.data && !sidecar_.head_basis.empty())
             head_ = std::make_unique<SparseHead>(pool_, opt_.head, sidecar_.head_basis);
