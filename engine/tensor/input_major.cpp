@@ -385,12 +385,17 @@ void prepare_sparse_input(const int32_t* ids, int64_t count, const float* x, int
 
 namespace {
 
-// Narrow matrices (q, o, down: few outputs, many inputs) are cut by their
-// used groups instead of by outputs: kInputParts fixed parts (by the input,
-// never by the thread count), each over every output into its own buffer,
-// summed in part order. Wide ones (gate/up, the head) are cut by outputs.
+// Matrices of up to one tile of outputs (every layer matrix; not a large
+// vocabulary's head) are cut by their used groups instead of by outputs:
+// kInputParts fixed parts (by the input, never by the thread count), each
+// over every output into its own buffer, summed in part order. A worker then
+// reads whole column segments, one contiguous run of the tile per pass; cut
+// by outputs, each of two workers read every other half-segment, and the
+// products of 7B-shaped Q4_0 layers ran 10-20 % slower at 2 threads
+// (docs/benchmarks.md, ninth session). The head is cut by outputs: its
+// parts would be kInputParts copies of a vocabulary's outputs.
 constexpr int64_t kInputParts = 4;
-constexpr int64_t kNarrowOutputs = 2048;
+constexpr int64_t kNarrowOutputs = kInputTileChunks * 32;
 
 bool narrow(const InputMajorMatrix& w, const SparseInput& in) {
     return w.n_out <= kNarrowOutputs && static_cast<int64_t>(in.groups.size()) >= 2 * kInputParts;
@@ -425,10 +430,18 @@ void run_colsparse(ThreadPool* pool, std::span<const InputMajorMatrix* const> ws
         const kernels::ColSparseArgs a = args_for(w, in);
         const int64_t chunks = w.n_out / 32;
         if (narrow(w, in)) {
+            // Parts of about equal kept inputs (groups differ in how many
+            // they keep): a part ends at the first group past its share.
             const auto n_groups = static_cast<int64_t>(in.groups.size());
+            const int32_t* qb = in.quad_begin.data();
+            const int64_t q0 = qb[0], quads = qb[n_groups] - q0;
+            auto part_start = [&](int64_t p) {
+                const int64_t target = q0 + quads * p / kInputParts;
+                return static_cast<int64_t>(std::lower_bound(qb, qb + n_groups, target) - qb);
+            };
             for (int64_t p = 0; p < kInputParts; ++p) {
-                const int64_t g0 = n_groups * p / kInputParts,
-                              g1 = n_groups * (p + 1) / kInputParts;
+                const int64_t g0 = part_start(p),
+                              g1 = p + 1 < kInputParts ? part_start(p + 1) : n_groups;
                 kernels::ColSparseArgs ap = a;
                 ap.groups += g0;
                 ap.quad_begin += g0;

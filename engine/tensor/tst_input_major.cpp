@@ -63,8 +63,10 @@ private slots:
     void productOverKeptInputs() {
         LevelGuard guard;
         ThreadPool pool(2);
-        // 65 chunks: more than one block of outputs, and an odd last one.
-        for (int64_t n_out : {int64_t{96}, int64_t{2080}})
+        // 65 chunks: more than one block of outputs, and an odd last one;
+        // 514: past one tile, so cut by outputs (a head) where it has enough
+        // used groups, by used groups below it.
+        for (int64_t n_out : {int64_t{96}, int64_t{2080}, int64_t{16448}})
             for (GgmlType t : kTypes) {
                 const int64_t n_in = 512;
                 const Matrix m = make_matrix(t, n_out, n_in, 7);
