@@ -16,6 +16,8 @@
 // alternating run by run, median of --runs, per level; v3 (the default) is
 // input sparsity on every matrix (sparse/input_sparsity.h), v2 the FFN-only
 // exact executor. The table has the delivered sparsity per input site, the
+// share of the layers' weights skipped (v3; TEAL's count, each matrix by its
+// size, the head left out: the field's speed-ups are quoted at it), the
 // weight bytes read per token against dense's, and the process's RSS before
 // the sparse executor was built and after its runs. The last line is
 // {"dense_tok_s": .., "sparse_tok_s": .., "ratio": .., "sparsity": .., "threads": ..}
@@ -118,10 +120,10 @@ int run_sparse(const std::string& model, const std::string& sidecar,
         tensor::simd_level().c_str(), threads, n_prompt, n_decode, runs, v3 ? "v3" : "v2", build_s,
         status.c_str());
     std::printf(
-        "| level | dense tok/s | sparse tok/s | ratio | delivered | q/k/v | attn out | gate/up | "
-        "down | head | head rows exact | head read vs dense | bytes/token vs dense | RSS MB dense "
-        "-> sparse |\n"
-        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+        "| level | dense tok/s | sparse tok/s | ratio | delivered | layers' weights skipped | "
+        "q/k/v | attn out | gate/up | down | head | head rows exact | head read vs dense | "
+        "bytes/token vs dense | RSS MB dense -> sparse |\n"
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
     const double token_bytes = double(m.decode_weight_bytes());
     double md = 0, ms = 0, delivered = 0;
     for (double level : levels) {
@@ -161,9 +163,11 @@ int run_sparse(const std::string& model, const std::string& sidecar,
         delivered = v3 ? c.delivered() : total ? 1.0 - double(active) / double(total) : 0.0;
         auto site = [&](sparse::InputSite st) { return v3 ? c.delivered(st) : 0.0; };
         std::printf(
-            "| %.2f | %.1f | %.1f | %.3fx | %.3f | %.2f | %.2f | %.2f | %.2f | %.2f | %s | %s | %.3f | "
-            "%.0f -> %.0f |\n",
-            level, md, ms, ms / md, delivered, site(sparse::InputSite::AttnIn),
+            "| %.2f | %.1f | %.1f | %.3fx | %.3f | %s | %.2f | %.2f | %.2f | %.2f | %.2f | %s | %s "
+            "| "
+            "%.3f | %.0f -> %.0f |\n",
+            level, md, ms, ms / md, delivered,
+            v3 ? fmt("%.3f", c.delivered_weights()).c_str() : "-", site(sparse::InputSite::AttnIn),
             site(sparse::InputSite::AttnOut), site(sparse::InputSite::FfnIn),
             site(sparse::InputSite::FfnMid), site(sparse::InputSite::Head),
             hc.tokens > 0 ? fmt("%.0f", double(hc.exact_rows) / double(hc.tokens)).c_str() : "all",

@@ -45,6 +45,8 @@ void InputCounts::add(const InputCounts& o) {
     for (int k = 0; k < kInputSites; ++k) {
         kept[k] += o.kept[k];
         inputs[k] += o.inputs[k];
+        weights[k] += o.weights[k];
+        weights_kept[k] += o.weights_kept[k];
     }
     bytes += o.bytes;
     dense_bytes += o.dense_bytes;
@@ -58,6 +60,16 @@ double InputCounts::delivered() const {
         n += inputs[s];
     }
     return n ? 1.0 - double(k) / double(n) : 0.0;
+}
+
+double InputCounts::delivered_weights() const {
+    double k = 0, n = 0;
+    for (int s = 0; s < kInputSites; ++s)
+        if (s != static_cast<int>(InputSite::Head)) {
+            k += weights_kept[s];
+            n += weights[s];
+        }
+    return n > 0 ? 1.0 - k / n : 0.0;
 }
 
 double InputCounts::delivered(InputSite s) const {
@@ -103,6 +115,7 @@ InputSparsity::InputSparsity(tensor::ThreadPool& pool, const std::vector<SiteMat
                 }
             }
             prod.dense_bytes += double(w.row_bytes) * double(w.rows);
+            prod.weights += double(w.rows) * double(w.cols);
         }
         prod.norm.resize(n2.size());
         for (size_t j = 0; j < n2.size(); ++j) prod.norm[j] = static_cast<float>(std::sqrt(n2[j]));
@@ -246,6 +259,8 @@ bool InputSparsity::matvec(std::span<const tensor::WeightView> ws, const float* 
     if (keep >= n) {  // level 0: the dense kernels, bit for bit
         counts_.kept[site] += n;
         counts_.inputs[site] += n;
+        counts_.weights[site] += p.weights;
+        counts_.weights_kept[site] += p.weights;
         counts_.bytes += p.dense_bytes;
         counts_.dense_bytes += p.dense_bytes;
         ++counts_.products;
@@ -294,6 +309,8 @@ bool InputSparsity::matvec(std::span<const tensor::WeightView> ws, const float* 
     tensor::colsparse_matvec_many(pool_, std::span(ms, ws.size()), std::span(ins, ws.size()), ys);
     counts_.kept[site] += kept;
     counts_.inputs[site] += n;
+    counts_.weights[site] += p.weights;
+    counts_.weights_kept[site] += p.weights * double(kept) / double(n);
     counts_.dense_bytes += p.dense_bytes;
     ++counts_.products;
     return true;

@@ -49,11 +49,17 @@ InputAllocation default_input_allocation();
 // What the products of one or more tokens read.
 struct InputCounts {
     int64_t kept[kInputSites] = {}, inputs[kInputSites] = {};
+    // Weights (rows x columns) of the products, and of their kept columns.
+    double weights[kInputSites] = {}, weights_kept[kInputSites] = {};
     double bytes = 0, dense_bytes = 0;  // weight bytes read / the dense products' bytes
     int64_t products = 0;
     void add(const InputCounts& o);
     double delivered() const;  // 1 - kept / inputs over every site
     double delivered(InputSite s) const;
+    // 1 - kept weights / weights over the layers' products, the head left
+    // out: TEAL's "model-wide sparsity" (each matrix weighted by its size),
+    // the count the field's speed-ups are quoted at.
+    double delivered_weights() const;
 };
 
 class InputSparsity final : public backend::MatvecHook {
@@ -119,6 +125,7 @@ private:
         std::vector<tensor::InputMajorMatrix> m;
         std::vector<float> norm;  // ||W[:, j]|| over the product's matrices
         double dense_bytes = 0;
+        double weights = 0;  // rows x columns over the product's matrices
     };
     tensor::ThreadPool& pool_;
     InputAllocation alloc_;

@@ -775,6 +775,42 @@ private slots:
         QCOMPARE(in.dense_products().size(), size_t(1));
     }
 
+    // TEAL's count weighs each product by its weights and leaves the head
+    // out; the delivered sparsity counts inputs.
+    void weightedSparsityCountsWeightsNotInputs() {
+        tensor::ThreadPool pool(1);
+        const size_t row_bytes = 2 * 18;  // 64 Q4_0 columns
+        std::vector<uint8_t> q(128 * row_bytes, 0x11), down(64 * 2 * row_bytes, 0x11),
+            head(96 * row_bytes, 0x11);
+        model::SiteMatrices a, d, h;
+        a.site = model::InputSite::AttnIn;
+        a.layer = 0;
+        a.ws.push_back({GgmlType::Q4_0, q.data(), 128, 64, row_bytes});  // 8192 weights
+        d.site = model::InputSite::FfnMid;
+        d.layer = 0;
+        d.ws.push_back({GgmlType::Q4_0, down.data(), 64, 128, 2 * row_bytes});  // 8192
+        h.site = model::InputSite::Head;
+        h.ws.push_back({GgmlType::Q4_0, head.data(), 96, 64, row_bytes});
+        InputAllocation alloc;
+        alloc.share[static_cast<int>(model::InputSite::AttnIn)] = 0.5;
+        alloc.share[static_cast<int>(model::InputSite::FfnMid)] = 1.5;
+        alloc.share[static_cast<int>(model::InputSite::Head)] = 2.0;
+        InputSparsity in(pool, {a, d, h}, alloc);
+        in.set_level(0.4);
+        std::vector<float> x(128), y(128);
+        for (size_t j = 0; j < x.size(); ++j) x[j] = 1.0f + float(j % 7);
+        float* ys[1] = {y.data()};
+        for (const auto* m : {&a, &d, &h}) QVERIFY(in.matvec(m->ws, x.data(), ys));
+        const InputCounts c = in.take_counts();
+        const double da = c.delivered(model::InputSite::AttnIn),
+                     dd = c.delivered(model::InputSite::FfnMid);
+        QVERIFY(da > 0 && dd > da && c.delivered(model::InputSite::Head) > dd);
+        QCOMPARE(c.delivered_weights(), (da + dd) / 2);  // as many weights each
+        QCOMPARE(c.delivered(),
+                 (64 * da + 128 * dd + 64 * c.delivered(model::InputSite::Head)) / 256);
+        QVERIFY(std::fabs(c.delivered_weights() - c.delivered()) > 0.01);
+    }
+
     void neuronCacheKeepsRecentColdNeurons() {
         tensor::ThreadPool pool(1);
         Weights w = make_weights(GgmlType::Q8_0, 6);
