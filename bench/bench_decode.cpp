@@ -163,9 +163,8 @@ int run_sparse(const std::string& model, const std::string& sidecar,
         delivered = v3 ? c.delivered() : total ? 1.0 - double(active) / double(total) : 0.0;
         auto site = [&](sparse::InputSite st) { return v3 ? c.delivered(st) : 0.0; };
         std::printf(
-            "| %.2f | %.1f | %.1f | %.3fx | %.3f | %s | %.2f | %.2f | %.2f | %.2f | %.2f | %s | %s "
-            "| "
-            "%.3f | %.0f -> %.0f |\n",
+            "| %.2f | %.1f | %.1f | %.3fx | %.3f | %s | %.2f | %.2f | %.2f | %.2f | %.2f | %s | "
+            "%s | %.3f | %.0f -> %.0f |\n",
             level, md, ms, ms / md, delivered,
             v3 ? fmt("%.3f", c.delivered_weights()).c_str() : "-", site(sparse::InputSite::AttnIn),
             site(sparse::InputSite::AttnOut), site(sparse::InputSite::FfnIn),
