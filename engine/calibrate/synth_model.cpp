@@ -8,6 +8,7 @@
 #include <numeric>
 #include <random>
 
+#include "calibrate/predictor_trainer.h"
 #include "common/error.h"
 #include "gguf/gguf.h"
 #include "sparse/sidecar.h"
@@ -254,16 +255,7 @@ void write_synthetic_model(const std::filesystem::path& path, const SynthSpec& s
         std::vector<float> v(static_cast<size_t>(rows * cols));
         std::normal_distribution<float> nd(0.0f, 1.0f / std::sqrt(float(cols)));
         for (auto& x : v) x = nd(prng);
-        std::vector<uint8_t> out(static_cast<size_t>(rows * cols) * (pt == GgmlType::F16 ? 2 : 4));
-        if (pt == GgmlType::F16) {
-            for (size_t i = 0; i < v.size(); ++i) {
-                const uint16_t h = tensor::fp32_to_fp16(v[i]);
-                std::memcpy(out.data() + 2 * i, &h, 2);
-            }
-        } else {
-            std::memcpy(out.data(), v.data(), out.size());
-        }
-        return out;
+        return pack(v, pt == GgmlType::F16);
     };
     sc.layers.resize(static_cast<size_t>(spec.n_layer));
     for (auto& ls : sc.layers) {
