@@ -8,11 +8,14 @@
 //
 //   bench_matvec [--threads 1,2] [--types Q4_0,Q8_0] [--reps 9] [--level avx2,avx512|all]
 //                [--rows 11008] [--cols 4096] [--stat median|min] [--working-set-mb 160]
-//                [--layout rows|panels|colsparse|u4rows|all] [--batch 1] [--sparsity 0,0.3,0.5,0.7]
+//                [--layout rows|panels|colsparse|copydense|u4rows|all] [--batch 1]
+//                [--sparsity 0,0.3,0.5,0.7]
 //
 // --layout colsparse runs the input-major copy (tensor/input_major.h) with
 // the --sparsity shares of the inputs skipped (a random kept set per run):
 // its GB/s count the bytes it reads (kept columns and the used groups' scales).
+// --layout copydense runs the dense product from the input-major copy
+// (input_major_matmul; --batch tokens), paired with the dense one.
 // --layout u4rows runs the sparse head's preview format (tensor/u4_rows.h:
 // 4-bit rows with a float scale and offset each, an int8 input) of the same
 // shape, built from the type's dequantized matrix, once per type asked for.
@@ -208,6 +211,52 @@ void run_colsparse(const std::string& name, GgmlType type, const std::string& le
         }
 }
 
+// The dense product from the input-major copies (input_major_matmul: rows
+// rebuilt slice by slice, then the dense kernels; what sparse engine v3 runs
+// for prompts and level 0 once its copies replace the rows), paired with the
+// dense product over the panels (or rows) just before it: the last column is
+// dense time / copy time.
+void run_copydense(const std::string& name, GgmlType type, const std::string& level,
+                   const std::vector<std::vector<uint8_t>>& mats, int64_t rows, int64_t cols,
+                   size_t row_bytes, int64_t batch, const std::vector<float>& x,
+                   std::vector<float>& y, const std::vector<Bandwidth>& bw) {
+    const WeightView w0{type, mats[0].data(), rows, cols, row_bytes};
+    if (!input_major_supported(w0)) return;
+    std::vector<InputMajorMatrix> im;
+    std::vector<std::vector<uint8_t>> panels;
+    for (const auto& m : mats) {
+        im.push_back(make_input_major({type, m.data(), rows, cols, row_bytes}));
+        panels.push_back(pack_panels({type, m.data(), rows, cols, row_bytes}));
+    }
+    for (size_t ti = 0; ti < threads.size(); ++ti) {
+        ThreadPool pool(threads[ti]);
+        std::vector<double> secs, ratios;
+        for (int rep = 0; rep < reps + 2; ++rep) {
+            const size_t c = static_cast<size_t>(rep) % im.size();
+            WeightView dw{type, mats[c].data(), rows, cols, row_bytes};
+            if (!panels[c].empty()) dw.panels = panels[c].data();
+            const auto td = Clock::now();
+            matmul(pool, dw, x.data(), batch, y.data());
+            const auto t0 = Clock::now();
+            const InputMajorMatrix* ms[] = {&im[c]};
+            float* ys[] = {y.data()};
+            input_major_matmul(pool, ms, x.data(), batch, ys);
+            const double s = std::chrono::duration<double>(Clock::now() - t0).count();
+            if (rep < 2) continue;
+            secs.push_back(s);
+            ratios.push_back(std::chrono::duration<double>(t0 - td).count() / s);
+        }
+        const double s = median(secs), bytes = double(im[0].bytes()), gbs = bytes / s / 1e9;
+        std::printf(
+            "| %s | %s | copydense | %lld | %.1f | %d | %.3f | %.1f | %.1f | %.0f%% | %.0f%% | "
+            "%.2fx |\n",
+            name.c_str(), level.c_str(), static_cast<long long>(batch), bytes / 1e6, threads[ti],
+            s * 1e3, gbs, 2.0 * rows * double(cols) * double(batch) / s / 1e9,
+            100.0 * gbs / bw[ti].copy_gbs, 100.0 * gbs / bw[ti].read_gbs, median(ratios));
+        std::fflush(stdout);
+    }
+}
+
 // Median seconds of `reps` calls of run(rep) after two warm-up calls (the
 // rep index picks the matrix copy).
 template <typename Run>
@@ -374,6 +423,10 @@ int main(int argc, char** argv) {
                 std::vector<std::vector<uint8_t>> panels;
                 if (layout == "colsparse") {
                     run_colsparse(name, type, level, mats, rows, cols, row_bytes, x, y, bw);
+                    continue;
+                }
+                if (layout == "copydense") {
+                    run_copydense(name, type, level, mats, rows, cols, row_bytes, batch, x, y, bw);
                     continue;
                 }
                 if (layout == "u4rows") {

@@ -279,6 +279,9 @@ private slots:
         const Run v3 = score_v3("0.15");
         QVERIFY2(v3.code == 0, qPrintable(v3.err));
         QVERIFY2(v3.err.contains("input sparsity on every matrix at 15% (v3)"), qPrintable(v3.err));
+        // Its copies replace the dense layout: prompts run from them.
+        QVERIFY2(v3.err.contains("the input-major copies in place of the dense layout"),
+                 qPrintable(v3.err));
         // The calibration kept a head basis: the head runs from its preview.
         QVERIFY2(v3.err.contains("output head from a rank-128 preview"), qPrintable(v3.err));
         QVERIFY2(!v3.err.contains("no input thresholds"), qPrintable(v3.err));
@@ -300,6 +303,9 @@ private slots:
         QVERIFY2(dense_decoded.code == 0, qPrintable(dense_decoded.err));
         QCOMPARE(value_after(v3_zero.out, "perplexity"),
                  value_after(dense_decoded.out, "perplexity"));
+        // The batched dense passes (prompts) of the same windows: v3's from
+        // its copies, v2's (above) from the model's own layout.
+        QCOMPARE(value_after(v3.out, "dense perplexity"), r.dense);
         QVERIFY(value_after(v3_zero.out, "perplexity") != value_after(v3.out, "perplexity"));
         const Run bad_engine = run({"-m", model_, "--sparse-engine", "v9", "-p", "hi"});
         QCOMPARE(bad_engine.code, 2);

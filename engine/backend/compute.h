@@ -88,12 +88,18 @@ struct Workspace {
 // A hook on the host backend's one-token products: sparse engine v3's input
 // sparsity (sparse/input_sparsity.h) computes ys itself and returns true, or
 // returns false and the backend multiplies densely. Batches (2+ rows,
-// prefill) are only observed.
+// prefill) are observed, and offered to matmul().
 class MatvecHook {
 public:
     virtual ~MatvecHook() = default;
     virtual bool matvec(std::span<const tensor::WeightView> ws, const float* x,
                         std::span<float* const> ys) = 0;
+    // The same for a batch of rows > 1 (prompts): true when the hook ran
+    // the products itself.
+    virtual bool matmul(std::span<const tensor::WeightView>, const float*, int64_t,
+                        std::span<float* const>) {
+        return false;
+    }
     // Sees every product's input first, batches included (calibration).
     virtual void observe(std::span<const tensor::WeightView>, const float*, int64_t) {}
     // Whether, once observed, the product's outputs go unread (calibration

@@ -87,6 +87,7 @@ public:
             if (hook_->skip(ws)) return;
         }
         if (rows > 1) {
+            if (hook_ && hook_->matmul(ws, x, rows, ys)) return;
             // Several tokens: one quantized copy of x and one pool dispatch
             // for matrices that take the same activations.
             if (ws.size() > 1 && tensor::can_fuse(ws))

@@ -20,6 +20,14 @@ public:
         compute_.gated_ffn(layers_.at(static_cast<size_t>(layer)), x, n_tokens, out);
     }
 
+    // Its views of the matrix whose rows start at `data` forget their panels
+    // (Model::drop_panels).
+    void forget_panels(const uint8_t* data) {
+        for (FfnWeights& f : layers_)
+            for (tensor::WeightView* w : {&f.gate, &f.up, &f.down})
+                if (w->data == data && w->panels) w->panels = nullptr;
+    }
+
 private:
     backend::Compute& compute_;
     std::vector<FfnWeights> layers_;

@@ -182,6 +182,33 @@ void Model::pack_panels(int64_t limit) {
     pack(output_);
 }
 
+void Model::drop_panels(const uint8_t* data) {
+    const uint8_t* panels = nullptr;
+    int64_t bytes = 0;
+    const auto forget = [&](tensor::WeightView& w) {
+        if (w.data != data || !w.panels) return;
+        panels = w.panels;
+        bytes = static_cast<int64_t>(w.row_bytes) * w.rows;
+        w.panels = nullptr;
+    };
+    for (auto& L : layers_)
+        for (tensor::WeightView* w : {&L.q, &L.k, &L.v, &L.o, &L.ffn.gate, &L.ffn.up, &L.ffn.down})
+            forget(*w);
+    for (Resident& r : resident_)
+        for (tensor::WeightView* w :
+             {&r.w.q, &r.w.k, &r.w.v, &r.w.o, &r.w.ffn.gate, &r.w.ffn.up, &r.w.ffn.down})
+            forget(*w);
+    forget(output_);
+    if (dense_ffn_) dense_ffn_->forget_panels(data);
+    if (!panels) return;
+    for (auto it = panel_store_.begin(); it != panel_store_.end(); ++it)
+        if (it->get() == panels) {
+            panel_store_.erase(it);
+            panel_bytes_ -= bytes;
+            return;
+        }
+}
+
 // Host activations for chunk_size tokens (reused; decoding allocates nothing).
 void Model::alloc_host_scratch() {
     if (host_s_.buffer) host_->release(host_s_.buffer);

@@ -177,6 +177,10 @@ public:
     // Bytes of panel-capable matrices left in their rows because the panels
     // would not have fitted in the RAM free at load.
     int64_t panels_skipped_bytes() const { return panels_skipped_bytes_; }
+    // Frees the row panels of the matrix whose rows start at `data` (every
+    // view of it this model holds forgets them): another layout serves its
+    // products now (sparse engine v3's input-major copies).
+    void drop_panels(const uint8_t* data);
     // The host KV cache held: the layers this model runs itself.
     int64_t kv_cache_bytes() const;
     int64_t n_params() const { return n_params_; }

@@ -596,6 +596,41 @@ private slots:
         QVERIFY(a == b);
     }
 
+    // Dropping a matrix's panels (sparse engine v3's copies replace them)
+    // frees them, every view of the matrix forgets them, and the logits keep
+    // their bits (the file's rows serve the dense products).
+    void droppedPanelsLeaveEveryView() {
+        if (!real()) QSKIP("POWERINFER_MODEL is not set: export it to the default model's path");
+        Model full(real_, *pool_, 128, 256), dropped(real_, *pool_, 128, 256);
+        if (full.panel_bytes() == 0) QSKIP("this CPU has no panel kernels");
+        int64_t freed = 0;
+        for (int il = 0; il < 2; ++il)
+            for (const tensor::WeightView* w :
+                 {&dropped.layer(il).q, &dropped.layer(il).ffn.down}) {
+                QVERIFY(w->panels != nullptr);
+                freed += static_cast<int64_t>(w->row_bytes) * w->rows;
+                dropped.drop_panels(w->data);
+                QVERIFY(w->panels == nullptr);
+            }
+        QVERIFY(dropped.placed(0).q.panels == nullptr);
+        QVERIFY(dropped.placed(1).ffn.down.panels == nullptr);
+        QVERIFY(dropped.placed(0).k.panels != nullptr);
+        QCOMPARE(dropped.panel_bytes(), full.panel_bytes() - freed);
+        dropped.drop_panels(dropped.layer(0).q.data);  // twice: nothing more to free
+        QCOMPARE(dropped.panel_bytes(), full.panel_bytes() - freed);
+        std::vector<int32_t> tokens;
+        for (int i = 0; i < 20; ++i) tokens.push_back((1000 + 7919 * i) % 49152);
+        const auto V = static_cast<size_t>(full.config().n_vocab);
+        std::vector<float> a(V), b(V);
+        full.forward(tokens.data(), 20, 0, 1, a.data());
+        dropped.forward(tokens.data(), 20, 0, 1, b.data());
+        QVERIFY(a == b);
+        const int32_t next = tokens[3];
+        full.forward(&next, 1, 20, 1, a.data());
+        dropped.forward(&next, 1, 20, 1, b.data());
+        QVERIFY(a == b);
+    }
+
     void realConfig() {
         if (!real()) QSKIP("POWERINFER_MODEL is not set: export it to the default model's path");
         Model m(real_, *pool_, 512, 64);

@@ -68,15 +68,58 @@ HybridFfn::HybridFfn(tensor::ThreadPool& pool, std::vector<model::FfnWeights> la
             release_rows_behind_panels(file, w);
         };
         if (!opt_.input_products.empty()) {
-            input_ = std::make_unique<InputSparsity>(pool_, opt_.input_products,
-                                                     default_input_allocation(), true, release);
-            if (sidecar_.input_thresholds.size() == opt_.input_products.size())
-                input_->set_thresholds(sidecar_.input_levels, sidecar_.input_thresholds);
+            // With drop_panels the copies replace the matrices' dense layouts:
+            // their rows and panels both go once the copy is built (views
+            // this executor holds forget the panels too).
+            const bool replace = static_cast<bool>(opt_.drop_panels);
+            const auto drop = [this](const tensor::WeightView& w) {
+                if (opt_.file) opt_.file->release_pages(w.data, w.bytes());
+                opt_.drop_panels(w);
+                // Slices of a matrix whose panels went come from the pool's
+                // threads: nothing to forget, nothing written.
+                const auto forget = [&](tensor::WeightView& v) {
+                    if (v.data == w.data && v.panels) v.panels = nullptr;
+                };
+                for (auto& f : weights_) {
+                    forget(f.gate);
+                    forget(f.up);
+                    forget(f.down);
+                }
+                forget(opt_.head);
+            };
+            // A head with a preview reads its likeliest rows from the file's
+            // rows: a copy beside them would hold the head twice, so where the
+            // copies replace the dense layouts the head keeps only its rows
+            // (the preview takes its products; with head_candidates 0 they
+            // run dense over the rows).
+            std::vector<SiteMatrices> products = opt_.input_products;
+            std::vector<std::vector<float>> thresholds = sidecar_.input_thresholds;
+            const bool fit = thresholds.size() == products.size();
+            if (replace && opt_.head.data && !sidecar_.head_basis.empty()) {
+                for (size_t k = products.size(); k-- > 0;)
+                    if (products[k].site == InputSite::Head) {
+                        products.erase(products.begin() + static_cast<std::ptrdiff_t>(k));
+                        if (fit)
+                            thresholds.erase(thresholds.begin() + static_cast<std::ptrdiff_t>(k));
+                    }
+                drop(opt_.head);
+            }
+            input_ = std::make_unique<InputSparsity>(
+                pool_, products, default_input_allocation(), true,
+                replace ? InputSparsity::ReleaseRows(drop) : InputSparsity::ReleaseRows(release),
+                replace);
+            if (fit) input_->set_thresholds(sidecar_.input_levels, thresholds);
         } else {
             exact_ = std::make_unique<ExactSparseFfn>(pool_, weights_, sidecar_, release);
         }
-        if (opt_.head.data && !sidecar_.head_basis.empty())
+        if (opt_.head.data && !sidecar_.head_basis.empty()) {
             head_ = std::make_unique<SparseHead>(pool_, opt_.head, sidecar_.head_basis);
+            // Its preview was computed from every row of the head: with the
+            // copies in place of the dense layouts they leave the resident
+            // set again (the likeliest rows come back as they are read).
+            if (input_ && input_->replaces_rows() && opt_.file)
+                opt_.file->release_pages(opt_.head.data, opt_.head.bytes());
+        }
         for (int64_t l = 0; l < nl; ++l) layers_.push_back(std::make_unique<LayerState>());
         summary_.resize(static_cast<size_t>(nl));
         apply_tuning_locked();
@@ -484,6 +527,11 @@ bool HybridFfn::Products::matvec(std::span<const tensor::WeightView> ws, const f
     return o.input_ && o.input_->matvec(ws, x, ys);
 }
 
+bool HybridFfn::Products::matmul(std::span<const tensor::WeightView> ws, const float* x,
+                                 int64_t rows, std::span<float* const> ys) {
+    return owner_.input_ && owner_.input_->matmul(ws, x, rows, ys);
+}
+
 void HybridFfn::Products::observe(std::span<const tensor::WeightView> ws, const float* x,
                                   int64_t rows) {
     if (owner_.input_) owner_.input_->observe(ws, x, rows);
@@ -691,12 +739,17 @@ std::string HybridFfn::status() const {
 
 std::string HybridFfn::status_without_head() const {
     if (input_) {
-        char buf[256];
+        char buf[320];
         const double level = input_->level();
-        std::snprintf(buf, sizeof buf,
-                      "sparse: CPU, input sparsity on every matrix at %.0f%% (v3%s), +%.0f MB RAM",
-                      100.0 * level, tuning_.activation_sparsity < 0 ? ", the default level" : "",
-                      double(input_->extra_bytes()) / 1e6);
+        const bool replaced = input_->replaces_rows();
+        std::snprintf(
+            buf, sizeof buf,
+            "sparse: CPU, input sparsity on every matrix at %.0f%% (v3%s), %s+%.0f MB RAM",
+            100.0 * level, tuning_.activation_sparsity < 0 ? ", the default level" : "",
+            replaced ? "the input-major copies in place of the dense layout (prompts "
+                       "and level 0 from them, the dense bits), "
+                     : "",
+            double(input_->extra_bytes() - (replaced ? input_->copied_bytes() : 0)) / 1e6);
         std::string out = buf;
         if (!input_->calibrated()) {
             out +=

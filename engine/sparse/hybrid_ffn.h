@@ -16,6 +16,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <random>
@@ -83,6 +84,12 @@ struct HybridOptions {
     // copies are built from mapped rows that the dense path, reading panels,
     // had released; with it they are released again once read.
     const gguf::GgufFile* file = nullptr;
+    // v3: called with each matrix once its input-major copy is built; the
+    // owner (the model) drops the matrix's row panels. The copy then serves
+    // every product of that matrix, prompts and level 0 included, with the
+    // dense bits, and the model's weights are held once (peak RSS about
+    // dense's). Without it v3 keeps both layouts.
+    std::function<void(const tensor::WeightView&)> drop_panels;
     uint64_t seed = 1234;
 };
 
@@ -189,6 +196,8 @@ private:
     public:
         explicit Products(HybridFfn& owner) : owner_(owner) {}
         bool matvec(std::span<const tensor::WeightView> ws, const float* x,
+                    std::span<float* const> ys) override;
+        bool matmul(std::span<const tensor::WeightView> ws, const float* x, int64_t rows,
                     std::span<float* const> ys) override;
         void observe(std::span<const tensor::WeightView> ws, const float* x,
                      int64_t rows) override;

@@ -6,6 +6,8 @@
 
 #include "common/error.h"
 #include "sparse/select.h"
+#include "tensor/matmul.h"
+#include "tensor/panels.h"
 #include "tensor/quant.h"
 
 namespace powerinfer::sparse {
@@ -78,8 +80,12 @@ double InputCounts::delivered(InputSite s) const {
 }
 
 InputSparsity::InputSparsity(tensor::ThreadPool& pool, const std::vector<SiteMatrices>& products,
-                             InputAllocation allocation, bool copies, ReleaseRows release_rows)
-    : pool_(pool), alloc_(allocation), n_products_(products.size()) {
+                             InputAllocation allocation, bool copies, ReleaseRows release_rows,
+                             bool replace_rows)
+    : pool_(pool),
+      alloc_(allocation),
+      replace_rows_(copies && replace_rows),
+      n_products_(products.size()) {
     for (size_t index = 0; index < products.size(); ++index) {
         const SiteMatrices& p = products[index];
         if (p.ws.empty()) continue;
@@ -103,7 +109,16 @@ InputSparsity::InputSparsity(tensor::ThreadPool& pool, const std::vector<SiteMat
         std::vector<double> n2(static_cast<size_t>(p.ws[0].cols), 0.0);
         for (const auto& w : p.ws) {
             if (copies) {
-                prod.m.push_back(tensor::make_input_major(w, &pool_, &n2));
+                // Replacing: the dense layout goes before the copy is built,
+                // and the rows it reads go block by block (the peak RSS is
+                // the model's once, not one matrix more).
+                std::function<void(int64_t, int64_t)> read;
+                if (replace_rows_ && release_rows) {
+                    release_rows(w);
+                    read = [&](int64_t r0, int64_t r1) { release_rows(w.slice(r0, r1)); };
+                }
+                prod.m.push_back(tensor::make_input_major(w, &pool_, &n2, read));
+                copied_bytes_ += static_cast<int64_t>(w.bytes());
                 if (release_rows) release_rows(w);
             } else {
                 std::vector<float> row(static_cast<size_t>(w.cols));
@@ -119,8 +134,79 @@ InputSparsity::InputSparsity(tensor::ThreadPool& pool, const std::vector<SiteMat
         }
         prod.norm.resize(n2.size());
         for (size_t j = 0; j < n2.size(); ++j) prod.norm[j] = static_cast<float>(std::sqrt(n2[j]));
-        products_.emplace(p.ws[0].data, std::move(prod));
+        const auto at = products_.emplace(p.ws[0].data, std::move(prod)).first;
+        for (size_t k = 0; k < at->second.m.size(); ++k) copy_of_[p.ws[k].data] = &at->second.m[k];
     }
+}
+
+const tensor::WeightView& InputSparsity::dense_layout(const tensor::WeightView& w,
+                                                      const tensor::InputMajorMatrix& m) {
+    if (const auto it = dense_layouts_.find(w.data); it != dense_layouts_.end())
+        return it->second.view;
+    DenseLayout d;
+    d.view = w;
+    d.view.panels = nullptr;
+    const size_t rb = tensor::input_major_row_bytes(m);
+    // Row panels where the kernels have them, packed from rows rebuilt a
+    // slice at a time (the rows are never whole: freed, a matrix-sized block
+    // would stay in the allocator's heap). The view's rows are then the
+    // file's, read only at a level without the panel kernels (the same bits).
+    const bool panels = tensor::panels_available(w);
+    (panels ? d.panels : d.rows).resize(static_cast<size_t>(m.n_out) * rb);
+    pool_.parallel_for(m.n_out / 32, [&](int64_t b, int64_t e, int) {
+        uint8_t* dst = (panels ? d.panels : d.rows).data() + static_cast<size_t>(32 * b) * rb;
+        if (!panels) return tensor::input_major_rows(m, 32 * b, 32 * e, dst);
+        thread_local std::vector<uint8_t> slice;
+        slice.resize(32 * rb);
+        for (int64_t c = b; c < e; ++c, dst += 32 * rb) {
+            tensor::input_major_rows(m, 32 * c, 32 * c + 32, slice.data());
+            tensor::WeightView v = w;
+            v.data = slice.data();
+            v.rows = 32;
+            v.panels = nullptr;
+            tensor::pack_panels_into(v, dst);
+        }
+    });
+    if (panels)
+        d.view.panels = d.panels.data();
+    else
+        d.view.data = d.rows.data();
+    return dense_layouts_.emplace(w.data, std::move(d)).first->second.view;
+}
+
+void InputSparsity::dense_from_copies(std::span<const tensor::WeightView> ws, const float* x,
+                                      int64_t rows, std::span<float* const> ys) {
+    const tensor::InputMajorMatrix* ms[kMaxShared];
+    float* out[kMaxShared];
+    size_t n = 0;
+    for (size_t k = 0; k < ws.size(); ++k) {
+        const auto it = copy_of_.find(ws[k].data);
+        if (it == copy_of_.end()) {
+            tensor::matmul(pool_, ws[k], x, rows, ys[k]);
+            continue;
+        }
+        if (rows == 1 || dense_layouts_.count(ws[k].data)) {
+            tensor::matmul(pool_, dense_layout(ws[k], *it->second), x, rows, ys[k]);
+            continue;
+        }
+        ms[n] = it->second;
+        out[n++] = ys[k];
+        if (n == kMaxShared) {
+            tensor::input_major_matmul(pool_, std::span(ms, n), x, rows, std::span(out, n));
+            n = 0;
+        }
+    }
+    if (n > 0) tensor::input_major_matmul(pool_, std::span(ms, n), x, rows, std::span(out, n));
+}
+
+bool InputSparsity::matmul(std::span<const tensor::WeightView> ws, const float* x, int64_t rows,
+                           std::span<float* const> ys) {
+    if (!replace_rows_ || ws.empty()) return false;
+    bool any = false;
+    for (const auto& w : ws) any = any || copy_of_.count(w.data) > 0;
+    if (!any) return false;
+    dense_from_copies(ws, x, rows, ys);
+    return true;
 }
 
 namespace {
@@ -141,6 +227,7 @@ float threshold_at(const std::vector<float>& levels, const std::vector<float>& t
 
 void InputSparsity::set_level(double s) {
     level_ = std::clamp(s, 0.0, 0.95);
+    dense_layouts_.clear();
     // The shares scaled so that the sites' levels, weighted by their inputs,
     // average to the level: the delivered sparsity is the level asked for.
     int64_t inputs[kInputSites] = {}, all = 0;
@@ -207,6 +294,7 @@ std::vector<std::vector<float>> InputSparsity::recorded_thresholds(
 
 void InputSparsity::set_dense_layers(const std::vector<int>& layers) {
     dense_layer_.clear();
+    dense_layouts_.clear();
     for (int l : layers) {
         if (l < 0) continue;
         if (static_cast<size_t>(l) >= dense_layer_.size())
@@ -243,18 +331,25 @@ bool InputSparsity::matvec(std::span<const tensor::WeightView> ws, const float* 
         for (const auto& w : ws) b += double(w.row_bytes) * double(w.rows);
         counts_.bytes += b;
         counts_.dense_bytes += b;
-        return false;
+        return matmul(ws, x, 1, ys);
     }
     Product& p = it->second;
+    // Dense from here on: the dense kernels, over the copies where they
+    // replaced the rows.
+    const auto dense = [&] {
+        if (!replace_rows_) return false;
+        dense_from_copies(ws, x, 1, ys);
+        return true;
+    };
     if (p.layer >= 0 && static_cast<size_t>(p.layer) < dense_layer_.size() &&
         dense_layer_[static_cast<size_t>(p.layer)]) {
         counts_.bytes += p.dense_bytes;
         counts_.dense_bytes += p.dense_bytes;
-        return false;
+        return dense();
     }
     const int site = static_cast<int>(p.site);
     const int64_t n = p.m[0].n_in;
-    if (recording_) return false;
+    if (recording_) return dense();
     const auto keep = static_cast<int64_t>(std::llround((1.0 - site_level_[site]) * double(n)));
     if (keep >= n) {  // level 0: the dense kernels, bit for bit
         counts_.kept[site] += n;
@@ -264,7 +359,7 @@ bool InputSparsity::matvec(std::span<const tensor::WeightView> ws, const float* 
         counts_.bytes += p.dense_bytes;
         counts_.dense_bytes += p.dense_bytes;
         ++counts_.products;
-        return false;
+        return dense();
     }
     // The keep largest |x_j| * ||W[:, j]||, in input order.
     crit_.resize(static_cast<size_t>(n));
@@ -328,6 +423,8 @@ int64_t InputSparsity::extra_bytes() const {
         for (const auto& m : p.m) b += static_cast<int64_t>(m.bytes());
         b += static_cast<int64_t>(p.norm.size() * sizeof(float));
     }
+    for (const auto& [key, d] : dense_layouts_)
+        b += static_cast<int64_t>(d.rows.size() + d.panels.size());
     return b;
 }
 

@@ -15,7 +15,9 @@
 // FFN's gate/up and down (whose input is the activation h: the exact
 // activity criterion of v2 is this one, applied to down's input) and the
 // output head. Prefill stays dense. At level 0 it hands every product back
-// to the dense kernels: the same bits as dense.
+// to the dense kernels: the same bits as dense. Where the copies replace the
+// dense layouts (replace_rows), those dense products run from the copies
+// with the dense kernels' bits, and the model's weights are held once.
 #pragma once
 
 #include <cstdint>
@@ -70,10 +72,17 @@ public:
     // dense). release_rows, when given, is called with each matrix once its
     // copy is built (the owner drops the file's rows that nothing reads any
     // more, so that the copies do not stack on them: peak RSS).
+    // replace_rows: the copies replace the matrices' dense layouts. Every
+    // product of a copied matrix then runs from its copy, prompts (matmul),
+    // level 0 and dense layers included, with the dense kernels' bits
+    // (tensor::input_major_matmul), so that release_rows may drop the row
+    // panels too and the model is held once. release_rows is then also
+    // called before the copy is built, and with slices of the matrix
+    // (w.slice) as the build has read them, from the pool's threads.
     using ReleaseRows = std::function<void(const tensor::WeightView&)>;
     InputSparsity(tensor::ThreadPool& pool, const std::vector<SiteMatrices>& products,
                   InputAllocation allocation = default_input_allocation(), bool copies = true,
-                  ReleaseRows release_rows = {});
+                  ReleaseRows release_rows = {}, bool replace_rows = false);
 
     // s in [0, 0.95]: the model-wide level, the share of all products'
     // inputs skipped (0: dense, bit for bit).
@@ -85,6 +94,11 @@ public:
 
     bool matvec(std::span<const tensor::WeightView> ws, const float* x,
                 std::span<float* const> ys) override;
+    // With replace_rows: a batch's products of copied matrices from their
+    // copies (the dense bits); the others dense.
+    bool matmul(std::span<const tensor::WeightView> ws, const float* x, int64_t rows,
+                std::span<float* const> ys) override;
+    bool replaces_rows() const { return replace_rows_; }
     // Records the inputs while recording (below); otherwise nothing.
     void observe(std::span<const tensor::WeightView> ws, const float* x, int64_t rows) override;
 
@@ -108,6 +122,9 @@ public:
     InputCounts take_counts();
     // RAM the input-major copies and norms take.
     int64_t extra_bytes() const;
+    // The file's bytes of the matrices copied: with replace_rows, what the
+    // copies took the place of.
+    int64_t copied_bytes() const { return copied_bytes_; }
     // Products that stay dense, and why (a type without an input-major form).
     const std::vector<std::string>& dense_products() const { return dense_; }
 
@@ -129,7 +146,26 @@ private:
     };
     tensor::ThreadPool& pool_;
     InputAllocation alloc_;
+    // The dense bits from the copies (replace_rows).
+    void dense_from_copies(std::span<const tensor::WeightView> ws, const float* x, int64_t rows,
+                           std::span<float* const> ys);
+    // One-token products that run dense (level 0, dense layers) under
+    // replace_rows: the matrix's dense layout rebuilt from its copy on first
+    // use (rebuilding it per token would cost several dense products), in
+    // row panels where the kernels have them; dropped when the level or the
+    // dense layers change.
+    struct DenseLayout {
+        std::vector<uint8_t> rows, panels;
+        tensor::WeightView view;
+    };
+    const tensor::WeightView& dense_layout(const tensor::WeightView& w,
+                                           const tensor::InputMajorMatrix& m);
+    std::unordered_map<const uint8_t*, DenseLayout> dense_layouts_;
     std::unordered_map<const uint8_t*, Product> products_;  // by ws[0].data
+    // Every copy by its matrix's data (replace_rows: any grouping of them).
+    std::unordered_map<const uint8_t*, const tensor::InputMajorMatrix*> copy_of_;
+    bool replace_rows_ = false;
+    int64_t copied_bytes_ = 0;
     std::vector<std::string> dense_;
     std::vector<bool> dense_layer_;
     std::vector<float> levels_;  // calibrated levels (ascending); empty: top-K

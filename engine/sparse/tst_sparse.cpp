@@ -1,6 +1,7 @@
 // Placement, sidecar round trip / refusal, and the hybrid FFN against dense.
 #include <QtTest/QtTest>
 #include <cmath>
+#include <mutex>
 #include <random>
 
 #include "backend/device.h"
@@ -12,6 +13,7 @@
 #include "sparse/sidecar.h"
 #include "tensor/matmul.h"
 #include "tensor/quant.h"
+#include "tensor/test_support.h"
 #include "tensor/thread_pool.h"
 
 using namespace powerinfer;
@@ -773,6 +775,92 @@ private slots:
         QCOMPARE(released.size(), size_t(1));
         QCOMPARE(released[0], static_cast<const uint8_t*>(copied.data()));
         QCOMPARE(in.dense_products().size(), size_t(1));
+    }
+
+    // With replace_rows the copies serve every product of their matrices
+    // once the owner has dropped the rows: a batch (a prompt) and level 0
+    // give the dense kernels' bits from the copies alone; a refused matrix
+    // is left to the dense path.
+    void replacedRowsServeEveryProduct() {
+        using tensor::testing::make_matrix;
+        using tensor::testing::same_bits;
+        tensor::ThreadPool pool(2);
+        const auto q = make_matrix(GgmlType::Q4_0, 64, 128, 3);
+        const auto k = make_matrix(GgmlType::Q8_0, 32, 128, 4);
+        const auto odd = make_matrix(GgmlType::Q4_0, 40, 128, 5);  // 40 outputs: no copy
+        std::vector<uint8_t> qb = q.bytes, kb = k.bytes;           // the rows the owner drops
+        model::SiteMatrices a, b;
+        a.site = model::InputSite::AttnIn;
+        a.layer = 0;
+        a.ws = {q.view, k.view};
+        a.ws[0].data = qb.data();
+        a.ws[1].data = kb.data();
+        b.site = model::InputSite::AttnOut;
+        b.layer = 0;
+        b.ws = {odd.view};
+        // The owner gets each copied matrix whole (before its copy is built:
+        // its dense layout goes first) and its rows in slices as they are
+        // read, from the pool's threads; never the refused one.
+        std::mutex mu;
+        std::vector<tensor::WeightView> released;
+        InputSparsity in(
+            pool, {a, b}, default_input_allocation(), true,
+            [&](const tensor::WeightView& w) {
+                std::lock_guard<std::mutex> lock(mu);
+                released.push_back(w);
+            },
+            true);
+        QVERIFY(in.replaces_rows());
+        int whole = 0;
+        for (const auto& w : released) {
+            const bool in_q = w.data >= qb.data() && w.data + w.bytes() <= qb.data() + qb.size();
+            const bool in_k = w.data >= kb.data() && w.data + w.bytes() <= kb.data() + kb.size();
+            QVERIFY(in_q || in_k);
+            whole += (w.data == qb.data() && w.rows == 64) || (w.data == kb.data() && w.rows == 32);
+        }
+        // Each small matrix three times: before, as its one block of rows,
+        // after (kept without replace_rows: once, after).
+        QCOMPARE(whole, 6);
+        QCOMPARE(in.copied_bytes(), int64_t(q.bytes.size() + k.bytes.size()));
+        std::fill(qb.begin(), qb.end(), uint8_t{0});
+        std::fill(kb.begin(), kb.end(), uint8_t{0});
+        std::mt19937 rng(9);
+        std::normal_distribution<float> nd(0.0f, 1.0f);
+        const int64_t n = 5;
+        std::vector<float> X(size_t(n * 128));
+        for (float& v : X) v = nd(rng);
+        std::vector<float> rq(size_t(n * 64)), rk(size_t(n * 32)), yq(rq.size()), yk(rk.size());
+        tensor::matmul(pool, q.view, X.data(), n, rq.data());
+        tensor::matmul(pool, k.view, X.data(), n, rk.data());
+        float* ys[] = {yq.data(), yk.data()};
+        QVERIFY(in.matmul(a.ws, X.data(), n, ys));
+        QVERIFY(same_bits(yq.data(), rq.data(), rq.size()));
+        QVERIFY(same_bits(yk.data(), rk.data(), rk.size()));
+        // One token at level 0: the dense bits, from a dense layout rebuilt
+        // from the copies while the level stays 0.
+        in.set_level(0.0);
+        const int64_t copies_only = in.extra_bytes();
+        tensor::matvec(pool, q.view, X.data(), rq.data());
+        tensor::matvec(pool, k.view, X.data(), rk.data());
+        std::fill(yq.begin(), yq.end(), -1.0f);
+        QVERIFY(in.matvec(a.ws, X.data(), ys));
+        QVERIFY(same_bits(yq.data(), rq.data(), 64));
+        QVERIFY(same_bits(yk.data(), rk.data(), 32));
+        QCOMPARE(in.extra_bytes(), copies_only + int64_t(q.bytes.size() + k.bytes.size()));
+        std::fill(yq.begin(), yq.end(), -1.0f);
+        QVERIFY(in.matvec(a.ws, X.data(), ys));  // again, from the rebuilt layout
+        QVERIFY(same_bits(yq.data(), rq.data(), 64));
+        in.set_level(0.5);  // sparse again: the rebuilt layout goes
+        QCOMPARE(in.extra_bytes(), copies_only);
+        QVERIFY(in.matvec(a.ws, X.data(), ys));
+        // The refused matrix is the dense path's.
+        std::vector<float> yo(size_t(n * 40));
+        float* yos[] = {yo.data()};
+        QVERIFY(!in.matmul(b.ws, X.data(), n, yos));
+        // Without replace_rows batches are the dense path's too.
+        InputSparsity keep(pool, {a}, default_input_allocation(), true);
+        QVERIFY(!keep.replaces_rows());
+        QVERIFY(!keep.matmul(a.ws, X.data(), n, ys));
     }
 
     // TEAL's count weighs each product by its weights and leaves the head

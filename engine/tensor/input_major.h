@@ -35,6 +35,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <span>
 #include <string>
 #include <vector>
@@ -76,11 +77,30 @@ std::string input_major_refusal(const WeightView& w);
 // Throws EngineError for a matrix it does not take. Built in parallel on
 // `pool` when given; col_norms2, when given, gets ||W[:, j]||^2 added per
 // input (in an order that does not depend on the pool).
+// rows_read, when given, is called with each block of rows [r0, r1) once
+// the copy has read it, from the pool's threads (concurrently): the owner
+// may release those rows.
 InputMajorMatrix make_input_major(const WeightView& w, ThreadPool* pool = nullptr,
-                                  std::vector<double>* col_norms2 = nullptr);
+                                  std::vector<double>* col_norms2 = nullptr,
+                                  const std::function<void(int64_t, int64_t)>& rows_read = {});
 // Weight (output j, input i) as the copy holds it (tests: it must equal the
 // file's dequantized weight exactly).
 float input_major_weight(const InputMajorMatrix& m, int64_t j, int64_t i);
+
+// Bytes of one of the file's rows of the matrix the copy was made from.
+size_t input_major_row_bytes(const InputMajorMatrix& m);
+// Rows [r0, r1) of the file's matrix rebuilt from the copy, byte for byte
+// (r0 and r1 multiples of 32): (r1 - r0) rows of input_major_row_bytes at dst.
+void input_major_rows(const InputMajorMatrix& m, int64_t r0, int64_t r1, uint8_t* dst);
+// ys[k][t * n_out_k + r] = row r of the file's matrix k times X[t] (t < n):
+// the bits matmul over the file's rows gives (matvec's at n = 1), from the
+// copies alone. Each worker rebuilds a slice of rows at a time in its cache
+// and runs the dense kernels over it (in row panels where they have a form),
+// so that a model whose copies replace its rows still runs its prompts, and
+// its products at level 0, as dense. The matrices take the same X (their
+// n_in equal).
+void input_major_matmul(ThreadPool& pool, std::span<const InputMajorMatrix* const> ms,
+                        const float* X, int64_t n, std::span<float* const> ys);
 
 // A token's kept inputs, grouped and quantized for colsparse_matvec (reused
 // across tokens without allocating once it has grown).

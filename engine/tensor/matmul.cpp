@@ -203,6 +203,17 @@ void product_q(ThreadPool& pool, const WeightView& w, const uint8_t* xq, size_t 
 
 }  // namespace
 
+void matmul_q(ThreadPool& pool, const WeightView& w, const uint8_t* xq, size_t stride, int64_t n,
+              float* Y, size_t y_stride) {
+    check_view(w);
+    if (n > 0) product_q(pool, w, xq, stride, n, Y, y_stride);
+}
+
+void quantize_activation_rows(ThreadPool& pool, GgmlType weight_type, const float* X, int64_t cols,
+                              int64_t n, size_t stride, uint8_t* xq) {
+    quantize_tokens(pool, weight_type, X, cols, n, stride, xq);
+}
+
 void matmul(ThreadPool& pool, const WeightView& w, const float* X, int64_t n, float* Y) {
     check_view(w);
     if (n <= 0) return;

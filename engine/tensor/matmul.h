@@ -45,6 +45,16 @@ void matmul_fused(ThreadPool& pool, std::span<const WeightView> ws, const float*
 // the matrices' activation format), one pool dispatch.
 void matmul_fused_q(ThreadPool& pool, std::span<const WeightView> ws, const uint8_t* xq,
                     size_t stride, int64_t n, std::span<float* const> ys);
+// Y[t * y_stride + r] = W.row(r) . token t of xq for every row of w and
+// t < n: matmul's bits (matvec's at n = 1). xq holds n tokens every `stride`
+// bytes in w's activation format (quantize_activation_rows). Nested in a
+// pool job it runs on the calling thread.
+void matmul_q(ThreadPool& pool, const WeightView& w, const uint8_t* xq, size_t stride, int64_t n,
+              float* Y, size_t y_stride);
+// n tokens of X (cols each) quantized for products with weight_type's
+// matrices, one every `stride` bytes of xq (at least the format's row bytes).
+void quantize_activation_rows(ThreadPool& pool, GgmlType weight_type, const float* X, int64_t cols,
+                              int64_t n, size_t stride, uint8_t* xq);
 // Whether these matrices take the same activations (format and length).
 bool can_fuse(std::span<const WeightView> ws);
 

@@ -164,6 +164,68 @@ private slots:
         }
     }
 
+    // The copy gives the file's rows back byte for byte: every format, all
+    // rows and a slice, one tile and past it.
+    void rowsComeBackFromTheCopy() {
+        for (GgmlType t : kTypes)
+            for (int64_t n_out : {int64_t{96}, int64_t{16448}}) {
+                const int64_t n_in = n_out > 1000 ? 256 : 512;
+                const Matrix m = make_matrix(t, n_out, n_in, 11);
+                const InputMajorMatrix im = make_input_major(m.view);
+                const size_t rb = input_major_row_bytes(im);
+                QCOMPARE(rb, m.view.row_bytes);
+                std::vector<uint8_t> rows(m.bytes.size(), 0xA5);
+                input_major_rows(im, 0, n_out, rows.data());
+                const std::string name(ggml_type_name(t));
+                QVERIFY2(rows == m.bytes, name.c_str());
+                std::fill(rows.begin(), rows.end(), uint8_t{0x5A});
+                input_major_rows(im, 32, 96, rows.data());
+                QVERIFY2(std::equal(rows.begin(), rows.begin() + 64 * std::ptrdiff_t(rb),
+                                    m.bytes.begin() + 32 * std::ptrdiff_t(rb)),
+                         name.c_str());
+                QVERIFY_THROWS_EXCEPTION(EngineError, input_major_rows(im, 16, 48, rows.data()));
+            }
+    }
+
+    // The dense product from the copies has the dense kernels' bits at every
+    // SIMD level: one token, a few, past the Q8_0 rewrite of a prompt's
+    // slices (8) and past a token tile (64); two matrices on one input, with
+    // one activation format and with two.
+    void denseProductFromTheCopy() {
+        LevelGuard guard;
+        ThreadPool pool(2);
+        const std::pair<GgmlType, GgmlType> pairs[] = {{GgmlType::Q4_0, GgmlType::Q8_0},
+                                                       {GgmlType::Q5_0, GgmlType::Q4_1},
+                                                       {GgmlType::Q4_K, GgmlType::Q6_K}};
+        const int64_t n_in = 512;
+        for (const auto& [ta, tb] : pairs) {
+            const Matrix a = make_matrix(ta, 160, n_in, 21), b = make_matrix(tb, 2080, n_in, 22);
+            const InputMajorMatrix ia = make_input_major(a.view), ib = make_input_major(b.view);
+            const InputMajorMatrix* ms[] = {&ia, &ib};
+            std::mt19937 rng(5);
+            for (int64_t n : {int64_t{1}, int64_t{3}, int64_t{9}, int64_t{70}}) {
+                const auto X = random_floats(rng, n * n_in, 2.0f);
+                for (const auto& level : simd_levels()) {
+                    QVERIFY(force_simd_level(level));
+                    std::vector<float> ra(size_t(n * 160)), rb(size_t(n * 2080));
+                    matmul(pool, a.view, X.data(), n, ra.data());
+                    matmul(pool, b.view, X.data(), n, rb.data());
+                    std::vector<float> ya(ra.size(), -1.0f), yb(rb.size(), -1.0f);
+                    float* ys[] = {ya.data(), yb.data()};
+                    input_major_matmul(pool, ms, X.data(), n, ys);
+                    const QString what =
+                        QString("%1 + %2, %3 tokens, %4")
+                            .arg(QString::fromStdString(std::string(ggml_type_name(ta))))
+                            .arg(QString::fromStdString(std::string(ggml_type_name(tb))))
+                            .arg(n)
+                            .arg(level.c_str());
+                    QVERIFY2(same_bits(ya.data(), ra.data(), ya.size()), qPrintable(what));
+                    QVERIFY2(same_bits(yb.data(), rb.data(), yb.size()), qPrintable(what));
+                }
+            }
+        }
+    }
+
     void refusesWhatItCannotTake() {
         const Matrix odd = make_matrix(GgmlType::Q4_0, 40, 64, 2);  // 40 outputs
         QVERIFY(!input_major_supported(odd.view));
