@@ -19,7 +19,10 @@
 // share of the layers' weights skipped (v3; TEAL's count, each matrix by its
 // size, the head left out: the field's speed-ups are quoted at it), the
 // weight bytes read per token against dense's, and the process's RSS before
-// the sparse executor was built and after its runs. The last line is
+// the sparse executor was built and after its runs (v3 here keeps the dense
+// layout beside its copies, so that dense and sparse runs alternate in one
+// process; the engine's v3 replaces it: powerinfer-cli's peak RSS is the
+// number for that, docs/benchmarks.md, tenth session). The last line is
 // {"dense_tok_s": .., "sparse_tok_s": .., "ratio": .., "sparsity": .., "threads": ..}
 // for the last level (sparsity: v3 the share of all products' inputs skipped,
 // v2 of FFN neurons). With a sidecar that holds a head basis the output head
@@ -120,10 +123,13 @@ int run_sparse(const std::string& model, const std::string& sidecar,
         tensor::simd_level().c_str(), threads, n_prompt, n_decode, runs, v3 ? "v3" : "v2", build_s,
         status.c_str());
     std::printf(
-        "| level | dense tok/s | sparse tok/s | ratio | delivered | layers' weights skipped | "
+        "%s| level | dense tok/s | sparse tok/s | ratio | delivered | layers' weights skipped | "
         "q/k/v | attn out | gate/up | down | head | head rows exact | head read vs dense | "
         "bytes/token vs dense | RSS MB dense -> sparse |\n"
-        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n",
+        v3 ? "(RSS: this benchmark keeps the dense layout beside v3's copies; the engine's v3 "
+             "replaces it)\n\n"
+           : "");
     const double token_bytes = double(m.decode_weight_bytes());
     double md = 0, ms = 0, delivered = 0;
     for (double level : levels) {
