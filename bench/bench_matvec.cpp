@@ -154,21 +154,29 @@ std::vector<int> threads = {1, 2};
 std::vector<double> sparsities = {0.0, 0.3, 0.5, 0.7};
 int reps = 9;
 
+// The input-major copies of `mats` and, for the dense side of a pairing
+// (what decode runs), their row panels where this level has them
+// (tensor/panels.h; empty: the rows). False where the type has no
+// input-major form.
+bool copies_and_panels(GgmlType type, const std::vector<std::vector<uint8_t>>& mats, int64_t rows,
+                       int64_t cols, size_t row_bytes, std::vector<InputMajorMatrix>& im,
+                       std::vector<std::vector<uint8_t>>& panels) {
+    if (!input_major_supported({type, mats[0].data(), rows, cols, row_bytes})) return false;
+    for (const auto& m : mats) {
+        im.push_back(make_input_major({type, m.data(), rows, cols, row_bytes}));
+        panels.push_back(pack_panels({type, m.data(), rows, cols, row_bytes}));
+    }
+    return true;
+}
+
 // The input-major copies of `mats`, at each --sparsity level and thread count.
 void run_colsparse(const std::string& name, GgmlType type, const std::string& level,
                    const std::vector<std::vector<uint8_t>>& mats, int64_t rows, int64_t cols,
                    size_t row_bytes, const std::vector<float>& x, std::vector<float>& y,
                    const std::vector<Bandwidth>& bw) {
-    const WeightView w0{type, mats[0].data(), rows, cols, row_bytes};
-    if (!input_major_supported(w0)) return;
     std::vector<InputMajorMatrix> im;
-    // The dense side of the pairing is what decode runs: row panels where
-    // this level has them (tensor/panels.h), else the rows.
     std::vector<std::vector<uint8_t>> panels;
-    for (const auto& m : mats) {
-        im.push_back(make_input_major({type, m.data(), rows, cols, row_bytes}));
-        panels.push_back(pack_panels({type, m.data(), rows, cols, row_bytes}));
-    }
+    if (!copies_and_panels(type, mats, rows, cols, row_bytes, im, panels)) return;
     std::mt19937 pick(5);
     for (double sp : sparsities)
         for (size_t ti = 0; ti < threads.size(); ++ti) {
@@ -220,14 +228,9 @@ void run_copydense(const std::string& name, GgmlType type, const std::string& le
                    const std::vector<std::vector<uint8_t>>& mats, int64_t rows, int64_t cols,
                    size_t row_bytes, int64_t batch, const std::vector<float>& x,
                    std::vector<float>& y, const std::vector<Bandwidth>& bw) {
-    const WeightView w0{type, mats[0].data(), rows, cols, row_bytes};
-    if (!input_major_supported(w0)) return;
     std::vector<InputMajorMatrix> im;
     std::vector<std::vector<uint8_t>> panels;
-    for (const auto& m : mats) {
-        im.push_back(make_input_major({type, m.data(), rows, cols, row_bytes}));
-        panels.push_back(pack_panels({type, m.data(), rows, cols, row_bytes}));
-    }
+    if (!copies_and_panels(type, mats, rows, cols, row_bytes, im, panels)) return;
     for (size_t ti = 0; ti < threads.size(); ++ti) {
         ThreadPool pool(threads[ti]);
         std::vector<double> secs, ratios;
