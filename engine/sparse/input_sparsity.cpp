@@ -205,6 +205,17 @@ bool InputSparsity::matmul(std::span<const tensor::WeightView> ws, const float* 
     bool any = false;
     for (const auto& w : ws) any = any || copy_of_.count(w.data) > 0;
     if (!any) return false;
+    // A few rows (a decode step of several sequences, a prompt's last few
+    // tokens) run as decoded tokens, each as it would alone: rebuilding the
+    // rows for them would cost several dense products per step.
+    if (rows > 1 && rows < kTokenRows && ws.size() <= kMaxShared) {
+        float* row_ys[kMaxShared];
+        for (int64_t r = 0; r < rows; ++r) {
+            for (size_t k = 0; k < ws.size(); ++k) row_ys[k] = ys[k] + r * ws[k].rows;
+            matvec(ws, x + r * ws[0].cols, std::span(row_ys, ws.size()));
+        }
+        return true;
+    }
     dense_from_copies(ws, x, rows, ys);
     return true;
 }

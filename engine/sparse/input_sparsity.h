@@ -95,7 +95,9 @@ public:
     bool matvec(std::span<const tensor::WeightView> ws, const float* x,
                 std::span<float* const> ys) override;
     // With replace_rows: a batch's products of copied matrices from their
-    // copies (the dense bits); the others dense.
+    // copies (the dense bits); the others dense. Fewer than kTokenRows rows
+    // run one at a time through matvec, as decoded tokens.
+    static constexpr int64_t kTokenRows = 8;
     bool matmul(std::span<const tensor::WeightView> ws, const float* x, int64_t rows,
                 std::span<float* const> ys) override;
     bool replaces_rows() const { return replace_rows_; }

@@ -826,7 +826,7 @@ private slots:
         std::fill(kb.begin(), kb.end(), uint8_t{0});
         std::mt19937 rng(9);
         std::normal_distribution<float> nd(0.0f, 1.0f);
-        const int64_t n = 5;
+        const int64_t n = InputSparsity::kTokenRows + 1;  // a prompt's batch
         std::vector<float> X(size_t(n * 128));
         for (float& v : X) v = nd(rng);
         std::vector<float> rq(size_t(n * 64)), rk(size_t(n * 32)), yq(rq.size()), yk(rk.size());
@@ -853,6 +853,17 @@ private slots:
         in.set_level(0.5);  // sparse again: the rebuilt layout goes
         QCOMPARE(in.extra_bytes(), copies_only);
         QVERIFY(in.matvec(a.ws, X.data(), ys));
+        // A few rows (a decode step of several sequences) are decoded
+        // tokens, each with the bits it gets alone.
+        std::vector<float> one_q(64), one_k(32), few_q(3 * 64), few_k(3 * 32);
+        float* few[] = {few_q.data(), few_k.data()};
+        float* one[] = {one_q.data(), one_k.data()};
+        QVERIFY(in.matmul(a.ws, X.data(), 3, few));
+        for (int64_t r = 0; r < 3; ++r) {
+            QVERIFY(in.matvec(a.ws, X.data() + r * 128, one));
+            QVERIFY(same_bits(few_q.data() + r * 64, one_q.data(), 64));
+            QVERIFY(same_bits(few_k.data() + r * 32, one_k.data(), 32));
+        }
         // The refused matrix is the dense path's.
         std::vector<float> yo(size_t(n * 40));
         float* yos[] = {yo.data()};
