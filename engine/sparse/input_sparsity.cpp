@@ -237,8 +237,10 @@ float threshold_at(const std::vector<float>& levels, const std::vector<float>& t
 }  // namespace
 
 void InputSparsity::set_level(double s) {
+    // The dense layouts rebuilt for level 0 or dense layers go when the
+    // level moves (a tuning change that keeps it keeps them).
+    if (std::clamp(s, 0.0, 0.95) != level_) dense_layouts_.clear();
     level_ = std::clamp(s, 0.0, 0.95);
-    dense_layouts_.clear();
     // The shares scaled so that the sites' levels, weighted by their inputs,
     // average to the level: the delivered sparsity is the level asked for.
     int64_t inputs[kInputSites] = {}, all = 0;
@@ -304,14 +306,15 @@ std::vector<std::vector<float>> InputSparsity::recorded_thresholds(
 }
 
 void InputSparsity::set_dense_layers(const std::vector<int>& layers) {
+    const std::vector<bool> before = dense_layer_;
     dense_layer_.clear();
-    dense_layouts_.clear();
     for (int l : layers) {
         if (l < 0) continue;
         if (static_cast<size_t>(l) >= dense_layer_.size())
             dense_layer_.resize(size_t(l) + 1, false);
         dense_layer_[static_cast<size_t>(l)] = true;
     }
+    if (dense_layer_ != before) dense_layouts_.clear();
 }
 
 void InputSparsity::observe(std::span<const tensor::WeightView> ws, const float* x, int64_t rows) {

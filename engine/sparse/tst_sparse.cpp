@@ -847,6 +847,9 @@ private slots:
         QVERIFY(same_bits(yq.data(), rq.data(), 64));
         QVERIFY(same_bits(yk.data(), rk.data(), 32));
         QCOMPARE(in.extra_bytes(), copies_only + int64_t(q.bytes.size() + k.bytes.size()));
+        in.set_level(0.0);  // a tuning change that keeps the level keeps the layout
+        in.set_dense_layers({});
+        QCOMPARE(in.extra_bytes(), copies_only + int64_t(q.bytes.size() + k.bytes.size()));
         std::fill(yq.begin(), yq.end(), -1.0f);
         QVERIFY(in.matvec(a.ws, X.data(), ys));  // again, from the rebuilt layout
         QVERIFY(same_bits(yq.data(), rq.data(), 64));
