@@ -84,11 +84,12 @@ struct HybridOptions {
     // copies are built from mapped rows that the dense path, reading panels,
     // had released; with it they are released again once read.
     const gguf::GgufFile* file = nullptr;
-    // v3: called with each matrix once its input-major copy is built; the
-    // owner (the model) drops the matrix's row panels. The copy then serves
-    // every product of that matrix, prompts and level 0 included, with the
-    // dense bits, and the model's weights are held once (peak RSS about
-    // dense's). Without it v3 keeps both layouts.
+    // v3: called with each matrix before its input-major copy is built (and
+    // with slices of it as the build reads its rows, from the pool's
+    // threads); the owner (the model) drops the matrix's row panels. The
+    // copy then serves every product of that matrix, prompts and level 0
+    // included, with the dense bits, and the model's weights are held once
+    // (peak RSS about dense's). Without it v3 keeps both layouts.
     std::function<void(const tensor::WeightView&)> drop_panels;
     uint64_t seed = 1234;
 };
