@@ -513,6 +513,7 @@ CalibrationReport calibrate_model(const CalibrationOptions& opt) {
 
     // The sparsity curve and the recommendation.
     double recommended = -1, fastest = -1;
+    std::vector<std::vector<double>> speed_rounds;  // per timed level
     if (curve_windows > 0) {
         const auto tc = Clock::now();
         std::vector<model::FfnWeights> ffn;
@@ -534,10 +535,11 @@ CalibrationReport calibrate_model(const CalibrationOptions& opt) {
             // Which of the levels within the bound decodes fastest here.
             sparse::Sidecar probe = exact_sc;
             probe.head_basis = head_basis;
-            const int64_t n = std::min<int64_t>(static_cast<int64_t>(held.size()), 48);
+            const int64_t n =
+                std::min<int64_t>(static_cast<int64_t>(held.size()), kTimedPrompt + kTimedTokens);
             const auto ts = Clock::now();
             fastest = time_curve(m, pool, probe, curve, recommended, bound,
-                                 std::span<const int32_t>(held.data(), n),
+                                 std::span<const int32_t>(held.data(), n), speed_rounds,
                                  [&](int64_t done, int64_t total) {
                                      // (the curve's last step: the bar waits, the message moves)
                                      CalibrationProgress p =
@@ -566,6 +568,7 @@ CalibrationReport calibrate_model(const CalibrationOptions& opt) {
         for (const auto& p : curve)
             report.curve.points.push_back(
                 {p.level, p.delivered, p.ppl_rise, p.mean_kl, p.top1, p.speed});
+        report.curve.speed_rounds = speed_rounds;
         log(
             fmt("calibrate: sparsity curve on %.0f held-out tokens (%.0f windows of %.0f), dense "
                 "perplexity %.4f, %.1f s",

@@ -26,6 +26,12 @@ int64_t argmax(const float* z, int64_t n) {
     return best;
 }
 
+double median_of(std::vector<double> v) {
+    if (v.empty()) return 0;
+    std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2), v.end());
+    return v[v.size() / 2];
+}
+
 }  // namespace
 
 void CurveFfn::run(int layer, const float* x, int64_t n, float* out) {
@@ -196,12 +202,14 @@ double recommend(const std::vector<sparse::CurvePoint>& curve, double bound) {
     return best;
 }
 
-std::vector<double> decode_speed(model::Model& m, tensor::ThreadPool& pool,
-                                 const sparse::Sidecar& sidecar, const std::vector<double>& levels,
-                                 std::span<const int32_t> tokens, int64_t n_decode, int rounds,
-                                 const std::function<void(int64_t, int64_t)>& step) {
+std::vector<std::vector<double>> decode_speed(model::Model& m, tensor::ThreadPool& pool,
+                                              const sparse::Sidecar& sidecar,
+                                              const std::vector<double>& levels,
+                                              std::span<const int32_t> tokens, int64_t n_decode,
+                                              int rounds,
+                                              const std::function<void(int64_t, int64_t)>& step) {
     const int64_t n_prompt = static_cast<int64_t>(tokens.size()) - n_decode;
-    std::vector<double> out(levels.size(), 0.0);
+    std::vector<std::vector<double>> out(levels.size());
     if (levels.empty() || n_prompt < 1 || n_decode < 1 || rounds < 1) return out;
     std::vector<model::FfnWeights> ffn;
     for (int64_t l = 0; l < m.config().n_layer; ++l)
@@ -238,45 +246,68 @@ std::vector<double> decode_speed(model::Model& m, tensor::ThreadPool& pool,
         at(l);
         decode(&sparse, 2);
     }
-    std::vector<std::vector<double>> ratios(levels.size());
+    // Odd rounds run the levels in reverse and dense last, so that a machine
+    // slowing down or speeding up over the rounds favours no level.
     const auto total = static_cast<int64_t>(rounds * levels.size());
+    const size_t n = levels.size();
     for (int r = 0; r < rounds; ++r) {
-        const double dense = decode(nullptr, n_decode);
-        for (size_t k = 0; k < levels.size(); ++k) {
-            if (step) step(static_cast<int64_t>(r * levels.size() + k), total);
+        const bool reverse = r % 2 == 1;
+        std::vector<double> seconds(n);
+        const double dense_first = reverse ? 0.0 : decode(nullptr, n_decode);
+        for (size_t i = 0; i < n; ++i) {
+            const size_t k = reverse ? n - 1 - i : i;
+            if (step) step(static_cast<int64_t>(r * n + i), total);
             at(levels[k]);
-            ratios[k].push_back(dense / decode(&sparse, n_decode));
+            seconds[k] = decode(&sparse, n_decode);
         }
-    }
-    for (size_t k = 0; k < levels.size(); ++k) {
-        auto& v = ratios[k];
-        std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2), v.end());
-        out[k] = v[v.size() / 2];
+        const double dense = reverse ? decode(nullptr, n_decode) : dense_first;
+        for (size_t k = 0; k < n; ++k) out[k].push_back(dense / seconds[k]);
     }
     return out;
 }
 
 double time_curve(model::Model& m, tensor::ThreadPool& pool, const sparse::Sidecar& sidecar,
                   std::vector<sparse::CurvePoint>& curve, double recommended, double bound,
-                  std::span<const int32_t> tokens,
+                  std::span<const int32_t> tokens, std::vector<std::vector<double>>& rounds,
                   const std::function<void(int64_t, int64_t)>& step) {
     std::vector<double> levels;
     for (const auto& p : curve)
         if (p.level <= recommended) levels.push_back(p.level);
-    const auto speed = decode_speed(m, pool, sidecar, levels, tokens, 16, 3, step);
-    for (size_t k = 0; k < speed.size(); ++k) curve[k].speed = static_cast<float>(speed[k]);
-    return fastest_within(curve, bound);
+    rounds = decode_speed(m, pool, sidecar, levels, tokens, kTimedTokens, kTimedRounds, step);
+    for (size_t k = 0; k < rounds.size(); ++k)
+        curve[k].speed = static_cast<float>(median_of(rounds[k]));
+    return fastest_within(curve, bound, 0.03, &rounds);
 }
 
-double fastest_within(const std::vector<sparse::CurvePoint>& curve, double bound, double margin) {
+double fastest_within(const std::vector<sparse::CurvePoint>& curve, double bound, double margin,
+                      const std::vector<std::vector<double>>* rounds) {
     const double best_quality = recommend(curve, bound);
-    const sparse::CurvePoint* best = nullptr;
-    for (const auto& p : curve) {
+    // In how many of the rounds point a decoded faster than point b by the margin.
+    auto rounds_faster = [&](size_t a, size_t b) {
+        const auto& ra = (*rounds)[a];
+        const auto& rb = (*rounds)[b];
+        size_t wins = 0;
+        for (size_t r = 0; r < std::min(ra.size(), rb.size()); ++r)
+            if (ra[r] > rb[r] * (1 + margin)) ++wins;
+        return std::pair{wins, std::min(ra.size(), rb.size())};
+    };
+    size_t best = curve.size();
+    for (size_t k = 0; k < curve.size(); ++k) {
+        const auto& p = curve[k];
         if (p.level > best_quality) break;
         if (p.speed <= 0) continue;
-        if (!best || p.speed > best->speed * (1 + margin)) best = &p;
+        if (best == curve.size()) {
+            best = k;
+            continue;
+        }
+        if (p.speed <= curve[best].speed * (1 + margin)) continue;
+        if (rounds && k < rounds->size() && best < rounds->size()) {
+            const auto [wins, paired] = rounds_faster(k, best);
+            if (2 * wins <= paired) continue;
+        }
+        best = k;
     }
-    return best ? best->level : best_quality;
+    return best < curve.size() ? curve[best].level : best_quality;
 }
 
 }  // namespace powerinfer::calibrate

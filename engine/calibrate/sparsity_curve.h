@@ -135,28 +135,39 @@ std::vector<sparse::CurvePoint> measure_curve(CurveMeter& meter, const std::vect
 
 // Decode speed of what the engine runs on this CPU (sparse::HybridFfn from
 // the sidecar being made: level 0 the dense FFN, the head from its preview)
-// at each level, against dense decode (the dense FFN and head), paired per
-// round and the median of `rounds` rounds: each round decodes `n_decode`
-// of `tokens` after the ones before them, dense first, then each level.
-// `step` (may be empty) is called before each level's run, e.g. to report
-// progress; what it throws leaves the model on its dense FFN.
-std::vector<double> decode_speed(model::Model& m, tensor::ThreadPool& pool,
-                                 const sparse::Sidecar& sidecar, const std::vector<double>& levels,
-                                 std::span<const int32_t> tokens, int64_t n_decode, int rounds,
-                                 const std::function<void(int64_t done, int64_t total)>& step = {});
+// at each level, against dense decode (the dense FFN and head): for each
+// level, one ratio per round (dense seconds over the level's). Each round
+// decodes `n_decode` of `tokens` after the ones before them, dense first and
+// then the levels ascending; odd rounds the levels descending and dense
+// last. `step` (may be empty) is called before each level's run, e.g. to
+// report progress; what it throws leaves the model on its dense FFN.
+std::vector<std::vector<double>> decode_speed(
+    model::Model& m, tensor::ThreadPool& pool, const sparse::Sidecar& sidecar,
+    const std::vector<double>& levels, std::span<const int32_t> tokens, int64_t n_decode,
+    int rounds, const std::function<void(int64_t done, int64_t total)>& step = {});
+
+// What time_curve decodes: kTimedTokens after kTimedPrompt held-out tokens,
+// kTimedRounds rounds.
+inline constexpr int64_t kTimedPrompt = 32;
+inline constexpr int64_t kTimedTokens = 24;
+inline constexpr int kTimedRounds = 5;
 
 // decode_speed at every level of `curve` up to `recommended` (the others
-// keep speed 0), written into the points; returns fastest_within.
+// keep speed 0), the median of the rounds written into the points and the
+// rounds into `rounds`; returns fastest_within with the rounds.
 double time_curve(model::Model& m, tensor::ThreadPool& pool, const sparse::Sidecar& sidecar,
                   std::vector<sparse::CurvePoint>& curve, double recommended, double bound,
-                  std::span<const int32_t> tokens,
+                  std::span<const int32_t> tokens, std::vector<std::vector<double>>& rounds,
                   const std::function<void(int64_t done, int64_t total)>& step = {});
 
 // The level to run by default: among the timed points within the bound
 // (speed > 0), ascending, a higher level only where it decodes more than
-// `margin` faster than the one chosen so far; without timings, recommend().
+// `margin` faster than the one chosen so far (by the median, and, with
+// `rounds` (decode_speed's, one entry per point from the first), in more than
+// half of the rounds paired with it); without timings, recommend().
 double fastest_within(const std::vector<sparse::CurvePoint>& curve, double bound,
-                      double margin = 0.03);
+                      double margin = 0.03,
+                      const std::vector<std::vector<double>>* rounds = nullptr);
 
 // The highest level within the bound below the first level beyond it
 // (ascending; noise above the first failure is not trusted); -1 if even the

@@ -228,6 +228,25 @@ private slots:
         QCOMPARE(calibrate::fastest_within(c, 0.02), -1.0);
     }
 
+    // With decode_speed's rounds a higher level must also be faster by the
+    // margin in more than half of the rounds paired with the chosen one: a
+    // median lifted by one noisy round does not move the default.
+    void defaultNeedsMostRoundsFaster() {
+        using P = sparse::CurvePoint;
+        std::vector<P> c = {{0.0f, 0, 0.000f, 0, 1, 1.20f},
+                            {0.25f, 0.25f, 0.005f, 0, 1, 1.30f},
+                            {0.4f, 0.4f, 0.010f, 0, 1, 1.10f}};
+        // 0.25's median is 8 % above level 0's, but in three of five rounds
+        // level 0 was as fast (the same rounds' dense time divides both).
+        std::vector<std::vector<double>> rounds = {{1.20, 1.21, 1.19, 1.22, 1.18},
+                                                   {1.30, 1.20, 1.35, 1.19, 1.18},
+                                                   {1.10, 1.10, 1.10, 1.10, 1.10}};
+        QCOMPARE(calibrate::fastest_within(c, 0.02), double(0.25f));  // by the medians alone
+        QCOMPARE(calibrate::fastest_within(c, 0.02, 0.03, &rounds), 0.0);
+        rounds[1] = {1.30, 1.28, 1.35, 1.19, 1.31};  // faster in four of five
+        QCOMPARE(calibrate::fastest_within(c, 0.02, 0.03, &rounds), double(0.25f));
+    }
+
     void recommendedLevelOnRealModels() {
         const QString smol = qEnvironmentVariable("POWERINFER_MODEL");
         const QString gemma = qEnvironmentVariable("POWERINFER_GEMMA_MODEL");
@@ -286,8 +305,15 @@ private slots:
                 timed.push_back({float(p.level), float(p.delivered), float(p.ppl_rise),
                                  float(p.mean_kl), float(p.top1), float(p.speed)});
             }
-            // The default: the fastest of them (3 % for each step up).
-            QCOMPARE(c.default_level, calibrate::fastest_within(timed, c.bound));
+            // The default: the fastest of them (3 % for each step up, by the
+            // median and in most rounds).
+            QCOMPARE(c.speed_rounds.size(),
+                     size_t(std::count_if(timed.begin(), timed.end(),
+                                          [](const auto& p) { return p.speed > 0; })));
+            for (const auto& r : c.speed_rounds)
+                QCOMPARE(int64_t(r.size()), int64_t(calibrate::kTimedRounds));
+            QCOMPARE(c.default_level,
+                     calibrate::fastest_within(timed, c.bound, 0.03, &c.speed_rounds));
             const auto f = gguf::GgufFile::open(o.model_path);
             const auto sc = sparse::read_sidecar(o.output_path, sparse::model_hash(*f));
             QCOMPARE(sc.recommended_sparsity, float(c.recommended));

@@ -236,6 +236,9 @@ struct SparsityCurve {
     double default_level = -1;
     double dense_ppl = 0;
     int64_t tokens_scored = 0;  // per level
+    // The timed points' rounds (from the first point; a point's speed is
+    // the median of its rounds), as the default was chosen from them.
+    std::vector<std::vector<double>> speed_rounds;
 };
 
 struct ModelInfo {
