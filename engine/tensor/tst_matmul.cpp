@@ -510,6 +510,9 @@ private slots:
         if (std::find(levels.begin(), levels.end(), "avx2") != levels.end()) {
             QVERIFY(force_simd_level("avx2"));
             QVERIFY(!pack_panels(make_matrix(GgmlType::Q4_0, 32, 64, 9).view).empty());
+            // Q4_K too (as two halves of eight rows); Q6_K stays in rows there.
+            QVERIFY(!pack_panels(make_matrix(GgmlType::Q4_K, 32, 256, 9).view).empty());
+            QVERIFY(pack_panels(make_matrix(GgmlType::Q6_K, 32, 256, 9).view).empty());
         }
         if (std::find(levels.begin(), levels.end(), "avx2") != levels.end() ||
             std::find(levels.begin(), levels.end(), "avx512") != levels.end())
