@@ -239,8 +239,9 @@ float threshold_at(const std::vector<float>& levels, const std::vector<float>& t
 void InputSparsity::set_level(double s) {
     // The dense layouts rebuilt for level 0 or dense layers go when the
     // level moves (a tuning change that keeps it keeps them).
-    if (std::clamp(s, 0.0, 0.95) != level_) dense_layouts_.clear();
-    level_ = std::clamp(s, 0.0, 0.95);
+    const double level = std::clamp(s, 0.0, 0.95);
+    if (level != level_) dense_layouts_.clear();
+    level_ = level;
     // The shares scaled so that the sites' levels, weighted by their inputs,
     // average to the level: the delivered sparsity is the level asked for.
     int64_t inputs[kInputSites] = {}, all = 0;
