@@ -8,12 +8,15 @@
 //
 //   bench_matvec [--threads 1,2] [--types Q4_0,Q8_0] [--reps 9] [--level avx2,avx512|all]
 //                [--rows 11008] [--cols 4096] [--stat median|min] [--working-set-mb 160]
-//                [--layout rows|panels|colsparse|copydense|u4rows|all] [--batch 1]
+//                [--layout rows|panels|colsparse|colread|copydense|u4rows|all] [--batch 1]
 //                [--sparsity 0,0.3,0.5,0.7]
 //
 // --layout colsparse runs the input-major copy (tensor/input_major.h) with
 // the --sparsity shares of the inputs skipped (a random kept set per run):
 // its GB/s count the bytes it reads (kept columns and the used groups' scales).
+// --layout colread reads the kept columns' codes of the same copies with no
+// arithmetic, paired with a front-to-back read of as many bytes: what the
+// column product's access pattern alone costs (one tile of outputs).
 // --layout copydense runs the dense product from the input-major copy
 // (input_major_matmul; --batch tokens), paired with the dense one.
 // --layout u4rows runs the sparse head's preview format (tensor/u4_rows.h:
@@ -217,6 +220,84 @@ void run_colsparse(const std::string& name, GgmlType type, const std::string& le
                 100.0 * gbs / bw[ti].read_gbs, median(ratios));
             std::fflush(stdout);
         }
+}
+
+// Eight 64-bit sums of n bytes at p (n a multiple of 64): a read with no
+// arithmetic to speak of.
+uint64_t read_bytes(const uint8_t* p, size_t n) {
+    uint64_t acc[8] = {};
+    for (size_t i = 0; i < n; i += 64)
+        for (int k = 0; k < 8; ++k) {
+            uint64_t v;
+            std::memcpy(&v, p + i + 8 * k, 8);
+            acc[k] += v;
+        }
+    uint64_t s = 0;
+    for (uint64_t a : acc) s += a;
+    return s;
+}
+
+// What the column product's access pattern costs the memory system alone:
+// the kept columns' codes of the input-major copy read with no arithmetic
+// (the kept list split evenly over the pool), paired with a front-to-back
+// read of the same byte count of the same copy. The last column is
+// sequential time / kept-columns time.
+void run_colread(const std::string& name, GgmlType type, const std::string& level,
+                 const std::vector<std::vector<uint8_t>>& mats, int64_t rows, int64_t cols,
+                 size_t row_bytes, const std::vector<Bandwidth>& bw) {
+    if (!input_major_supported({type, mats[0].data(), rows, cols, row_bytes})) return;
+    std::vector<InputMajorMatrix> im;
+    for (const auto& m : mats)
+        im.push_back(make_input_major({type, m.data(), rows, cols, row_bytes}));
+    if (im[0].col_bytes() % 64 != 0 || rows > kInputTileChunks * 32)
+        return;  // one tile, whole lines
+    std::mt19937 pick(5);
+    uint64_t sink = 0;
+    for (double sp : sparsities)
+        for (size_t ti = 0; ti < threads.size(); ++ti) {
+            ThreadPool pool(threads[ti]);
+            std::vector<double> secs, ratios;
+            std::vector<int32_t> ids;
+            std::vector<uint64_t> sums(static_cast<size_t>(threads[ti]), 0);
+            double read = 0;
+            for (int rep = 0; rep < reps + 2; ++rep) {
+                ids.clear();
+                for (int32_t j = 0; j < cols; ++j)
+                    if (std::uniform_real_distribution<double>(0, 1)(pick) >= sp) ids.push_back(j);
+                // Two different copies, so that neither read finds the other's
+                // bytes in the cache.
+                const InputMajorMatrix& m = im[static_cast<size_t>(2 * rep) % im.size()];
+                const InputMajorMatrix& m2 = im[static_cast<size_t>(2 * rep + 1) % im.size()];
+                const size_t cb = m.col_bytes();
+                const auto n = static_cast<int64_t>(ids.size());
+                const auto t0 = Clock::now();
+                pool.parallel_for(n, [&](int64_t b, int64_t e, int w) {
+                    uint64_t acc = 0;
+                    for (int64_t k = b; k < e; ++k)
+                        acc += read_bytes(m.q.data() + size_t(ids[size_t(k)]) * cb, cb);
+                    sums[size_t(w)] += acc;
+                });
+                const auto t1 = Clock::now();
+                pool.parallel_for(n, [&](int64_t b, int64_t e, int w) {
+                    sums[size_t(w)] += read_bytes(m2.q.data() + size_t(b) * cb, size_t(e - b) * cb);
+                });
+                const auto t2 = Clock::now();
+                if (rep < 2) continue;
+                const double s = std::chrono::duration<double>(t1 - t0).count();
+                secs.push_back(s);
+                ratios.push_back(std::chrono::duration<double>(t2 - t1).count() / s);
+                read = double(n) * double(cb);
+            }
+            for (uint64_t v : sums) sink += v;
+            const double s = median(secs), gbs = read / s / 1e9;
+            std::printf(
+                "| %s | %s | colread %.0f%% | 1 | %.1f | %d | %.3f | %.1f | - | %.0f%% | %.0f%% | "
+                "%.2fx |\n",
+                name.c_str(), level.c_str(), 100.0 * sp, read / 1e6, threads[ti], s * 1e3, gbs,
+                100.0 * gbs / bw[ti].copy_gbs, 100.0 * gbs / bw[ti].read_gbs, median(ratios));
+            std::fflush(stdout);
+        }
+    if (sink == 42) std::printf(" ");  // keeps the reads alive
 }
 
 // The dense product from the input-major copies (input_major_matmul: rows
@@ -426,6 +507,10 @@ int main(int argc, char** argv) {
                 std::vector<std::vector<uint8_t>> panels;
                 if (layout == "colsparse") {
                     run_colsparse(name, type, level, mats, rows, cols, row_bytes, x, y, bw);
+                    continue;
+                }
+                if (layout == "colread") {
+                    run_colread(name, type, level, mats, rows, cols, row_bytes, bw);
                     continue;
                 }
                 if (layout == "copydense") {
