@@ -9,7 +9,7 @@
 //                [--llama-bench PATH [--rounds 3]]  (the reference: llama.cpp's own native
 //                 llama-bench from scripts/build-llama-bench instead of llama-cpp-python;
 //                 ours and it alternate --rounds times per thread count)
-//   bench_decode MODEL --sparse SIDECAR [--sparsity S1,S2,..] [--threads 2] [--runs 5]
+//   bench_decode MODEL --sparse SIDECAR [--sparsity S1,S2,..] [--threads 2[,1]] [--runs 5]
 //                [--engine v3|v2] [--head-candidates N]
 //
 // With --sparse: dense and sparse decode of the same tokens in one process,
@@ -199,6 +199,7 @@ int main(int argc, char** argv) {
     bool v3 = true;
     int head_candidates = -1;
     std::vector<int> threads{1, 2};
+    bool threads_given = false;  // --sparse runs 2 threads unless told
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
         auto next = [&]() -> std::string { return i + 1 < argc ? argv[++i] : ""; };
@@ -240,6 +241,7 @@ int main(int argc, char** argv) {
                 return 2;
             }
         } else if (a == "--threads") {
+            threads_given = true;
             threads.clear();
             std::stringstream ss(next());
             for (std::string t; std::getline(ss, t, ',');) threads.push_back(std::atoi(t.c_str()));
@@ -251,9 +253,14 @@ int main(int argc, char** argv) {
         return 2;
     }
     try {
-        if (!sidecar.empty())
-            return run_sparse(model, sidecar, sparsities, threads.empty() ? 2 : threads.back(),
-                              n_prompt, n_decode, runs, v3, head_candidates);
+        if (!sidecar.empty()) {
+            // One table per thread count asked for.
+            int rc = 0;
+            for (int t : threads_given && !threads.empty() ? threads : std::vector<int>{2})
+                rc = std::max(rc, run_sparse(model, sidecar, sparsities, t, n_prompt, n_decode,
+                                             runs, v3, head_candidates));
+            return rc;
+        }
         std::shared_ptr<const gguf::GgufFile> file = gguf::GgufFile::open(model);
         const auto cfg = model::ModelConfig::from_gguf(*file);
         const auto prompt = prompt_ids(n_prompt, cfg.n_vocab);
