@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 
 #include "common/error.h"
@@ -107,7 +108,37 @@ InputSparsity::InputSparsity(tensor::ThreadPool& pool, const std::vector<SiteMat
         prod.n_in = p.ws[0].cols;
         prod.index = index;
         std::vector<double> n2(static_cast<size_t>(p.ws[0].cols), 0.0);
+        // Matrices of one type that fit one tile of outputs together (q/k/v
+        // of most models) get one stacked copy.
+        int64_t stacked_rows = 0;
+        bool fuse = copies && p.ws.size() > 1;
         for (const auto& w : p.ws) {
+            stacked_rows += w.rows;
+            fuse = fuse && w.type == p.ws[0].type && w.row_bytes == p.ws[0].row_bytes;
+        }
+        fuse = fuse && stacked_rows <= tensor::kInputTileChunks * 32;
+        if (fuse) {
+            const size_t rb = p.ws[0].row_bytes;
+            std::vector<uint8_t> stacked(static_cast<size_t>(stacked_rows) * rb);
+            int64_t r0 = 0;
+            for (const auto& w : p.ws) {
+                std::memcpy(stacked.data() + static_cast<size_t>(r0) * rb, w.data, w.bytes());
+                prod.row0.push_back(r0);
+                r0 += w.rows;
+                copied_bytes_ += static_cast<int64_t>(w.bytes());
+                prod.dense_bytes += double(w.row_bytes) * double(w.rows);
+                prod.weights += double(w.rows) * double(w.cols);
+                if (release_rows) release_rows(w);
+            }
+            tensor::WeightView all = p.ws[0];
+            all.data = stacked.data();
+            all.rows = stacked_rows;
+            all.panels = nullptr;
+            prod.m.push_back(tensor::make_input_major(all, &pool_, &n2));
+        }
+        for (const auto& w : p.ws) {
+            prod.members.push_back(w.data);
+            if (fuse) continue;
             if (copies) {
                 // Replacing: the dense layout goes before the copy is built,
                 // and the rows it reads go block by block (the peak RSS is
@@ -135,12 +166,17 @@ InputSparsity::InputSparsity(tensor::ThreadPool& pool, const std::vector<SiteMat
         prod.norm.resize(n2.size());
         for (size_t j = 0; j < n2.size(); ++j) prod.norm[j] = static_cast<float>(std::sqrt(n2[j]));
         const auto at = products_.emplace(p.ws[0].data, std::move(prod)).first;
-        for (size_t k = 0; k < at->second.m.size(); ++k) copy_of_[p.ws[k].data] = &at->second.m[k];
+        const Product& in = at->second;
+        const size_t n_refs = fuse ? p.ws.size() : in.m.size();
+        for (size_t k = 0; k < n_refs; ++k)
+            copy_of_[p.ws[k].data] =
+                fuse ? CopyRef{&in.m[0], in.row0[k], true} : CopyRef{&in.m[k], 0, false};
     }
 }
 
 const tensor::WeightView& InputSparsity::dense_layout(const tensor::WeightView& w,
-                                                      const tensor::InputMajorMatrix& m) {
+                                                      const CopyRef& c) {
+    const tensor::InputMajorMatrix& m = *c.m;
     if (const auto it = dense_layouts_.find(w.data); it != dense_layouts_.end())
         return it->second.view;
     DenseLayout d;
@@ -152,14 +188,14 @@ const tensor::WeightView& InputSparsity::dense_layout(const tensor::WeightView& 
     // would stay in the allocator's heap). The view's rows are then the
     // file's, read only at a level without the panel kernels (the same bits).
     const bool panels = tensor::panels_available(w);
-    (panels ? d.panels : d.rows).resize(static_cast<size_t>(m.n_out) * rb);
-    pool_.parallel_for(m.n_out / 32, [&](int64_t b, int64_t e, int) {
+    (panels ? d.panels : d.rows).resize(static_cast<size_t>(w.rows) * rb);
+    pool_.parallel_for(w.rows / 32, [&](int64_t b, int64_t e, int) {
         uint8_t* dst = (panels ? d.panels : d.rows).data() + static_cast<size_t>(32 * b) * rb;
-        if (!panels) return tensor::input_major_rows(m, 32 * b, 32 * e, dst);
+        if (!panels) return tensor::input_major_rows(m, c.row0 + 32 * b, c.row0 + 32 * e, dst);
         thread_local std::vector<uint8_t> slice;
         slice.resize(32 * rb);
-        for (int64_t c = b; c < e; ++c, dst += 32 * rb) {
-            tensor::input_major_rows(m, 32 * c, 32 * c + 32, slice.data());
+        for (int64_t k = b; k < e; ++k, dst += 32 * rb) {
+            tensor::input_major_rows(m, c.row0 + 32 * k, c.row0 + 32 * k + 32, slice.data());
             tensor::WeightView v = w;
             v.data = slice.data();
             v.rows = 32;
@@ -179,6 +215,7 @@ void InputSparsity::dense_from_copies(std::span<const tensor::WeightView> ws, co
     const tensor::InputMajorMatrix* ms[kMaxShared];
     float* out[kMaxShared];
     size_t n = 0;
+    const tensor::InputMajorMatrix* fused = nullptr;  // whose product fused_y_ holds
     for (size_t k = 0; k < ws.size(); ++k) {
         const auto it = copy_of_.find(ws[k].data);
         if (it == copy_of_.end()) {
@@ -186,10 +223,25 @@ void InputSparsity::dense_from_copies(std::span<const tensor::WeightView> ws, co
             continue;
         }
         if (rows == 1 || dense_layouts_.count(ws[k].data)) {
-            tensor::matmul(pool_, dense_layout(ws[k], *it->second), x, rows, ys[k]);
+            tensor::matmul(pool_, dense_layout(ws[k], it->second), x, rows, ys[k]);
             continue;
         }
-        ms[n] = it->second;
+        if (it->second.fused) {
+            // The stacked product once per call, each matrix its rows of it.
+            const tensor::InputMajorMatrix* fm = it->second.m;
+            if (fused != fm) {
+                fused = fm;
+                fused_y_.resize(static_cast<size_t>(rows * fm->n_out));
+                float* fy = fused_y_.data();
+                tensor::input_major_matmul(pool_, std::span(&fm, 1), x, rows, std::span(&fy, 1));
+            }
+            for (int64_t r = 0; r < rows; ++r)
+                std::memcpy(ys[k] + r * ws[k].rows,
+                            fused_y_.data() + r * fm->n_out + it->second.row0,
+                            static_cast<size_t>(ws[k].rows) * sizeof(float));
+            continue;
+        }
+        ms[n] = it->second.m;
         out[n++] = ys[k];
         if (n == kMaxShared) {
             tensor::input_major_matmul(pool_, std::span(ms, n), x, rows, std::span(out, n));
@@ -340,7 +392,10 @@ bool InputSparsity::matvec(std::span<const tensor::WeightView> ws, const float* 
                            std::span<float* const> ys) {
     if (ws.empty() || ws.size() > kMaxShared) return false;
     const auto it = products_.find(ws[0].data);
-    if (it == products_.end() || it->second.m.size() != ws.size()) {
+    bool same =
+        it != products_.end() && !it->second.m.empty() && it->second.members.size() == ws.size();
+    for (size_t k = 0; same && k < ws.size(); ++k) same = it->second.members[k] == ws[k].data;
+    if (!same) {
         // A product without an input-major form: dense, counted as read.
         double b = 0;
         for (const auto& w : ws) b += double(w.row_bytes) * double(w.rows);
@@ -401,7 +456,8 @@ bool InputSparsity::matvec(std::span<const tensor::WeightView> ws, const float* 
     bool prepared32 = false, prepared16 = false;
     const tensor::InputMajorMatrix* ms[kMaxShared];
     const tensor::SparseInput* ins[kMaxShared];
-    for (size_t k = 0; k < ws.size(); ++k) {
+    const size_t n_copies = p.m.size();
+    for (size_t k = 0; k < n_copies; ++k) {
         const tensor::InputMajorMatrix& m = p.m[k];
         tensor::SparseInput& in = m.group == 16 ? in16_ : in32_;
         bool& prepared = m.group == 16 ? prepared16 : prepared32;
@@ -416,7 +472,16 @@ bool InputSparsity::matvec(std::span<const tensor::WeightView> ws, const float* 
         counts_.bytes +=
             double(kept) * double(m.col_bytes()) + scale_bytes * double(in.groups.size()) / groups;
     }
-    tensor::colsparse_matvec_many(pool_, std::span(ms, ws.size()), std::span(ins, ws.size()), ys);
+    if (p.row0.empty()) {
+        tensor::colsparse_matvec_many(pool_, std::span(ms, n_copies), std::span(ins, n_copies), ys);
+    } else {
+        fused_y_.resize(static_cast<size_t>(p.m[0].n_out));
+        float* fy = fused_y_.data();
+        tensor::colsparse_matvec_many(pool_, std::span(ms, 1), std::span(ins, 1),
+                                      std::span(&fy, 1));
+        for (size_t k = 0; k < ws.size(); ++k)
+            std::memcpy(ys[k], fy + p.row0[k], static_cast<size_t>(ws[k].rows) * sizeof(float));
+    }
     counts_.kept[site] += kept;
     counts_.inputs[site] += n;
     counts_.weights[site] += p.weights;

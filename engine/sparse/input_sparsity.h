@@ -141,7 +141,13 @@ private:
         float t = 0;                    // at the current level
         std::vector<float> samples;     // recording
         int64_t rows_seen = 0;
+        // One copy per matrix, or (fused, row0 not empty) one copy of all
+        // the product's matrices stacked along the outputs, matrix k's rows
+        // from row0[k]: a kept input is then one contiguous run over all
+        // of them (docs/benchmarks.md, twelfth session).
         std::vector<tensor::InputMajorMatrix> m;
+        std::vector<int64_t> row0;
+        std::vector<const uint8_t*> members;  // the matrices' data, in order
         std::vector<float> norm;  // ||W[:, j]|| over the product's matrices
         double dense_bytes = 0;
         double weights = 0;  // rows x columns over the product's matrices
@@ -160,12 +166,17 @@ private:
         std::vector<uint8_t> rows, panels;
         tensor::WeightView view;
     };
-    const tensor::WeightView& dense_layout(const tensor::WeightView& w,
-                                           const tensor::InputMajorMatrix& m);
+    // Where a matrix's copy is: its rows from row0 of m (0 unless fused).
+    struct CopyRef {
+        const tensor::InputMajorMatrix* m = nullptr;
+        int64_t row0 = 0;
+        bool fused = false;
+    };
+    const tensor::WeightView& dense_layout(const tensor::WeightView& w, const CopyRef& c);
     std::unordered_map<const uint8_t*, DenseLayout> dense_layouts_;
     std::unordered_map<const uint8_t*, Product> products_;  // by ws[0].data
     // Every copy by its matrix's data (replace_rows: any grouping of them).
-    std::unordered_map<const uint8_t*, const tensor::InputMajorMatrix*> copy_of_;
+    std::unordered_map<const uint8_t*, CopyRef> copy_of_;
     bool replace_rows_ = false;
     int64_t copied_bytes_ = 0;
     std::vector<std::string> dense_;
@@ -180,6 +191,7 @@ private:
     // Scratch.
     std::vector<float> crit_, sel_;
     std::vector<int32_t> ids_;
+    std::vector<float> fused_y_;  // a fused copy's stacked outputs
     tensor::SparseInput in32_, in16_;
 };
 

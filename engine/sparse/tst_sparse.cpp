@@ -1,5 +1,6 @@
 // Placement, sidecar round trip / refusal, and the hybrid FFN against dense.
 #include <QtTest/QtTest>
+#include <algorithm>
 #include <cmath>
 #include <mutex>
 #include <random>
@@ -11,6 +12,7 @@
 #include "sparse/input_sparsity.h"
 #include "sparse/placement.h"
 #include "sparse/sidecar.h"
+#include "tensor/input_major.h"
 #include "tensor/matmul.h"
 #include "tensor/quant.h"
 #include "tensor/test_support.h"
@@ -875,6 +877,82 @@ private slots:
         InputSparsity keep(pool, {a}, default_input_allocation(), true);
         QVERIFY(!keep.replaces_rows());
         QVERIFY(!keep.matmul(a.ws, X.data(), n, ys));
+    }
+
+    // Matrices of one type that take one input (q/k/v) share one stacked
+    // copy: each still gets its own product, bit for bit what its own copy
+    // gives over the same kept inputs (the top |x_j| * ||W[:, j]|| over all
+    // of them), and a prompt and level 0 still give the dense bits.
+    void stackedCopyGivesEachMatrixItsOwnProduct() {
+        using tensor::testing::make_matrix;
+        using tensor::testing::same_bits;
+        tensor::ThreadPool pool(2);
+        const int64_t n_in = 256;
+        const tensor::testing::Matrix ms[] = {make_matrix(GgmlType::Q4_0, 96, n_in, 21),
+                                              make_matrix(GgmlType::Q4_0, 32, n_in, 22),
+                                              make_matrix(GgmlType::Q4_0, 64, n_in, 23)};
+        model::SiteMatrices a;
+        a.site = model::InputSite::AttnIn;
+        a.layer = 0;
+        for (const auto& m : ms) a.ws.push_back(m.view);
+        InputSparsity in(pool, {a}, default_input_allocation(), true, {}, true);
+        // One copy for the three: the copies' bytes are one matrix's worth.
+        const auto alone = tensor::make_input_major(ms[0].view);
+        QVERIFY(in.extra_bytes() < int64_t(3 * alone.bytes()) + int64_t(n_in * sizeof(float)));
+        std::mt19937 rng(5);
+        std::normal_distribution<float> nd(0.0f, 1.0f);
+        std::vector<float> x(static_cast<size_t>(n_in));
+        for (float& v : x) v = nd(rng);
+        std::vector<float> y0(96), y1(32), y2(64);
+        float* ys[] = {y0.data(), y1.data(), y2.data()};
+        in.set_level(0.5);
+        QVERIFY(in.matvec(a.ws, x.data(), ys));
+        QCOMPARE(in.take_counts().kept[static_cast<int>(model::InputSite::AttnIn)], n_in / 2);
+        // The reference: each matrix's own copy over the same kept inputs.
+        std::vector<double> n2(size_t(n_in), 0.0);
+        for (const auto& m : ms)
+            for (int64_t r = 0; r < m.view.rows; ++r)
+                for (int64_t j = 0; j < n_in; ++j)
+                    n2[size_t(j)] +=
+                        double(m.deq[size_t(r * n_in + j)]) * m.deq[size_t(r * n_in + j)];
+        std::vector<std::pair<float, int32_t>> crit;
+        for (int32_t j = 0; j < n_in; ++j)
+            crit.push_back({std::fabs(x[size_t(j)]) * float(std::sqrt(n2[size_t(j)])), j});
+        std::sort(crit.begin(), crit.end(), std::greater<>());
+        std::vector<int32_t> ids;
+        for (int64_t k = 0; k < n_in / 2; ++k) ids.push_back(crit[size_t(k)].second);
+        std::sort(ids.begin(), ids.end());
+        tensor::SparseInput si;
+        tensor::prepare_sparse_input(ids.data(), int64_t(ids.size()), x.data(), 32, si);
+        for (int k = 0; k < 3; ++k) {
+            std::vector<float> ref(size_t(ms[k].view.rows));
+            tensor::colsparse_matvec_ref(tensor::make_input_major(ms[k].view), si, ref.data());
+            QVERIFY2(same_bits(ys[k], ref.data(), ref.size()), qPrintable(QString::number(k)));
+        }
+        // Level 0 and a prompt's batch: the dense kernels' bits.
+        in.set_level(0.0);
+        std::vector<float> r0(96), r1(32), r2(64);
+        tensor::matvec(pool, ms[0].view, x.data(), r0.data());
+        tensor::matvec(pool, ms[1].view, x.data(), r1.data());
+        tensor::matvec(pool, ms[2].view, x.data(), r2.data());
+        QVERIFY(in.matvec(a.ws, x.data(), ys));
+        QVERIFY(same_bits(y0.data(), r0.data(), 96));
+        QVERIFY(same_bits(y1.data(), r1.data(), 32));
+        QVERIFY(same_bits(y2.data(), r2.data(), 64));
+        const int64_t n = InputSparsity::kTokenRows + 1;
+        std::vector<float> X(size_t(n * n_in));
+        for (float& v : X) v = nd(rng);
+        std::vector<float> b0(size_t(n * 96)), b1(size_t(n * 32)), b2(size_t(n * 64));
+        std::vector<float> d0(b0.size()), d1(b1.size()), d2(b2.size());
+        float* bs[] = {b0.data(), b1.data(), b2.data()};
+        in.set_level(0.5);  // batches are dense at every level
+        QVERIFY(in.matmul(a.ws, X.data(), n, bs));
+        tensor::matmul(pool, ms[0].view, X.data(), n, d0.data());
+        tensor::matmul(pool, ms[1].view, X.data(), n, d1.data());
+        tensor::matmul(pool, ms[2].view, X.data(), n, d2.data());
+        QVERIFY(same_bits(b0.data(), d0.data(), d0.size()));
+        QVERIFY(same_bits(b1.data(), d1.data(), d1.size()));
+        QVERIFY(same_bits(b2.data(), d2.data(), d2.size()));
     }
 
     // TEAL's count weighs each product by its weights and leaves the head
