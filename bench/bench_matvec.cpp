@@ -249,8 +249,13 @@ void run_colread(const std::string& name, GgmlType type, const std::string& leve
     std::vector<InputMajorMatrix> im;
     for (const auto& m : mats)
         im.push_back(make_input_major({type, m.data(), rows, cols, row_bytes}));
-    if (im[0].col_bytes() % 64 != 0 || rows > kInputTileChunks * 32)
-        return;  // one tile, whole lines
+    if (im[0].col_bytes() % 64 != 0 || rows > kInputTileChunks * 32) {
+        std::fprintf(stderr,
+                     "%s colread skipped: it takes one tile of outputs (at most %lld rows) whose "
+                     "columns are whole 64-byte lines\n",
+                     name.c_str(), static_cast<long long>(kInputTileChunks * 32));
+        return;
+    }
     std::mt19937 pick(5);
     uint64_t sink = 0;
     for (double sp : sparsities)
