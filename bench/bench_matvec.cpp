@@ -110,6 +110,22 @@ std::vector<uint8_t> random_matrix(GgmlType t, int64_t rows, int64_t cols, std::
     return m;
 }
 
+// Eight 64-bit sums of n bytes at p (n a multiple of 64): a read with no
+// arithmetic to speak of (eight independent sums keep the loop far faster
+// than memory).
+uint64_t read_bytes(const uint8_t* p, size_t n) {
+    uint64_t acc[8] = {};
+    for (size_t i = 0; i < n; i += 64)
+        for (int k = 0; k < 8; ++k) {
+            uint64_t v;
+            std::memcpy(&v, p + i + 8 * k, 8);
+            acc[k] += v;
+        }
+    uint64_t s = 0;
+    for (uint64_t a : acc) s += a;
+    return s;
+}
+
 // memcpy (counted as read + write traffic, as STREAM does) and a plain
 // read loop over a buffer larger than the L3 cache, split over the pool.
 struct Bandwidth {
@@ -132,15 +148,8 @@ Bandwidth measure_bandwidth(ThreadPool& pool, int reps) {
         const double c = std::chrono::duration<double>(Clock::now() - t0).count();
         t0 = Clock::now();
         pool.parallel_for(chunks, [&](int64_t b, int64_t e, int w) {
-            const auto* p = reinterpret_cast<const uint64_t*>(src.data() + b * chunk);
-            const size_t n = static_cast<size_t>(e - b) * chunk / 8;
-            // Eight independent sums keep the loop far faster than memory.
-            uint64_t acc[8] = {};
-            for (size_t i = 0; i + 8 <= n; i += 8)
-                for (int k = 0; k < 8; ++k) acc[k] += p[i + k];
-            uint64_t s = 0;
-            for (uint64_t a : acc) s += a;
-            sums[static_cast<size_t>(w)] += s;
+            sums[static_cast<size_t>(w)] +=
+                read_bytes(src.data() + b * chunk, static_cast<size_t>(e - b) * chunk);
         });
         const double r = std::chrono::duration<double>(Clock::now() - t0).count();
         if (rep == 0) continue;  // first touch / page faults
@@ -156,6 +165,13 @@ Bandwidth measure_bandwidth(ThreadPool& pool, int reps) {
 std::vector<int> threads = {1, 2};
 std::vector<double> sparsities = {0.0, 0.3, 0.5, 0.7};
 int reps = 9;
+
+// A random kept set: each of the cols inputs kept with probability 1 - sp.
+void draw_kept(int64_t cols, double sp, std::mt19937& pick, std::vector<int32_t>& ids) {
+    ids.clear();
+    for (int32_t j = 0; j < cols; ++j)
+        if (std::uniform_real_distribution<double>(0, 1)(pick) >= sp) ids.push_back(j);
+}
 
 // The input-major copies of `mats` and, for the dense side of a pairing
 // (what decode runs), their row panels where this level has them
@@ -189,9 +205,7 @@ void run_colsparse(const std::string& name, GgmlType type, const std::string& le
             SparseInput in;
             std::vector<int32_t> ids;
             for (int rep = 0; rep < reps + 2; ++rep) {
-                ids.clear();
-                for (int32_t j = 0; j < cols; ++j)
-                    if (std::uniform_real_distribution<double>(0, 1)(pick) >= sp) ids.push_back(j);
+                draw_kept(cols, sp, pick, ids);
                 const size_t c = static_cast<size_t>(rep) % im.size();
                 const InputMajorMatrix& m = im[c];
                 prepare_sparse_input(ids.data(), int64_t(ids.size()), x.data(), m.group, in);
@@ -220,21 +234,6 @@ void run_colsparse(const std::string& name, GgmlType type, const std::string& le
                 100.0 * gbs / bw[ti].read_gbs, median(ratios));
             std::fflush(stdout);
         }
-}
-
-// Eight 64-bit sums of n bytes at p (n a multiple of 64): a read with no
-// arithmetic to speak of.
-uint64_t read_bytes(const uint8_t* p, size_t n) {
-    uint64_t acc[8] = {};
-    for (size_t i = 0; i < n; i += 64)
-        for (int k = 0; k < 8; ++k) {
-            uint64_t v;
-            std::memcpy(&v, p + i + 8 * k, 8);
-            acc[k] += v;
-        }
-    uint64_t s = 0;
-    for (uint64_t a : acc) s += a;
-    return s;
 }
 
 // What the column product's access pattern costs the memory system alone:
@@ -266,9 +265,7 @@ void run_colread(const std::string& name, GgmlType type, const std::string& leve
             std::vector<uint64_t> sums(static_cast<size_t>(threads[ti]), 0);
             double read = 0;
             for (int rep = 0; rep < reps + 2; ++rep) {
-                ids.clear();
-                for (int32_t j = 0; j < cols; ++j)
-                    if (std::uniform_real_distribution<double>(0, 1)(pick) >= sp) ids.push_back(j);
+                draw_kept(cols, sp, pick, ids);
                 // Two different copies, so that neither read finds the other's
                 // bytes in the cache.
                 const InputMajorMatrix& m = im[static_cast<size_t>(2 * rep) % im.size()];

@@ -126,8 +126,6 @@ InputSparsity::InputSparsity(tensor::ThreadPool& pool, const std::vector<SiteMat
                 prod.row0.push_back(r0);
                 r0 += w.rows;
                 copied_bytes_ += static_cast<int64_t>(w.bytes());
-                prod.dense_bytes += double(w.row_bytes) * double(w.rows);
-                prod.weights += double(w.rows) * double(w.cols);
                 if (release_rows) release_rows(w);
             }
             tensor::WeightView all = p.ws[0];
@@ -138,6 +136,8 @@ InputSparsity::InputSparsity(tensor::ThreadPool& pool, const std::vector<SiteMat
         }
         for (const auto& w : p.ws) {
             prod.members.push_back(w.data);
+            prod.dense_bytes += double(w.row_bytes) * double(w.rows);
+            prod.weights += double(w.rows) * double(w.cols);
             if (fuse) continue;
             if (copies) {
                 // Replacing: the dense layout goes before the copy is built,
@@ -160,8 +160,6 @@ InputSparsity::InputSparsity(tensor::ThreadPool& pool, const std::vector<SiteMat
                             double(row[static_cast<size_t>(c)]) * row[static_cast<size_t>(c)];
                 }
             }
-            prod.dense_bytes += double(w.row_bytes) * double(w.rows);
-            prod.weights += double(w.rows) * double(w.cols);
         }
         prod.norm.resize(n2.size());
         for (size_t j = 0; j < n2.size(); ++j) prod.norm[j] = static_cast<float>(std::sqrt(n2[j]));
