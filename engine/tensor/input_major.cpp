@@ -368,20 +368,21 @@ void store_chunk(InputMajorMatrix& m, int64_t ch, const uint8_t* codes) {
             _mm_storeu_si128(reinterpret_cast<__m128i*>(p),
                              _mm_or_si128(_mm_and_si128(a[k], low4),
                                           _mm_slli_epi16(_mm_and_si128(b[k], low4), 4)));
-            // Bit 4 (and 5) of each code to the top of its byte: one bit per output.
+            // Bit 4 (and 5) of each code to the top of its byte: one mask per plane.
+            uint32_t hi[2] = {};
             for (int plane = 0; plane < m.bits - 4; ++plane) {
                 const __m128i s = _mm_cvtsi32_si128(3 - plane);
-                const uint32_t bits =
-                    static_cast<uint32_t>(_mm_movemask_epi8(_mm_sll_epi16(a[k], s))) |
-                    static_cast<uint32_t>(_mm_movemask_epi8(_mm_sll_epi16(b[k], s))) << 16;
-                std::memcpy(p + 16 + 4 * plane, &bits, 4);
+                hi[plane] = static_cast<uint32_t>(_mm_movemask_epi8(_mm_sll_epi16(a[k], s))) |
+                            static_cast<uint32_t>(_mm_movemask_epi8(_mm_sll_epi16(b[k], s))) << 16;
             }
+            if (m.bits > 4) pack_high_bits(m.bits, hi, p + 16);
         }
     }
 #else
     for (int64_t i = 0; i < n_in; ++i) {
         uint8_t* c = seg + static_cast<size_t>(i) * step;
         std::memset(c, 0, cb);
+        uint32_t hi[2] = {};
         for (int rr = 0; rr < 32; ++rr) {
             const uint8_t v = codes[rr * n_in + i];
             if (m.bits == 8) {
@@ -389,9 +390,10 @@ void store_chunk(InputMajorMatrix& m, int64_t ch, const uint8_t* codes) {
                 continue;
             }
             c[rr % 16] |= static_cast<uint8_t>((v & 0x0F) << (rr >= 16 ? 4 : 0));
-            if (m.bits >= 5) c[16 + rr / 8] |= static_cast<uint8_t>(((v >> 4) & 1) << (rr % 8));
-            if (m.bits == 6) c[20 + rr / 8] |= static_cast<uint8_t>(((v >> 5) & 1) << (rr % 8));
+            for (int plane = 0; plane < m.bits - 4; ++plane)
+                hi[plane] |= static_cast<uint32_t>((v >> (4 + plane)) & 1) << rr;
         }
+        if (m.bits > 4) pack_high_bits(m.bits, hi, c + 16);
     }
 #endif
 }

@@ -14,10 +14,11 @@
 // each):
 //   4-bit (Q4_0, Q4_1, Q4_K): 16 bytes, byte k = output k (low nibble) and
 //                             16 + k (high nibble);
-//   5-bit (Q5_0):  the 16 nibble bytes, then 4 bytes of fifth bits (bit k =
-//                  output k);
-//   6-bit (Q6_K):  the 16 nibble bytes, then 4 bytes of fifth bits and 4 of
-//                  sixth bits;
+//   5-bit (Q5_0):  the 16 nibble bytes, then 4 bytes of fifth bits (output
+//                  k's in byte k % 4, bit k / 4);
+//   6-bit (Q6_K):  the 16 nibble bytes, then 8 bytes of fifth and sixth bits
+//                  (output k's in byte k % 8, bits 2 (k / 8) and 2 (k / 8) + 1):
+//                  one broadcast and one shift per lane widen either;
 //   8-bit (Q8_0):  32 signed bytes (q itself, c = 0).
 // Scales per (group, output), in the kernel's output order (scale_pos): fp16 a
 // (and Q4_1's fp16 m as c) for the 32-element formats, which store exactly

@@ -32,6 +32,43 @@ inline size_t segment_step(int64_t n_chunks, size_t chunk_bytes, int64_t ch) {
            chunk_bytes;
 }
 
+// Where a chunk keeps the bits above the nibbles of its output r (r < 32),
+// after its 16 nibble bytes (input_major.h): 5-bit, bit 4 at byte r % 4, bit
+// r / 4; 6-bit, bits 4-5 at byte r % 8, bits 2 (r / 8) and 2 (r / 8) + 1.
+// The kernels widen them with one broadcast and one shift by a lane's
+// amount (kernels_colsparse.inc).
+inline int high_bits(const uint8_t* c, int bits, int64_t r) {
+    if (bits == 5) return ((c[16 + r % 4] >> (r / 4)) & 1) << 4;
+    return ((c[16 + r % 8] >> (2 * (r / 8))) & 3) << 4;
+}
+
+// The chunk's high-bit bytes (4 for 5-bit, 8 for 6-bit) from a bit mask per
+// plane (bit r of hi[p]: bit 4 + p of output r's code).
+inline void pack_high_bits(int bits, const uint32_t hi[2], uint8_t* out) {
+    // Every `step`-th bit of x from bit 0 gathered into the low bits.
+    auto gather4 = [](uint32_t x) {  // bits 0, 4, ..., 28
+        x &= 0x11111111u;
+        x = (x | x >> 3) & 0x03030303u;
+        x = (x | x >> 6) & 0x000F000Fu;
+        return static_cast<uint8_t>((x | x >> 12) & 0xFFu);
+    };
+    auto gather8 = [](uint32_t x) {  // bits 0, 8, 16, 24
+        x &= 0x01010101u;
+        x = (x | x >> 7) & 0x00030003u;
+        return (x | x >> 14) & 0x0Fu;
+    };
+    auto spread = [](uint32_t x) {  // bits 0-3 to bits 0, 2, 4, 6
+        x = (x | x << 2) & 0x33u;
+        return (x | x << 1) & 0x55u;
+    };
+    if (bits == 5)
+        for (int t = 0; t < 4; ++t) out[t] = gather4(hi[0] >> t);
+    else
+        for (int i = 0; i < 8; ++i)
+            out[i] = static_cast<uint8_t>(spread(gather8(hi[0] >> i)) | spread(gather8(hi[1] >> i))
+                                                                            << 1);
+}
+
 // q of (output j, input i) as the kernels read it (8-bit: signed).
 inline int column_q(const uint8_t* q, int64_t n_in, int64_t n_out, size_t chunk_bytes, int bits,
                     int64_t j, int64_t i) {
@@ -39,8 +76,7 @@ inline int column_q(const uint8_t* q, int64_t n_in, int64_t n_out, size_t chunk_
     const int64_t r = j % 32;
     if (bits == 8) return static_cast<int8_t>(c[r]);
     int v = (c[r % 16] >> (r >= 16 ? 4 : 0)) & 0x0F;
-    if (bits >= 5) v |= ((c[16 + r / 8] >> (r % 8)) & 1) << 4;
-    if (bits == 6) v |= ((c[20 + r / 8] >> (r % 8)) & 1) << 5;
+    if (bits >= 5) v |= high_bits(c, bits, r);
     return v;
 }
 
