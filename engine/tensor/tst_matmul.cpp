@@ -338,8 +338,8 @@ private slots:
         ThreadPool pool(2);
         std::mt19937 rng(12);
         const int64_t rows = 37, cols = 1536;  // six K-quant blocks per row
-        for (GgmlType t : {GgmlType::Q4_K, GgmlType::Q6_K, GgmlType::Q4_0, GgmlType::Q4_1,
-                           GgmlType::Q5_0, GgmlType::Q8_0}) {
+        for (GgmlType t : {GgmlType::Q4_K, GgmlType::Q5_K, GgmlType::Q6_K, GgmlType::Q4_0,
+                           GgmlType::Q4_1, GgmlType::Q5_0, GgmlType::Q8_0}) {
             const Matrix m = make_matrix(t, rows, cols, 13);
             const size_t act = row_bytes(vec_dot_type(t), cols);
             const size_t x_stride = act + 64;  // padding the kernel must skip
