@@ -45,14 +45,14 @@ inline int high_bits(const uint8_t* c, int bits, int64_t r) {
 // The chunk's high-bit bytes (4 for 5-bit, 8 for 6-bit) from a bit mask per
 // plane (bit r of hi[p]: bit 4 + p of output r's code).
 inline void pack_high_bits(int bits, const uint32_t hi[2], uint8_t* out) {
-    // Every `step`-th bit of x from bit 0 gathered into the low bits.
-    auto gather4 = [](uint32_t x) {  // bits 0, 4, ..., 28
+    // Bits 0, 4, ..., 28 of x into bits 0-7.
+    auto gather4 = [](uint32_t x) {
         x &= 0x11111111u;
         x = (x | x >> 3) & 0x03030303u;
         x = (x | x >> 6) & 0x000F000Fu;
         return static_cast<uint8_t>((x | x >> 12) & 0xFFu);
     };
-    auto gather8 = [](uint32_t x) {  // bits 0, 8, 16, 24
+    auto gather8 = [](uint32_t x) {  // bits 0, 8, 16, 24 into bits 0-3
         x &= 0x01010101u;
         x = (x | x >> 7) & 0x00030003u;
         return (x | x >> 14) & 0x0Fu;
