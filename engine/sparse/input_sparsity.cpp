@@ -13,6 +13,19 @@
 
 namespace powerinfer::sparse {
 
+namespace {
+
+// Matrix k of a stacked copy is rows [row0, row0 + rows) of its product:
+// its outputs for each of `tokens` tokens (the product's rows n_out apart).
+void copy_stacked_rows(const float* stacked, int64_t n_out, int64_t tokens, int64_t row0,
+                       int64_t rows, float* y) {
+    for (int64_t t = 0; t < tokens; ++t)
+        std::memcpy(y + t * rows, stacked + t * n_out + row0,
+                    static_cast<size_t>(rows) * sizeof(float));
+}
+
+}  // namespace
+
 const char* input_site_name(InputSite site) {
     switch (site) {
         case InputSite::AttnIn:
@@ -233,10 +246,7 @@ void InputSparsity::dense_from_copies(std::span<const tensor::WeightView> ws, co
                 float* fy = fused_y_.data();
                 tensor::input_major_matmul(pool_, std::span(&fm, 1), x, rows, std::span(&fy, 1));
             }
-            for (int64_t r = 0; r < rows; ++r)
-                std::memcpy(ys[k] + r * ws[k].rows,
-                            fused_y_.data() + r * fm->n_out + it->second.row0,
-                            static_cast<size_t>(ws[k].rows) * sizeof(float));
+            copy_stacked_rows(fused_y_.data(), fm->n_out, rows, it->second.row0, ws[k].rows, ys[k]);
             continue;
         }
         ms[n] = it->second.m;
@@ -478,7 +488,7 @@ bool InputSparsity::matvec(std::span<const tensor::WeightView> ws, const float* 
         tensor::colsparse_matvec_many(pool_, std::span(ms, 1), std::span(ins, 1),
                                       std::span(&fy, 1));
         for (size_t k = 0; k < ws.size(); ++k)
-            std::memcpy(ys[k], fy + p.row0[k], static_cast<size_t>(ws[k].rows) * sizeof(float));
+            copy_stacked_rows(fy, p.m[0].n_out, 1, p.row0[k], ws[k].rows, ys[k]);
     }
     counts_.kept[site] += kept;
     counts_.inputs[site] += n;
