@@ -250,7 +250,8 @@ QVariantList SparseController::curve() const {
                                {QStringLiteral("pplRise"), p.ppl_rise},
                                {QStringLiteral("meanKl"), p.mean_kl},
                                {QStringLiteral("top1"), p.top1},
-                               {QStringLiteral("speed"), p.speed}});
+                               {QStringLiteral("speed"), p.speed},
+                               {QStringLiteral("bytes"), p.bytes}});
     return out;
 }
 

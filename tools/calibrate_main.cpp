@@ -214,15 +214,19 @@ int main(int argc_in, char** argv_in) {
         if (!r.curve.points.empty()) {
             std::printf(
                 "sparsity curve: %lld held-out tokens per level, dense perplexity %.4f\n"
-                "level  delivered  ppl_rise  mean_kl  top1   decode vs dense\n",
+                "level  delivered  ppl_rise  mean_kl  top1   decode vs dense  bytes vs dense\n",
                 static_cast<long long>(r.curve.tokens_scored), r.curve.dense_ppl);
             for (const auto& p : r.curve.points) {
                 std::printf("%5.2f  %9.3f  %+7.2f%%  %7.4f  %5.3f", p.level, p.delivered,
                             100.0 * p.ppl_rise, p.mean_kl, p.top1);
                 if (p.speed > 0)
-                    std::printf("  %.3fx\n", p.speed);
+                    std::printf("  %6.3fx         ", p.speed);
                 else
-                    std::printf("  not timed\n");
+                    std::printf("  not timed      ");
+                if (p.bytes > 0)
+                    std::printf("  %.3f\n", p.bytes);
+                else
+                    std::printf("  -\n");
             }
             if (r.curve.recommended >= 0)
                 std::printf("recommended sparsity %.2f (perplexity within +%.0f%%)\n",

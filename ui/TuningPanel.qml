@@ -239,9 +239,12 @@ Drawer {
                     + (drawer.sparse.defaultSparsity >= 0
                        && drawer.sparse.defaultSparsity !== drawer.sparse.recommendedSparsity
                        && at(drawer.sparse.defaultSparsity, "speed") > 0
-                     ? " " + qsTr("Default: %1, the fastest within it when calibrating (%2x dense).")
+                     ? " " + qsTr("Default: %1, the fastest within it when calibrating (%2x dense%3).")
                        .arg(pct(drawer.sparse.defaultSparsity, 0))
                        .arg(at(drawer.sparse.defaultSparsity, "speed").toFixed(2))
+                       .arg(at(drawer.sparse.defaultSparsity, "bytes") > 0
+                            ? qsTr(", reading %1 of its bytes").arg(pct(at(drawer.sparse.defaultSparsity, "bytes"), 0))
+                            : "")
                      : "")
                     + " " + (current >= 0
                      ? qsTr("Now %1: perplexity %2, KL %3, top-1 %4.").arg(pct(current, 0))

@@ -552,7 +552,7 @@ CalibrationReport calibrate_model(const CalibrationOptions& opt) {
             log(fmt("calibrate: decode timed within the bound, %.1f s, on ", seconds_since(ts)) +
                 tensor::cpu_model() +
                 fmt(": the default is %.2f, the fastest (a higher level only where it decodes "
-                    "3 %% faster)",
+                    "3 %% faster and reads 3 %% fewer bytes)",
                     fastest));
         }
         exact_sc.curve = curve;
@@ -567,7 +567,7 @@ CalibrationReport calibrate_model(const CalibrationOptions& opt) {
         report.curve.tokens_scored = meter.scored();
         for (const auto& p : curve)
             report.curve.points.push_back(
-                {p.level, p.delivered, p.ppl_rise, p.mean_kl, p.top1, p.speed});
+                {p.level, p.delivered, p.ppl_rise, p.mean_kl, p.top1, p.speed, p.bytes});
         report.curve.speed_rounds = speed_rounds;
         log(
             fmt("calibrate: sparsity curve on %.0f held-out tokens (%.0f windows of %.0f), dense "
@@ -578,7 +578,8 @@ CalibrationReport calibrate_model(const CalibrationOptions& opt) {
             log(fmt("calibrate:   level %.2f: delivered %.3f, perplexity %+.2f %%, KL %.4f, "
                     "top-1 %.3f",
                     p.level, p.delivered, 100.0 * p.ppl_rise, p.mean_kl, p.top1) +
-                (p.speed > 0 ? fmt(", decode %.3fx dense", p.speed) : std::string()));
+                (p.speed > 0 ? fmt(", decode %.3fx dense", p.speed) : std::string()) +
+                (p.bytes > 0 ? fmt(", %.3f of dense's bytes", p.bytes) : std::string()));
         if (recommended < 0)
             curve_note =
                 fmt("no level keeps the perplexity within +%.0f %%: sparse mode is not "

@@ -202,14 +202,13 @@ double recommend(const std::vector<sparse::CurvePoint>& curve, double bound) {
     return best;
 }
 
-std::vector<std::vector<double>> decode_speed(model::Model& m, tensor::ThreadPool& pool,
-                                              const sparse::Sidecar& sidecar,
-                                              const std::vector<double>& levels,
-                                              std::span<const int32_t> tokens, int64_t n_decode,
-                                              int rounds,
-                                              const std::function<void(int64_t, int64_t)>& step) {
+std::vector<std::vector<double>> decode_speed(
+    model::Model& m, tensor::ThreadPool& pool, const sparse::Sidecar& sidecar,
+    const std::vector<double>& levels, std::span<const int32_t> tokens, int64_t n_decode,
+    int rounds, const std::function<void(int64_t, int64_t)>& step, std::vector<double>* bytes) {
     const int64_t n_prompt = static_cast<int64_t>(tokens.size()) - n_decode;
     std::vector<std::vector<double>> out(levels.size());
+    if (bytes) bytes->assign(levels.size(), 0.0);
     if (levels.empty() || n_prompt < 1 || n_decode < 1 || rounds < 1) return out;
     std::vector<model::FfnWeights> ffn;
     for (int64_t l = 0; l < m.config().n_layer; ++l)
@@ -217,6 +216,7 @@ std::vector<std::vector<double>> decode_speed(model::Model& m, tensor::ThreadPoo
     sparse::HybridOptions options;
     options.head = m.output();
     options.file = &m.file();
+    options.token_weight_bytes = double(m.decode_weight_bytes());
     Tuning tuning;
     sparse::HybridFfn sparse(pool, std::move(ffn), sidecar,
                              backend::make_cpu_device({int64_t{1} << 40, pool.size(), false}),
@@ -240,11 +240,22 @@ std::vector<std::vector<double>> decode_speed(model::Model& m, tensor::ThreadPoo
         tuning.activation_sparsity = level;
         sparse.set_tuning(tuning);
     };
-    // A warm-up pass: each level's copies are built the first time it runs.
+    // A warm-up pass, untimed: each level's copies are built the first time
+    // it runs, and its weight bytes per token (against dense's) are read
+    // token by token.
     decode(nullptr, 2);
-    for (double l : levels) {
-        at(l);
-        decode(&sparse, 2);
+    for (size_t k = 0; k < levels.size(); ++k) {
+        at(levels[k]);
+        m.set_ffn_executor(&sparse);
+        m.forward(tokens.data(), n_prompt, 0, 1, logits.data());
+        double read = 0, dense = 0;
+        for (int64_t i = 0; i < n_decode; ++i) {
+            m.forward(tokens.data() + n_prompt + i, 1, n_prompt + i, 1, logits.data());
+            const TokenMetrics t = sparse.last_metrics();
+            read += t.weight_bytes;
+            dense += t.dense_weight_bytes;
+        }
+        if (bytes && dense > 0) (*bytes)[k] = read / dense;
     }
     // Odd rounds run the levels in reverse and dense last, so that a machine
     // slowing down or speeding up over the rounds favours no level.
@@ -273,9 +284,13 @@ double time_curve(model::Model& m, tensor::ThreadPool& pool, const sparse::Sidec
     std::vector<double> levels;
     for (const auto& p : curve)
         if (p.level <= recommended) levels.push_back(p.level);
-    rounds = decode_speed(m, pool, sidecar, levels, tokens, kTimedTokens, kTimedRounds, step);
-    for (size_t k = 0; k < rounds.size(); ++k)
+    std::vector<double> bytes;
+    rounds =
+        decode_speed(m, pool, sidecar, levels, tokens, kTimedTokens, kTimedRounds, step, &bytes);
+    for (size_t k = 0; k < rounds.size(); ++k) {
         curve[k].speed = static_cast<float>(median_of(rounds[k]));
+        curve[k].bytes = static_cast<float>(bytes[k]);
+    }
     return fastest_within(curve, bound, 0.03, &rounds);
 }
 
@@ -301,6 +316,11 @@ double fastest_within(const std::vector<sparse::CurvePoint>& curve, double bound
             continue;
         }
         if (p.speed <= curve[best].speed * (1 + margin)) continue;
+        // The time a level saves is the weights it skips: reading about as
+        // many bytes as the chosen one, it cannot be materially faster, and
+        // its lead is the machine's noise.
+        if (p.bytes > 0 && curve[best].bytes > 0 && p.bytes > curve[best].bytes * (1 - margin))
+            continue;
         if (rounds && k < rounds->size() && best < rounds->size()) {
             const auto [wins, paired] = rounds_faster(k, best);
             if (2 * wins <= paired) continue;

@@ -140,11 +140,14 @@ std::vector<sparse::CurvePoint> measure_curve(CurveMeter& meter, const std::vect
 // decodes `n_decode` of `tokens` after the ones before them, dense first and
 // then the levels ascending; odd rounds the levels descending and dense
 // last. `step` (may be empty) is called before each level's run, e.g. to
-// report progress; what it throws leaves the model on its dense FFN.
+// report progress; what it throws leaves the model on its dense FFN. With
+// `bytes`, each level's weight bytes per decoded token against dense's
+// (measured in an untimed pass before the rounds).
 std::vector<std::vector<double>> decode_speed(
     model::Model& m, tensor::ThreadPool& pool, const sparse::Sidecar& sidecar,
     const std::vector<double>& levels, std::span<const int32_t> tokens, int64_t n_decode,
-    int rounds, const std::function<void(int64_t done, int64_t total)>& step = {});
+    int rounds, const std::function<void(int64_t done, int64_t total)>& step = {},
+    std::vector<double>* bytes = nullptr);
 
 // What time_curve decodes: kTimedTokens after kTimedPrompt held-out tokens,
 // kTimedRounds rounds.
@@ -153,8 +156,9 @@ inline constexpr int64_t kTimedTokens = 24;
 inline constexpr int kTimedRounds = 5;
 
 // decode_speed at every level of `curve` up to `recommended` (the others
-// keep speed 0), the median of the rounds written into the points and the
-// rounds into `rounds`; returns fastest_within with the rounds.
+// keep speed 0), the median of the rounds and the bytes written into the
+// points and the rounds into `rounds`; returns fastest_within with the
+// rounds.
 double time_curve(model::Model& m, tensor::ThreadPool& pool, const sparse::Sidecar& sidecar,
                   std::vector<sparse::CurvePoint>& curve, double recommended, double bound,
                   std::span<const int32_t> tokens, std::vector<std::vector<double>>& rounds,
@@ -164,7 +168,8 @@ double time_curve(model::Model& m, tensor::ThreadPool& pool, const sparse::Sidec
 // (speed > 0), ascending, a higher level only where it decodes more than
 // `margin` faster than the one chosen so far (by the median, and, with
 // `rounds` (decode_speed's, one entry per point from the first), in more than
-// half of the rounds paired with it); without timings, recommend().
+// half of the rounds paired with it) and, where both points have bytes,
+// reads more than `margin` fewer bytes; without timings, recommend().
 double fastest_within(const std::vector<sparse::CurvePoint>& curve, double bound,
                       double margin = 0.03,
                       const std::vector<std::vector<double>>* rounds = nullptr);

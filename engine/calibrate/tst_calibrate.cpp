@@ -247,6 +247,25 @@ private slots:
         QCOMPARE(calibrate::fastest_within(c, 0.02, 0.03, &rounds), double(0.25f));
     }
 
+    // Where the points' bytes were counted, a higher level must also read
+    // more than the margin fewer bytes than the chosen one: a level that
+    // skips next to nothing more cannot be faster by more than the noise
+    // (v2 on Qwen2.5-Coder: 0.666 of dense's bytes at 0.6, 0.681 at 0).
+    void defaultNeedsFewerBytes() {
+        using P = sparse::CurvePoint;
+        std::vector<P> c = {{0.0f, 0, -0.002f, 0, 1, 1.30f, 0.681f},
+                            {0.3f, 0.3f, 0.004f, 0, 1, 1.36f, 0.670f},
+                            {0.6f, 0.6f, 0.015f, 0, 1, 1.36f, 0.666f}};
+        std::vector<std::vector<double>> rounds = {{1.30, 1.29, 1.31, 1.30, 1.28},
+                                                   {1.36, 1.37, 1.35, 1.36, 1.38},
+                                                   {1.36, 1.37, 1.35, 1.36, 1.38}};
+        QCOMPARE(calibrate::fastest_within(c, 0.02, 0.03, &rounds), 0.0);
+        c[2].bytes = 0.640f;  // 6 % fewer than level 0's
+        QCOMPARE(calibrate::fastest_within(c, 0.02, 0.03, &rounds), double(0.6f));
+        for (P& p : c) p.bytes = 0;  // not counted: the timings alone
+        QCOMPARE(calibrate::fastest_within(c, 0.02, 0.03, &rounds), double(0.3f));
+    }
+
     void recommendedLevelOnRealModels() {
         const QString smol = qEnvironmentVariable("POWERINFER_MODEL");
         const QString gemma = qEnvironmentVariable("POWERINFER_GEMMA_MODEL");
@@ -275,14 +294,16 @@ private slots:
             const SparsityCurve& c = r.curve;
             QString table;
             for (const auto& p : c.points)
-                table +=
-                    QString("  level %1: delivered %2, rise %3 %, KL %4, top-1 %5, decode %6x\n")
-                        .arg(p.level, 0, 'f', 2)
-                        .arg(p.delivered, 0, 'f', 3)
-                        .arg(100 * p.ppl_rise, 0, 'f', 2)
-                        .arg(p.mean_kl, 0, 'f', 4)
-                        .arg(p.top1, 0, 'f', 3)
-                        .arg(p.speed, 0, 'f', 3);
+                table += QString(
+                             "  level %1: delivered %2, rise %3 %, KL %4, top-1 %5, decode %6x, "
+                             "bytes %7\n")
+                             .arg(p.level, 0, 'f', 2)
+                             .arg(p.delivered, 0, 'f', 3)
+                             .arg(100 * p.ppl_rise, 0, 'f', 2)
+                             .arg(p.mean_kl, 0, 'f', 4)
+                             .arg(p.top1, 0, 'f', 3)
+                             .arg(p.speed, 0, 'f', 3)
+                             .arg(p.bytes, 0, 'f', 3);
             qInfo("%s: recommended %.2f (%.1f s for the curve)\n%s", qPrintable(model),
                   c.recommended, r.curve_seconds, qPrintable(table));
             QCOMPARE(int64_t(c.points.size()), int64_t(2));
@@ -302,8 +323,12 @@ private slots:
                 QVERIFY2((p.speed > 0) == (p.level <= c.recommended), qPrintable(table));
                 // (a sparse decode within 3x of dense either way: a real timing)
                 if (p.speed > 0) QVERIFY2(p.speed > 0.33 && p.speed < 3, qPrintable(table));
+                // ... and its bytes counted: fewer than dense's (the head's
+                // preview reads less of the head at every level).
+                QVERIFY2((p.bytes > 0) == (p.speed > 0), qPrintable(table));
+                if (p.bytes > 0) QVERIFY2(p.bytes < 1, qPrintable(table));
                 timed.push_back({float(p.level), float(p.delivered), float(p.ppl_rise),
-                                 float(p.mean_kl), float(p.top1), float(p.speed)});
+                                 float(p.mean_kl), float(p.top1), float(p.speed), float(p.bytes)});
             }
             // The default: the fastest of them (3 % for each step up, by the
             // median and in most rounds).

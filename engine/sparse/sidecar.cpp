@@ -225,8 +225,8 @@ void write_sidecar(const std::filesystem::path& path, const Sidecar& s) {
         w.set("powerinfer.input_thresholds", f32_array(all));
     }
     if (!s.curve.empty()) {
-        std::vector<float> lv, dl, pr, kl, t1, sp;
-        bool timed = false;
+        std::vector<float> lv, dl, pr, kl, t1, sp, by;
+        bool timed = false, counted = false;
         for (const CurvePoint& p : s.curve) {
             lv.push_back(p.level);
             dl.push_back(p.delivered);
@@ -235,8 +235,11 @@ void write_sidecar(const std::filesystem::path& path, const Sidecar& s) {
             t1.push_back(p.top1);
             sp.push_back(p.speed);
             timed = timed || p.speed > 0;
+            by.push_back(p.bytes);
+            counted = counted || p.bytes > 0;
         }
         if (timed) w.set("powerinfer.curve.speed", f32_array(sp));
+        if (counted) w.set("powerinfer.curve.bytes", f32_array(by));
         w.set("powerinfer.curve.level", f32_array(lv));
         w.set("powerinfer.curve.delivered", f32_array(dl));
         w.set("powerinfer.curve.ppl_rise", f32_array(pr));
@@ -368,24 +371,29 @@ Sidecar read_sidecar(const std::filesystem::path& path, const std::string& expec
     }
     {
         // The measured curve: five arrays of one length, levels ascending
-        // (and the decode speeds, where timed: a sixth).
+        // (and the decode speeds, where timed, and the bytes read, where
+        // counted: a sixth and a seventh).
         const auto lv = f->get_float_array("powerinfer.curve.level");
         const auto sp = f->get_float_array("powerinfer.curve.speed");
+        const auto by = f->get_float_array("powerinfer.curve.bytes");
         const auto dl = f->get_float_array("powerinfer.curve.delivered");
         const auto pr = f->get_float_array("powerinfer.curve.ppl_rise");
         const auto kl = f->get_float_array("powerinfer.curve.mean_kl");
         const auto t1 = f->get_float_array("powerinfer.curve.top1");
         if (dl.size() != lv.size() || pr.size() != lv.size() || kl.size() != lv.size() ||
-            t1.size() != lv.size() || (!sp.empty() && sp.size() != lv.size()))
+            t1.size() != lv.size() || (!sp.empty() && sp.size() != lv.size()) ||
+            (!by.empty() && by.size() != lv.size()))
             refuse(path, "sparsity-curve arrays differ in length");
         for (size_t k = 0; k < lv.size(); ++k) {
             const bool ok = std::isfinite(lv[k]) && lv[k] >= 0 && lv[k] < 1 &&
                             (k == 0 || lv[k] > lv[k - 1]) && std::isfinite(dl[k]) &&
                             std::isfinite(pr[k]) && pr[k] > -1 && std::isfinite(kl[k]) &&
                             std::isfinite(t1[k]) && t1[k] >= 0 && t1[k] <= 1 &&
-                            (sp.empty() || (std::isfinite(sp[k]) && sp[k] >= 0));
+                            (sp.empty() || (std::isfinite(sp[k]) && sp[k] >= 0)) &&
+                            (by.empty() || (std::isfinite(by[k]) && by[k] >= 0));
             if (!ok) refuse(path, "the sparsity curve is invalid");
-            s.curve.push_back({lv[k], dl[k], pr[k], kl[k], t1[k], sp.empty() ? 0.0f : sp[k]});
+            s.curve.push_back({lv[k], dl[k], pr[k], kl[k], t1[k], sp.empty() ? 0.0f : sp[k],
+                               by.empty() ? 0.0f : by[k]});
         }
         s.curve_bound = static_cast<float>(f->get_float("powerinfer.curve.bound").value_or(0));
         s.curve_dense_ppl =

@@ -16,6 +16,8 @@
 //   powerinfer.curve.level / .delivered / .ppl_rise / .mean_kl / .top1 f32[P],
 //   powerinfer.curve.bound f32, .dense_ppl f32, .tokens u64, optional
 //   .speed f32[P] (decode against dense on the calibrating CPU, 0: untimed),
+//   .bytes f32[P] (weight bytes per decoded token against dense's, 0: not
+//   measured),
 //   powerinfer.recommended_sparsity f32 (the highest level within the bound),
 //   powerinfer.default_sparsity f32 (what activation_sparsity -1 runs at on
 //   the exact path: the fastest timed level within the bound; absent: the
@@ -101,6 +103,9 @@ struct CurvePoint {
     // decode, on the CPU that calibrated (0: not timed; calibration times
     // the levels within the bound).
     float speed = 0;
+    // Weight bytes per decoded token against dense's at this level, measured
+    // with the speed (0: not measured).
+    float bytes = 0;
 };
 
 struct Sidecar {

@@ -488,10 +488,16 @@ private slots:
         s.default_sparsity = 0.5f;
         write_sidecar(path, s);
         const Sidecar untimed = read_sidecar(path, s.model_hash);
-        for (const auto& p : untimed.curve) QCOMPARE(p.speed, 0.0f);
+        for (const auto& p : untimed.curve) {
+            QCOMPARE(p.speed, 0.0f);
+            QCOMPARE(p.bytes, 0.0f);
+        }
         s.curve[0].speed = 1.15f;  // timed up to the recommendation
         s.curve[1].speed = 0.97f;
         s.curve[2].speed = 1.02f;
+        s.curve[0].bytes = 0.68f;  // and its bytes counted
+        s.curve[1].bytes = 0.67f;
+        s.curve[2].bytes = 0.61f;
         write_sidecar(path, s);
         const Sidecar r = read_sidecar(path, s.model_hash);
         QCOMPARE(r.curve.size(), s.curve.size());
@@ -502,6 +508,7 @@ private slots:
             QCOMPARE(r.curve[i].mean_kl, s.curve[i].mean_kl);
             QCOMPARE(r.curve[i].top1, s.curve[i].top1);
             QCOMPARE(r.curve[i].speed, s.curve[i].speed);
+            QCOMPARE(r.curve[i].bytes, s.curve[i].bytes);
         }
         QCOMPARE(r.curve_bound, 0.02f);
         QCOMPARE(r.curve_dense_ppl, 36.16f);
@@ -539,6 +546,11 @@ private slots:
         write_sidecar(path, s);
         QVERIFY_THROWS_EXCEPTION(SidecarError, read_sidecar(path));
         s.curve[1].speed = 0.97f;
+        // A byte count that is not a number: refused.
+        s.curve[2].bytes = std::nanf("");
+        write_sidecar(path, s);
+        QVERIFY_THROWS_EXCEPTION(SidecarError, read_sidecar(path));
+        s.curve[2].bytes = 0.61f;
         // Levels out of order: refused.
         s.curve[1].level = 0.7f;
         write_sidecar(path, s);

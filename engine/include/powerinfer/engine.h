@@ -226,6 +226,7 @@ struct SparsityCurvePoint {
     double ppl_rise = 0;              // perplexity / dense perplexity - 1
     double mean_kl = 0, top1 = 0;     // KL(dense || sparse), argmax agreement
     double speed = 0;                 // decode against dense on the calibrating CPU (0: not timed)
+    double bytes = 0;  // weight bytes per decoded token against dense's (0: not counted)
 };
 struct SparsityCurve {
     std::vector<SparsityCurvePoint> points;  // ascending levels; empty: not measured
