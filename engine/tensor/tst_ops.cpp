@@ -175,6 +175,7 @@ private slots:
 
         struct Out {
             std::vector<float> scores[2], mix[2], sw, sm;
+            std::vector<std::vector<float>> sm_short;  // rows of a causal mask's lengths
         };
         auto run = [&](Out& o) {
             std::vector<float> scratch(static_cast<size_t>(mix_f16_scratch_floats(dim)));
@@ -192,6 +193,11 @@ private slots:
             swiglu(x.data(), up.data(), o.sw.data(), int64_t(x.size()));
             o.sm = x;
             softmax(o.sm.data(), int64_t(o.sm.size()));
+            for (int64_t len : {1, 2, 7, 8, 9, 15, 16, 17, 24, 33}) {
+                std::vector<float> row(x.begin() + 20, x.begin() + 20 + len);
+                softmax(row.data(), len);
+                o.sm_short.push_back(row);
+            }
         };
         const auto levels = testing::simd_levels();
         QVERIFY(force_simd_level("scalar"));
@@ -207,6 +213,7 @@ private slots:
             }
             QVERIFY2(o.sw == ref.sw, level.c_str());
             QVERIFY2(o.sm == ref.sm, level.c_str());
+            QVERIFY2(o.sm_short == ref.sm_short, level.c_str());
         }
         // float64 references.
         std::vector<double> want_scores(static_cast<size_t>(n_keys)), want_sw(x.size());
