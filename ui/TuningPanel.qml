@@ -243,7 +243,7 @@ Drawer {
                        .arg(pct(drawer.sparse.defaultSparsity, 0))
                        .arg(at(drawer.sparse.defaultSparsity, "speed").toFixed(2))
                        .arg(at(drawer.sparse.defaultSparsity, "bytes") > 0
-                            ? qsTr(", reading %1 of its bytes").arg(pct(at(drawer.sparse.defaultSparsity, "bytes"), 0))
+                            ? qsTr(", reading %1 of dense's weight bytes").arg(pct(at(drawer.sparse.defaultSparsity, "bytes"), 0))
                             : "")
                      : "")
                     + " " + (current >= 0

@@ -49,7 +49,7 @@ TestCase {
         verify(summary.text.indexOf("Recommended: 45 %") >= 0, summary.text)
         verify(summary.text.indexOf("+1.1 %") >= 0, summary.text)
         verify(summary.text.indexOf("Default: 0 %, the fastest within it when calibrating "
-                                    + "(1.03x dense, reading 75 % of its bytes)") >= 0,
+                                    + "(1.03x dense, reading 75 % of dense's weight bytes)") >= 0,
                summary.text)
 
         // The knob moves the current point along the curve.
