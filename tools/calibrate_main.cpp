@@ -237,6 +237,13 @@ int main(int argc_in, char** argv_in) {
         }
         if (!r.curve_note.empty()) std::printf("note: %s\n", r.curve_note.c_str());
         std::printf("default sparsity %.2f (activation_sparsity -1)\n", r.curve.default_level);
+        if (r.input_default_level >= 0) {
+            std::printf("sparse engine v3 (--sparse-engine v3): default %.2f, timed",
+                        r.input_default_level);
+            for (const auto& p : r.input_points)
+                std::printf(" %.2f: %.3fx%s", p.level, p.speed,
+                            &p == &r.input_points.back() ? "\n" : ",");
+        }
         std::printf("tokens %lld, run %.1f s, curve %.1f s, training %.1f s\n",
                     static_cast<long long>(r.tokens), r.run_seconds, r.curve_seconds,
                     r.train_seconds);

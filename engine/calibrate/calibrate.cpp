@@ -512,7 +512,7 @@ CalibrationReport calibrate_model(const CalibrationOptions& opt) {
     }
 
     // The sparsity curve and the recommendation.
-    double recommended = -1, fastest = -1;
+    double recommended = -1, fastest = -1, input_default = -1;
     std::vector<std::vector<double>> speed_rounds;  // per timed level
     if (curve_windows > 0) {
         const auto tc = Clock::now();
@@ -554,6 +554,36 @@ CalibrationReport calibrate_model(const CalibrationOptions& opt) {
                 fmt(": the default is %.2f, the fastest (a higher level only where it decodes "
                     "3 %% faster and reads 3 %% fewer bytes)",
                     fastest));
+        }
+        if (opt.curve_speed && !input_thresholds.empty()) {
+            // Sparse engine v3's default the same way, at its candidate
+            // levels (v3 is opt-in; its copies are built for the timing).
+            sparse::Sidecar probe = exact_sc;
+            probe.head_basis = head_basis;
+            probe.input_levels = input_levels;
+            probe.input_thresholds = input_thresholds;
+            const int64_t n =
+                std::min<int64_t>(static_cast<int64_t>(held.size()), kTimedPrompt + kTimedTokens);
+            const auto ts = Clock::now();
+            std::vector<sparse::CurvePoint> timed;
+            input_default = time_input_default(
+                m, pool, probe, std::span<const int32_t>(held.data(), n), timed,
+                report.input_speed_rounds, [&](int64_t done, int64_t total) {
+                    CalibrationProgress p = progress.at(CalibrationPhase::Curve, step, steps);
+                    p.message = fmt("calibrate: timing sparse engine v3 on this CPU, %.0f/%.0f",
+                                    double(done + 1), double(total));
+                    progress.emit(p);
+                });
+            report.input_default_level = input_default;
+            std::string points;
+            for (const auto& p : timed)
+                points += fmt(" %.2f: %.3fx", p.level, p.speed) +
+                          (p.bytes > 0 ? fmt(" (%.3f of the bytes);", p.bytes) : std::string(";"));
+            log(fmt("calibrate: sparse engine v3 timed in %.1f s:", seconds_since(ts)) + points +
+                fmt(" its default is %.2f", input_default));
+            for (const auto& p : timed)
+                report.input_points.push_back(
+                    {p.level, p.delivered, p.ppl_rise, p.mean_kl, p.top1, p.speed, p.bytes});
         }
         exact_sc.curve = curve;
         exact_sc.curve_bound = static_cast<float>(bound);
@@ -618,6 +648,7 @@ CalibrationReport calibrate_model(const CalibrationOptions& opt) {
         sc.default_sparsity = static_cast<float>(default_level);
         sc.input_levels = input_levels;
         sc.input_thresholds = input_thresholds;
+        sc.input_default_sparsity = static_cast<float>(input_default);
         sc.head_basis = head_basis;
         TargetReport tr;
         tr.target_sparsity = targets[ti];

@@ -202,10 +202,13 @@ double recommend(const std::vector<sparse::CurvePoint>& curve, double bound) {
     return best;
 }
 
-std::vector<std::vector<double>> decode_speed(
-    model::Model& m, tensor::ThreadPool& pool, const sparse::Sidecar& sidecar,
-    const std::vector<double>& levels, std::span<const int32_t> tokens, int64_t n_decode,
-    int rounds, const std::function<void(int64_t, int64_t)>& step, std::vector<double>* bytes) {
+std::vector<std::vector<double>> decode_speed(model::Model& m, tensor::ThreadPool& pool,
+                                              const sparse::Sidecar& sidecar,
+                                              const std::vector<double>& levels,
+                                              std::span<const int32_t> tokens, int64_t n_decode,
+                                              int rounds,
+                                              const std::function<void(int64_t, int64_t)>& step,
+                                              std::vector<double>* bytes, bool v3) {
     const int64_t n_prompt = static_cast<int64_t>(tokens.size()) - n_decode;
     std::vector<std::vector<double>> out(levels.size());
     if (bytes) bytes->assign(levels.size(), 0.0);
@@ -217,6 +220,7 @@ std::vector<std::vector<double>> decode_speed(
     options.head = m.output();
     options.file = &m.file();
     options.token_weight_bytes = double(m.decode_weight_bytes());
+    if (v3) options.input_products = m.decode_products();
     Tuning tuning;
     sparse::HybridFfn sparse(pool, std::move(ffn), sidecar,
                              backend::make_cpu_device({int64_t{1} << 40, pool.size(), false}),
@@ -292,6 +296,29 @@ double time_curve(model::Model& m, tensor::ThreadPool& pool, const sparse::Sidec
         curve[k].bytes = static_cast<float>(bytes[k]);
     }
     return fastest_within(curve, bound, 0.03, &rounds);
+}
+
+double time_input_default(model::Model& m, tensor::ThreadPool& pool, const sparse::Sidecar& sidecar,
+                          std::span<const int32_t> tokens, std::vector<sparse::CurvePoint>& timed,
+                          std::vector<std::vector<double>>& rounds,
+                          const std::function<void(int64_t, int64_t)>& step) {
+    const std::vector<double> levels(std::begin(sparse::HybridFfn::kInputDefaultCandidates),
+                                     std::end(sparse::HybridFfn::kInputDefaultCandidates));
+    std::vector<double> bytes;
+    rounds = decode_speed(m, pool, sidecar, levels, tokens, kTimedTokens, kTimedRounds, step,
+                          &bytes, true);
+    timed.clear();
+    for (size_t k = 0; k < levels.size(); ++k) {
+        sparse::CurvePoint p;
+        p.level = static_cast<float>(levels[k]);
+        p.delivered = p.level;
+        p.top1 = 1;
+        p.speed = static_cast<float>(median_of(rounds[k]));
+        p.bytes = static_cast<float>(bytes[k]);
+        timed.push_back(p);
+    }
+    // Every candidate counts as within the bound (none's rise is measured).
+    return fastest_within(timed, 1.0, 0.03, &rounds);
 }
 
 double fastest_within(const std::vector<sparse::CurvePoint>& curve, double bound, double margin,

@@ -142,12 +142,14 @@ std::vector<sparse::CurvePoint> measure_curve(CurveMeter& meter, const std::vect
 // last. `step` (may be empty) is called before each level's run, e.g. to
 // report progress; what it throws leaves the model on its dense FFN. With
 // `bytes`, each level's weight bytes per decoded token against dense's
-// (measured in an untimed pass before the rounds).
+// (measured in an untimed pass before the rounds). With `v3`, the levels are
+// sparse engine v3's (input sparsity on every one-token product, from the
+// sidecar's input thresholds; its copies beside the dense layout).
 std::vector<std::vector<double>> decode_speed(
     model::Model& m, tensor::ThreadPool& pool, const sparse::Sidecar& sidecar,
     const std::vector<double>& levels, std::span<const int32_t> tokens, int64_t n_decode,
     int rounds, const std::function<void(int64_t done, int64_t total)>& step = {},
-    std::vector<double>* bytes = nullptr);
+    std::vector<double>* bytes = nullptr, bool v3 = false);
 
 // What time_curve decodes: kTimedTokens after kTimedPrompt held-out tokens,
 // kTimedRounds rounds.
@@ -163,6 +165,16 @@ double time_curve(model::Model& m, tensor::ThreadPool& pool, const sparse::Sidec
                   std::vector<sparse::CurvePoint>& curve, double recommended, double bound,
                   std::span<const int32_t> tokens, std::vector<std::vector<double>>& rounds,
                   const std::function<void(int64_t done, int64_t total)>& step = {});
+
+// Sparse engine v3's default on this CPU: decode_speed (v3) at
+// HybridFfn::kInputDefaultCandidates (the levels up to the one measured
+// within +2 % perplexity on the test models; calibration does not measure
+// v3's perplexity), and the fastest of them by fastest_within's rules.
+// `timed` gets the points (level, speed, bytes), `rounds` the rounds.
+double time_input_default(model::Model& m, tensor::ThreadPool& pool, const sparse::Sidecar& sidecar,
+                          std::span<const int32_t> tokens, std::vector<sparse::CurvePoint>& timed,
+                          std::vector<std::vector<double>>& rounds,
+                          const std::function<void(int64_t done, int64_t total)>& step = {});
 
 // The level to run by default: among the timed points within the bound
 // (speed > 0), ascending, a higher level only where it decodes more than

@@ -347,6 +347,25 @@ private slots:
                 QCOMPARE(sc.curve[k].speed, float(c.points[k].speed));
             QCOMPARE(sc.target_sparsity, float(c.recommended));
             QCOMPARE(sc.curve.size(), c.points.size());
+            // Sparse engine v3's default: timed at its candidate levels, the
+            // fastest of them by the same rules, kept in the sidecar (and
+            // run by a v3 engine at activation_sparsity -1, below).
+            const auto& cand = sparse::HybridFfn::kInputDefaultCandidates;
+            QCOMPARE(r.input_points.size(), std::size(cand));
+            QCOMPARE(r.input_speed_rounds.size(), std::size(cand));
+            std::vector<sparse::CurvePoint> v3;
+            for (size_t k = 0; k < r.input_points.size(); ++k) {
+                const auto& p = r.input_points[k];
+                QCOMPARE(float(p.level), float(cand[k]));
+                QVERIFY2(p.speed > 0.33 && p.speed < 3, qPrintable(table));
+                QCOMPARE(int64_t(r.input_speed_rounds[k].size()), int64_t(calibrate::kTimedRounds));
+                v3.push_back(
+                    {float(p.level), float(p.delivered), 0, 0, 1, float(p.speed), float(p.bytes)});
+            }
+            QVERIFY(r.input_points[1].bytes > 0 && r.input_points[1].bytes < 1);  // skips inputs
+            QCOMPARE(r.input_default_level,
+                     calibrate::fastest_within(v3, 1.0, 0.03, &r.input_speed_rounds));
+            QCOMPARE(sc.input_default_sparsity, float(r.input_default_level));
             // The head preview's basis: a fifth of the width, in 32-element blocks.
             QCOMPARE(sc.head_basis.rank, sparse::head_basis_rank(sc.n_embd));
             QCOMPARE(sc.head_basis.rank, int64_t(128));  // 576 and 640 wide
@@ -367,6 +386,12 @@ private slots:
                          std::string::npos,
                      engine->info().sparse_status.c_str());
             QCOMPARE(engine->info().sparsity_curve.recommended, c.recommended);
+            {
+                LoadOptions l3 = lo;
+                l3.sparse_engine = 3;
+                QCOMPARE(Engine::load(l3)->info().sparsity_curve.default_level,
+                         double(sc.input_default_sparsity));
+            }
             std::ifstream in(corpus);
             const std::string text((std::istreambuf_iterator<char>(in)), {});
             PerplexityOptions po;

@@ -543,7 +543,10 @@ HeadCounts HybridFfn::head_counts() const {
 
 // The sidecar's curve and default level are v2's (powerinfer-calibrate
 // measures the v2 path): v3 has its own default.
-double HybridFfn::input_default_level() const { return kInputDefaultLevel; }
+double HybridFfn::input_default_level() const {
+    return sidecar_.input_default_sparsity >= 0 ? sidecar_.input_default_sparsity
+                                                : kInputDefaultLevel;
+}
 
 void HybridFfn::end_token() {
     const int64_t nl = static_cast<int64_t>(layers_.size());

@@ -152,11 +152,15 @@ public:
     // v3: what the decoded tokens since load (or reset_summary) read.
     InputCounts input_counts() const;
     int64_t input_tokens() const;
-    // Its default level (activation_sparsity -1).
+    // Its default level (activation_sparsity -1): the sidecar's timed one
+    // (calibration: the fastest of kInputDefaultCandidates on that CPU), else
+    // kInputDefaultLevel.
     double input_default_level() const;
     // Measured within +2 % perplexity on SmolLM2 (0.1-0.2) and Qwen2.5-Coder-0.5B
     // (about 0.2), docs/benchmarks.md "Sparse engine v3".
     static constexpr double kInputDefaultLevel = 0.15;
+    // The levels calibration times for v3's default: those up to it.
+    static constexpr double kInputDefaultCandidates[] = {0.0, 0.1, kInputDefaultLevel};
     void reset_summary();
     void set_sparse_prefill(bool on) { opt_.sparse_prefill = on; }
     // What the decoded tokens read of the output head's preview since load

@@ -253,6 +253,8 @@ void write_sidecar(const std::filesystem::path& path, const Sidecar& s) {
         w.set("powerinfer.recommended_sparsity", Value::f32(s.recommended_sparsity));
     if (s.default_sparsity >= 0)
         w.set("powerinfer.default_sparsity", Value::f32(s.default_sparsity));
+    if (s.input_default_sparsity >= 0)
+        w.set("powerinfer.input_default_sparsity", Value::f32(s.input_default_sparsity));
     const uint64_t n_embd = static_cast<uint64_t>(s.n_embd), n_ff = static_cast<uint64_t>(s.n_ff);
     for (size_t i = 0; i < s.layers.size(); ++i) {
         const LayerStats& l = s.layers[i];
@@ -401,7 +403,8 @@ Sidecar read_sidecar(const std::filesystem::path& path, const std::string& expec
         s.curve_tokens = static_cast<uint64_t>(f->get_int("powerinfer.curve.tokens").value_or(0));
         for (auto [key, dst] :
              {std::pair{"powerinfer.recommended_sparsity", &s.recommended_sparsity},
-              std::pair{"powerinfer.default_sparsity", &s.default_sparsity}}) {
+              std::pair{"powerinfer.default_sparsity", &s.default_sparsity},
+              std::pair{"powerinfer.input_default_sparsity", &s.input_default_sparsity}}) {
             const auto v = f->get_float(key);
             if (!v) continue;
             if (!std::isfinite(*v) || *v < 0 || *v >= 1)

@@ -24,7 +24,8 @@
 //   target's threshold)
 //   optional: powerinfer.input_levels f32[L], powerinfer.input_thresholds
 //   f32[P * L] (sparse engine v3: per one-token product, its criterion's
-//   quantiles; P products in Model::decode_products() order)
+//   quantiles; P products in Model::decode_products() order),
+//   powerinfer.input_default_sparsity f32 (v3's default, timed)
 //   optional: tensor powerinfer.head_basis F32[n_embd, rank] (the output
 //   head's input subspace, orthonormal rows: sparse/sparse_head.h)
 //   tensors per layer l: blk.l.act_freq F32[n_ff], blk.l.act_mass F32[n_ff],
@@ -136,6 +137,10 @@ struct Sidecar {
     // are v3's.
     std::vector<float> input_levels;
     std::vector<std::vector<float>> input_thresholds;
+    // v3's level for activation_sparsity -1: the fastest of its timed
+    // candidates on the CPU that calibrated (-1: not timed, the engine's
+    // fixed default).
+    float input_default_sparsity = -1;
     // The output head's preview basis (optional; older sidecars lack it).
     HeadBasis head_basis;
 };

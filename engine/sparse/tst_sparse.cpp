@@ -476,6 +476,7 @@ private slots:
         QVERIFY(old.curve.empty());
         QCOMPARE(old.recommended_sparsity, -1.0f);
         QCOMPARE(old.default_sparsity, -1.0f);
+        QCOMPARE(old.input_default_sparsity, -1.0f);
 
         s.curve = {{0.0f, 0.0f, 0.001f, 0.003f, 0.96f},
                    {0.2f, 0.195f, 0.004f, 0.005f, 0.95f},
@@ -486,6 +487,7 @@ private slots:
         s.curve_tokens = 504;
         s.recommended_sparsity = 0.5f;
         s.default_sparsity = 0.5f;
+        s.input_default_sparsity = 0.1f;
         write_sidecar(path, s);
         const Sidecar untimed = read_sidecar(path, s.model_hash);
         for (const auto& p : untimed.curve) {
@@ -515,6 +517,7 @@ private slots:
         QCOMPARE(r.curve_tokens, uint64_t(504));
         QCOMPARE(r.recommended_sparsity, 0.5f);
         QCOMPARE(r.default_sparsity, 0.5f);
+        QCOMPARE(r.input_default_sparsity, 0.1f);
 
         // The default level: -1 runs at default_sparsity (0.5 -> the 0.02
         // threshold), not at the target's threshold (0.01).
@@ -541,6 +544,11 @@ private slots:
                                 .arg(exact.extra_bytes())
                                 .arg(exact.planned_bytes())));
 
+        // v3's default outside [0, 1): refused.
+        s.input_default_sparsity = 1.5f;
+        write_sidecar(path, s);
+        QVERIFY_THROWS_EXCEPTION(SidecarError, read_sidecar(path));
+        s.input_default_sparsity = 0.1f;
         // A negative speed: refused.
         s.curve[1].speed = -1.0f;
         write_sidecar(path, s);

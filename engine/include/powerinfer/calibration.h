@@ -123,6 +123,13 @@ struct CalibrationReport {
     SparsityCurve curve;  // empty points: not measured (see curve_note)
     std::string curve_note;
     double curve_seconds = 0;
+    // Sparse engine v3's default (-1: not timed): the fastest of its
+    // candidate levels on this CPU (their rise is not measured; they are
+    // the levels up to the one found within +2 % on the test models), with
+    // the points (level, speed, bytes) and rounds it was chosen from.
+    double input_default_level = -1;
+    std::vector<SparsityCurvePoint> input_points;
+    std::vector<std::vector<double>> input_speed_rounds;
 };
 
 class CalibrationCancelled : public LoadCancelled {
