@@ -18,6 +18,7 @@
 #include "gguf/gguf.h"
 #include "model/expert_placement.h"
 #include "model/model.h"
+#include "powerinfer/fit_estimate.h"
 #include "powerinfer/utf8_path.h"
 #include "sparse/exact_ffn.h"
 #include "sparse/input_sparsity.h"
@@ -555,7 +556,17 @@ CalibrationReport calibrate_model(const CalibrationOptions& opt) {
                     "3 %% faster and reads 3 %% fewer bytes)",
                     fastest));
         }
-        if (opt.curve_speed && !input_thresholds.empty()) {
+        // v3's copies are built beside the dense layout for its timing:
+        // about the weights once more, which must fit in the free RAM.
+        const int64_t copies = m.decode_weight_bytes();
+        const int64_t free_ram = host_memory().available_bytes;
+        const bool copies_fit = free_ram <= 0 || copies + (int64_t{1} << 30) < free_ram;
+        if (opt.curve_speed && !input_thresholds.empty() && !copies_fit)
+            log(
+                fmt("calibrate: sparse engine v3 not timed: its copies (about %.0f MiB) do not "
+                    "fit in the free RAM (%.0f MiB); it runs its fixed default",
+                    double(copies) / 1048576.0, double(free_ram) / 1048576.0));
+        if (opt.curve_speed && !input_thresholds.empty() && copies_fit) {
             // Sparse engine v3's default the same way, at its candidate
             // levels (v3 is opt-in; its copies are built for the timing).
             sparse::Sidecar probe = exact_sc;
