@@ -10,6 +10,7 @@
 #include <cfloat>
 #include <cmath>
 #include <cstring>
+#include <type_traits>
 
 #include "tensor/fp16.h"
 #include "tensor/kernels.h"
@@ -510,8 +511,8 @@ KernelTable make_scalar_table() {
     t.quantize_act[kActQ8_0] = quantize_act_q8_0;
     t.quantize_act[kActQ8_1] = quantize_q8_1;
     t.quantize_act[kActQ8_K] = quantize_q8_k;
-    t.math = {gm_swiglu,  gm_softmax,       gm_scores_f16,   gm_mix_f16,
-              to_f16_scalar, round_f16_scalar, geglu_scalar};
+    t.math = {gm_swiglu,     gm_softmax,       gm_scores_f16, gm_mix_f16,
+              to_f16_scalar, round_f16_scalar, geglu_scalar,  gm_mix_f32};
     t.sparse_down = sparse_down_scalar;
     t.colsparse = colsparse_scalar;
     t.u4_rows = u4_rows_scalar;
