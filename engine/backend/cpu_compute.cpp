@@ -297,28 +297,6 @@ private:
         if (q16_.size() < workers * static_cast<size_t>(a.head_dim))
             q16_.assign(workers * static_cast<size_t>(a.head_dim), 0);
         if (mix_.size() < workers * mix_floats) mix_.assign(workers * mix_floats, 0.0f);
-        // One sequence's prompt: its rows' queries (and each KV head's
-        // group) share the V rows, so they are converted to F32 once here
-        // instead of by every query (the conversion was the mix's
-        // bottleneck; exact, so the same bits).
-        const int64_t group = a.n_head / a.n_head_kv;
-        const int64_t v_rows = rows_of.positions ? 0 : rows_of.pos0 + rows;
-        const bool v32 = !rows_of.positions && rows * group >= 8;
-        if (v32) {
-            const auto hdv = a.head_dim_v;
-            const size_t floats = static_cast<size_t>(a.n_head_kv * v_rows * hdv);
-            if (v32_.size() < floats) v32_.resize(floats);
-            const auto* V = static_cast<const uint16_t*>(rows_of.v[0]);
-            pool_.parallel_for(a.n_head_kv * v_rows, [&](int64_t begin, int64_t end, int) {
-                for (int64_t r = begin; r < end; ++r) {
-                    const int64_t g = r / v_rows, t = r % v_rows;
-                    const uint16_t* src = V + (g * a.n_ctx + t) * hdv;
-                    float* dst = v32_.data() + r * hdv;
-                    for (int64_t d = 0; d < hdv; ++d)
-                        dst[d] = tensor::fp16_to_fp32_portable(src[d]);
-                }
-            });
-        }
         struct Job {
             CpuCompute* self;
             const AttentionShape* a;
@@ -326,9 +304,7 @@ private:
             float* out;
             size_t mix_floats;
             int64_t n_rows;
-            const float* v32;  // null: mix from the F16 cache
-            int64_t v_rows;
-        } job{this, &a, &rows_of, out, mix_floats, rows, v32 ? v32_.data() : nullptr, v_rows};
+        } job{this, &a, &rows_of, out, mix_floats, rows};
         pool_.parallel_for(rows * a.n_head, [&job](int64_t begin, int64_t end, int worker) {
             const AttentionShape& c = *job.a;
             const AttentionRows& rs = *job.rows;
@@ -364,13 +340,8 @@ private:
                 tensor::softmax(scores, n_keys);
                 // The probabilities enter the product with V as F16, as in ggml.
                 tensor::round_to_f16(scores, n_keys);
-                float* o = job.out + (i * c.n_head + h) * hdv;
-                if (job.v32)
-                    tensor::mix_f32(scores, job.v32 + g * job.v_rows * hdv, n_keys, hdv, hdv,
-                                    rs.batched, o, mix);
-                else
-                    tensor::mix_f16(scores, V + g * c.n_ctx * hdv, n_keys, hdv, hdv, rs.batched, o,
-                                    mix);
+                tensor::mix_f16(scores, V + g * c.n_ctx * hdv, n_keys, hdv, hdv, rs.batched,
+                                job.out + (i * c.n_head + h) * hdv, mix);
             }
         });
     }
@@ -397,7 +368,6 @@ private:
     MatvecHook* hook_ = nullptr;
     tensor::QuantizedVector xq_;
     std::vector<float> scores_, mix_, gate_, up_;
-    std::vector<float> v32_;  // a prompt's V rows as F32 (run_attention)
     // gated_products()'s matrices and outputs; matmul_each()'s quantized
     // inputs and one-thread pools (one per worker: each runs its slices alone).
     std::vector<tensor::WeightView> gu_ws_;

@@ -102,10 +102,6 @@ struct MathKernels {
     // g >= 10, else table[f16(g)] * u. `table` has 65537 entries (the last
     // one pads a 32-bit gather at index 0xFFFF).
     void (*geglu)(const float* g, const float* u, const uint16_t* table, float* out, int64_t n);
-    // mix_f16 over V rows already converted to F32 (exactly, so the same
-    // bits): a prompt's queries share the rows, converted once.
-    void (*mix_f32)(const float* w, const float* v, int64_t n, int64_t dim, int64_t v_stride,
-                    bool batched, float* out, float* scratch);
 };
 
 // One token's column-sparse down product (tensor/sparse_down.h): plain

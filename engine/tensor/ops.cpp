@@ -99,14 +99,6 @@ void mix_f16(const float* w, const uint16_t* v, int64_t n, int64_t dim, int64_t 
     kernels::active_table().math.mix_f16(w, v, n, dim, v_stride, batched, out, scratch);
 }
 
-void mix_f32(const float* w, const float* v, int64_t n, int64_t dim, int64_t v_stride, bool batched,
-             float* out, float* scratch) {
-    if (dim > 512)
-        throw EngineError("attention value size " + std::to_string(dim) +
-                          " is larger than the supported 512");
-    kernels::active_table().math.mix_f32(w, v, n, dim, v_stride, batched, out, scratch);
-}
-
 void to_f16(const float* x, uint16_t* y, int64_t n) { kernels::active_table().math.to_f16(x, y, n); }
 
 void round_to_f16(float* x, int64_t n) { kernels::active_table().math.round_f16(x, n); }

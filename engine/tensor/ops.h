@@ -35,10 +35,6 @@ void scores_f16(const uint16_t* keys, int64_t n_keys, int64_t dim, const uint16_
 void mix_f16(const float* w, const uint16_t* v, int64_t n, int64_t dim, int64_t v_stride,
              bool batched, float* out, float* scratch);
 inline int64_t mix_f16_scratch_floats(int64_t dim) { return 64 * dim; }
-// mix_f16 with V rows already converted to F32 (each value exactly its F16
-// one, e.g. fp16_to_fp32): the same bits, without converting per query.
-void mix_f32(const float* w, const float* v, int64_t n, int64_t dim, int64_t v_stride, bool batched,
-             float* out, float* scratch);
 // y[i] = F16(x[i]) (round to nearest even), and x[i] = F16(x[i]) as a float:
 // fp32_to_fp16 over a row, at the active SIMD level.
 void to_f16(const float* x, uint16_t* y, int64_t n);

@@ -10,7 +10,6 @@
 #include <cfloat>
 #include <cmath>
 #include <cstring>
-#include <type_traits>
 
 #include "tensor/fp16.h"
 #include "tensor/kernels.h"
@@ -512,7 +511,7 @@ KernelTable make_scalar_table() {
     t.quantize_act[kActQ8_1] = quantize_q8_1;
     t.quantize_act[kActQ8_K] = quantize_q8_k;
     t.math = {gm_swiglu,     gm_softmax,       gm_scores_f16, gm_mix_f16,
-              to_f16_scalar, round_f16_scalar, geglu_scalar,  gm_mix_f32};
+              to_f16_scalar, round_f16_scalar, geglu_scalar};
     t.sparse_down = sparse_down_scalar;
     t.colsparse = colsparse_scalar;
     t.u4_rows = u4_rows_scalar;

@@ -150,8 +150,8 @@ private slots:
     }
 
     // The attention mix at widths whose column count per pass (dim / 8, at
-    // most 16 per pass) takes each of the kernel's register counts, from
-    // F16 and from F32 rows, batched or not: the scalar table's bits.
+    // most 16 per pass) takes each of the kernel's register counts,
+    // batched or not: the scalar table's bits.
     void mixIdenticalOnEveryLevelAtEveryWidth() {
         testing::LevelGuard guard;
         std::mt19937 rng(5);
@@ -160,30 +160,23 @@ private slots:
         for (int64_t dim : {8, 40, 64, 136, 256, 264}) {
             std::vector<uint16_t> v(static_cast<size_t>(n * dim));
             for (auto& h : v) h = fp32_to_fp16(nd(rng));
-            std::vector<float> v32(v.size()), w(static_cast<size_t>(n));
-            for (size_t k = 0; k < v.size(); ++k) v32[k] = fp16_to_fp32(v[k]);
+            std::vector<float> w(static_cast<size_t>(n));
             for (auto& x : w) x = fp16_to_fp32(fp32_to_fp16(std::fabs(nd(rng)) / float(n)));
             std::vector<float> scratch(static_cast<size_t>(mix_f16_scratch_floats(dim)));
-            auto run = [&](bool batched, bool f32) {
+            auto run = [&](bool batched) {
                 std::vector<float> out(static_cast<size_t>(dim));
-                if (f32)
-                    mix_f32(w.data(), v32.data(), n, dim, dim, batched, out.data(), scratch.data());
-                else
-                    mix_f16(w.data(), v.data(), n, dim, dim, batched, out.data(), scratch.data());
+                mix_f16(w.data(), v.data(), n, dim, dim, batched, out.data(), scratch.data());
                 return out;
             };
             QVERIFY(force_simd_level("scalar"));
-            const std::vector<float> ref[2] = {run(false, false), run(true, false)};
+            const std::vector<float> ref[2] = {run(false), run(true)};
             for (const auto& level : testing::simd_levels()) {
                 QVERIFY(force_simd_level(level));
                 for (int b = 0; b < 2; ++b)
-                    for (bool f32 : {false, true})
-                        QVERIFY2(run(b == 1, f32) == ref[b],
-                                 qPrintable(QString("%1, dim %2, batched %3, f32 %4")
-                                                .arg(level.c_str())
-                                                .arg(dim)
-                                                .arg(b)
-                                                .arg(f32)));
+                    QVERIFY2(
+                        run(b == 1) == ref[b],
+                        qPrintable(
+                            QString("%1, dim %2, batched %3").arg(level.c_str()).arg(dim).arg(b)));
             }
         }
     }
@@ -213,7 +206,7 @@ private slots:
         const auto up = random_vec(1000, 1.0f, 13);
 
         struct Out {
-            std::vector<float> scores[2], mix[2], mix32[2], sw, sm;
+            std::vector<float> scores[2], mix[2], sw, sm;
             std::vector<std::vector<float>> sm_short;  // rows of a causal mask's lengths
         };
         auto run = [&](Out& o) {
@@ -226,12 +219,6 @@ private slots:
                 for (auto& v : p) v = fp16_to_fp32(fp32_to_fp16(v));
                 o.mix[b].assign(size_t(dim), 0.0f);
                 mix_f16(p.data(), vals.data(), n_keys, dim, dim, b == 1, o.mix[b].data(),
-                        scratch.data());
-                // ... and from V converted to F32 first: the same bits.
-                std::vector<float> v32(vals.size());
-                for (size_t k = 0; k < vals.size(); ++k) v32[k] = fp16_to_fp32(vals[k]);
-                o.mix32[b].assign(size_t(dim), 0.0f);
-                mix_f32(p.data(), v32.data(), n_keys, dim, dim, b == 1, o.mix32[b].data(),
                         scratch.data());
             }
             o.sw.assign(x.size(), 0.0f);
@@ -255,7 +242,6 @@ private slots:
             for (int b = 0; b < 2; ++b) {
                 QVERIFY2(o.scores[b] == ref.scores[b], level.c_str());
                 QVERIFY2(o.mix[b] == ref.mix[b], level.c_str());
-                QVERIFY2(o.mix32[b] == ref.mix[b], level.c_str());
             }
             QVERIFY2(o.sw == ref.sw, level.c_str());
             QVERIFY2(o.sm == ref.sm, level.c_str());
