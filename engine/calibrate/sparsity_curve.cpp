@@ -310,9 +310,7 @@ double time_input_default(model::Model& m, tensor::ThreadPool& pool, const spars
     timed.clear();
     for (size_t k = 0; k < levels.size(); ++k) {
         sparse::CurvePoint p;
-        p.level = static_cast<float>(levels[k]);
-        p.delivered = p.level;
-        p.top1 = 1;
+        p.level = static_cast<float>(levels[k]);  // (delivered, rise, KL, top-1: not measured)
         p.speed = static_cast<float>(median_of(rounds[k]));
         p.bytes = static_cast<float>(bytes[k]);
         timed.push_back(p);

@@ -170,7 +170,8 @@ double time_curve(model::Model& m, tensor::ThreadPool& pool, const sparse::Sidec
 // HybridFfn::kInputDefaultCandidates (the levels up to the one measured
 // within +2 % perplexity on the test models; calibration does not measure
 // v3's perplexity), and the fastest of them by fastest_within's rules.
-// `timed` gets the points (level, speed, bytes), `rounds` the rounds.
+// `timed` gets the points (level, speed, bytes; the rest 0: not measured),
+// `rounds` the rounds.
 double time_input_default(model::Model& m, tensor::ThreadPool& pool, const sparse::Sidecar& sidecar,
                           std::span<const int32_t> tokens, std::vector<sparse::CurvePoint>& timed,
                           std::vector<std::vector<double>>& rounds,
