@@ -133,8 +133,8 @@ struct Sidecar {
     // Sparse engine v3's input thresholds (optional; older sidecars lack
     // them): per one-token product of the model (Model::decode_products()
     // order), the quantiles input_levels of |x_j| * ||W[:, j]|| over the
-    // calibration tokens. With them the curve and the default level above
-    // are v3's.
+    // calibration tokens. (The curve and the default level above are v2's:
+    // calibration measures v2's path; v3's default is below.)
     std::vector<float> input_levels;
     std::vector<std::vector<float>> input_thresholds;
     // v3's level for activation_sparsity -1: the fastest of its timed
