@@ -21,6 +21,7 @@
 #include "powerinfer/fit_estimate.h"
 #include "powerinfer/utf8_path.h"
 #include "sparse/exact_ffn.h"
+#include "sparse/hybrid_ffn.h"
 #include "sparse/input_sparsity.h"
 #include "sparse/sidecar.h"
 #include "tensor/matmul.h"
@@ -587,14 +588,13 @@ CalibrationReport calibrate_model(const CalibrationOptions& opt) {
                 });
             report.input_default_level = input_default;
             std::string points;
-            for (const auto& p : timed)
+            for (const auto& p : timed) {
                 points += fmt(" %.2f: %.3fx", p.level, p.speed) +
                           (p.bytes > 0 ? fmt(" (%.3f of the bytes);", p.bytes) : std::string(";"));
+                report.input_points.push_back(sparse::public_point(p));
+            }
             log(fmt("calibrate: sparse engine v3 timed in %.1f s:", seconds_since(ts)) + points +
                 fmt(" its default is %.2f", input_default));
-            for (const auto& p : timed)
-                report.input_points.push_back(
-                    {p.level, p.delivered, p.ppl_rise, p.mean_kl, p.top1, p.speed, p.bytes});
         }
         exact_sc.curve = curve;
         exact_sc.curve_bound = static_cast<float>(bound);
@@ -607,8 +607,7 @@ CalibrationReport calibrate_model(const CalibrationOptions& opt) {
         report.curve.dense_ppl = meter.dense_ppl();
         report.curve.tokens_scored = meter.scored();
         for (const auto& p : curve)
-            report.curve.points.push_back(
-                {p.level, p.delivered, p.ppl_rise, p.mean_kl, p.top1, p.speed, p.bytes});
+            report.curve.points.push_back(sparse::public_point(p));
         report.curve.speed_rounds = speed_rounds;
         log(
             fmt("calibrate: sparsity curve on %.0f held-out tokens (%.0f windows of %.0f), dense "

@@ -231,15 +231,19 @@ std::vector<std::vector<double>> decode_speed(model::Model& m, tensor::ThreadPoo
         ~DenseAgain() { m.set_ffn_executor(nullptr); }
     } dense_again{m};
     std::vector<float> logits(static_cast<size_t>(m.config().n_vocab));
-    // Seconds for n decoded tokens (teacher-forced) after the prompt.
-    auto decode = [&](model::FfnExecutor* ffn_exec, int64_t n) {
+    // Seconds for n decoded tokens (teacher-forced) after the prompt;
+    // `each` runs after every token (the untimed pass reads its metrics).
+    auto decode = [&](model::FfnExecutor* ffn_exec, int64_t n, auto&& each) {
         m.set_ffn_executor(ffn_exec);
         m.forward(tokens.data(), n_prompt, 0, 1, logits.data());
         const auto t0 = std::chrono::steady_clock::now();
-        for (int64_t i = 0; i < n; ++i)
+        for (int64_t i = 0; i < n; ++i) {
             m.forward(tokens.data() + n_prompt + i, 1, n_prompt + i, 1, logits.data());
+            each();
+        }
         return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     };
+    auto timed = [&](model::FfnExecutor* ffn_exec, int64_t n) { return decode(ffn_exec, n, [] {}); };
     auto at = [&](double level) {
         tuning.activation_sparsity = level;
         sparse.set_tuning(tuning);
@@ -247,18 +251,15 @@ std::vector<std::vector<double>> decode_speed(model::Model& m, tensor::ThreadPoo
     // A warm-up pass, untimed: each level's copies are built the first time
     // it runs, and its weight bytes per token (against dense's) are read
     // token by token.
-    decode(nullptr, 2);
+    timed(nullptr, 2);
     for (size_t k = 0; k < levels.size(); ++k) {
         at(levels[k]);
-        m.set_ffn_executor(&sparse);
-        m.forward(tokens.data(), n_prompt, 0, 1, logits.data());
         double read = 0, dense = 0;
-        for (int64_t i = 0; i < n_decode; ++i) {
-            m.forward(tokens.data() + n_prompt + i, 1, n_prompt + i, 1, logits.data());
+        decode(&sparse, n_decode, [&] {
             const TokenMetrics t = sparse.last_metrics();
             read += t.weight_bytes;
             dense += t.dense_weight_bytes;
-        }
+        });
         if (bytes && dense > 0) (*bytes)[k] = read / dense;
     }
     // Odd rounds run the levels in reverse and dense last, so that a machine
@@ -268,14 +269,14 @@ std::vector<std::vector<double>> decode_speed(model::Model& m, tensor::ThreadPoo
     for (int r = 0; r < rounds; ++r) {
         const bool reverse = r % 2 == 1;
         std::vector<double> seconds(n);
-        const double dense_first = reverse ? 0.0 : decode(nullptr, n_decode);
+        const double dense_first = reverse ? 0.0 : timed(nullptr, n_decode);
         for (size_t i = 0; i < n; ++i) {
             const size_t k = reverse ? n - 1 - i : i;
             if (step) step(static_cast<int64_t>(r * n + i), total);
             at(levels[k]);
-            seconds[k] = decode(&sparse, n_decode);
+            seconds[k] = timed(&sparse, n_decode);
         }
-        const double dense = reverse ? decode(nullptr, n_decode) : dense_first;
+        const double dense = reverse ? timed(nullptr, n_decode) : dense_first;
         for (size_t k = 0; k < n; ++k) out[k].push_back(dense / seconds[k]);
     }
     return out;

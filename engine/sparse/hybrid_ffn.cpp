@@ -714,7 +714,7 @@ SparsityCurve HybridFfn::sparsity_curve() const {
         return c;
     }
     for (const CurvePoint& p : sidecar_.curve)
-        c.points.push_back({p.level, p.delivered, p.ppl_rise, p.mean_kl, p.top1, p.speed, p.bytes});
+        c.points.push_back(public_point(p));
     c.bound = sidecar_.curve_bound;
     c.recommended = sidecar_.recommended_sparsity;
     // The default follows the sidecar only on the exact path (a GPU split

@@ -94,6 +94,11 @@ struct HybridOptions {
     uint64_t seed = 1234;
 };
 
+// A sidecar curve point as the engine's API reports it.
+inline SparsityCurvePoint public_point(const CurvePoint& p) {
+    return {p.level, p.delivered, p.ppl_rise, p.mean_kl, p.top1, p.speed, p.bytes};
+}
+
 // Accumulated per-layer counters (the --metrics table).
 struct LayerSummary {
     int64_t tokens = 0;
