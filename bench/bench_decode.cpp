@@ -46,6 +46,7 @@
 #include <vector>
 
 #include "bench_support.h"
+#include "common/weight_memory.h"
 #include "gguf/gguf.h"
 #include "model/model.h"
 #include "sparse/hybrid_ffn.h"
@@ -118,10 +119,11 @@ int run_sparse(const std::string& model, const std::string& sidecar,
     }
     std::printf(
         "CPU: %s\nmodel: %s, SIMD: %s, %d threads, prompt %d tokens, decode %d tokens, "
-        "median of %d (dense and sparse alternate), engine %s (built in %.1f s)\n%s\n\n",
+        "median of %d (dense and sparse alternate), engine %s (built in %.1f s), huge pages: "
+        "%s\n%s\n\n",
         tensor::cpu_model().c_str(), std::filesystem::path(model).filename().string().c_str(),
         tensor::simd_level().c_str(), threads, n_prompt, n_decode, runs, v3 ? "v3" : "v2", build_s,
-        status.c_str());
+        huge_page_mode().c_str(), status.c_str());
     std::printf(
         "%s| level | dense tok/s | sparse tok/s | ratio | delivered | layers' weights skipped | "
         "q/k/v | attn out | gate/up | down | head | head rows exact | head read vs dense | "
@@ -271,16 +273,15 @@ int main(int argc, char** argv) {
         }
         const bool have_ref = std::filesystem::exists(python);
         std::printf(
-            "CPU: %s\nmodel: %s, SIMD: %s%s, prompt %d tokens, decode %d tokens, median of %d\n"
-            "reference: %s\n\n",
+            "CPU: %s\nmodel: %s, SIMD: %s%s, huge pages: %s, prompt %d tokens, decode %d tokens, "
+            "median of %d\nreference: %s\n\n",
             tensor::cpu_model().c_str(), std::filesystem::path(model).filename().string().c_str(),
             tensor::simd_level().c_str(), tensor::panels_enabled() ? " (row panels)" : "",
-            n_prompt, n_decode, runs,
-            llama_bench.empty()
-                ? "llama-cpp-python (the reference venv)"
-                : ("native llama-bench " + llama_bench + ", alternating " + std::to_string(rounds) +
-                   " rounds, medians")
-                      .c_str());
+            huge_page_mode().c_str(), n_prompt, n_decode, runs,
+            llama_bench.empty() ? "llama-cpp-python (the reference venv)"
+                                : ("native llama-bench " + llama_bench + ", alternating " +
+                                   std::to_string(rounds) + " rounds, medians")
+                                      .c_str());
         print_vs_llama_cpp(file, model, python, have_ref, threads, prompt, n_decode, runs, 1,
                            llama_bench, rounds);
     } catch (const std::exception& e) {

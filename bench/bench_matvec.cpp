@@ -42,6 +42,7 @@
 #include <vector>
 
 #include "common/ggml_types.h"
+#include "common/weight_memory.h"
 #include "tensor/input_major.h"
 #include "tensor/matmul.h"
 #include "tensor/panels.h"
@@ -179,7 +180,7 @@ void draw_kept(int64_t cols, double sp, std::mt19937& pick, std::vector<int32_t>
 // input-major form.
 bool copies_and_panels(GgmlType type, const std::vector<std::vector<uint8_t>>& mats, int64_t rows,
                        int64_t cols, size_t row_bytes, std::vector<InputMajorMatrix>& im,
-                       std::vector<std::vector<uint8_t>>& panels) {
+                       std::vector<WeightVector<uint8_t>>& panels) {
     if (!input_major_supported({type, mats[0].data(), rows, cols, row_bytes})) return false;
     for (const auto& m : mats) {
         im.push_back(make_input_major({type, m.data(), rows, cols, row_bytes}));
@@ -194,7 +195,7 @@ void run_colsparse(const std::string& name, GgmlType type, const std::string& le
                    size_t row_bytes, const std::vector<float>& x, std::vector<float>& y,
                    const std::vector<Bandwidth>& bw) {
     std::vector<InputMajorMatrix> im;
-    std::vector<std::vector<uint8_t>> panels;
+    std::vector<WeightVector<uint8_t>> panels;
     if (!copies_and_panels(type, mats, rows, cols, row_bytes, im, panels)) return;
     std::mt19937 pick(5);
     for (double sp : sparsities)
@@ -312,7 +313,7 @@ void run_copydense(const std::string& name, GgmlType type, const std::string& le
                    size_t row_bytes, int64_t batch, const std::vector<float>& x,
                    std::vector<float>& y, const std::vector<Bandwidth>& bw) {
     std::vector<InputMajorMatrix> im;
-    std::vector<std::vector<uint8_t>> panels;
+    std::vector<WeightVector<uint8_t>> panels;
     if (!copies_and_panels(type, mats, rows, cols, row_bytes, im, panels)) return;
     for (size_t ti = 0; ti < threads.size(); ++ti) {
         ThreadPool pool(threads[ti]);
@@ -451,9 +452,10 @@ int main(int argc, char** argv) {
     }
 
     std::printf(
-        "CPU: %s\nSIMD levels: %s (this CPU: %s)\nmatrix: %lld rows x %lld cols, %s of %d runs\n\n",
+        "CPU: %s\nSIMD levels: %s (this CPU: %s), huge pages (panels and input-major copies): "
+        "%s\nmatrix: %lld rows x %lld cols, %s of %d runs\n\n",
         cpu_model().c_str(), join(levels).c_str(), join(available_simd_levels()).c_str(),
-        static_cast<long long>(rows), static_cast<long long>(cols),
+        huge_page_mode().c_str(), static_cast<long long>(rows), static_cast<long long>(cols),
         g_use_min ? "fastest" : "median", reps);
 
     std::vector<Bandwidth> bw;
@@ -506,7 +508,7 @@ int main(int argc, char** argv) {
             for (const auto& layout : layouts) {
                 force_simd_level(level);
                 // One panel copy per matrix copy, where this level has panels.
-                std::vector<std::vector<uint8_t>> panels;
+                std::vector<WeightVector<uint8_t>> panels;
                 if (layout == "colsparse") {
                     run_colsparse(name, type, level, mats, rows, cols, row_bytes, x, y, bw);
                     continue;

@@ -7,7 +7,9 @@
 // - a lowered thread priority is that thread's only;
 // - the CPU features the kernels are chosen by agree with cpuid/xgetbv, and
 //   every available SIMD level runs;
-// - std::fma rounds once (MinGW's runtime did not: common/mingw_fmaf.cpp).
+// - std::fma rounds once (MinGW's runtime did not: common/mingw_fmaf.cpp);
+// - weight buffers start on a huge page and, on Linux where THP is on, get
+//   huge pages (common/weight_memory.h).
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -21,6 +23,7 @@
 #include <vector>
 
 #include "common/plain_test.h"
+#include "common/weight_memory.h"
 #include "gguf/gguf.h"
 #include "powerinfer/error.h"
 #include "powerinfer/model_file.h"
@@ -374,6 +377,68 @@ void test_fmaf(plaintest::Counter& c) {
     c.check(wrong == 0, "std::fma(float) rounds once");
 }
 
+// ---- Weight memory -----------------------------------------------------------
+
+#if defined(__linux__)
+// The AnonHugePages of the mapping that holds p (/proc/self/smaps), in KiB.
+int64_t anon_huge_kib(const void* p) {
+    std::ifstream smaps("/proc/self/smaps");
+    std::string line;
+    bool inside = false;
+    const auto at = reinterpret_cast<uintptr_t>(p);
+    while (std::getline(smaps, line)) {
+        unsigned long long lo = 0, hi = 0;
+        if (std::sscanf(line.c_str(), "%llx-%llx ", &lo, &hi) == 2 && line.find('-') < 17) {
+            inside = at >= lo && at < hi;
+        } else if (inside && line.rfind("AnonHugePages:", 0) == 0) {
+            return std::stoll(line.substr(14));
+        }
+    }
+    return -1;
+}
+
+std::string thp_setting(const char* file) {
+    std::ifstream f(std::string("/sys/kernel/mm/transparent_hugepage/") + file);
+    std::string word;
+    while (f >> word)
+        if (word.size() > 2 && word.front() == '[') return word.substr(1, word.size() - 2);
+    return "";
+}
+#endif
+
+void test_weight_memory(plaintest::Counter& c) {
+    const size_t big = 8 * kHugePageBytes + 4096 + 100;  // whole huge pages and a tail
+    WeightBuffer b = make_weight_buffer(big);
+    c.check(reinterpret_cast<uintptr_t>(b.get()) % kHugePageBytes == 0,
+            "a weight buffer of 16 MiB starts on a huge page");
+    for (size_t i = 0; i < big; i += 4096) b[i] = static_cast<uint8_t>(i >> 12);
+    b[big - 1] = 7;
+    bool same = b[big - 1] == 7;
+    for (size_t i = 0; i < big; i += 4096) same = same && b[i] == static_cast<uint8_t>(i >> 12);
+    c.check(same, "a weight buffer keeps what was written to it");
+    WeightVector<uint16_t> v(3 << 20, 5);
+    c.check(reinterpret_cast<uintptr_t>(v.data()) % kHugePageBytes == 0 && v[(3 << 20) - 1] == 5,
+            "a weight vector of 6 MiB starts on a huge page and is value-initialised");
+    WeightVector<uint8_t> small(1000, 1);
+    c.check(reinterpret_cast<uintptr_t>(small.data()) % 64 == 0,
+            "a small weight vector starts on a cache line");
+    const std::string mode = huge_page_mode();
+    c.check(mode == "always" || mode == "madvise" || mode == "never" || mode == "unavailable",
+            "huge_page_mode is one of the known words: " + mode);
+#if defined(__linux__)
+    const std::string defrag = thp_setting("defrag");
+    if (!weight_huge_pages() || defrag == "never" || defrag == "defer") {
+        std::printf("SKIP huge pages: THP is %s (defrag %s) here\n", mode.c_str(), defrag.c_str());
+        return;
+    }
+    const int64_t kib = anon_huge_kib(b.get());
+    c.check(kib >= 2048, "the buffer's whole 2 MiB pages are huge pages (AnonHugePages " +
+                             std::to_string(kib) + " KiB)");
+#else
+    c.check(mode == "unavailable", "no transparent huge pages outside Linux");
+#endif
+}
+
 }  // namespace
 
 int main() {
@@ -388,6 +453,7 @@ int main() {
         test_thread_priority(c);
         test_cpu_features(c);
         test_fmaf(c);
+        test_weight_memory(c);
     } catch (const std::exception& e) {
         c.check(false, std::string("unexpected exception: ") + e.what());
     }

@@ -153,8 +153,9 @@ void Model::pack_panels(int64_t limit) {
             return;
         }
         // Uninitialised: the workers' first writes fault the pages in, in
-        // parallel, as their reads of the file do.
-        std::unique_ptr<uint8_t[]> p(new uint8_t[static_cast<size_t>(bytes)]);
+        // parallel, as their reads of the file do (huge pages where the
+        // system gives them: common/weight_memory.h).
+        WeightBuffer p = make_weight_buffer(static_cast<size_t>(bytes));
         const size_t panel_bytes = w.row_bytes * static_cast<size_t>(tensor::kPanelRows);
         pool_.parallel_for(w.rows / tensor::kPanelRows, [&](int64_t begin, int64_t end, int) {
             tensor::pack_panels_into(w.slice(begin * tensor::kPanelRows, end * tensor::kPanelRows),

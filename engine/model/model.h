@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "backend/compute.h"
+#include "common/weight_memory.h"
 #include "model/dense_ffn.h"
 #include "model/ffn_executor.h"
 #include "model/input_sites.h"
@@ -277,7 +278,7 @@ private:
     bool tied_output_ = false;
     std::vector<LayerWeights> layers_;
     int64_t weight_bytes_ = 0;
-    std::vector<std::unique_ptr<uint8_t[]>> panel_store_;  // row-panel copies (pack_panels)
+    std::vector<WeightBuffer> panel_store_;  // row-panel copies (pack_panels)
     int64_t panel_bytes_ = 0, panels_skipped_bytes_ = 0;
     int64_t n_params_ = 0;
 

@@ -29,7 +29,7 @@ void release_rows_behind_panels(const gguf::GgufFile* file, const tensor::Weight
 
 struct HybridFfn::LayerState {
     backend::NeuronSource src;
-    std::vector<uint8_t> down_t;       // neuron-major down copy (n_ff rows of n_embd)
+    WeightVector<uint8_t> down_t;      // neuron-major down copy (n_ff rows of n_embd)
     std::vector<float> down_norm;      // ||down column j|| (for validation's activity test)
     std::vector<int32_t> last_active;  // token index a neuron was last active/staged; -1 never
     std::vector<int32_t> cached;       // ids resident as NeuronCache

@@ -42,6 +42,7 @@
 #include <vector>
 
 #include "common/ggml_types.h"
+#include "common/weight_memory.h"
 #include "tensor/matmul.h"
 #include "tensor/thread_pool.h"
 
@@ -57,10 +58,10 @@ struct InputMajorMatrix {
     int bits = 4;                       // 4, 5, 6 or 8 (8: signed q, no offset)
     int offset = 0;                     // integer offset taken out of q (Q4_0 8, Q5_0 16, Q6_K 32)
     size_t chunk_bytes = 16;            // per 32 outputs of a column
-    std::vector<uint8_t> q;             // tiles of n_in column segments (see above)
-    std::vector<uint16_t> a16, c16;     // [group][n_out] fp16 scale / additive term (Q4_1)
-    std::vector<int8_t> sc, m8;         // [group][n_out] K sub-scale / Q4_K min
-    std::vector<uint16_t> d16, dmin16;  // [super-block][n_out] K fp16 d / Q4_K dmin
+    WeightVector<uint8_t> q;            // tiles of n_in column segments (see above)
+    WeightVector<uint16_t> a16, c16;    // [group][n_out] fp16 scale / additive term (Q4_1)
+    WeightVector<int8_t> sc, m8;        // [group][n_out] K sub-scale / Q4_K min
+    WeightVector<uint16_t> d16, dmin16;  // [super-block][n_out] K fp16 d / Q4_K dmin
     // Bytes of one input's codes over all outputs.
     size_t col_bytes() const { return static_cast<size_t>(n_out / 32) * chunk_bytes; }
     bool empty() const { return q.empty(); }

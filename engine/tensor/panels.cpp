@@ -31,9 +31,9 @@ bool panels_available(const WeightView& w) {
            i >= 0 && kernels::active_table().types[i].dot_panel != nullptr;
 }
 
-std::vector<uint8_t> pack_panels(const WeightView& w) {
+WeightVector<uint8_t> pack_panels(const WeightView& w) {
     if (!panels_available(w)) return {};
-    std::vector<uint8_t> out(static_cast<size_t>(w.rows) * w.row_bytes);
+    WeightVector<uint8_t> out(static_cast<size_t>(w.rows) * w.row_bytes);
     pack_panels_into(w, out.data());
     return out;
 }

@@ -35,6 +35,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "common/weight_memory.h"
 #include "tensor/matmul.h"
 
 namespace powerinfer::tensor {
@@ -50,9 +51,10 @@ void set_panels_enabled(bool on);
 // Whether Q4_1 matrices are packed into panels now (enabled, and the active
 // kernels have the panel form; Q8_0's comes with it).
 bool panels_enabled();
-// The matrix in panel layout (w.rows * w.row_bytes bytes); empty where
-// panels_available is false.
-std::vector<uint8_t> pack_panels(const WeightView& w);
+// The matrix in panel layout (w.rows * w.row_bytes bytes, in the memory the
+// model's panels get: common/weight_memory.h); empty where panels_available
+// is false.
+WeightVector<uint8_t> pack_panels(const WeightView& w);
 // The same into dst (w.rows * w.row_bytes bytes) for a matrix that
 // panels_available accepts. Panels are whole rows of 16 laid out one after
 // the other, so rows [r0, r1) of a matrix (multiples of kPanelRows) pack into

@@ -111,7 +111,7 @@ NeuronMajorDown make_neuron_major_down(const WeightView& down) {
                 static_cast<uint8_t>(q[static_cast<size_t>(i)] << shift);
     }
     // Half the scale bytes where fp16 holds every value exactly (lossless).
-    auto exact_f16 = [](const std::vector<float>& v, std::vector<uint16_t>& out) {
+    auto exact_f16 = [](const WeightVector<float>& v, WeightVector<uint16_t>& out) {
         out.resize(v.size());
         for (size_t i = 0; i < v.size(); ++i) {
             out[i] = fp32_to_fp16_portable(v[i]);

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "common/ggml_types.h"
+#include "common/weight_memory.h"
 #include "tensor/matmul.h"
 #include "tensor/thread_pool.h"
 
@@ -38,10 +39,10 @@ constexpr int64_t kMaxNeuronMajorOut = 16384;
 
 struct NeuronMajorDown {
     int64_t n_out = 0, n_ff = 0;
-    std::vector<uint8_t> q;  // n_ff columns of n_out / 2 bytes
-    std::vector<float> a;    // [n_ff / 32][n_out], see scale_pos; empty when a16 holds them
-    std::vector<float> c;    // [n_ff / 32][n_out]
-    std::vector<uint16_t> a16, c16;  // the same in fp16 (exact), or empty
+    WeightVector<uint8_t> q;  // n_ff columns of n_out / 2 bytes
+    WeightVector<float> a;    // [n_ff / 32][n_out], see scale_pos; empty when a16 holds them
+    WeightVector<float> c;    // [n_ff / 32][n_out]
+    WeightVector<uint16_t> a16, c16;  // the same in fp16 (exact), or empty
     bool empty() const { return q.empty(); }
     size_t bytes() const {
         return q.size() + (a.size() + c.size()) * sizeof(float) +

@@ -140,7 +140,7 @@ private slots:
         const NeuronMajorDown nm = make_neuron_major_down(m.view);
         // Q4_0/Q4_1 keep d and m as fp16 already: their scales halve, losslessly.
         if (t != GgmlType::Q4_K) QVERIFY(!nm.a16.empty() && nm.a.empty());
-        auto scale = [&](const std::vector<float>& f, const std::vector<uint16_t>& h, size_t at) {
+        auto scale = [&](const WeightVector<float>& f, const WeightVector<uint16_t>& h, size_t at) {
             return f.empty() ? fp16_to_fp32_portable(h[at]) : f[at];
         };
         for (int64_t j = 0; j < n_out; ++j)
@@ -450,7 +450,7 @@ private slots:
                         for (int64_t j = 0; j < 16; ++j)
                             m.bytes[size_t(r) * m.view.row_bytes + 2 + size_t(j)] =
                                 uint8_t(r == 0 ? 0x00 : 0xFF);
-                const std::vector<uint8_t> packed = pack_panels(m.view);
+                const auto packed = pack_panels(m.view);
                 if (packed.empty()) continue;
                 ++levels_with_panels;
                 QCOMPARE(packed.size(), m.bytes.size());

@@ -15,6 +15,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "common/weight_memory.h"
+
 namespace powerinfer::tensor {
 
 constexpr int64_t kU4Chunk = 64;
@@ -22,7 +24,7 @@ constexpr int64_t kU4Chunk = 64;
 struct U4Rows {
     int64_t rows = 0;
     int64_t cols = 0;        // a multiple of kU4Chunk (padded with zero columns)
-    std::vector<uint8_t> q;  // rows of cols / 2 bytes
+    WeightVector<uint8_t> q;  // rows of cols / 2 bytes
     std::vector<float> d, m;
     size_t row_bytes() const { return static_cast<size_t>(cols / 2); }
     size_t bytes() const { return q.size() + (d.size() + m.size()) * sizeof(float); }
