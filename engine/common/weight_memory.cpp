@@ -12,10 +12,16 @@ namespace powerinfer {
 
 namespace {
 
-// Huge-page-sized buffers start on a huge page; smaller ones on a cache line
-// (the kernels' loads never split one).
+// On Linux huge-page-sized buffers start on a huge page; everything else on
+// a cache line (the kernels' loads never split one). Elsewhere a 2 MiB
+// alignment would only reserve memory for nothing.
 std::align_val_t alignment_for(size_t bytes) {
-    return std::align_val_t{bytes >= kHugePageBytes ? kHugePageBytes : size_t{64}};
+#if defined(__linux__)
+    if (bytes >= kHugePageBytes) return std::align_val_t{kHugePageBytes};
+#else
+    (void)bytes;
+#endif
+    return std::align_val_t{64};
 }
 
 }  // namespace

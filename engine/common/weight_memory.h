@@ -8,7 +8,7 @@
 // "madvise" (Debian's default): one TLB entry per 2 MiB. The tail past the
 // last whole huge page keeps small pages, so no buffer grows the resident set.
 // Elsewhere (Windows: large pages need a privilege users do not have) it is
-// ordinary aligned memory.
+// ordinary memory on a 64-byte boundary.
 #pragma once
 
 #include <cstddef>
