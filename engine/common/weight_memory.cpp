@@ -43,21 +43,18 @@ void free_weight_bytes(void* p, size_t bytes) noexcept {
     ::operator delete(p, alignment_for(bytes));
 }
 
-std::string huge_page_mode() {
+std::string transparent_huge_page_setting(const char* name) {
 #if defined(__linux__)
-    // "always [madvise] never": the bracketed word is the mode.
-    std::ifstream f("/sys/kernel/mm/transparent_hugepage/enabled");
+    // "always [madvise] never": the bracketed word is the setting.
+    std::ifstream f(std::string("/sys/kernel/mm/transparent_hugepage/") + name);
     std::string word;
     while (f >> word)
         if (word.size() > 2 && word.front() == '[' && word.back() == ']')
             return word.substr(1, word.size() - 2);
+#else
+    (void)name;
 #endif
     return "unavailable";
-}
-
-bool weight_huge_pages() {
-    const std::string m = huge_page_mode();
-    return m == "always" || m == "madvise";
 }
 
 }  // namespace powerinfer

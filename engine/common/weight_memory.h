@@ -26,11 +26,14 @@ inline constexpr size_t kHugePageBytes = size_t{2} << 20;
 void* allocate_weight_bytes(size_t bytes);
 void free_weight_bytes(void* p, size_t bytes) noexcept;
 
-// What the system does with such a buffer: "always", "madvise" (huge pages
-// for these buffers), "never", or "unavailable" (no THP on this system).
-std::string huge_page_mode();
-// Whether the buffers get huge pages here ("always" or "madvise").
-bool weight_huge_pages();
+// A transparent-huge-page setting of this system: the selected word of
+// /sys/kernel/mm/transparent_hugepage/<name> ("enabled": "always", "madvise"
+// or "never"; "defrag": when the kernel compacts memory for them), or
+// "unavailable" (no THP here).
+std::string transparent_huge_page_setting(const char* name);
+// What the system does with such a buffer: the "enabled" setting; the
+// buffers get huge pages where it is "always" or "madvise".
+inline std::string huge_page_mode() { return transparent_huge_page_setting("enabled"); }
 
 struct WeightBytesDeleter {
     size_t bytes = 0;
