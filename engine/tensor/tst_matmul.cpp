@@ -4,6 +4,9 @@
 #include <QTest>
 #include <algorithm>
 #include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <random>
 #include <vector>
 
@@ -61,6 +64,49 @@ void check_products(const Matrix& m, const std::vector<double>& x, const float* 
 void add_type_rows() {
     QTest::addColumn<int>("type");
     for (GgmlType t : weight_types()) QTest::newRow(ggml_type_name(t).data()) << int(t);
+}
+
+// A dot-product fixture from llama.cpp's CPU library
+// (tests/reference/make_dot_fixtures.py): weight rows, float activations,
+// ggml's quantization of them, and ggml's dots (token-major).
+struct GgmlDots {
+    std::string name;
+    GgmlType type = GgmlType::F32, act = GgmlType::F32;
+    int64_t n = 0, rows = 0, tokens = 0;
+    std::vector<uint8_t> weights, xq;
+    std::vector<float> x, dots;
+};
+
+std::vector<GgmlDots> load_ggml_dots() {
+    const auto dir = std::filesystem::path(POWERINFER_SOURCE_DIR) / "engine/tensor/testdata";
+    std::vector<GgmlDots> out;
+    for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+        if (entry.path().extension() != ".bin") continue;
+        std::ifstream in(entry.path(), std::ios::binary);
+        char magic[4] = {};
+        uint32_t h[6] = {};
+        in.read(magic, 4);
+        in.read(reinterpret_cast<char*>(h), sizeof(h));
+        if (!in || std::memcmp(magic, "PIDF", 4) != 0 || h[0] != 1) continue;
+        GgmlDots f;
+        f.name = entry.path().stem().string();
+        f.type = static_cast<GgmlType>(h[1]);
+        f.act = static_cast<GgmlType>(h[2]);
+        f.n = h[3];
+        f.rows = h[4];
+        f.tokens = h[5];
+        const auto read = [&in](auto& v, size_t count) {
+            v.resize(count);
+            in.read(reinterpret_cast<char*>(v.data()),
+                    static_cast<std::streamsize>(count * sizeof(v[0])));
+        };
+        read(f.weights, size_t(f.rows) * row_bytes(f.type, f.n));
+        read(f.x, size_t(f.tokens * f.n));
+        read(f.xq, size_t(f.tokens) * row_bytes(f.act, f.n));
+        read(f.dots, size_t(f.tokens * f.rows));
+        if (in) out.push_back(std::move(f));
+    }
+    return out;
 }
 
 }  // namespace
@@ -401,6 +447,57 @@ private slots:
                 }
             }
         }
+    }
+
+    // llama.cpp's own bits: every x86 level's activation quantization and
+    // dot products (one row, the tiles of a prompt, the row panels) equal
+    // ggml's on committed fixtures (its AVX2 build; the scalar level follows
+    // ggml's generic code, whose float order differs).
+    void kernelsGiveGgmlBits() {
+        LevelGuard guard;
+        ThreadPool pool(2);
+        const auto fixtures = load_ggml_dots();
+        QVERIFY2(fixtures.size() >= 8, "engine/tensor/testdata is missing dot_*.bin");
+        int checked = 0;
+        for (const auto& level : simd_levels()) {
+            if (level == "scalar") continue;
+            QVERIFY(force_simd_level(level));
+            for (const auto& f : fixtures) {
+                const QString where = QString("%1 %2").arg(level.c_str(), f.name.c_str());
+                QCOMPARE(vec_dot_type(f.type), f.act);
+                const size_t xb = row_bytes(f.act, f.n);
+                for (int64_t t = 0; t < f.tokens; ++t) {
+                    QuantizedVector xq;
+                    quantize_activations(f.type, f.x.data() + t * f.n, f.n, xq);
+                    QVERIFY2(std::equal(xq.data.begin(), xq.data.end(), f.xq.begin() + t * xb),
+                             qPrintable(where + " activations"));
+                    for (int64_t r = 0; r < f.rows; ++r) {
+                        const float got = vec_dot(
+                            f.type, f.n, f.weights.data() + r * (f.weights.size() / f.rows), xq);
+                        const float want = f.dots[size_t(t * f.rows + r)];
+                        QVERIFY2(std::memcmp(&got, &want, 4) == 0,
+                                 qPrintable(QString("%1 token %2 row %3: %4, ggml %5")
+                                                .arg(where)
+                                                .arg(t)
+                                                .arg(r)
+                                                .arg(got, 0, 'g', 9)
+                                                .arg(want, 0, 'g', 9)));
+                    }
+                }
+                WeightView w{f.type, f.weights.data(), f.rows, f.n, f.weights.size() / f.rows};
+                const auto packed = pack_panels(w);
+                WeightView pv = w;
+                pv.panels = packed.data();  // null where the level has no panels
+                for (const WeightView& v : {w, pv}) {
+                    std::vector<float> got(f.dots.size());
+                    matmul(pool, v, f.x.data(), f.tokens, got.data());
+                    QVERIFY2(std::memcmp(got.data(), f.dots.data(), got.size() * 4) == 0,
+                             qPrintable(where + (v.panels ? " panels" : " rows") + " matmul"));
+                }
+                ++checked;
+            }
+        }
+        if (simd_levels().size() > 1) QVERIFY(checked >= 8);
     }
 
     // Row panels give the row layout's bits: matvec, matmul at every token
