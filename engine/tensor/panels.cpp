@@ -39,8 +39,10 @@ WeightVector<uint8_t> pack_panels(const WeightView& w) {
 }
 
 void pack_panels_into(const WeightView& w, uint8_t* dst) {
-    if (w.type == GgmlType::Q4_K || w.type == GgmlType::Q6_K) {
-        (w.type == GgmlType::Q4_K ? pack_panels_q4_k : pack_panels_q6_k)(w, dst);
+    if (w.type == GgmlType::Q4_K || w.type == GgmlType::Q5_K || w.type == GgmlType::Q6_K) {
+        (w.type == GgmlType::Q4_K   ? pack_panels_q4_k
+         : w.type == GgmlType::Q5_K ? pack_panels_q5_k
+                                    : pack_panels_q6_k)(w, dst);
         return;
     }
     const int64_t nb = w.cols / blocks::kQK;

@@ -1,4 +1,4 @@
-// Row panels: a second layout of a Q4_0, Q4_1, Q5_0, Q8_0, Q4_K or Q6_K weight matrix in
+// Row panels: a second layout of a Q4_0, Q4_1, Q5_0, Q8_0, Q4_K, Q5_K or Q6_K weight matrix in
 // which 16 rows are interleaved block by block, so that one AVX-512 instruction
 // (or one AVX2 instruction per half of 8 rows) works on the same 4 elements of
 // 16 rows (one row per lane). Per 32-element block of a panel, the 16 rows'
@@ -23,7 +23,8 @@
 // sums that the row kernels (and llama.cpp's) convert and accumulate. The
 // panel kernel keeps those eight accumulators apart and adds them up in the
 // row kernel's order, so both layouts give the same bits.
-// Q4_K and Q6_K panels interleave 16 rows per 256-element super-block (the
+// Q4_K, Q5_K (AVX2 and AVX-VNNI only) and Q6_K (AVX-512 only) panels
+// interleave 16 rows per 256-element super-block (the
 // same bytes per super-block as 16 rows; layouts in tensor/panels_k.cpp and
 // kernels_panels_k.inc): their kernels form the row kernels' eight exact
 // int32 lane sums per super-block and row, then the same float operations.

@@ -12,8 +12,8 @@ constexpr int64_t kMaxSuperBlocks = 128;  // rows up to 32768 elements
 }  // namespace
 
 bool k_panels_shape(const WeightView& w) {
-    return (w.type == GgmlType::Q4_K || w.type == GgmlType::Q6_K) && w.cols % blocks::kQKK == 0 &&
-           w.cols / blocks::kQKK <= kMaxSuperBlocks;
+    return (w.type == GgmlType::Q4_K || w.type == GgmlType::Q5_K || w.type == GgmlType::Q6_K) &&
+           w.cols % blocks::kQKK == 0 && w.cols / blocks::kQKK <= kMaxSuperBlocks;
 }
 
 namespace {
@@ -49,6 +49,20 @@ void pack_panels_q4_k(const WeightView& w, uint8_t* dst) {
                                              std::memcpy(d + 32 + 2 * r, &b.dmin, 2);
                                              spread(d + 64, b.scales, 3, r);
                                              spread(d + 256, b.qs, 32, r);
+                                         });
+}
+
+// Per 16-row super-block (2816 bytes): Q4_K's d, dmin and scale groups, the
+// fifth bits as eight groups of 16 x 4 (row r's qh[4k..4k+3] at 256 + 64k +
+// 4r), then the nibbles as Q4_K's at 768.
+void pack_panels_q5_k(const WeightView& w, uint8_t* dst) {
+    pack_super_blocks<blocks::BlockQ5_K>(w, dst,
+                                         [](const blocks::BlockQ5_K& b, uint8_t* d, int64_t r) {
+                                             std::memcpy(d + 2 * r, &b.d, 2);
+                                             std::memcpy(d + 32 + 2 * r, &b.dmin, 2);
+                                             spread(d + 64, b.scales, 3, r);
+                                             spread(d + 256, b.qh, 8, r);
+                                             spread(d + 768, b.qs, 32, r);
                                          });
 }
 

@@ -526,7 +526,7 @@ private slots:
                 cases.push_back({GgmlType::Q5_0, rows, cols});
             // K-quants: one super-block, an expert slice's shape (gate/up,
             // down), a taller one.
-            for (const GgmlType type : {GgmlType::Q4_K, GgmlType::Q6_K})
+            for (const GgmlType type : {GgmlType::Q4_K, GgmlType::Q5_K, GgmlType::Q6_K})
                 for (const auto& [rows, cols] :
                      {std::pair<int64_t, int64_t>{16, 256}, {768, 2048}, {2048, 768}, {80, 768}})
                     cases.push_back({type, rows, cols});
@@ -542,6 +542,10 @@ private slots:
                         for (int64_t j = 0; j < 20; ++j)
                             m.bytes[size_t(r) * m.view.row_bytes + 2 + size_t(j)] =
                                 uint8_t(r == 0 ? 0x00 : 0xFF);
+                if (type == GgmlType::Q5_K)  // codes 0 and 31 (nibbles and fifth bits all 0 / 1)
+                    for (int64_t r = 0; r < 2; ++r)
+                        std::memset(m.bytes.data() + size_t(r) * m.view.row_bytes + 16,
+                                    r == 0 ? 0x00 : 0xFF, 160);
                 if (type == GgmlType::Q4_0)  // -8 and 7 (nibbles all 0 / all 15)
                     for (int64_t r = 0; r < 2; ++r)
                         for (int64_t j = 0; j < 16; ++j)
@@ -602,13 +606,15 @@ private slots:
         QVERIFY(pack_panels(make_matrix(GgmlType::Q4_0, 40, 64, 9).view).empty());
         QVERIFY(pack_panels(make_matrix(GgmlType::Q4_K, 40, 256, 9).view).empty());
         QVERIFY(pack_panels(make_matrix(GgmlType::Q6_K, 24, 256, 9).view).empty());
+        QVERIFY(pack_panels(make_matrix(GgmlType::Q5_K, 24, 256, 9).view).empty());
         const auto levels = simd_levels();
         // Q4_1 and Q5_0 have panels on AVX2, AVX-VNNI and AVX-512.
         if (std::find(levels.begin(), levels.end(), "avx2") != levels.end()) {
             QVERIFY(force_simd_level("avx2"));
             QVERIFY(!pack_panels(make_matrix(GgmlType::Q4_0, 32, 64, 9).view).empty());
-            // Q4_K too (as two halves of eight rows); Q6_K stays in rows there.
+            // Q4_K and Q5_K too (as two halves of eight rows); Q6_K stays in rows there.
             QVERIFY(!pack_panels(make_matrix(GgmlType::Q4_K, 32, 256, 9).view).empty());
+            QVERIFY(!pack_panels(make_matrix(GgmlType::Q5_K, 32, 256, 9).view).empty());
             QVERIFY(pack_panels(make_matrix(GgmlType::Q6_K, 32, 256, 9).view).empty());
         }
         if (std::find(levels.begin(), levels.end(), "avx2") != levels.end() ||
