@@ -1,6 +1,7 @@
 #include "tensor/panels_k.h"
 
 #include <cstring>
+#include <type_traits>
 
 #include "tensor/panels.h"
 #include "tensor/quant_blocks.h"
@@ -39,31 +40,30 @@ void spread(uint8_t* dst, const uint8_t* src, int groups, int64_t r) {
 
 }  // namespace
 
-// Per 16-row super-block (2304 bytes): d[16], dmin[16], the scale bytes as
-// three groups of 16 x 4 (row r's bytes 4g..4g+3 at 64 + 64g + 4r), then 32
-// groups of 16 x 4 nibble bytes (row r's qs[4k..4k+3] at 256 + 64k + 4r).
-void pack_panels_q4_k(const WeightView& w, uint8_t* dst) {
-    pack_super_blocks<blocks::BlockQ4_K>(w, dst,
-                                         [](const blocks::BlockQ4_K& b, uint8_t* d, int64_t r) {
-                                             std::memcpy(d + 2 * r, &b.d, 2);
-                                             std::memcpy(d + 32 + 2 * r, &b.dmin, 2);
-                                             spread(d + 64, b.scales, 3, r);
-                                             spread(d + 256, b.qs, 32, r);
-                                         });
+// Q4_K, per 16-row super-block (2304 bytes): d[16], dmin[16], the scale
+// bytes as three groups of 16 x 4 (row r's bytes 4g..4g+3 at 64 + 64g + 4r),
+// then 32 groups of 16 x 4 nibble bytes (row r's qs[4k..4k+3] at 256 + 64k +
+// 4r). Q5_K (2816 bytes): the same with the fifth bits between, as eight
+// groups of 16 x 4 (row r's qh[4k..4k+3] at 256 + 64k + 4r), and the nibbles
+// at 768.
+template <typename Block>
+void pack_panels_k4(const WeightView& w, uint8_t* dst) {
+    pack_super_blocks<Block>(w, dst, [](const Block& b, uint8_t* d, int64_t r) {
+        constexpr bool five = std::is_same_v<Block, blocks::BlockQ5_K>;
+        std::memcpy(d + 2 * r, &b.d, 2);
+        std::memcpy(d + 32 + 2 * r, &b.dmin, 2);
+        spread(d + 64, b.scales, 3, r);
+        if constexpr (five) spread(d + 256, b.qh, 8, r);
+        spread(d + (five ? 768 : 256), b.qs, 32, r);
+    });
 }
 
-// Per 16-row super-block (2816 bytes): Q4_K's d, dmin and scale groups, the
-// fifth bits as eight groups of 16 x 4 (row r's qh[4k..4k+3] at 256 + 64k +
-// 4r), then the nibbles as Q4_K's at 768.
+void pack_panels_q4_k(const WeightView& w, uint8_t* dst) {
+    pack_panels_k4<blocks::BlockQ4_K>(w, dst);
+}
+
 void pack_panels_q5_k(const WeightView& w, uint8_t* dst) {
-    pack_super_blocks<blocks::BlockQ5_K>(w, dst,
-                                         [](const blocks::BlockQ5_K& b, uint8_t* d, int64_t r) {
-                                             std::memcpy(d + 2 * r, &b.d, 2);
-                                             std::memcpy(d + 32 + 2 * r, &b.dmin, 2);
-                                             spread(d + 64, b.scales, 3, r);
-                                             spread(d + 256, b.qh, 8, r);
-                                             spread(d + 768, b.qs, 32, r);
-                                         });
+    pack_panels_k4<blocks::BlockQ5_K>(w, dst);
 }
 
 // Per 16-row super-block (3360 bytes): ql (32 groups of 16 x 4 bytes, row
