@@ -450,9 +450,10 @@ private slots:
     }
 
     // llama.cpp's own bits: every x86 level's activation quantization and
-    // dot products (one row, the tiles of a prompt, the row panels) equal
-    // ggml's on committed fixtures (its AVX2 build; the scalar level follows
-    // ggml's generic code, whose float order differs).
+    // dot products (one row; 9 tokens through the prompt tiles, Q4_0's and
+    // Q5_0's rewrite as Q8_0, and the row panels) equal ggml's on committed
+    // fixtures from its AVX2 build. The scalar level keeps its own float
+    // order (ggml's generic C is compiled with contraction, ours without).
     void kernelsGiveGgmlBits() {
         LevelGuard guard;
         ThreadPool pool(2);

@@ -2,11 +2,13 @@
 """Generates the dot-product fixtures engine/tensor/testdata/dot_<type>.bin.
 
 llama.cpp's CPU library (libggml-cpu, as llama-cpp-python ships it or as
-scripts/llama-bench builds it) is the oracle: for every weight type the
+scripts/build-llama-bench builds it) is the oracle: for every weight type the
 kernels implement, this quantizes random activations with ggml's
 quantize_row_q8_0 / q8_1 / q8_K and computes each row's dot with
-ggml_vec_dot_<type>_<activation type> through ctypes. tst_quant checks that
-quantize_activations gives ggml's bytes and that every x86 SIMD level gives
+ggml_vec_dot_<type>_<activation type> through ctypes. tst_matmul
+(kernelsGiveGgmlBits) checks that quantize_activations gives ggml's bytes and
+that every x86 SIMD level's one-row dot, prompt tiles (9 tokens: the tile
+kernels and, for Q4_0 and Q5_0, the rewrite as Q8_0) and row panels give
 ggml's dot products bit for bit. The product and the tests never run Python.
 
     python make_dot_fixtures.py --ggml-cpu PATH/libggml-cpu.so [--out DIR] [--seed N]
@@ -79,9 +81,9 @@ def main() -> None:
     ap.add_argument("--ggml-cpu", type=Path, help="path of libggml-cpu.so")
     ap.add_argument("--out", type=Path, default=DEFAULT_OUT)
     ap.add_argument("--seed", type=int, default=20261207)
-    ap.add_argument("--n", type=int, default=1024, help="elements per row (a multiple of 256)")
+    ap.add_argument("--n", type=int, default=512, help="elements per row (a multiple of 256)")
     ap.add_argument("--rows", type=int, default=16)
-    ap.add_argument("--tokens", type=int, default=3)
+    ap.add_argument("--tokens", type=int, default=9)
     args = ap.parse_args()
     lib = ctypes.CDLL(str(args.ggml_cpu or find_library()))
     lib.ggml_cpu_init()  # fills the fp16 tables the dots read
