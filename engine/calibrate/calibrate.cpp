@@ -5,14 +5,13 @@
 #include <cmath>
 #include <cstring>
 #include <fstream>
-#include <numeric>
 #include <random>
 #include <span>
 #include <sstream>
 
 #include "backend/compute.h"
 #include "calibrate/calibration_progress.h"
-#include "calibrate/predictor_trainer.h"
+#include "calibrate/layer_fit.h"
 #include "calibrate/sparsity_curve.h"
 #include "common/error.h"
 #include "gguf/gguf.h"
@@ -38,13 +37,6 @@ double seconds_since(Clock::time_point t0) {
     return std::chrono::duration<double>(Clock::now() - t0).count();
 }
 
-std::string fmt(const char* f, double a = 0, double b = 0, double c = 0, double d = 0,
-                double e = 0) {
-    char buf[256];
-    std::snprintf(buf, sizeof buf, f, a, b, c, d, e);
-    return buf;
-}
-
 // Per layer: the kept samples (inputs and contributions) and the running
 // activation mass over every token.
 // The sparsity levels whose thresholds every sidecar records (the live knob
@@ -59,14 +51,6 @@ constexpr int64_t kInputSamples = int64_t{1} << 20;
 // least kHeadSamplesPerRank times its rank in all).
 constexpr int64_t kHeadRows = 512;
 constexpr int64_t kHeadSamplesPerRank = 2;
-// fp16 bit patterns as unsigned keys in value order (NaNs at both ends), and
-// back.
-inline uint16_t fp16_key(uint16_t u) {
-    return (u & 0x8000u) ? static_cast<uint16_t>(~u) : static_cast<uint16_t>(u | 0x8000u);
-}
-inline uint16_t fp16_unkey(size_t k) {
-    return static_cast<uint16_t>((k & 0x8000u) ? (k & 0x7FFFu) : (~k & 0xFFFFu));
-}
 
 // The values at ranks level * n of the n fp16 samples c[0], c[step], ...
 // in ascending order (0 where there are none): what sorting them gives, from
@@ -672,110 +656,13 @@ CalibrationReport calibrate_model(const CalibrationOptions& opt) {
         report.targets.push_back(tr);
     }
 
-    std::vector<int64_t> ranks;
-    for (int64_t r = 32; r <= std::max<int64_t>(32, opt.rank_max); r *= 2) ranks.push_back(r);
+    const LayerFit fit{pool, opt, progress, log, cfg.n_layer, d, n_ff, n_tok, targets};
     t0 = Clock::now();
     progress.emit(progress.at(CalibrationPhase::Layers, 0, layer_steps));
     for (int64_t l = 0; l < cfg.n_layer; ++l) {
         LayerRecord& r = rec.records()[static_cast<size_t>(l)];
-        const int64_t N = r.samples;
-        // The contributions by value: a count per fp16 bit pattern in value
-        // order (their quantiles below without a selection over the floats).
-        std::vector<uint32_t> count(size_t{1} << 16, 0);
-        for (uint16_t u : r.c) ++count[fp16_key(u)];
-        // Every 8th sample is held out (the predictors' training).
-        std::vector<int64_t> train, hold;
-        if (opt.train_predictors)
-            for (int64_t s = 0; s < N; ++s) (s % 8 == 7 ? hold : train).push_back(s);
-        const sparse::LayerStats& ex = exact_sc.layers[static_cast<size_t>(l)];
-        const float up_bound = ex.up_bound;
-        for (size_t ti = 0; ti < targets.size(); ++ti) {
-            sidecars[ti].layers[static_cast<size_t>(l)].exact_thresholds = ex.exact_thresholds;
-            sidecars[ti].layers[static_cast<size_t>(l)].up_bound = ex.up_bound;
-            sidecars[ti].layers[static_cast<size_t>(l)].up_scale = ex.up_scale;
-            // Threshold: the target sparsity's quantile of contributions
-            // (the value sorting them puts at that rank).
-            const size_t q = std::min(std::max<size_t>(r.c.size(), 1) - 1,
-                                      static_cast<size_t>(targets[ti] * double(r.c.size())));
-            size_t below = 0, k = 0;
-            if (!r.c.empty())
-                while (below + count[k] <= q) below += count[k++];
-            const float thr = r.c.empty() ? 0.0f : tensor::fp16_to_fp32(fp16_unkey(k));
-            // Which contributions pass, per bit pattern.
-            std::vector<uint8_t> passes(count.size());
-            for (size_t u = 0; u < passes.size(); ++u)
-                passes[u] = tensor::fp16_to_fp32(static_cast<uint16_t>(u)) > thr;
-            std::vector<uint8_t> Y(opt.train_predictors ? r.c.size() : 0);
-            sparse::LayerStats& ls = sidecars[ti].layers[static_cast<size_t>(l)];
-            ls.threshold = thr;
-            std::vector<int64_t> on_count(static_cast<size_t>(n_ff), 0);
-            for (int64_t s = 0; s < N; ++s) {
-                const uint16_t* cs = r.c.data() + s * n_ff;
-                for (int64_t j = 0; j < n_ff; ++j)
-                    on_count[static_cast<size_t>(j)] += passes[cs[j]];
-                if (!Y.empty())
-                    for (int64_t j = 0; j < n_ff; ++j)
-                        Y[static_cast<size_t>(s * n_ff + j)] = passes[cs[j]];
-            }
-            ls.act_freq.assign(on_count.begin(), on_count.end());
-            ls.act_mass.resize(static_cast<size_t>(n_ff));
-            for (int64_t j = 0; j < n_ff; ++j) {
-                ls.act_freq[static_cast<size_t>(j)] /= float(std::max<int64_t>(1, N));
-                ls.act_mass[static_cast<size_t>(j)] =
-                    static_cast<float>(r.mass[static_cast<size_t>(j)] / double(n_tok));
-            }
-            ls.perm.resize(static_cast<size_t>(n_ff));
-            std::iota(ls.perm.begin(), ls.perm.end(), 0);
-            std::stable_sort(ls.perm.begin(), ls.perm.end(), [&](int32_t a, int32_t b) {
-                return ls.act_mass[static_cast<size_t>(a)] > ls.act_mass[static_cast<size_t>(b)];
-            });
-            // Ranks in ascending order. Each predictor's biases are shifted
-            // until held-out recall reaches the target at predictor_threshold;
-            // the next rank is tried while it lowers the predicted-active
-            // fraction (the sparsity actually delivered) by >= 1 point, unless
-            // the target recall was met unshifted within 5 points of the
-            // target sparsity.
-            const int64_t step =
-                l * static_cast<int64_t>(targets.size()) + static_cast<int64_t>(ti) + 1;
-            if (!opt.train_predictors) {
-                report.targets[ti].layers.push_back({0, 0, 0, 1.0 - targets[ti], thr});
-                CalibrationProgress p = progress.at(CalibrationPhase::Layers, step, layer_steps);
-                p.message =
-                    fmt("calibrate: layer %.0f/%.0f target %.2f: threshold %.4g, up bound %.3f",
-                        double(l + 1), double(cfg.n_layer), targets[ti], thr, up_bound);
-                progress.emit(p);
-                continue;
-            }
-            PredictorTrainer trainer(pool, d, n_ff, r.x, Y, train, hold, opt);
-            Trained best;
-            for (int64_t rank : ranks) {
-                Trained t = trainer.train(rank, opt.seed + static_cast<uint64_t>(l * 131 + rank));
-                const bool met = t.recall >= opt.target_recall;
-                const float shift = trainer.recall_shift(t, opt.target_recall);
-                for (auto& b : t.b2) b += shift;
-                log(fmt("calibrate: layer %.0f rank %.0f: recall %.3f precision %.3f active %.3f",
-                        double(l), double(rank), t.recall, t.precision, t.active));
-                const bool better = best.rank == 0 || t.active < best.active - 0.01;
-                if (better) best = std::move(t);
-                if (!better || (met && best.active <= 1.0 - targets[ti] + 0.05)) break;
-            }
-            ls.recall = static_cast<float>(best.recall);
-            ls.precision = static_cast<float>(best.precision);
-            ls.predictor.rank = best.rank;
-            ls.predictor.type = opt.f16_predictors ? GgmlType::F16 : GgmlType::F32;
-            ls.predictor.w1 = pack(best.w1, opt.f16_predictors);
-            ls.predictor.w2 = pack(best.w2, opt.f16_predictors);
-            ls.predictor.b1 = best.b1;
-            ls.predictor.b2 = best.b2;
-            report.targets[ti].layers.push_back(
-                {best.rank, best.recall, best.precision, best.active, thr});
-            CalibrationProgress p = progress.at(CalibrationPhase::Layers, step, layer_steps);
-            p.message =
-                fmt("calibrate: layer %.0f/%.0f target %.2f: rank %.0f, recall %.3f", double(l + 1),
-                    double(cfg.n_layer), targets[ti], double(best.rank), best.recall) +
-                fmt(", predicted active %.3f, ETA %.0f s", best.active, p.eta_seconds);
-            progress.emit(p);
-        }
+        fit_layer(fit, l, {r.samples, r.x, r.c, r.mass}, exact_sc.layers[static_cast<size_t>(l)],
+                  sidecars, report);
         // Free this layer's samples as soon as they are used.
         r.x = {};
         r.c = {};

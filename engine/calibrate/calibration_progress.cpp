@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <random>
 #include <vector>
 
@@ -9,6 +10,12 @@
 #include "tensor/thread_pool.h"
 
 namespace powerinfer::calibrate {
+
+std::string fmt(const char* f, double a, double b, double c, double d, double e) {
+    char buf[256];
+    std::snprintf(buf, sizeof buf, f, a, b, c, d, e);
+    return buf;
+}
 namespace {
 
 using Clock = std::chrono::steady_clock;

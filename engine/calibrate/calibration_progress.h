@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <string>
 
 #include "powerinfer/calibration.h"
 
@@ -15,6 +16,10 @@ class ThreadPool;
 }
 
 namespace powerinfer::calibrate {
+
+// A progress or log line: printf's format with up to five numbers.
+std::string fmt(const char* f, double a = 0, double b = 0, double c = 0, double d = 0,
+                double e = 0);
 
 struct MeasuredRates {
     double matmul_flops_per_s = 1e9;  // tensor::matmul on F32 weights, the trainer's shapes

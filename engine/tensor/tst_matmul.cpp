@@ -467,14 +467,14 @@ private slots:
                 const QString where = QString("%1 %2").arg(level.c_str(), f.name.c_str());
                 QCOMPARE(vec_dot_type(f.type), f.act);
                 const size_t xb = row_bytes(f.act, f.n);
+                const WeightView w{f.type, f.weights.data(), f.rows, f.n, row_bytes(f.type, f.n)};
                 for (int64_t t = 0; t < f.tokens; ++t) {
                     QuantizedVector xq;
                     quantize_activations(f.type, f.x.data() + t * f.n, f.n, xq);
                     QVERIFY2(std::equal(xq.data.begin(), xq.data.end(), f.xq.begin() + t * xb),
                              qPrintable(where + " activations"));
                     for (int64_t r = 0; r < f.rows; ++r) {
-                        const float got = vec_dot(
-                            f.type, f.n, f.weights.data() + r * (f.weights.size() / f.rows), xq);
+                        const float got = vec_dot(f.type, f.n, w.row(r), xq);
                         const float want = f.dots[size_t(t * f.rows + r)];
                         QVERIFY2(std::memcmp(&got, &want, 4) == 0,
                                  qPrintable(QString("%1 token %2 row %3: %4, ggml %5")
@@ -485,7 +485,6 @@ private slots:
                                                 .arg(want, 0, 'g', 9)));
                     }
                 }
-                WeightView w{f.type, f.weights.data(), f.rows, f.n, f.weights.size() / f.rows};
                 const auto packed = pack_panels(w);
                 WeightView pv = w;
                 pv.panels = packed.data();  // null where the level has no panels
