@@ -15,7 +15,9 @@
 //   4-bit (Q4_0, Q4_1, Q4_K): 16 bytes, byte k = output k (low nibble) and
 //                             16 + k (high nibble);
 //   5-bit (Q5_0):  the 16 nibble bytes, then 4 bytes of fifth bits (output
-//                  k's in byte k % 4, bit k / 4);
+//                  k's in byte k % 4, bit 4 + k / 4 for k < 16 and 7 - k / 4
+//                  above: one shift per 64-bit lane takes four outputs' to
+//                  bit 4, also in two columns' bytes interleaved);
 //   6-bit (Q6_K):  the 16 nibble bytes, then 8 bytes of fifth and sixth bits
 //                  (output k's in byte k % 8, bits 2 (k / 8) and 2 (k / 8) + 1):
 //                  one broadcast and one shift per lane widen either;

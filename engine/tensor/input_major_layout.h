@@ -32,13 +32,23 @@ inline size_t segment_step(int64_t n_chunks, size_t chunk_bytes, int64_t ch) {
            chunk_bytes;
 }
 
+// Which bit of its byte (r % 4) keeps a 5-bit chunk's fifth bit of output r
+// (r < 32): 4 + r / 4 for outputs 0-15, 7 - r / 4 for 16-31. So bit 4 + e
+// of every byte is outputs 4e..4e+3's and bit 3 - e outputs 16 + 4e..: one
+// shift of a 64-bit lane brings a lane's four outputs' bits to bit 4, right
+// for outputs 0-15 and left for 16-31, also where two columns' bytes are
+// interleaved (the AVX2 pairs, kernels_colsparse.inc).
+inline int fifth_bit_pos(int64_t r) {
+    return r < 16 ? 4 + static_cast<int>(r / 4) : 7 - static_cast<int>(r / 4);
+}
+
 // Where a chunk keeps the bits above the nibbles of its output r (r < 32),
 // after its 16 nibble bytes (input_major.h): 5-bit, bit 4 at byte r % 4, bit
-// r / 4; 6-bit, bits 4-5 at byte r % 8, bits 2 (r / 8) and 2 (r / 8) + 1.
-// The kernels widen them with one broadcast and one shift by a lane's
-// amount (kernels_colsparse.inc).
+// fifth_bit_pos(r); 6-bit, bits 4-5 at byte r % 8, bits 2 (r / 8) and
+// 2 (r / 8) + 1. The kernels widen them with one broadcast and one shift
+// by a lane's amount (kernels_colsparse.inc).
 inline int high_bits(const uint8_t* c, int bits, int64_t r) {
-    if (bits == 5) return ((c[16 + r % 4] >> (r / 4)) & 1) << 4;
+    if (bits == 5) return ((c[16 + r % 4] >> fifth_bit_pos(r)) & 1) << 4;
     return ((c[16 + r % 8] >> (2 * (r / 8))) & 3) << 4;
 }
 
@@ -62,7 +72,13 @@ inline void pack_high_bits(int bits, const uint32_t hi[2], uint8_t* out) {
         return (x | x << 1) & 0x55u;
     };
     if (bits == 5)
-        for (int t = 0; t < 4; ++t) out[t] = gather4(hi[0] >> t);
+        for (int t = 0; t < 4; ++t) {
+            // gather4 gives output 4e + t's bit at bit e: e < 4 moves to
+            // 4 + e, e >= 4 to 7 - e (fifth_bit_pos).
+            const uint32_t g = gather4(hi[0] >> t);
+            const uint32_t rev = ((g >> 7) & 1) | ((g >> 5) & 2) | ((g >> 3) & 4) | ((g >> 1) & 8);
+            out[t] = static_cast<uint8_t>((g & 0x0F) << 4 | rev);
+        }
     else
         for (int i = 0; i < 8; ++i)
             out[i] = static_cast<uint8_t>(spread(gather8(hi[0] >> i)) | spread(gather8(hi[1] >> i))

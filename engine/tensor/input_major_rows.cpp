@@ -57,8 +57,8 @@ void chunk_codes(const InputMajorMatrix& m, int64_t ch, int64_t i0, int64_t i1, 
                              _mm_and_si128(_mm_srli_epi16(r[k], 4), low4));
         }
         // The bits above the nibbles (layout::high_bits): 5-bit, byte b's bit
-        // e is output 4e + b's; 6-bit, byte b's bits 2e and 2e + 1 are output
-        // 8e + b's.
+        // 4 + e is output 4e + b's and bit 3 - e output 16 + 4e + b's; 6-bit,
+        // byte b's bits 2e and 2e + 1 are output 8e + b's.
         if (m.bits > 4) {
             const int n_bytes = m.bits == 5 ? 4 : 8, planes = m.bits - 4;
             alignas(16) uint8_t f[8][16];
@@ -67,7 +67,8 @@ void chunk_codes(const InputMajorMatrix& m, int64_t ch, int64_t i0, int64_t i1, 
             for (int b = 0; b < n_bytes; ++b) {
                 const __m128i v = _mm_load_si128(reinterpret_cast<const __m128i*>(f[b]));
                 for (int bit = 0; bit < 8; ++bit) {
-                    const int e = bit / planes, plane = bit % planes;
+                    const int e = m.bits == 5 ? (bit >= 4 ? bit - 4 : 7 - bit) : bit / planes;
+                    const int plane = bit % planes;
                     const __m128i x = _mm_and_si128(_mm_srl_epi16(v, _mm_cvtsi32_si128(bit)), one);
                     __m128i* dst = reinterpret_cast<__m128i*>(c + (n_bytes * e + b) * stride);
                     _mm_storeu_si128(dst,
