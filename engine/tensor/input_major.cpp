@@ -80,24 +80,36 @@ void decode_row(const WeightView& w, int64_t row, RowCodes& r) {
             }
             return;
         }
-        case GgmlType::Q4_K: {
-            const auto* b = reinterpret_cast<const BlockQ4_K*>(p);
+        case GgmlType::Q4_K:
+        case GgmlType::Q5_K: {
+            // As ggml's dequantize_row_q4_K / q5_K: group 2j's codes are the
+            // low nibbles of qs[32j..], 2j + 1's the high ones; Q5_K's fifth
+            // bits are bit g of qh[l] for group g's element l.
+            const bool five = w.type == GgmlType::Q5_K;
+            const size_t bs = five ? sizeof(BlockQ5_K) : sizeof(BlockQ4_K);
             for (int64_t s = 0; s < n / kQKK; ++s) {
-                r.d16[static_cast<size_t>(s)] = b[s].d;
-                r.dmin16[static_cast<size_t>(s)] = b[s].dmin;
-                const uint8_t* qs = b[s].qs;
+                const uint8_t* b = p + static_cast<size_t>(s) * bs;
+                const uint8_t* scales = b + 4;
+                const uint8_t* qh = five ? b + 4 + kScaleBytesK : nullptr;
+                const uint8_t* qs = b + 4 + kScaleBytesK + (five ? kQKK / 8 : 0);
+                std::memcpy(&r.d16[static_cast<size_t>(s)], b, 2);
+                std::memcpy(&r.dmin16[static_cast<size_t>(s)], b + 2, 2);
                 for (int j = 0; j < kQKK / 64; ++j, qs += 32) {
                     uint8_t sc0, m0, sc1, m1;
-                    scale_min_k4(2 * j, b[s].scales, &sc0, &m0);
-                    scale_min_k4(2 * j + 1, b[s].scales, &sc1, &m1);
+                    scale_min_k4(2 * j, scales, &sc0, &m0);
+                    scale_min_k4(2 * j + 1, scales, &sc1, &m1);
                     const int64_t g0 = s * 8 + 2 * j;
                     r.sc[static_cast<size_t>(g0)] = static_cast<int8_t>(sc0);
                     r.m8[static_cast<size_t>(g0)] = static_cast<int8_t>(m0);
                     r.sc[static_cast<size_t>(g0 + 1)] = static_cast<int8_t>(sc1);
                     r.m8[static_cast<size_t>(g0 + 1)] = static_cast<int8_t>(m1);
                     for (int l = 0; l < 32; ++l) {
-                        r.q[static_cast<size_t>(g0 * kQK + l)] = qs[l] & 0x0F;
-                        r.q[static_cast<size_t>((g0 + 1) * kQK + l)] = qs[l] >> 4;
+                        const int h0 = five ? ((qh[l] >> (2 * j)) & 1) << 4 : 0;
+                        const int h1 = five ? ((qh[l] >> (2 * j + 1)) & 1) << 4 : 0;
+                        r.q[static_cast<size_t>(g0 * kQK + l)] =
+                            static_cast<uint8_t>((qs[l] & 0x0F) | h0);
+                        r.q[static_cast<size_t>((g0 + 1) * kQK + l)] =
+                            static_cast<uint8_t>((qs[l] >> 4) | h1);
                     }
                 }
             }
@@ -176,6 +188,7 @@ std::string input_major_refusal(const WeightView& w) {
         case GgmlType::Q5_0:
         case GgmlType::Q8_0:
         case GgmlType::Q4_K:
+        case GgmlType::Q5_K:
         case GgmlType::Q6_K:
             break;
         default:
@@ -198,7 +211,8 @@ InputMajorMatrix make_input_major(const WeightView& w, ThreadPool* pool,
     m.source = w.type;
     m.n_out = w.rows;
     m.n_in = w.cols;
-    const bool k_format = w.type == GgmlType::Q4_K || w.type == GgmlType::Q6_K;
+    const bool min_format = w.type == GgmlType::Q4_K || w.type == GgmlType::Q5_K;
+    const bool k_format = min_format || w.type == GgmlType::Q6_K;
     m.group = w.type == GgmlType::Q6_K ? 16 : 32;
     m.super_groups = k_format ? kQKK / m.group : 0;
     switch (w.type) {
@@ -217,6 +231,9 @@ InputMajorMatrix make_input_major(const WeightView& w, ThreadPool* pool,
         case GgmlType::Q4_K:
             m.bits = 4, m.offset = 0;
             break;
+        case GgmlType::Q5_K:
+            m.bits = 5, m.offset = 0;
+            break;
         default:
             m.bits = 6, m.offset = 32;
             break;  // Q6_K
@@ -232,7 +249,7 @@ InputMajorMatrix make_input_major(const WeightView& w, ThreadPool* pool,
         m.sc.resize(gs);
         m.d16.resize(ss);
     }
-    if (w.type == GgmlType::Q4_K) {
+    if (min_format) {
         m.m8.resize(gs);
         m.dmin16.resize(ss);
     }

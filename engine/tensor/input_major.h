@@ -14,7 +14,7 @@
 // each):
 //   4-bit (Q4_0, Q4_1, Q4_K): 16 bytes, byte k = output k (low nibble) and
 //                             16 + k (high nibble);
-//   5-bit (Q5_0):  the 16 nibble bytes, then 4 bytes of fifth bits (output
+//   5-bit (Q5_0, Q5_K): the 16 nibble bytes, then 4 bytes of fifth bits (output
 //                  k's in byte k % 4, bit 4 + k / 4 for k < 16 and 7 - k / 4
 //                  above: one shift per 64-bit lane takes four outputs' to
 //                  bit 4, also in two columns' bytes interleaved);
@@ -24,9 +24,9 @@
 //   8-bit (Q8_0):  32 signed bytes (q itself, c = 0).
 // Scales per (group, output), in the kernel's output order (scale_pos): fp16 a
 // (and Q4_1's fp16 m as c) for the 32-element formats, which store exactly
-// these; for the K formats the block's int8 sub-scale (and Q4_K's min) per
-// group and its fp16 d (and dmin) per 256-input super-block, as in the file:
-// so a column costs no more bytes than its share of the row layout.
+// these; for the K formats the block's int8 sub-scale (and Q4_K's and Q5_K's
+// min) per group and its fp16 d (and dmin) per 256-input super-block, as in
+// the file: so a column costs no more bytes than its share of the row layout.
 // Integer offsets (Q4_0 8, Q5_0 16, Q6_K 32) are taken out of the integer sums.
 //
 // x's kept inputs are quantized to int8 with one scale per group that has any
@@ -62,8 +62,8 @@ struct InputMajorMatrix {
     size_t chunk_bytes = 16;            // per 32 outputs of a column
     WeightVector<uint8_t> q;            // tiles of n_in column segments (see above)
     WeightVector<uint16_t> a16, c16;    // [group][n_out] fp16 scale / additive term (Q4_1)
-    WeightVector<int8_t> sc, m8;        // [group][n_out] K sub-scale / Q4_K min
-    WeightVector<uint16_t> d16, dmin16;  // [super-block][n_out] K fp16 d / Q4_K dmin
+    WeightVector<int8_t> sc, m8;        // [group][n_out] K sub-scale / Q4_K, Q5_K min
+    WeightVector<uint16_t> d16, dmin16;  // [super-block][n_out] K fp16 d / Q4_K, Q5_K dmin
     // Bytes of one input's codes over all outputs.
     size_t col_bytes() const { return static_cast<size_t>(n_out / 32) * chunk_bytes; }
     bool empty() const { return q.empty(); }
@@ -74,7 +74,7 @@ struct InputMajorMatrix {
 };
 
 // Whether make_input_major takes this matrix: Q4_0, Q4_1, Q5_0, Q8_0, Q4_K,
-// Q6_K with n_out a multiple of 32. Other matrices stay dense.
+// Q5_K, Q6_K with n_out a multiple of 32. Other matrices stay dense.
 bool input_major_supported(const WeightView& w);
 // "" when supported, else why not (for reports).
 std::string input_major_refusal(const WeightView& w);

@@ -135,6 +135,28 @@ inline void pack_high_pairs16(const uint8_t* v, uint8_t* out) {
 #endif
 }
 
+// qh[l] = the fifth bits of v[32 g + l] at bit g, g < 8, l < 32 (Q5_K's qh).
+inline void pack_fifth_bits_k(const uint8_t* v, uint8_t* qh) {
+#if defined(__SSE2__)
+    const __m128i one = _mm_set1_epi8(1);
+    for (int h = 0; h < 32; h += 16) {
+        __m128i r = _mm_setzero_si128();
+        for (int g = 0; g < 8; ++g) {
+            const __m128i x = _mm_loadu_si128(reinterpret_cast<const __m128i*>(v + 32 * g + h));
+            r = _mm_or_si128(
+                r, _mm_sll_epi16(_mm_and_si128(_mm_srli_epi16(x, 4), one), _mm_cvtsi32_si128(g)));
+        }
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(qh + h), r);
+    }
+#else
+    for (int l = 0; l < 32; ++l) {
+        uint8_t r = 0;
+        for (int g = 0; g < 8; ++g) r |= static_cast<uint8_t>(((v[32 * g + l] >> 4) & 1) << g);
+        qh[l] = r;
+    }
+#endif
+}
+
 // Inputs [i0, i1) of row j in the file's layout (i0 a multiple of 256, i1
 // of the format's block) from their codes q and the copy's scales, into the
 // row at dst: decode_row backwards, every bit of the row comes back.
@@ -173,12 +195,17 @@ void encode_row(const InputMajorMatrix& m, int64_t j, int64_t i0, int64_t i1, co
             }
             return;
         }
-        case GgmlType::Q4_K: {
-            auto* b = reinterpret_cast<BlockQ4_K*>(dst);
+        case GgmlType::Q4_K:
+        case GgmlType::Q5_K: {
+            const bool five = m.source == GgmlType::Q5_K;
+            const size_t bs = five ? sizeof(BlockQ5_K) : sizeof(BlockQ4_K);
             for (int64_t s = i0 / kQKK; s < i1 / kQKK; ++s, q += kQKK) {
+                uint8_t* b = dst + static_cast<size_t>(s) * bs;
+                uint8_t* scales = b + 4;
+                uint8_t* qs = b + 4 + kScaleBytesK + (five ? kQKK / 8 : 0);
                 const size_t st = static_cast<size_t>(s * m.n_out + pos);
-                b[s].d = m.d16[st];
-                b[s].dmin = m.dmin16[st];
+                std::memcpy(b, &m.d16[st], 2);
+                std::memcpy(b + 2, &m.dmin16[st], 2);
                 uint8_t sc[8], mn[8];
                 for (int g = 0; g < 8; ++g) {
                     sc[g] = static_cast<uint8_t>(m.sc[at(s * 8 + g)]);
@@ -186,15 +213,15 @@ void encode_row(const InputMajorMatrix& m, int64_t j, int64_t i0, int64_t i1, co
                 }
                 // scale_min_k4 backwards.
                 for (int k = 0; k < 4; ++k) {
-                    b[s].scales[k] = static_cast<uint8_t>((sc[k] & 63) | ((sc[k + 4] >> 4) << 6));
-                    b[s].scales[k + 4] =
-                        static_cast<uint8_t>((mn[k] & 63) | ((mn[k + 4] >> 4) << 6));
-                    b[s].scales[k + 8] =
+                    scales[k] = static_cast<uint8_t>((sc[k] & 63) | ((sc[k + 4] >> 4) << 6));
+                    scales[k + 4] = static_cast<uint8_t>((mn[k] & 63) | ((mn[k + 4] >> 4) << 6));
+                    scales[k + 8] =
                         static_cast<uint8_t>((sc[k + 4] & 0x0F) | ((mn[k + 4] & 0x0F) << 4));
                 }
                 for (int p = 0; p < 4; ++p)
                     for (int l = 0; l < 32; l += 16)
-                        pack_nibbles16(q + 64 * p + l, q + 64 * p + 32 + l, b[s].qs + 32 * p + l);
+                        pack_nibbles16(q + 64 * p + l, q + 64 * p + 32 + l, qs + 32 * p + l);
+                if (five) pack_fifth_bits_k(q, b + 4 + kScaleBytesK);
             }
             return;
         }

@@ -22,8 +22,8 @@ using namespace powerinfer::tensor::testing;
 
 namespace {
 
-const GgmlType kTypes[] = {GgmlType::Q4_0, GgmlType::Q4_1, GgmlType::Q5_0,
-                           GgmlType::Q8_0, GgmlType::Q4_K, GgmlType::Q6_K};
+const GgmlType kTypes[] = {GgmlType::Q4_0, GgmlType::Q4_1, GgmlType::Q5_0, GgmlType::Q8_0,
+                           GgmlType::Q4_K, GgmlType::Q5_K, GgmlType::Q6_K};
 
 }  // namespace
 
@@ -196,7 +196,8 @@ private slots:
         ThreadPool pool(2);
         const std::pair<GgmlType, GgmlType> pairs[] = {{GgmlType::Q4_0, GgmlType::Q8_0},
                                                        {GgmlType::Q5_0, GgmlType::Q4_1},
-                                                       {GgmlType::Q4_K, GgmlType::Q6_K}};
+                                                       {GgmlType::Q4_K, GgmlType::Q6_K},
+                                                       {GgmlType::Q5_K, GgmlType::Q4_K}};
         const int64_t n_in = 512;
         for (const auto& [ta, tb] : pairs) {
             const Matrix a = make_matrix(ta, 160, n_in, 21), b = make_matrix(tb, 2080, n_in, 22);
