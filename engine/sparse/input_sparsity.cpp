@@ -440,18 +440,24 @@ bool InputSparsity::matvec(std::span<const tensor::WeightView> ws, const float* 
         return dense();
     }
     // The keep largest |x_j| * ||W[:, j]||, in input order.
-    crit_.resize(static_cast<size_t>(n));
-    for (int64_t j = 0; j < n; ++j)
-        crit_[static_cast<size_t>(j)] = std::fabs(x[j]) * p.norm[static_cast<size_t>(j)];
     ids_.clear();
     if (!p.thresholds.empty()) {
-        // The calibrated threshold: one comparison per input.
+        // The calibrated threshold: one comparison per input, without a
+        // branch (every id is written, the count moves past the kept ones).
         const float t = std::max(p.t, std::numeric_limits<float>::min());
+        ids_.resize(static_cast<size_t>(n));
+        int32_t* out = ids_.data();
+        const float* norm = p.norm.data();
+        int64_t k = 0;
         for (int64_t j = 0; j < n; ++j) {
-            ids_.push_back(static_cast<int32_t>(j));
-            if (crit_[static_cast<size_t>(j)] < t) ids_.pop_back();
+            out[k] = static_cast<int32_t>(j);
+            k += !(std::fabs(x[j]) * norm[j] < t);
         }
+        ids_.resize(static_cast<size_t>(k));
     } else if (keep > 0) {
+        crit_.resize(static_cast<size_t>(n));
+        for (int64_t j = 0; j < n; ++j)
+            crit_[static_cast<size_t>(j)] = std::fabs(x[j]) * p.norm[static_cast<size_t>(j)];
         sel_.assign(crit_.begin(), crit_.end());
         const auto nth = sel_.begin() + (n - keep);
         std::nth_element(sel_.begin(), nth, sel_.end());
