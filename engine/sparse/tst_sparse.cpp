@@ -903,14 +903,21 @@ private slots:
     // copy: each still gets its own product, bit for bit what its own copy
     // gives over the same kept inputs (the top |x_j| * ||W[:, j]|| over all
     // of them), and a prompt and level 0 still give the dense bits.
+    void stackedCopyGivesEachMatrixItsOwnProduct_data() {
+        QTest::addColumn<int>("type");
+        QTest::newRow("Q4_0") << int(GgmlType::Q4_0);
+        QTest::newRow("Q5_K") << int(GgmlType::Q5_K);  // the Q5_K_M models' q/k/v
+    }
     void stackedCopyGivesEachMatrixItsOwnProduct() {
         using tensor::testing::make_matrix;
         using tensor::testing::same_bits;
+        QFETCH(int, type);
+        const auto t = static_cast<GgmlType>(type);
         tensor::ThreadPool pool(2);
         const int64_t n_in = 256;
-        const tensor::testing::Matrix ms[] = {make_matrix(GgmlType::Q4_0, 96, n_in, 21),
-                                              make_matrix(GgmlType::Q4_0, 32, n_in, 22),
-                                              make_matrix(GgmlType::Q4_0, 64, n_in, 23)};
+        const tensor::testing::Matrix ms[] = {make_matrix(t, 96, n_in, 21),
+                                              make_matrix(t, 32, n_in, 22),
+                                              make_matrix(t, 64, n_in, 23)};
         model::SiteMatrices a;
         a.site = model::InputSite::AttnIn;
         a.layer = 0;
