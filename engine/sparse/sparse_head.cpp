@@ -123,14 +123,23 @@ SparseHead::SparseHead(tensor::ThreadPool& pool, const tensor::WeightView& head,
     // into the preview's 4-bit rows of `rank`.
     preview_ = tensor::make_u4_rows(V, r);
     constexpr int64_t kChunk = 8192;  // a multiple of the panels' rows
-    std::vector<float> y(static_cast<size_t>(r * std::min(V, kChunk))), row(static_cast<size_t>(r));
+    std::vector<float> y(static_cast<size_t>(r * std::min(V, kChunk)));
     for (int64_t v0 = 0; v0 < V; v0 += kChunk) {
         const int64_t v1 = std::min(V, v0 + kChunk), nv = v1 - v0;
         tensor::matmul(pool, head.slice(v0, v1), basis.rows.data(), r, y.data());
-        for (int64_t v = 0; v < nv; ++v) {
-            for (int64_t k = 0; k < r; ++k) row[static_cast<size_t>(k)] = y[static_cast<size_t>(k * nv + v)];
-            tensor::set_u4_row(preview_, v0 + v, row.data(), r);
-        }
+        // The preview's rows over the pool (each is its own: the same
+        // rows as on one thread, which did it alone before).
+        pool.parallel_for(
+            nv,
+            [&](int64_t b, int64_t e, int) {
+                std::vector<float> row(static_cast<size_t>(r));
+                for (int64_t v = b; v < e; ++v) {
+                    for (int64_t k = 0; k < r; ++k)
+                        row[static_cast<size_t>(k)] = y[static_cast<size_t>(k * nv + v)];
+                    tensor::set_u4_row(preview_, v0 + v, row.data(), r);
+                }
+            },
+            256);
     }
     z_.resize(static_cast<size_t>(r));
     basis_view_.type = GgmlType::F32;
