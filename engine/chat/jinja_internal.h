@@ -107,7 +107,7 @@ bool has_test(std::string_view name);
 Value apply_filter(Interpreter& in, std::string_view name, const Value& v, CallArgs& args);
 bool apply_test(Interpreter& in, std::string_view name, const Value& v, CallArgs& args);
 // obj.name as jinja2's sandboxed getattr sees it: a method of str, dict or
-// list (bound to obj), else nullopt.
+// list (bound to obj), else nullopt (jinja_methods.cpp).
 std::optional<Value> method(Interpreter& in, const Value& obj, std::string_view name);
 // The globals: range, dict, namespace, joiner, cycler, raise_exception,
 // strftime_now (jinja_globals.cpp).
@@ -127,6 +127,13 @@ const std::string& need_str(const Value* v, std::string_view fn, std::string_vie
 int64_t need_int(const Value* v, std::string_view fn);
 std::string quoted_type(const Value& v);  // 'int', 'str', ...
 [[noreturn]] void undefined_error(const Value& v);
+// Whether name is one of names (the builtins' and methods' tables).
+template <size_t N>
+bool listed(const char* const (&names)[N], std::string_view name) {
+    for (const char* n : names)
+        if (name == n) return true;
+    return false;
+}
 
 // Throws the interpreter's error for a 64-bit integer overflow.
 [[noreturn]] void integer_overflow();

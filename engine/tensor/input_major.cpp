@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstddef>
 #include <cstring>
 
 #include "common/error.h"
@@ -89,11 +90,11 @@ void decode_row(const WeightView& w, int64_t row, RowCodes& r) {
             const size_t bs = five ? sizeof(BlockQ5_K) : sizeof(BlockQ4_K);
             for (int64_t s = 0; s < n / kQKK; ++s) {
                 const uint8_t* b = p + static_cast<size_t>(s) * bs;
-                const uint8_t* scales = b + 4;
-                const uint8_t* qh = five ? b + 4 + kScaleBytesK : nullptr;
-                const uint8_t* qs = b + 4 + kScaleBytesK + (five ? kQKK / 8 : 0);
-                std::memcpy(&r.d16[static_cast<size_t>(s)], b, 2);
-                std::memcpy(&r.dmin16[static_cast<size_t>(s)], b + 2, 2);
+                const uint8_t* scales = b + offsetof(BlockQ4_K, scales);
+                const uint8_t* qh = five ? b + offsetof(BlockQ5_K, qh) : nullptr;
+                const uint8_t* qs = b + (five ? offsetof(BlockQ5_K, qs) : offsetof(BlockQ4_K, qs));
+                std::memcpy(&r.d16[static_cast<size_t>(s)], b + offsetof(BlockQ4_K, d), 2);
+                std::memcpy(&r.dmin16[static_cast<size_t>(s)], b + offsetof(BlockQ4_K, dmin), 2);
                 for (int j = 0; j < kQKK / 64; ++j, qs += 32) {
                     uint8_t sc0, m0, sc1, m1;
                     scale_min_k4(2 * j, scales, &sc0, &m0);

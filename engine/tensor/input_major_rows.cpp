@@ -3,6 +3,7 @@
 // (input_major_matmul) that sparse engine v3 runs for prompts once its
 // copies replace the dense layout.
 #include <algorithm>
+#include <cstddef>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -201,11 +202,11 @@ void encode_row(const InputMajorMatrix& m, int64_t j, int64_t i0, int64_t i1, co
             const size_t bs = five ? sizeof(BlockQ5_K) : sizeof(BlockQ4_K);
             for (int64_t s = i0 / kQKK; s < i1 / kQKK; ++s, q += kQKK) {
                 uint8_t* b = dst + static_cast<size_t>(s) * bs;
-                uint8_t* scales = b + 4;
-                uint8_t* qs = b + 4 + kScaleBytesK + (five ? kQKK / 8 : 0);
+                uint8_t* scales = b + offsetof(BlockQ4_K, scales);
+                uint8_t* qs = b + (five ? offsetof(BlockQ5_K, qs) : offsetof(BlockQ4_K, qs));
                 const size_t st = static_cast<size_t>(s * m.n_out + pos);
-                std::memcpy(b, &m.d16[st], 2);
-                std::memcpy(b + 2, &m.dmin16[st], 2);
+                std::memcpy(b + offsetof(BlockQ4_K, d), &m.d16[st], 2);
+                std::memcpy(b + offsetof(BlockQ4_K, dmin), &m.dmin16[st], 2);
                 uint8_t sc[8], mn[8];
                 for (int g = 0; g < 8; ++g) {
                     sc[g] = static_cast<uint8_t>(m.sc[at(s * 8 + g)]);
@@ -221,7 +222,7 @@ void encode_row(const InputMajorMatrix& m, int64_t j, int64_t i0, int64_t i1, co
                 for (int p = 0; p < 4; ++p)
                     for (int l = 0; l < 32; l += 16)
                         pack_nibbles16(q + 64 * p + l, q + 64 * p + 32 + l, qs + 32 * p + l);
-                if (five) pack_fifth_bits_k(q, b + 4 + kScaleBytesK);
+                if (five) pack_fifth_bits_k(q, b + offsetof(BlockQ5_K, qh));
             }
             return;
         }

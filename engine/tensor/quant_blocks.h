@@ -5,6 +5,7 @@
 // Internal header: not part of the public API.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 
 namespace powerinfer::tensor::blocks {
@@ -88,6 +89,9 @@ static_assert(sizeof(BlockQ4_K) == 144);
 static_assert(sizeof(BlockQ5_K) == 176);
 static_assert(sizeof(BlockQ6_K) == 210);
 static_assert(sizeof(BlockQ8_K) == 292);
+// Q5_K begins as Q4_K (d, dmin, scales): code that reads both takes Q4_K's offsets.
+static_assert(offsetof(BlockQ5_K, dmin) == offsetof(BlockQ4_K, dmin) &&
+              offsetof(BlockQ5_K, scales) == offsetof(BlockQ4_K, scales));
 
 // The 6-bit scale and min of sub-block j (0..7) of a Q4_K/Q5_K block.
 // static: kernels compiled with different ISA flags must not share one
