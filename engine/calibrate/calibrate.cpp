@@ -27,6 +27,7 @@
 #include "tensor/ops.h"
 #include "tensor/quant.h"
 #include "tensor/thread_pool.h"
+#include "tensor/u4_rows.h"
 #include "tokenizer/tokenizer.h"
 
 namespace powerinfer::calibrate {
@@ -449,6 +450,11 @@ CalibrationReport calibrate_model(const CalibrationOptions& opt) {
                     : "calibrate: head preview basis of rank " + std::to_string(head_basis.rank) +
                           " from " + std::to_string(head_moments.samples()) +
                           " head inputs");
+    // The head's preview in it, built once here and stored in the sidecar
+    // (a load then reads it instead of building it from the whole head).
+    const tensor::U4Rows head_preview =
+        head_basis.empty() ? tensor::U4Rows{}
+                           : sparse::make_head_preview(pool, m.output(), head_basis);
 
     // Exact activity, per layer: quantiles of the contributions at every
     // level (a strided subsample of at most 2M values), the layer's up bound
@@ -507,7 +513,8 @@ CalibrationReport calibrate_model(const CalibrationOptions& opt) {
         sparse::ExactSparseFfn exact(pool, ffn, exact_sc);
         // The curve is what the engine will run: the head from its preview.
         std::unique_ptr<sparse::SparseHead> head;
-        if (!head_basis.empty()) head = std::make_unique<sparse::SparseHead>(pool, m.output(), head_basis);
+        if (!head_basis.empty())
+            head = std::make_unique<sparse::SparseHead>(pool, m.output(), head_basis, head_preview);
         CurveMeter meter(pool, m, exact, head.get(), held, curve_window,
                          tok->add_bos() ? tok->bos() : -1, progress);
         int64_t step = 0, steps = curve_windows * static_cast<int64_t>(curve_levels.size() + 1);
@@ -521,6 +528,7 @@ CalibrationReport calibrate_model(const CalibrationOptions& opt) {
             // Which of the levels within the bound decodes fastest here.
             sparse::Sidecar probe = exact_sc;
             probe.head_basis = head_basis;
+            probe.head_preview = head_preview;
             const int64_t n =
                 std::min<int64_t>(static_cast<int64_t>(held.size()), kTimedPrompt + kTimedTokens);
             const auto ts = Clock::now();
@@ -556,6 +564,7 @@ CalibrationReport calibrate_model(const CalibrationOptions& opt) {
             // levels (v3 is opt-in; its copies are built for the timing).
             sparse::Sidecar probe = exact_sc;
             probe.head_basis = head_basis;
+            probe.head_preview = head_preview;
             probe.input_levels = input_levels;
             probe.input_thresholds = input_thresholds;
             const int64_t n =
@@ -644,6 +653,7 @@ CalibrationReport calibrate_model(const CalibrationOptions& opt) {
         sc.input_thresholds = input_thresholds;
         sc.input_default_sparsity = static_cast<float>(input_default);
         sc.head_basis = head_basis;
+        sc.head_preview = head_preview;
         TargetReport tr;
         tr.target_sparsity = targets[ti];
         tr.sidecar_path = base_out;

@@ -369,6 +369,9 @@ private slots:
             // The head preview's basis: a fifth of the width, in 32-element blocks.
             QCOMPARE(sc.head_basis.rank, sparse::head_basis_rank(sc.n_embd));
             QCOMPARE(sc.head_basis.rank, int64_t(128));  // 576 and 640 wide
+            // And the head's preview in it, so that a load need not build it.
+            QVERIFY(sc.head_preview.rows > 0);
+            QCOMPARE(sc.head_preview.cols, int64_t(128));
             recommended.push_back(c.recommended);
             curves.push_back(c);
 
@@ -413,8 +416,18 @@ private slots:
             req.prompt = "Hello";
             req.max_tokens = 4;
             req.sampling.temperature = 0;
-            engine->generate(req, nullptr);
+            const std::string text_stored = engine->generate(req, nullptr).text;
             const TokenMetrics tm = engine->last_metrics();
+            {
+                // A sidecar without the preview (as older ones): the engine
+                // builds the same preview and decodes the same tokens.
+                sparse::Sidecar older = sc;
+                older.head_preview = {};
+                LoadOptions lb = lo;
+                lb.sidecar_path = path("older.powerinfer.gguf");
+                sparse::write_sidecar(lb.sidecar_path, older);
+                QCOMPARE(Engine::load(lb)->generate(req, nullptr).text, text_stored);
+            }
             qInfo("weight bytes per token: %.3f of dense", tm.weight_bytes / tm.dense_weight_bytes);
             QVERIFY(tm.dense_weight_bytes > 0);
             QVERIFY(tm.weight_bytes < 0.95 * tm.dense_weight_bytes &&

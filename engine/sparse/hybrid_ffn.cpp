@@ -113,11 +113,16 @@ HybridFfn::HybridFfn(tensor::ThreadPool& pool, std::vector<model::FfnWeights> la
             exact_ = std::make_unique<ExactSparseFfn>(pool_, weights_, sidecar_, release);
         }
         if (opt_.head.data && !sidecar_.head_basis.empty()) {
-            head_ = std::make_unique<SparseHead>(pool_, opt_.head, sidecar_.head_basis);
-            // Its preview was computed from every row of the head: with the
+            // The sidecar's preview where it has one (its RAM moves to the
+            // head), else built from every row of the head.
+            const bool built = sidecar_.head_preview.rows == 0;
+            head_ = std::make_unique<SparseHead>(pool_, opt_.head, sidecar_.head_basis,
+                                                 std::move(sidecar_.head_preview));
+            sidecar_.head_preview = {};
+            // A preview built here read every row of the head: with the
             // copies in place of the dense layouts they leave the resident
             // set again (the likeliest rows come back as they are read).
-            if (input_ && input_->replaces_rows() && opt_.file)
+            if (built && input_ && input_->replaces_rows() && opt_.file)
                 opt_.file->release_pages(opt_.head.data, opt_.head.bytes());
         }
         for (int64_t l = 0; l < nl; ++l) layers_.push_back(std::make_unique<LayerState>());

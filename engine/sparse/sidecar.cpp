@@ -55,6 +55,9 @@ struct Hasher {
 }
 
 constexpr const char* kHeadBasisTensor = "powerinfer.head_basis";
+constexpr const char* kHeadPreviewTensor = "powerinfer.head_preview";
+constexpr const char* kHeadPreviewScaleTensor = "powerinfer.head_preview_scale";
+constexpr const char* kHeadPreviewMinTensor = "powerinfer.head_preview_min";
 
 std::string layer_key(int64_t l, const char* what) {
     return "blk." + std::to_string(l) + "." + what;
@@ -276,6 +279,14 @@ void write_sidecar(const std::filesystem::path& path, const Sidecar& s) {
                      {static_cast<uint64_t>(s.head_basis.n_embd),
                       static_cast<uint64_t>(s.head_basis.rank)},
                      as_bytes(s.head_basis.rows));
+    if (!s.head_basis.empty() && s.head_preview.rows > 0) {
+        const tensor::U4Rows& p = s.head_preview;
+        const auto rows = static_cast<uint64_t>(p.rows);
+        w.add_tensor(kHeadPreviewTensor, GgmlType::I8, {p.row_bytes(), rows},
+                     std::vector<uint8_t>(p.q.begin(), p.q.end()));
+        w.add_tensor(kHeadPreviewScaleTensor, GgmlType::F32, {rows}, as_bytes(p.d));
+        w.add_tensor(kHeadPreviewMinTensor, GgmlType::F32, {rows}, as_bytes(p.m));
+    }
     w.write(path);
 }
 
@@ -479,6 +490,25 @@ Sidecar read_sidecar(const std::filesystem::path& path, const std::string& expec
         s.head_basis.n_embd = s.n_embd;
         s.head_basis.rank = static_cast<int64_t>(t->shape[1]);
         s.head_basis.rows = floats(*t);
+    }
+    if (const auto* t = f->tensor(kHeadPreviewTensor)) {
+        // n_vocab 4-bit rows of the basis's rank, with a scale and a
+        // minimum each (whether n_vocab is the head's, the engine checks).
+        const auto* d = f->tensor(kHeadPreviewScaleTensor);
+        const auto* m = f->tensor(kHeadPreviewMinTensor);
+        const int64_t cols = tensor::u4_padded_cols(s.head_basis.rank);
+        if (s.head_basis.empty() || t->type != GgmlType::I8 || t->shape.size() != 2 ||
+            t->shape[0] != static_cast<uint64_t>(cols / 2) || t->shape[1] == 0 || !d || !m ||
+            d->type != GgmlType::F32 || m->type != GgmlType::F32 ||
+            d->shape != std::vector<uint64_t>{t->shape[1]} || m->shape != d->shape)
+            refuse(path, std::string("tensor ") + kHeadPreviewTensor +
+                             " has a wrong shape or type, or lacks its basis, scales or minima");
+        tensor::U4Rows& p = s.head_preview;
+        p.rows = static_cast<int64_t>(t->shape[1]);
+        p.cols = cols;
+        p.q.assign(t->data, t->data + t->n_bytes);
+        p.d = floats(*d);
+        p.m = floats(*m);
     }
     return s;
 }

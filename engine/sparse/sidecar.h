@@ -27,7 +27,11 @@
 //   quantiles; P products in Model::decode_products() order),
 //   powerinfer.input_default_sparsity f32 (v3's default, timed)
 //   optional: tensor powerinfer.head_basis F32[n_embd, rank] (the output
-//   head's input subspace, orthonormal rows: sparse/sparse_head.h)
+//   head's input subspace, orthonormal rows: sparse/sparse_head.h), and
+//   with it the head's preview in that basis (make_head_preview, so that a
+//   load need not build it): powerinfer.head_preview I8[padded rank / 2,
+//   n_vocab] (the 4-bit rows' bytes, tensor/u4_rows.h),
+//   powerinfer.head_preview_scale and powerinfer.head_preview_min F32[n_vocab]
 //   tensors per layer l: blk.l.act_freq F32[n_ff], blk.l.act_mass F32[n_ff],
 //   blk.l.perm I32[n_ff] (hot-first), blk.l.pred_w1 [n_embd, rank] F16|F32,
 //   blk.l.pred_b1 F32[rank], blk.l.pred_w2 [rank, n_ff] F16|F32, blk.l.pred_b2 F32[n_ff]
@@ -143,6 +147,9 @@ struct Sidecar {
     float input_default_sparsity = -1;
     // The output head's preview basis (optional; older sidecars lack it).
     HeadBasis head_basis;
+    // The head's preview in that basis (optional: rows 0 where the sidecar
+    // has none, and the engine builds it at load).
+    tensor::U4Rows head_preview;
 };
 
 // Fast 64-bit fingerprint of a model file, as 16 hex digits: FNV-1a/mixer

@@ -5,6 +5,7 @@
 #include <numeric>
 #include <random>
 #include <string>
+#include <utility>
 
 #include "common/error.h"
 
@@ -108,27 +109,35 @@ int64_t SparseHead::default_candidates(int64_t n_vocab) {
     return std::min<int64_t>(4096, std::max<int64_t>(1, n_vocab / 8));
 }
 
-SparseHead::SparseHead(tensor::ThreadPool& pool, const tensor::WeightView& head,
-                       const HeadBasis& basis)
-    : pool_(pool), head_(head), basis_(basis) {
-    const int64_t V = head.rows, d = head.cols, r = basis.rank;
+namespace {
+
+void check_basis(const tensor::WeightView& head, const HeadBasis& basis) {
+    const int64_t d = head.cols, r = basis.rank;
     if (basis.n_embd != d || r <= 0 || r % 32 != 0 ||
         basis.rows.size() != static_cast<size_t>(r * d))
         throw EngineError("the sidecar's head basis (" + std::to_string(r) + " x " +
                           std::to_string(basis.n_embd) + ") does not match the output head (" +
                           std::to_string(d) +
                           " wide); recalibrate with `powerinfer-calibrate -m MODEL`");
+}
+
+}  // namespace
+
+tensor::U4Rows make_head_preview(tensor::ThreadPool& pool, const tensor::WeightView& head,
+                                 const HeadBasis& basis) {
+    check_basis(head, basis);
+    const int64_t V = head.rows, r = basis.rank;
     // A = W P^T, chunk by chunk of the vocabulary: the basis rows are the
     // batch of a prefill-style product (Y[k][v] = W_v . P_k), transposed
     // into the preview's 4-bit rows of `rank`.
-    preview_ = tensor::make_u4_rows(V, r);
+    tensor::U4Rows preview = tensor::make_u4_rows(V, r);
     constexpr int64_t kChunk = 8192;  // a multiple of the panels' rows
     std::vector<float> y(static_cast<size_t>(r * std::min(V, kChunk)));
     for (int64_t v0 = 0; v0 < V; v0 += kChunk) {
         const int64_t v1 = std::min(V, v0 + kChunk), nv = v1 - v0;
         tensor::matmul(pool, head.slice(v0, v1), basis.rows.data(), r, y.data());
         // The preview's rows over the pool (each is its own: the same
-        // rows as on one thread, which did it alone before).
+        // rows as on one thread).
         pool.parallel_for(
             nv,
             [&](int64_t b, int64_t e, int) {
@@ -136,10 +145,32 @@ SparseHead::SparseHead(tensor::ThreadPool& pool, const tensor::WeightView& head,
                 for (int64_t v = b; v < e; ++v) {
                     for (int64_t k = 0; k < r; ++k)
                         row[static_cast<size_t>(k)] = y[static_cast<size_t>(k * nv + v)];
-                    tensor::set_u4_row(preview_, v0 + v, row.data(), r);
+                    tensor::set_u4_row(preview, v0 + v, row.data(), r);
                 }
             },
             256);
+    }
+    return preview;
+}
+
+SparseHead::SparseHead(tensor::ThreadPool& pool, const tensor::WeightView& head,
+                       const HeadBasis& basis, tensor::U4Rows preview)
+    : pool_(pool), head_(head), basis_(basis) {
+    check_basis(head, basis);
+    const int64_t d = head.cols, r = basis.rank;
+    if (preview.rows == 0) {
+        preview_ = make_head_preview(pool, head, basis);
+    } else {
+        const auto rows = static_cast<size_t>(preview.rows);
+        if (preview.rows != head.rows || preview.cols != tensor::u4_padded_cols(r) ||
+            preview.q.size() != rows * preview.row_bytes() || preview.d.size() != rows ||
+            preview.m.size() != rows)
+            throw EngineError("the sidecar's head preview (" + std::to_string(preview.rows) +
+                              " rows of " + std::to_string(preview.cols) +
+                              ") does not match the output head (" + std::to_string(head.rows) +
+                              " rows) and its basis (rank " + std::to_string(r) +
+                              "); recalibrate with `powerinfer-calibrate -m MODEL`");
+        preview_ = std::move(preview);
     }
     z_.resize(static_cast<size_t>(r));
     basis_view_.type = GgmlType::F32;

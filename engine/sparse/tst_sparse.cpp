@@ -384,6 +384,82 @@ private slots:
         }
     }
 
+    // The preview stored in the sidecar: it comes back byte for byte, and a
+    // head given it reads the same logits as one that builds its own. A
+    // preview of another vocabulary is refused by the head, one of another
+    // rank by the sidecar's reader, each with the recalibration hint.
+    void sparseHeadTakesTheSidecarsPreview() {
+        constexpr int64_t d = kEmbd, V = 3000, rank = 32;
+        std::mt19937 rng(6);
+        std::normal_distribution<float> nd(0.0f, 1.0f);
+        const size_t rb = *ggml_row_bytes(GgmlType::Q8_0, d);
+        std::vector<uint8_t> w(rb * V);
+        std::vector<float> row(d);
+        for (int64_t r = 0; r < V; ++r) {
+            for (auto& v : row) v = nd(rng) * (r % 7 == 0 ? 1.0f : 0.3f);
+            tensor::quantize_row_ref(GgmlType::Q8_0, row.data(), w.data() + r * rb, d);
+        }
+        const tensor::WeightView head{GgmlType::Q8_0, w.data(), V, d, rb};
+        HeadInputMoments moments(d);
+        std::vector<float> x(d);
+        for (int t = 0; t < 300; ++t) {
+            for (auto& v : x) v = nd(rng);
+            moments.add(x.data(), 1);
+        }
+        const HeadBasis basis = moments.basis(rank);
+        tensor::ThreadPool pool(2);
+        const tensor::U4Rows preview = make_head_preview(pool, head, basis);
+        QCOMPARE(preview.rows, V);
+        QCOMPARE(preview.cols, int64_t(64));
+
+        QTemporaryDir dir;
+        const std::filesystem::path path = dir.filePath("m.powerinfer.gguf").toStdString();
+        Sidecar s = make_sidecar(1.0f);
+        s.head_basis = basis;
+        s.head_preview = preview;
+        write_sidecar(path, s);
+        Sidecar back = read_sidecar(path, s.model_hash);
+        QCOMPARE(back.head_preview.rows, V);
+        QCOMPARE(back.head_preview.cols, preview.cols);
+        QVERIFY(back.head_preview.q == preview.q);
+        QCOMPARE(back.head_preview.d, preview.d);
+        QCOMPARE(back.head_preview.m, preview.m);
+
+        SparseHead built(pool, head, basis);
+        SparseHead stored(pool, head, basis, std::move(back.head_preview));
+        QCOMPARE(stored.preview_bytes(), built.preview_bytes());
+        std::vector<float> a(V), b(V);
+        for (int t = 0; t < 3; ++t) {
+            for (auto& v : x) v = nd(rng);
+            built.logits(x.data(), 100, a.data());
+            stored.logits(x.data(), 100, b.data());
+            QCOMPARE(b, a);
+        }
+        // The given preview is the one read: a flat one gives other logits.
+        tensor::U4Rows flat = preview;
+        std::fill(flat.d.begin(), flat.d.end(), 0.0f);
+        std::fill(flat.m.begin(), flat.m.end(), 0.0f);
+        SparseHead flat_head(pool, head, basis, std::move(flat));
+        flat_head.logits(x.data(), 100, b.data());
+        built.logits(x.data(), 100, a.data());
+        QVERIFY(b != a);
+        try {
+            SparseHead bad(pool, head.slice(0, V - 32), basis, preview);
+            QFAIL("a preview of another vocabulary was accepted");
+        } catch (const EngineError& e) {
+            QVERIFY(std::string(e.what()).find("powerinfer-calibrate -m") != std::string::npos);
+        }
+        s.head_preview.cols = 128;  // rows of 64 bytes for a basis of rank 32 (32 bytes)
+        s.head_preview.q.resize(static_cast<size_t>(V * 64));
+        write_sidecar(path, s);
+        QVERIFY_THROWS_EXCEPTION(SidecarError, read_sidecar(path, s.model_hash));
+        // Without a preview the sidecar still loads (older sidecars); the
+        // engine then builds it.
+        s.head_preview = {};
+        write_sidecar(path, s);
+        QCOMPARE(read_sidecar(path, s.model_hash).head_preview.rows, int64_t(0));
+    }
+
     // The head's cut: the radix selection gives std::nth_element's value for
     // every k, with ties, both zeros, negatives, a value range packed into
     // one bucket and a wide one; histograms of two halves added together
