@@ -118,19 +118,20 @@ HybridFfn::HybridFfn(tensor::ThreadPool& pool, std::vector<model::FfnWeights> la
             const bool built = sidecar_.head_preview.rows == 0;
             head_ = std::make_unique<SparseHead>(pool_, opt_.head, sidecar_.head_basis,
                                                  std::move(sidecar_.head_preview));
-            sidecar_.head_preview = {};
             // A preview built here read every row of the head: with the
             // copies in place of the dense layouts they leave the resident
             // set again (the likeliest rows come back as they are read).
             if (built && input_ && input_->replaces_rows() && opt_.file)
                 opt_.file->release_pages(opt_.head.data, opt_.head.bytes());
         }
+        sidecar_.head_preview = {};  // the head's now, or unused
         for (int64_t l = 0; l < nl; ++l) layers_.push_back(std::make_unique<LayerState>());
         summary_.resize(static_cast<size_t>(nl));
         apply_tuning_locked();
         snapshot_memory_locked();
         return;
     }
+    sidecar_.head_preview = {};  // a GPU split has no head preview: its RAM goes back
     for (const auto& ls : sidecar_.layers)
         if (ls.predictor.rank == 0)
             throw SidecarError(
