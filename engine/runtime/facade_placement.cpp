@@ -109,7 +109,7 @@ PlacementPreview preview_placement(const LoadOptions& options, const GpuStatus& 
     }
     sparse::Sidecar sc;
     try {
-        sc = sparse::read_sidecar(sidecar_path, sparse::model_hash(*file));
+        sc = sparse::read_sidecar(sidecar_path, sparse::model_hash(*file), false);
     } catch (const EngineError& e) {
         p.status = std::string("dense: ") + e.what();
         return p;

@@ -290,7 +290,8 @@ void write_sidecar(const std::filesystem::path& path, const Sidecar& s) {
     w.write(path);
 }
 
-Sidecar read_sidecar(const std::filesystem::path& path, const std::string& expected_hash) {
+Sidecar read_sidecar(const std::filesystem::path& path, const std::string& expected_hash,
+                     bool head_preview) {
     if (!std::filesystem::exists(path)) refuse(path, "not found");
     std::unique_ptr<gguf::GgufFile> f;
     try {
@@ -491,7 +492,7 @@ Sidecar read_sidecar(const std::filesystem::path& path, const std::string& expec
         s.head_basis.rank = static_cast<int64_t>(t->shape[1]);
         s.head_basis.rows = floats(*t);
     }
-    if (const auto* t = f->tensor(kHeadPreviewTensor)) {
+    if (const auto* t = head_preview ? f->tensor(kHeadPreviewTensor) : nullptr) {
         // n_vocab 4-bit rows of the basis's rank, with a scale and a
         // minimum each (whether n_vocab is the head's, the engine checks).
         const auto* d = f->tensor(kHeadPreviewScaleTensor);

@@ -167,8 +167,11 @@ std::filesystem::path default_sidecar_path(const std::filesystem::path& model);
 void write_sidecar(const std::filesystem::path& path, const Sidecar& sidecar);
 // Reads and validates (shapes, counts, permutation, finite values). If
 // expected_hash is non-empty the sidecar must match it. Throws SidecarError
-// whose message says to run `powerinfer-calibrate -m MODEL`.
-Sidecar read_sidecar(const std::filesystem::path& path, const std::string& expected_hash = {});
+// whose message says to run `powerinfer-calibrate -m MODEL`. head_preview
+// false: the head's preview (16 MB for Qwen2.5-Coder) is left in the file
+// (a reader that only plans, as the placement preview).
+Sidecar read_sidecar(const std::filesystem::path& path, const std::string& expected_hash = {},
+                     bool head_preview = true);
 
 // The device bytes the sidecar's predictors take (what Device::set_predictor
 // accounts for all layers), read from the tensor headers only, so that a

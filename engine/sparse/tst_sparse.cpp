@@ -424,6 +424,7 @@ private slots:
         QVERIFY(back.head_preview.q == preview.q);
         QCOMPARE(back.head_preview.d, preview.d);
         QCOMPARE(back.head_preview.m, preview.m);
+        QCOMPARE(read_sidecar(path, s.model_hash, false).head_preview.rows, int64_t(0));
 
         SparseHead built(pool, head, basis);
         SparseHead stored(pool, head, basis, std::move(back.head_preview));
