@@ -427,6 +427,31 @@ private slots:
                 lb.sidecar_path = path("older.powerinfer.gguf");
                 sparse::write_sidecar(lb.sidecar_path, older);
                 QCOMPARE(Engine::load(lb)->generate(req, nullptr).text, text_stored);
+                // One whose preview lacks a row (a damaged file): the model
+                // runs dense, says why, and still answers.
+                sparse::Sidecar damaged = sc;
+                tensor::U4Rows& p = damaged.head_preview;
+                --p.rows;
+                p.q.resize(static_cast<size_t>(p.rows) * p.row_bytes());
+                p.d.pop_back();
+                p.m.pop_back();
+                lb.sidecar_path = path("damaged.powerinfer.gguf");
+                sparse::write_sidecar(lb.sidecar_path, damaged);
+                auto dense = Engine::load(lb);
+                const std::string& status = dense->info().sparse_status;
+                QVERIFY2(status.rfind("dense: ", 0) == 0 &&
+                             status.find("head preview") != std::string::npos &&
+                             status.find("powerinfer-calibrate -m") != std::string::npos,
+                         status.c_str());
+                const std::string dense_text = dense->generate(req, nullptr).text;
+                QVERIFY(!dense_text.empty());
+                // Under v3 too (whose copies would take the place of the
+                // dense layouts): the same refusal, the same dense answer.
+                lb.sparse_engine = 3;
+                auto dense3 = Engine::load(lb);
+                QVERIFY2(dense3->info().sparse_status.rfind("dense: ", 0) == 0,
+                         dense3->info().sparse_status.c_str());
+                QCOMPARE(dense3->generate(req, nullptr).text, dense_text);
             }
             qInfo("weight bytes per token: %.3f of dense", tm.weight_bytes / tm.dense_weight_bytes);
             QVERIFY(tm.dense_weight_bytes > 0);

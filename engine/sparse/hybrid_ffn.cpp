@@ -64,6 +64,13 @@ HybridFfn::HybridFfn(tensor::ThreadPool& pool, std::vector<model::FfnWeights> la
     const int64_t n_embd = sidecar_.n_embd, n_ff = sidecar_.n_ff;
     if (opt_.cpu_exact && device_->memory().simulated && !opt_.synthetic_activity) {
         // No GPU: no device emulation, no copies of hot neurons, no predictors.
+        // The head's basis and preview are checked before anything is
+        // built or released, so that a refusal leaves the dense model whole.
+        if (opt_.head.data && !sidecar_.head_basis.empty())
+            if (std::string why =
+                    head_mismatch(opt_.head, sidecar_.head_basis, sidecar_.head_preview);
+                !why.empty())
+                throw SidecarError(why);
         const auto release = [file = opt_.file](const tensor::WeightView& w) {
             release_rows_behind_panels(file, w);
         };

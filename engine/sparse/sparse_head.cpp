@@ -109,23 +109,29 @@ int64_t SparseHead::default_candidates(int64_t n_vocab) {
     return std::min<int64_t>(4096, std::max<int64_t>(1, n_vocab / 8));
 }
 
-namespace {
-
-void check_basis(const tensor::WeightView& head, const HeadBasis& basis) {
+std::string head_mismatch(const tensor::WeightView& head, const HeadBasis& basis,
+                          const tensor::U4Rows& preview) {
     const int64_t d = head.cols, r = basis.rank;
     if (basis.n_embd != d || r <= 0 || r % 32 != 0 ||
         basis.rows.size() != static_cast<size_t>(r * d))
-        throw EngineError("the sidecar's head basis (" + std::to_string(r) + " x " +
-                          std::to_string(basis.n_embd) + ") does not match the output head (" +
-                          std::to_string(d) +
-                          " wide); recalibrate with `powerinfer-calibrate -m MODEL`");
+        return "the sidecar's head basis (" + std::to_string(r) + " x " +
+               std::to_string(basis.n_embd) + ") does not match the output head (" +
+               std::to_string(d) + " wide); recalibrate with `powerinfer-calibrate -m MODEL`";
+    const auto rows = static_cast<size_t>(preview.rows);
+    if (preview.rows != 0 &&
+        (preview.rows != head.rows || preview.cols != tensor::u4_padded_cols(r) ||
+         preview.q.size() != rows * preview.row_bytes() || preview.d.size() != rows ||
+         preview.m.size() != rows))
+        return "the sidecar's head preview (" + std::to_string(preview.rows) + " rows of " +
+               std::to_string(preview.cols) + ") does not match the output head (" +
+               std::to_string(head.rows) + " rows) and its basis (rank " + std::to_string(r) +
+               "); recalibrate with `powerinfer-calibrate -m MODEL`";
+    return {};
 }
-
-}  // namespace
 
 tensor::U4Rows make_head_preview(tensor::ThreadPool& pool, const tensor::WeightView& head,
                                  const HeadBasis& basis) {
-    check_basis(head, basis);
+    if (std::string why = head_mismatch(head, basis); !why.empty()) throw EngineError(why);
     const int64_t V = head.rows, r = basis.rank;
     // A = W P^T, chunk by chunk of the vocabulary: the basis rows are the
     // batch of a prefill-style product (Y[k][v] = W_v . P_k), transposed
@@ -156,22 +162,9 @@ tensor::U4Rows make_head_preview(tensor::ThreadPool& pool, const tensor::WeightV
 SparseHead::SparseHead(tensor::ThreadPool& pool, const tensor::WeightView& head,
                        const HeadBasis& basis, tensor::U4Rows preview)
     : pool_(pool), head_(head), basis_(basis) {
-    check_basis(head, basis);
+    if (std::string why = head_mismatch(head, basis, preview); !why.empty()) throw EngineError(why);
     const int64_t d = head.cols, r = basis.rank;
-    if (preview.rows == 0) {
-        preview_ = make_head_preview(pool, head, basis);
-    } else {
-        const auto rows = static_cast<size_t>(preview.rows);
-        if (preview.rows != head.rows || preview.cols != tensor::u4_padded_cols(r) ||
-            preview.q.size() != rows * preview.row_bytes() || preview.d.size() != rows ||
-            preview.m.size() != rows)
-            throw EngineError("the sidecar's head preview (" + std::to_string(preview.rows) +
-                              " rows of " + std::to_string(preview.cols) +
-                              ") does not match the output head (" + std::to_string(head.rows) +
-                              " rows) and its basis (rank " + std::to_string(r) +
-                              "); recalibrate with `powerinfer-calibrate -m MODEL`");
-        preview_ = std::move(preview);
-    }
+    preview_ = preview.rows == 0 ? make_head_preview(pool, head, basis) : std::move(preview);
     z_.resize(static_cast<size_t>(r));
     basis_view_.type = GgmlType::F32;
     basis_view_.data = reinterpret_cast<const uint8_t*>(basis_.rows.data());

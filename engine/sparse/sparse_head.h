@@ -20,6 +20,7 @@
 #include <cstdint>
 #include <memory>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "sparse/select.h"
@@ -85,6 +86,11 @@ struct HeadCounts {
 // basis does not match the head's width.
 tensor::U4Rows make_head_preview(tensor::ThreadPool& pool, const tensor::WeightView& head,
                                  const HeadBasis& basis);
+// "" when the basis fits the head's width and `preview` (unless it has no
+// rows) the head's rows and the basis's rank; else what does not, with the
+// recalibration hint.
+std::string head_mismatch(const tensor::WeightView& head, const HeadBasis& basis,
+                          const tensor::U4Rows& preview = {});
 
 class SparseHead {
 public:
