@@ -25,6 +25,25 @@ namespace {
 
 constexpr int64_t kEmbd = 64, kFf = 128, kLayers = 2;
 
+// A Q8_0 head of V rows of d: random rows, every seventh one larger.
+struct Q8Head {
+    std::vector<uint8_t> w;
+    tensor::WeightView view;
+};
+Q8Head q8_head(int64_t V, int64_t d, std::mt19937& rng) {
+    std::normal_distribution<float> nd(0.0f, 1.0f);
+    const size_t rb = *ggml_row_bytes(GgmlType::Q8_0, d);
+    Q8Head h;
+    h.w.resize(rb * V);
+    std::vector<float> row(d);
+    for (int64_t r = 0; r < V; ++r) {
+        for (auto& v : row) v = nd(rng) * (r % 7 == 0 ? 1.0f : 0.3f);
+        tensor::quantize_row_ref(GgmlType::Q8_0, row.data(), h.w.data() + r * rb, d);
+    }
+    h.view = {GgmlType::Q8_0, h.w.data(), V, d, rb};
+    return h;
+}
+
 struct Weights {
     std::vector<std::vector<uint8_t>> gate, up, down;
     std::vector<model::FfnWeights> views;
@@ -320,14 +339,9 @@ private slots:
         constexpr int64_t d = kEmbd, V = 3000, rank = 32;
         std::mt19937 rng(5);
         std::normal_distribution<float> nd(0.0f, 1.0f);
-        const size_t rb = *ggml_row_bytes(GgmlType::Q8_0, d);
-        std::vector<uint8_t> w(rb * V);
-        std::vector<float> row(d);
-        for (int64_t r = 0; r < V; ++r) {
-            for (auto& v : row) v = nd(rng) * (r % 7 == 0 ? 1.0f : 0.3f);
-            tensor::quantize_row_ref(GgmlType::Q8_0, row.data(), w.data() + r * rb, d);
-        }
-        const tensor::WeightView head{GgmlType::Q8_0, w.data(), V, d, rb};
+        const Q8Head q8 = q8_head(V, d, rng);
+        const tensor::WeightView& head = q8.view;
+        const size_t rb = head.row_bytes;
         std::vector<float> dirs(16 * d);
         for (auto& v : dirs) v = nd(rng);
         auto sample = [&](std::vector<float>& x) {
@@ -392,14 +406,8 @@ private slots:
         constexpr int64_t d = kEmbd, V = 3000, rank = 32;
         std::mt19937 rng(6);
         std::normal_distribution<float> nd(0.0f, 1.0f);
-        const size_t rb = *ggml_row_bytes(GgmlType::Q8_0, d);
-        std::vector<uint8_t> w(rb * V);
-        std::vector<float> row(d);
-        for (int64_t r = 0; r < V; ++r) {
-            for (auto& v : row) v = nd(rng) * (r % 7 == 0 ? 1.0f : 0.3f);
-            tensor::quantize_row_ref(GgmlType::Q8_0, row.data(), w.data() + r * rb, d);
-        }
-        const tensor::WeightView head{GgmlType::Q8_0, w.data(), V, d, rb};
+        const Q8Head q8 = q8_head(V, d, rng);
+        const tensor::WeightView& head = q8.view;
         HeadInputMoments moments(d);
         std::vector<float> x(d);
         for (int t = 0; t < 300; ++t) {
