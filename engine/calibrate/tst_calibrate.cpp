@@ -426,7 +426,14 @@ private slots:
                 LoadOptions lb = lo;
                 lb.sidecar_path = path("older.powerinfer.gguf");
                 sparse::write_sidecar(lb.sidecar_path, older);
-                QCOMPARE(Engine::load(lb)->generate(req, nullptr).text, text_stored);
+                auto built = Engine::load(lb);
+                QCOMPARE(built->generate(req, nullptr).text, text_stored);
+                // The status says the preview was built and how to store it.
+                QVERIFY2(built->info().sparse_status.find("recalibrate to store it") !=
+                             std::string::npos,
+                         built->info().sparse_status.c_str());
+                QVERIFY(engine->info().sparse_status.find("recalibrate to store it") ==
+                        std::string::npos);
                 // One whose preview lacks a row (a damaged file): the model
                 // runs dense, says why, and still answers.
                 sparse::Sidecar damaged = sc;

@@ -123,6 +123,7 @@ HybridFfn::HybridFfn(tensor::ThreadPool& pool, std::vector<model::FfnWeights> la
             // The sidecar's preview where it has one (its RAM moves to the
             // head), else built from every row of the head.
             const bool built = sidecar_.head_preview.rows == 0;
+            head_preview_built_ = built;
             head_ = std::make_unique<SparseHead>(pool_, opt_.head, sidecar_.head_basis,
                                                  std::move(sidecar_.head_preview));
             // A preview built here read every row of the head: with the
@@ -747,6 +748,9 @@ std::string HybridFfn::status() const {
                (n == 0  ? std::string("off (head_candidates 0: dense)")
                 : n < 0 ? std::string("the likeliest rows exact")
                         : std::to_string(n) + " rows exact");
+        if (head_preview_built_)
+            out += " (its preview built at load: the sidecar, from an older calibration, has "
+                   "none; recalibrate to store it and load faster)";
     } else if (opt_.head.data && (input_ || exact_)) {
         out += "; output head dense (the sidecar has no head basis: recalibrate for its preview)";
     }

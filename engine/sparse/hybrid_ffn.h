@@ -200,6 +200,7 @@ private:
     std::unique_ptr<ExactSparseFfn> exact_;
     std::unique_ptr<InputSparsity> input_;
     std::unique_ptr<SparseHead> head_;
+    bool head_preview_built_ = false;  // the sidecar had none (status says so)
     // The host backend's hook: the head's preview for the head, v3's input
     // sparsity for the other products.
     class Products final : public backend::MatvecHook {
