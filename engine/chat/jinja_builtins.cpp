@@ -873,20 +873,7 @@ bool apply_test(Interpreter& in, std::string_view name, const Value& v, CallArgs
                 (v.as_list().kind == SeqKind::List || v.as_list().kind == SeqKind::Tuple));
     if (name == "callable") return v.kind() == Kind::Function || v.is_undefined();
     if (name == "escaped") return false;
-    if (name == "lower" || name == "upper") {
-        const std::string s = v.str();
-        bool any = false, ok = true;
-        for (char32_t c : decode(s)) {
-            if (utf8::is_upper(c)) {
-                any = true;
-                if (name == "lower") ok = false;
-            } else if (utf8::is_lower(c)) {
-                any = true;
-                if (name == "upper") ok = false;
-            }
-        }
-        return any && ok;
-    }
+    if (name == "lower" || name == "upper") return all_cased(decode(v.str()), name == "upper");
     if (name == "even" || name == "odd" || name == "divisibleby") {
         // jinja2: value % 2 == 1, value % 2 == 0, value % num == 0 (Python's %).
         const Value m = py_mod(in, v, name == "divisibleby" ? arg() : Value(int64_t{2}));

@@ -163,9 +163,8 @@ Value call_str_method(Interpreter& in, const std::string& s, std::string_view na
         if (name == "isalpha") return Value(all(utf8::is_alpha));
         if (name == "isalnum")
             return Value(all([](char32_t c) { return utf8::is_alpha(c) || utf8::is_digit(c); }));
-        bool any_cased = false, ok = true;
         if (name == "istitle") {
-            bool prev = false;
+            bool any_cased = false, ok = true, prev = false;
             for (char32_t c : u) {
                 if (utf8::is_upper(c)) {
                     if (prev) ok = false;
@@ -179,16 +178,7 @@ Value call_str_method(Interpreter& in, const std::string& s, std::string_view na
             }
             return Value(ok && any_cased);
         }
-        for (char32_t c : u) {
-            if (utf8::is_upper(c)) {
-                any_cased = true;
-                if (name == "islower") ok = false;
-            } else if (utf8::is_lower(c)) {
-                any_cased = true;
-                if (name == "isupper") ok = false;
-            }
-        }
-        return Value(ok && any_cased);
+        return Value(all_cased(u, name == "isupper"));  // islower, isupper
     }
     throw ValueError("'str' object has no attribute '" + std::string(name) + "'");
 }

@@ -153,6 +153,20 @@ std::vector<std::string> splitlines(std::string_view s, bool keepends) {
     return out;
 }
 
+bool all_cased(const U32& u, bool upper) {
+    bool any = false;
+    for (char32_t c : u) {
+        if (utf8::is_upper(c)) {
+            if (!upper) return false;
+            any = true;
+        } else if (utf8::is_lower(c)) {
+            if (upper) return false;
+            any = true;
+        }
+    }
+    return any;
+}
+
 void append_upper(U32& out, char32_t c) {
     if (c == 0xDF) {
         out += U"SS";

@@ -23,6 +23,9 @@ std::string strip(std::string_view s, const Value* chars, bool left, bool right)
 std::vector<Value> split(std::string_view s, const Value* sep, int64_t maxsplit, bool from_right);
 std::vector<std::string> splitlines(std::string_view s, bool keepends);
 void append_upper(U32& out, char32_t c);
+// Python's str.isupper (upper) / islower: some code point is cased, and none
+// is of the other case (the `upper` / `lower` tests too).
+bool all_cased(const U32& u, bool upper);
 std::string upper(std::string_view s);
 std::string lower(std::string_view s);
 std::string py_title(std::string_view s);

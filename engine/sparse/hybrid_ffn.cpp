@@ -122,14 +122,13 @@ HybridFfn::HybridFfn(tensor::ThreadPool& pool, std::vector<model::FfnWeights> la
         if (opt_.head.data && !sidecar_.head_basis.empty()) {
             // The sidecar's preview where it has one (its RAM moves to the
             // head), else built from every row of the head.
-            const bool built = sidecar_.head_preview.rows == 0;
-            head_preview_built_ = built;
+            head_preview_built_ = sidecar_.head_preview.rows == 0;
             head_ = std::make_unique<SparseHead>(pool_, opt_.head, sidecar_.head_basis,
                                                  std::move(sidecar_.head_preview));
             // A preview built here read every row of the head: with the
             // copies in place of the dense layouts they leave the resident
             // set again (the likeliest rows come back as they are read).
-            if (built && input_ && input_->replaces_rows() && opt_.file)
+            if (head_preview_built_ && input_ && input_->replaces_rows() && opt_.file)
                 opt_.file->release_pages(opt_.head.data, opt_.head.bytes());
         }
         sidecar_.head_preview = {};  // the head's now, or unused
