@@ -405,6 +405,13 @@ void run_u4rows(const std::string& name, GgmlType type, const std::string& level
 
 }  // namespace
 
+constexpr const char* kUsage =
+    "usage: bench_matvec [--threads 1,2] [--types Q4_0,Q8_0] [--reps 9] [--level avx2,avx512|all]\n"
+    "                    [--rows 11008] [--cols 4096] [--stat median|min] [--working-set-mb 160]\n"
+    "                    [--layout rows|panels|colsparse|colread|copydense|u4rows|all] [--batch "
+    "1]\n"
+    "                    [--sparsity 0,0.3,0.5,0.7]\n";
+
 int main(int argc, char** argv) {
     std::vector<std::string> type_names = {"F32",  "F16",  "BF16", "Q8_0", "Q4_0", "Q4_1",
                                            "Q5_0", "Q5_1", "Q4_K", "Q5_K", "Q6_K"};
@@ -412,42 +419,57 @@ int main(int argc, char** argv) {
     std::vector<std::string> layouts{"rows"};
     int64_t batch = 1;
     std::vector<std::string> levels{simd_level()};
-    for (int i = 1; i + 1 < argc; i += 2) {
-        const std::string k = argv[i], v = argv[i + 1];
-        if (k == "--threads") {
-            threads.clear();
-            for (const auto& s : split(v)) threads.push_back(std::stoi(s));
-        } else if (k == "--types") {
-            type_names = split(v);
-        } else if (k == "--reps") {
-            reps = std::max(1, std::stoi(v));
-        } else if (k == "--level") {
-            levels = v == "all" ? available_simd_levels() : split(v);
-            for (const auto& l : levels)
-                if (!force_simd_level(l)) {
-                    std::fprintf(stderr, "SIMD level %s is not available here (this CPU: %s)\n",
-                                 l.c_str(), join(available_simd_levels()).c_str());
-                    return 1;
-                }
-        } else if (k == "--rows") {
-            rows = std::stoll(v);
-        } else if (k == "--working-set-mb") {
-            g_working_set = size_t(std::max(0, std::stoi(v))) << 20;
-        } else if (k == "--stat") {
-            g_use_min = v == "min";
-        } else if (k == "--layout") {
-            layouts = v == "all" ? std::vector<std::string>{"rows", "panels", "colsparse", "u4rows"}
-                                 : split(v);
-        } else if (k == "--batch") {
-            batch = std::max<int64_t>(1, std::stoll(v));
-        } else if (k == "--sparsity") {
-            sparsities.clear();
-            for (const auto& f : split(v)) sparsities.push_back(std::stod(f));
-        } else if (k == "--cols") {
-            cols = std::stoll(v);
-        } else {
-            std::fprintf(stderr, "unknown option %s\n", k.c_str());
-            return 1;
+    for (int i = 1; i < argc; i += 2) {
+        const std::string k = argv[i];
+        if (k == "--help" || k == "-h") {
+            std::printf("%s", kUsage);
+            return 0;
+        }
+        if (i + 1 >= argc) {
+            std::fprintf(stderr, "option %s needs a value\n%s", k.c_str(), kUsage);
+            return 2;
+        }
+        const std::string v = argv[i + 1];
+        try {
+            if (k == "--threads") {
+                threads.clear();
+                for (const auto& s : split(v)) threads.push_back(std::stoi(s));
+            } else if (k == "--types") {
+                type_names = split(v);
+            } else if (k == "--reps") {
+                reps = std::max(1, std::stoi(v));
+            } else if (k == "--level") {
+                levels = v == "all" ? available_simd_levels() : split(v);
+                for (const auto& l : levels)
+                    if (!force_simd_level(l)) {
+                        std::fprintf(stderr, "SIMD level %s is not available here (this CPU: %s)\n",
+                                     l.c_str(), join(available_simd_levels()).c_str());
+                        return 1;
+                    }
+            } else if (k == "--rows") {
+                rows = std::stoll(v);
+            } else if (k == "--working-set-mb") {
+                g_working_set = size_t(std::max(0, std::stoi(v))) << 20;
+            } else if (k == "--stat") {
+                g_use_min = v == "min";
+            } else if (k == "--layout") {
+                layouts = v == "all"
+                              ? std::vector<std::string>{"rows", "panels", "colsparse", "u4rows"}
+                              : split(v);
+            } else if (k == "--batch") {
+                batch = std::max<int64_t>(1, std::stoll(v));
+            } else if (k == "--sparsity") {
+                sparsities.clear();
+                for (const auto& f : split(v)) sparsities.push_back(std::stod(f));
+            } else if (k == "--cols") {
+                cols = std::stoll(v);
+            } else {
+                std::fprintf(stderr, "unknown option %s\n%s", k.c_str(), kUsage);
+                return 2;
+            }
+        } catch (const std::exception&) {  // std::stoi and friends on a non-number
+            std::fprintf(stderr, "option %s: '%s' is not a number\n", k.c_str(), v.c_str());
+            return 2;
         }
     }
 
