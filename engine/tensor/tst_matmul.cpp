@@ -617,6 +617,12 @@ private slots:
             QVERIFY(!pack_panels(make_matrix(GgmlType::Q5_K, 32, 256, 9).view).empty());
             QVERIFY(pack_panels(make_matrix(GgmlType::Q6_K, 32, 256, 9).view).empty());
         }
+        // On AVX-512 all three K-quants have panels (16 rows per register).
+        if (std::find(levels.begin(), levels.end(), "avx512") != levels.end()) {
+            QVERIFY(force_simd_level("avx512"));
+            for (const GgmlType type : {GgmlType::Q4_K, GgmlType::Q5_K, GgmlType::Q6_K})
+                QVERIFY(!pack_panels(make_matrix(type, 32, 256, 9).view).empty());
+        }
         if (std::find(levels.begin(), levels.end(), "avx2") != levels.end() ||
             std::find(levels.begin(), levels.end(), "avx512") != levels.end())
             QVERIFY(levels_with_panels > 0);
