@@ -23,7 +23,7 @@
 // sums that the row kernels (and llama.cpp's) convert and accumulate. The
 // panel kernel keeps those eight accumulators apart and adds them up in the
 // row kernel's order, so both layouts give the same bits.
-// Q4_K, Q5_K and Q6_K (AVX-512 only) panels
+// Q4_K, Q5_K and Q6_K panels (Q6_K not on AVX2; on AVX2 and AVX-VNNI as two halves of eight rows)
 // interleave 16 rows per 256-element super-block (the
 // same bytes per super-block as 16 rows; layouts in tensor/panels_k.cpp and
 // kernels_panels_k.inc): their kernels form the row kernels' eight exact
