@@ -220,13 +220,13 @@ std::unique_ptr<LocalEngine> LocalEngine::load(const LoadOptions& options) {
         // Without a GPU the CPU's own paths: v3's input sparsity (opt-in) and
         // the head's preview.
         if (!device.device || device.device->memory().simulated) {
-            if (options.sparse_engine == 3) {
+            // v3's copies replace the panels (the weights are held once), and
+            // a head whose preview takes its products keeps only its rows.
+            setup.options.drop_panels = [m = e->model_.get()](const tensor::WeightView& w) {
+                m->drop_panels(w.data);
+            };
+            if (options.sparse_engine == 3)
                 setup.options.input_products = e->model_->decode_products();
-                // The copies replace the panels: the weights are held once.
-                setup.options.drop_panels = [m = e->model_.get()](const tensor::WeightView& w) {
-                    m->drop_panels(w.data);
-                };
-            }
             setup.options.head = e->model_->output();
             setup.options.file = &e->model_->file();
             setup.options.token_weight_bytes = double(e->model_->decode_weight_bytes());

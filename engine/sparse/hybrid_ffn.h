@@ -84,12 +84,16 @@ struct HybridOptions {
     // copies are built from mapped rows that the dense path, reading panels,
     // had released; with it they are released again once read.
     const gguf::GgufFile* file = nullptr;
-    // v3: called with each matrix before its input-major copy is built (and
-    // with slices of it as the build reads its rows, from the pool's
-    // threads); the owner (the model) drops the matrix's row panels. The
-    // copy then serves every product of that matrix, prompts and level 0
+    // The owner (the model) drops a matrix's row panels. v3: called with
+    // each matrix before its input-major copy is built (and with slices of
+    // it as the build reads its rows, from the pool's threads); the copy
+    // then serves every product of that matrix, prompts and level 0
     // included, with the dense bits, and the model's weights are held once
-    // (peak RSS about dense's). Without it v3 keeps both layouts.
+    // (peak RSS about dense's). Without it v3 keeps both layouts. v2 and
+    // v3: called with the head when its preview takes its products, whose
+    // likeliest rows come from the file's rows (the head's panels, AVX-512's
+    // Q8_0 ones, would hold it twice; a dense head runs over the rows, the
+    // same bits).
     std::function<void(const tensor::WeightView&)> drop_panels;
     uint64_t seed = 1234;
 };
