@@ -395,6 +395,37 @@ private slots:
                 QCOMPARE(Engine::load(l3)->info().sparsity_curve.default_level,
                          double(sc.input_default_sparsity));
             }
+            if (model == smol) {
+                // v2 on the model itself, as the engine sets it up: the head,
+                // whose likeliest rows its preview reads from the file's rows,
+                // gives up its row panels (the AVX-512 level's Q8_0 ones), so
+                // that it is not held twice.
+                tensor::ThreadPool pool(1);
+                model::Model m(
+                    std::shared_ptr<const gguf::GgufFile>(gguf::GgufFile::open(o.model_path)), pool,
+                    64);
+                const bool had_panels = m.output().panels != nullptr;
+                std::vector<model::FfnWeights> layers;
+                for (int l = 0; l < m.config().n_layer; ++l) layers.push_back(m.ffn_weights(l));
+                sparse::SparseSetup setup;
+                setup.model_path = o.model_path;
+                setup.sidecar_path = o.output_path;
+                setup.model_hash = sparse::model_hash(m.file());
+                setup.options.head = m.output();
+                std::vector<const uint8_t*> dropped;
+                setup.options.drop_panels = [&](const tensor::WeightView& w) {
+                    dropped.push_back(w.data);
+                    m.drop_panels(w.data);
+                };
+                std::string status;
+                const auto ffn =
+                    sparse::make_hybrid_ffn(pool, layers, m.dense_ffn(), std::move(setup), status);
+                QVERIFY2(ffn, status.c_str());
+                QVERIFY(m.output().panels == nullptr);
+                QCOMPARE(dropped.size(), size_t(had_panels ? 1 : 0));
+                if (had_panels) QVERIFY(dropped[0] == m.output().data);
+                qInfo("the head had row panels at this level: %s", had_panels ? "yes" : "no");
+            }
             std::ifstream in(corpus);
             const std::string text((std::istreambuf_iterator<char>(in)), {});
             PerplexityOptions po;
