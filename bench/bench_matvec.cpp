@@ -6,10 +6,7 @@
 // the same run. Decode speed is bound by how close matvec gets to memory
 // bandwidth, so "% of copy" is the number to watch.
 //
-//   bench_matvec [--threads 1,2] [--types Q4_0,Q8_0] [--reps 9] [--level avx2,avx512|all]
-//                [--rows 11008] [--cols 4096] [--stat median|min] [--working-set-mb 160]
-//                [--layout rows|panels|colsparse|colread|copydense|u4rows|all] [--batch 1]
-//                [--sparsity 0,0.3,0.5,0.7]
+// Options: kUsage below (--help prints it).
 //
 // --layout colsparse runs the input-major copy (tensor/input_major.h) with
 // the --sparsity shares of the inputs skipped (a random kept set per run):
@@ -406,11 +403,11 @@ void run_u4rows(const std::string& name, GgmlType type, const std::string& level
 }  // namespace
 
 constexpr const char* kUsage =
-    "usage: bench_matvec [--threads 1,2] [--types Q4_0,Q8_0] [--reps 9] [--level avx2,avx512|all]\n"
-    "                    [--rows 11008] [--cols 4096] [--stat median|min] [--working-set-mb 160]\n"
-    "                    [--layout rows|panels|colsparse|colread|copydense|u4rows|all] [--batch "
-    "1]\n"
-    "                    [--sparsity 0,0.3,0.5,0.7]\n";
+    "usage: bench_matvec [--threads 1,2] [--types Q4_0,Q8_0] [--reps 9]\n"
+    "                    [--level avx2,avx512|all] [--rows 11008] [--cols 4096]\n"
+    "                    [--stat median|min] [--working-set-mb 160]\n"
+    "                    [--layout rows|panels|colsparse|colread|copydense|u4rows|all]\n"
+    "                    [--batch 1] [--sparsity 0,0.3,0.5,0.7]\n";
 
 int main(int argc, char** argv) {
     std::vector<std::string> type_names = {"F32",  "F16",  "BF16", "Q8_0", "Q4_0", "Q4_1",
